@@ -1,0 +1,286 @@
+//! The on-disk block-file format (version 1): the one place its layout is written down.
+//!
+//! ```text
+//! block 0            superblock (see below)
+//! sections           each starts on a 4 KiB block boundary, in the order of the section table
+//! ```
+//!
+//! Superblock (little endian):
+//!
+//! | bytes      | field                                                             |
+//! |------------|-------------------------------------------------------------------|
+//! | 0..8       | magic `FRONTIER`                                                  |
+//! | 8..12      | format version (`u32`, = [`FORMAT_VERSION`])                      |
+//! | 12..16     | flags (`u32`): bit 0 directed, bit 1 weighted                     |
+//! | 16..24     | vertices (`u64`)                                                  |
+//! | 24..32     | arcs per direction (`u64`; an undirected edge counts twice)       |
+//! | 32..40     | edges as the user counts them (`u64`)                             |
+//! | 40..44     | number of sections (`u32`, at most [`MAX_SECTIONS`])              |
+//! | 44..48     | reserved, zero                                                    |
+//! | 48..       | section table: [`SECTION_ENTRY_BYTES`]-byte entries               |
+//! | 4092..4096 | CRC-32 of bytes 0..4092                                           |
+//!
+//! Section entry: kind `u32`, reserved `u32`, byte offset `u64` (a multiple of 4096), byte length
+//! `u64`, CRC-32 of the section's `length` bytes `u32`, reserved `u32`.
+//!
+//! Sections:
+//! - `IdMap`: `u64` input id of each internal vertex, strictly ascending (internal id = rank of
+//!   the input id, so input → internal is a binary search).
+//! - `OutIndex` / `InIndex`: 16 bytes per vertex: start slot `u64` (index of the first `u32` of
+//!   the list within the edge section) and degree `u64`.
+//! - `OutEdges` / `InEdges`: 4 KiB blocks of 1024 `u32` internal neighbour ids, sorted ascending
+//!   within a list. A list shorter than 1024 never straddles two blocks (first-fit bin packing
+//!   over a window of open blocks); a longer list starts at a block boundary and spans
+//!   consecutive blocks. Unused slots hold `u32::MAX`.
+//! - `OutWeights` / `InWeights`: `f64` per slot, parallel to the edge section (slot `s` of the
+//!   edge section has its weight at byte `8 s` of the weight section).
+//! - `BlockCrcs`: a CRC-32 (`u32`) for every block of the file, indexed by absolute block number;
+//!   checked on every edge/weight block read and by `VERIFY GRAPH`.
+//!
+//! Undirected graphs have no `In*` sections: in-lists are the out-lists.
+//! Addressing: slots are `u64`, so more than 2^32 edges and degrees above 2^24 are covered.
+
+use crate::error::StoreError;
+use std::path::Path;
+
+/// Bytes per block: the unit of I/O, caching and checksums.
+pub const BLOCK_SIZE: usize = 4096;
+/// `u32` neighbour slots per edge block.
+pub const SLOTS_PER_BLOCK: usize = BLOCK_SIZE / 4;
+/// The first eight bytes of every graph file.
+pub const MAGIC: &[u8; 8] = b"FRONTIER";
+/// The format version this build writes and reads.
+pub const FORMAT_VERSION: u32 = 1;
+/// Bytes of one section-table entry.
+pub const SECTION_ENTRY_BYTES: usize = 32;
+/// Where the section table starts in the superblock.
+pub const SECTION_TABLE_OFFSET: usize = 48;
+/// Where the superblock checksum lives.
+pub const SUPERBLOCK_CRC_OFFSET: usize = BLOCK_SIZE - 4;
+/// Sections that fit in the superblock.
+pub const MAX_SECTIONS: usize = (SUPERBLOCK_CRC_OFFSET - SECTION_TABLE_OFFSET) / SECTION_ENTRY_BYTES;
+/// Bytes of one vertex-index entry.
+pub const INDEX_ENTRY_BYTES: usize = 16;
+/// Filler of unused edge slots.
+pub const EMPTY_SLOT: u32 = u32::MAX;
+
+const FLAG_DIRECTED: u32 = 1;
+const FLAG_WEIGHTED: u32 = 2;
+
+/// The kinds of section a file may hold.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[repr(u32)]
+pub enum SectionKind {
+    IdMap = 1,
+    OutIndex = 2,
+    OutEdges = 3,
+    OutWeights = 4,
+    InIndex = 5,
+    InEdges = 6,
+    InWeights = 7,
+    BlockCrcs = 8,
+}
+
+impl SectionKind {
+    fn from_u32(v: u32) -> Option<SectionKind> {
+        use SectionKind::*;
+        Some(match v {
+            1 => IdMap,
+            2 => OutIndex,
+            3 => OutEdges,
+            4 => OutWeights,
+            5 => InIndex,
+            6 => InEdges,
+            7 => InWeights,
+            8 => BlockCrcs,
+            _ => return None,
+        })
+    }
+}
+
+/// One entry of the section table.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Section {
+    pub kind: SectionKind,
+    /// Byte offset in the file, a multiple of [`BLOCK_SIZE`].
+    pub offset: u64,
+    /// Byte length of the section's content.
+    pub length: u64,
+    /// CRC-32 of the content.
+    pub crc: u32,
+}
+
+impl Section {
+    /// The first block of the section.
+    pub fn first_block(&self) -> u64 {
+        self.offset / BLOCK_SIZE as u64
+    }
+
+    /// Blocks the section occupies (its length rounded up).
+    pub fn blocks(&self) -> u64 {
+        self.length.div_ceil(BLOCK_SIZE as u64)
+    }
+}
+
+/// The decoded superblock.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Superblock {
+    pub vertices: u64,
+    pub arcs: u64,
+    pub edges: u64,
+    pub directed: bool,
+    pub weighted: bool,
+    pub sections: Vec<Section>,
+}
+
+impl Superblock {
+    /// The section of `kind`, if the file has one.
+    pub fn section(&self, kind: SectionKind) -> Option<&Section> {
+        self.sections.iter().find(|s| s.kind == kind)
+    }
+
+    /// Encodes into one block, checksum included.
+    pub fn encode(&self) -> Vec<u8> {
+        assert!(self.sections.len() <= MAX_SECTIONS, "too many sections");
+        let mut b = vec![0u8; BLOCK_SIZE];
+        b[0..8].copy_from_slice(MAGIC);
+        b[8..12].copy_from_slice(&FORMAT_VERSION.to_le_bytes());
+        let flags = if self.directed { FLAG_DIRECTED } else { 0 }
+            | if self.weighted { FLAG_WEIGHTED } else { 0 };
+        b[12..16].copy_from_slice(&flags.to_le_bytes());
+        b[16..24].copy_from_slice(&self.vertices.to_le_bytes());
+        b[24..32].copy_from_slice(&self.arcs.to_le_bytes());
+        b[32..40].copy_from_slice(&self.edges.to_le_bytes());
+        b[40..44].copy_from_slice(&(self.sections.len() as u32).to_le_bytes());
+        for (i, s) in self.sections.iter().enumerate() {
+            let o = SECTION_TABLE_OFFSET + i * SECTION_ENTRY_BYTES;
+            b[o..o + 4].copy_from_slice(&(s.kind as u32).to_le_bytes());
+            b[o + 8..o + 16].copy_from_slice(&s.offset.to_le_bytes());
+            b[o + 16..o + 24].copy_from_slice(&s.length.to_le_bytes());
+            b[o + 24..o + 28].copy_from_slice(&s.crc.to_le_bytes());
+        }
+        let crc = crc32fast::hash(&b[..SUPERBLOCK_CRC_OFFSET]);
+        b[SUPERBLOCK_CRC_OFFSET..].copy_from_slice(&crc.to_le_bytes());
+        b
+    }
+
+    /// Decodes and checks a superblock read from `path` (named in every error).
+    /// `file_len` is the file's size: every section must lie inside it.
+    pub fn decode(block: &[u8], path: &Path, file_len: u64) -> Result<Superblock, StoreError> {
+        let bad = |why: String| StoreError::Corrupt {
+            path: path.to_path_buf(),
+            why,
+        };
+        if block.len() < BLOCK_SIZE {
+            return Err(bad(format!(
+                "file is {} bytes, shorter than its superblock",
+                block.len()
+            )));
+        }
+        if &block[0..8] != MAGIC {
+            return Err(bad("not a frontier graph file (bad magic)".into()));
+        }
+        let stored = u32::from_le_bytes(block[SUPERBLOCK_CRC_OFFSET..BLOCK_SIZE].try_into().unwrap());
+        if crc32fast::hash(&block[..SUPERBLOCK_CRC_OFFSET]) != stored {
+            return Err(bad("superblock checksum mismatch".into()));
+        }
+        let u32_at = |o: usize| u32::from_le_bytes(block[o..o + 4].try_into().unwrap());
+        let u64_at = |o: usize| u64::from_le_bytes(block[o..o + 8].try_into().unwrap());
+        let version = u32_at(8);
+        if version != FORMAT_VERSION {
+            return Err(bad(format!(
+                "format version {version}, this build reads version {FORMAT_VERSION}"
+            )));
+        }
+        let flags = u32_at(12);
+        if flags & !(FLAG_DIRECTED | FLAG_WEIGHTED) != 0 {
+            return Err(bad(format!("unknown flags {flags:#x}")));
+        }
+        let count = u32_at(40) as usize;
+        if count > MAX_SECTIONS {
+            return Err(bad(format!("{count} sections, at most {MAX_SECTIONS} fit")));
+        }
+        let mut sections = Vec::with_capacity(count);
+        for i in 0..count {
+            let o = SECTION_TABLE_OFFSET + i * SECTION_ENTRY_BYTES;
+            let kind = SectionKind::from_u32(u32_at(o))
+                .ok_or_else(|| bad(format!("section {i} has unknown kind {}", u32_at(o))))?;
+            let s = Section {
+                kind,
+                offset: u64_at(o + 8),
+                length: u64_at(o + 16),
+                crc: u32_at(o + 24),
+            };
+            if s.offset % BLOCK_SIZE as u64 != 0 || s.offset == 0 {
+                return Err(bad(format!("section {kind:?} is not block aligned")));
+            }
+            let end = s.offset.checked_add(s.length);
+            if end.is_none_or(|e| e > file_len) {
+                return Err(bad(format!(
+                    "section {kind:?} ends past the end of the file (truncated?)"
+                )));
+            }
+            if sections.iter().any(|x: &Section| x.kind == kind) {
+                return Err(bad(format!("section {kind:?} appears twice")));
+            }
+            sections.push(s);
+        }
+        let sb = Superblock {
+            vertices: u64_at(16),
+            arcs: u64_at(24),
+            edges: u64_at(32),
+            directed: flags & FLAG_DIRECTED != 0,
+            weighted: flags & FLAG_WEIGHTED != 0,
+            sections,
+        };
+        if sb.vertices > u32::MAX as u64 {
+            return Err(bad(format!("{} vertices, more than 2^32", sb.vertices)));
+        }
+        Ok(sb)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sample() -> Superblock {
+        Superblock {
+            vertices: 10,
+            arcs: 34,
+            edges: 17,
+            directed: true,
+            weighted: true,
+            sections: vec![Section {
+                kind: SectionKind::IdMap,
+                offset: 4096,
+                length: 80,
+                crc: 7,
+            }],
+        }
+    }
+
+    #[test]
+    fn round_trips() {
+        let b = sample().encode();
+        let back = Superblock::decode(&b, Path::new("g"), 8192).unwrap();
+        assert_eq!(back, sample());
+    }
+
+    #[test]
+    fn every_flipped_byte_of_the_superblock_is_detected() {
+        let b = sample().encode();
+        for i in 0..BLOCK_SIZE {
+            let mut c = b.clone();
+            c[i] ^= 0x40;
+            assert!(Superblock::decode(&c, Path::new("g"), 8192).is_err(), "byte {i}");
+        }
+    }
+
+    #[test]
+    fn a_section_past_the_end_is_refused() {
+        let b = sample().encode();
+        let err = Superblock::decode(&b, Path::new("g"), 4100).unwrap_err();
+        assert!(err.to_string().contains("truncated"), "{err}");
+    }
+}

@@ -1,0 +1,9 @@
+//! Storage for frontier: the catalog, importers, the block-file format, I/O engines, the block
+//! cache, the in-memory path and the disaggregated-memory store. Knows nothing of algorithms.
+
+pub mod blockfile;
+pub mod error;
+pub mod store;
+
+pub use error::{Result, StoreError};
+pub use store::{CsrView, Direction, FetchOrder, GraphShape, GraphStore, IoStats};

@@ -1,0 +1,177 @@
+//! The graph-store trait every frontier operator reads through.
+//!
+//! Three stores implement it: the in-memory reader (neighbour lists are plain slices), the
+//! out-of-core block-file reader (4 KiB blocks arrive as I/O completes) and the
+//! disaggregated-memory store (remote batches arrive as round trips complete). The trait is
+//! therefore *batch-in, callback-out*: a caller hands over many vertices at once and is called
+//! back once per vertex as its list becomes available, in completion order. That lets a store
+//! keep `io_depth` reads (or remote batches) in flight from a single calling thread, so I/O
+//! depth does not depend on the number of worker threads.
+//!
+//! The trait is generic over the visitor (not object safe) on purpose: algorithms are
+//! monomorphised per store, so the in-memory path has no per-edge or per-list dynamic dispatch.
+
+use std::ops::Range;
+
+use crate::error::StoreError;
+
+/// Which adjacency to read. Undirected graphs answer `In` with the same lists as `Out`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Direction {
+    Out,
+    In,
+}
+
+/// How a batch of lists should be fetched.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum FetchOrder {
+    /// Fetch each list on its own, in the given order, many in flight (CAVE ProcessQueue).
+    AsGiven,
+    /// Group the vertices by edge block first and read each block once (CAVE ProcessQueueBlock).
+    ByBlock,
+}
+
+/// The facts every store knows without touching edge data.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct GraphShape {
+    /// Number of vertices (internal ids are `0..vertices`).
+    pub vertices: u32,
+    /// Number of stored arcs per direction: an undirected input edge counts twice.
+    pub arcs: u64,
+    /// Number of edges as the user counts them: an undirected edge counts once.
+    pub edges: u64,
+    pub directed: bool,
+    pub weighted: bool,
+}
+
+/// Counters of the work a store did; a snapshot, subtract two for one iteration.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct IoStats {
+    /// Edge/weight blocks read from the device (or remote batches fetched).
+    pub blocks_read: u64,
+    /// Block requests served from the cache.
+    pub cache_hits: u64,
+    /// Block requests that had to be read.
+    pub cache_misses: u64,
+    /// Bytes read from the device or the network.
+    pub bytes_read: u64,
+    /// The largest number of reads that were in flight at once.
+    pub inflight_high_water: u64,
+    /// Remote round trips (disaggregated store only).
+    pub round_trips: u64,
+    /// Remote operations (disaggregated store only).
+    pub remote_ops: u64,
+}
+
+impl IoStats {
+    /// The counters accumulated since `earlier` (the high-water mark is kept as is).
+    pub fn since(&self, earlier: &IoStats) -> IoStats {
+        IoStats {
+            blocks_read: self.blocks_read - earlier.blocks_read,
+            cache_hits: self.cache_hits - earlier.cache_hits,
+            cache_misses: self.cache_misses - earlier.cache_misses,
+            bytes_read: self.bytes_read - earlier.bytes_read,
+            inflight_high_water: self.inflight_high_water,
+            round_trips: self.round_trips - earlier.round_trips,
+            remote_ops: self.remote_ops - earlier.remote_ops,
+        }
+    }
+
+    /// Fraction of block requests served from the cache, or 1.0 when there were none.
+    pub fn hit_rate(&self) -> f64 {
+        let total = self.cache_hits + self.cache_misses;
+        if total == 0 {
+            1.0
+        } else {
+            self.cache_hits as f64 / total as f64
+        }
+    }
+}
+
+/// A contiguous in-memory view of one direction's adjacency: the fast path for kernels that
+/// want tight loops (pull PageRank, direction-optimising BFS). Only the in-memory store has it.
+#[derive(Debug, Clone, Copy)]
+pub struct CsrView<'a> {
+    /// Start slot of each vertex's list in `targets`.
+    pub starts: &'a [u64],
+    /// Length of each vertex's list.
+    pub degrees: &'a [u32],
+    /// Neighbour ids (internal), with bin-packing gaps between lists.
+    pub targets: &'a [u32],
+    /// Edge weights parallel to `targets`, when the graph is weighted.
+    pub weights: Option<&'a [f64]>,
+}
+
+impl<'a> CsrView<'a> {
+    /// The neighbours of `v`.
+    #[inline]
+    pub fn neighbours(&self, v: u32) -> &'a [u32] {
+        let s = self.starts[v as usize] as usize;
+        &self.targets[s..s + self.degrees[v as usize] as usize]
+    }
+
+    /// The weights of `v`'s edges, parallel to [`CsrView::neighbours`].
+    #[inline]
+    pub fn weights_of(&self, v: u32) -> Option<&'a [f64]> {
+        let s = self.starts[v as usize] as usize;
+        self.weights
+            .map(|w| &w[s..s + self.degrees[v as usize] as usize])
+    }
+}
+
+/// A graph that frontier operators can read.
+pub trait GraphStore: Send + Sync {
+    /// |V|, |E|, directed, weighted.
+    fn shape(&self) -> GraphShape;
+
+    /// Degree of internal vertex `v` in direction `dir` (no edge data is read).
+    fn degree(&self, dir: Direction, v: u32) -> u64;
+
+    /// The input (user-visible) id of internal vertex `v`.
+    fn input_id(&self, v: u32) -> u64;
+
+    /// The internal id of input id `id`, if the graph has that vertex.
+    fn internal_id(&self, id: u64) -> Option<u32>;
+
+    /// Calls `visit(v, neighbours, weights)` exactly once for every vertex of `vertices`, in
+    /// completion order. `weights` is `Some` only when asked for and the graph is weighted.
+    /// Keeps up to the store's I/O depth of reads in flight. An error (I/O, checksum, a remote
+    /// node gone) stops the batch; lists already visited stay visited.
+    fn for_each_list<F>(
+        &self,
+        dir: Direction,
+        vertices: &[u32],
+        order: FetchOrder,
+        want_weights: bool,
+        visit: F,
+    ) -> Result<(), StoreError>
+    where
+        F: FnMut(u32, &[u32], Option<&[f64]>);
+
+    /// Calls `visit` for every vertex of `range` in vertex order, reading the edge section
+    /// sequentially with large reads: the access path of dense (pull) iterations.
+    fn scan_lists<F>(
+        &self,
+        dir: Direction,
+        range: Range<u32>,
+        want_weights: bool,
+        visit: F,
+    ) -> Result<(), StoreError>
+    where
+        F: FnMut(u32, &[u32], Option<&[f64]>);
+
+    /// The whole adjacency as slices, when the store holds it in memory.
+    fn csr(&self, _dir: Direction) -> Option<CsrView<'_>> {
+        None
+    }
+
+    /// The edge block holding the start of `v`'s list, for grouping a frontier by block.
+    fn edge_block(&self, dir: Direction, v: u32) -> u64;
+
+    /// A snapshot of the store's counters.
+    fn io_stats(&self) -> IoStats;
+
+    /// A one-line description for EXPLAIN, e.g. `memory` or `out of core (io_uring, depth 32,
+    /// cache 64.0 KiB)`.
+    fn describe_reader(&self) -> String;
+}
