@@ -1,0 +1,62 @@
+//! The result of a run: Arrow record batches with the algorithm's declared columns, plus the
+//! statistics PROFILE prints. Sinks (terminal, Parquet, Arrow IPC, CSV, Graphalytics text) read it.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use arrow_array::RecordBatch;
+use arrow_schema::SchemaRef;
+
+/// What one iteration (one EdgeMap round) did.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct IterationStats {
+    /// 0-based iteration number.
+    pub iteration: u32,
+    /// Vertices in the input frontier.
+    pub active: u64,
+    /// Edges examined.
+    pub edges: u64,
+    /// The EdgeMap strategy used (`push`, `block`, `pull`, or `-` for vertex-only steps).
+    pub strategy: &'static str,
+    /// Blocks (or remote batches) read during the iteration.
+    pub blocks_read: u64,
+    /// Cache hit rate of the iteration's block requests (1.0 when none).
+    pub hit_rate: f64,
+    /// Bytes read during the iteration.
+    pub bytes_read: u64,
+    pub elapsed: Duration,
+}
+
+/// Rows and run statistics of one RUN.
+#[derive(Debug, Clone)]
+pub struct ResultTable {
+    pub schema: SchemaRef,
+    /// Batches in output order; each at most [`BATCH_ROWS`] rows.
+    pub batches: Vec<RecordBatch>,
+    pub iterations: Vec<IterationStats>,
+    /// Time spent in the algorithm, result building excluded.
+    pub algorithm_time: Duration,
+}
+
+/// Rows per record batch (and Parquet row group chunk) when results are built.
+pub const BATCH_ROWS: usize = 64 * 1024;
+
+impl ResultTable {
+    /// Total rows across batches.
+    pub fn num_rows(&self) -> usize {
+        self.batches.iter().map(|b| b.num_rows()).sum()
+    }
+
+    /// An empty table with `schema`.
+    pub fn empty(schema: SchemaRef) -> ResultTable {
+        ResultTable {
+            schema,
+            batches: Vec::new(),
+            iterations: Vec::new(),
+            algorithm_time: Duration::ZERO,
+        }
+    }
+}
+
+/// Shared handle to a result, for sinks running while the next statement parses.
+pub type SharedResult = Arc<ResultTable>;
