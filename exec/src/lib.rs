@@ -3,5 +3,7 @@
 //! Knows no file formats or sockets: it reads graphs through `storage::GraphStore`.
 
 pub mod result;
+pub mod sink;
+pub mod topk;
 
 pub use result::{IterationStats, ResultTable, BATCH_ROWS};

@@ -1,9 +1,79 @@
 //! The frontier query language: a pest grammar (`frontier.pest`), a typed AST and parse errors
 //! that carry line, column, what was expected in words, and a caret snippet.
+//!
+//! ```
+//! let stmts = grammar::parse("RUN pagerank ON web ITER 10 damping 0.85;").unwrap();
+//! assert_eq!(stmts.len(), 1);
+//!
+//! let err = grammar::parse("RUN pagerank ON ;").unwrap_err();
+//! assert_eq!((err.line, err.col), (1, 17));
+//! assert!(err.message.starts_with("expected a graph name after ON"));
+//! ```
+//!
+//! Modules: `frontier.pest` is the language; `parser` is the generated pest parser; `builder`
+//! turns pest pairs into [`ast`] nodes; `wording` turns pest failures into sentences; `scan` is a
+//! forgiving tokenizer used for error context and [`statement_complete`]; `location` maps byte
+//! offsets to line:column and draws the caret snippet.
 
 pub mod ast;
+mod builder;
+mod location;
+mod parser;
+mod scan;
+mod wording;
 
 pub use ast::*;
+
+use pest::Parser as _;
+
+use location::LineIndex;
+use parser::{FrontierParser, Rule};
+
+/// The reserved keywords of the language, upper-case (for tab completion). None of them can be
+/// used as a graph, algorithm, parameter, setting or column name, nor as a bare-word value.
+pub const KEYWORDS: &[&str] = &[
+    "ASC",
+    "BY",
+    "CREATE",
+    "DESC",
+    "DESCRIBE",
+    "DIRECTED",
+    "DROP",
+    "EXISTS",
+    "EXPLAIN",
+    "FORMAT",
+    "FROM",
+    "GRAPH",
+    "GRAPHS",
+    "HELP",
+    "IF",
+    "INTO",
+    "ITER",
+    "LIMIT",
+    "ON",
+    "OR",
+    "ORDER",
+    "PROFILE",
+    "REPLACE",
+    "RUN",
+    "SET",
+    "SETTINGS",
+    "SHOW",
+    "STORAGE",
+    "UNDIRECTED",
+    "VERIFY",
+    "VERTICES",
+    "WEIGHTED",
+];
+
+/// The words `CREATE GRAPH ... FORMAT` accepts (not reserved: only meaningful after FORMAT).
+pub const INPUT_FORMATS: &[&str] = &["edgelist", "graphalytics", "csv", "parquet"];
+
+/// The words `RUN ... INTO 'path' FORMAT` accepts.
+pub const OUTPUT_FORMATS: &[&str] = &["parquet", "arrow", "csv", "graphalytics"];
+
+/// The words `CREATE GRAPH ... STORAGE` accepts.
+pub const STORAGE_KINDS: &[&str] = &["blockfile", "memory", "dm"];
 
 /// A parse error: where, what was expected, and the offending line with a caret under it.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -19,12 +89,75 @@ pub struct ParseError {
     pub snippet: String,
 }
 
+impl ParseError {
+    fn at(lines: &LineIndex<'_>, offset: usize, message: String) -> Self {
+        let pos = lines.pos(offset);
+        ParseError {
+            line: pos.line,
+            col: pos.col,
+            message,
+            snippet: lines.snippet(pos),
+        }
+    }
+
+    /// The error as a batch run prints it: `SOURCE:LINE:COL: message`, a newline, then the
+    /// offending line and the caret line. `source_name` is a file name, or e.g. `<stdin>`.
+    pub fn render(&self, source_name: &str) -> String {
+        format!(
+            "{source_name}:{}:{}: {}\n{}",
+            self.line, self.col, self.message, self.snippet
+        )
+    }
+}
+
 /// Parses a script of `;`-terminated statements.
-pub fn parse(_text: &str) -> Result<Vec<Statement>, ParseError> {
-    Err(ParseError {
-        line: 1,
-        col: 1,
-        message: "the parser is not built yet".into(),
-        snippet: String::new(),
-    })
+///
+/// Returns the statements in order, or the first error in the text. Empty text and text of only
+/// whitespace and comments give no statements. Never panics.
+pub fn parse(text: &str) -> Result<Vec<Statement>, ParseError> {
+    let lines = LineIndex::new(text);
+    let built = |source: &str| -> Option<Result<Vec<Statement>, ParseError>> {
+        let pair = FrontierParser::parse(Rule::script, source).ok()?.next()?;
+        Some(builder::script(pair, &lines).map_err(|e| ParseError::at(&lines, e.offset, e.message)))
+    };
+    match FrontierParser::parse(Rule::script, text) {
+        Ok(mut pairs) => match pairs.next() {
+            Some(pair) => builder::script(pair, &lines)
+                .map_err(|e| ParseError::at(&lines, e.offset, e.message)),
+            None => Ok(Vec::new()),
+        },
+        Err(failure) => {
+            let at = match failure.location {
+                pest::error::InputLocation::Pos(p) => p,
+                pest::error::InputLocation::Span((p, _)) => p,
+            };
+            let positives = match &failure.variant {
+                pest::error::ErrorVariant::ParsingError { positives, .. } => positives.clone(),
+                pest::error::ErrorVariant::CustomError { .. } => Vec::new(),
+            };
+            let tokens = scan::scan(text);
+            // The statements before the failing one parsed; an error the builder finds in them
+            // (an out-of-range number, say) comes first in the text, so it is the one to report.
+            if let Some(semi) = tokens
+                .iter()
+                .rev()
+                .find(|t| t.end <= at && t.is_semi(text))
+            {
+                if let Some(Err(earlier)) = built(&text[..semi.end]) {
+                    return Err(earlier);
+                }
+            }
+            let worded = wording::syntax_error(text, &tokens, at, &positives);
+            Err(ParseError::at(&lines, worded.offset, worded.message))
+        }
+    }
+}
+
+/// Whether a REPL entry is finished: `text` holds at least one `;` outside strings and comments,
+/// and nothing but whitespace and comments after the last one.
+///
+/// This is deliberately not "does it parse": an entry with a syntax error but a final `;` is
+/// complete (and then reported), while an entry inside an open string is not.
+pub fn statement_complete(text: &str) -> bool {
+    scan::scan(text).last().is_some_and(|t| t.is_semi(text))
 }

@@ -1,6 +1,17 @@
 //! The planner: the algorithm registry, semantic checks with "did you mean", strategy choice
 //! from graph statistics and settings, and EXPLAIN text. Touches no bytes and no threads.
 
+pub mod check;
+pub mod error;
+pub mod explain;
 pub mod plan;
+pub mod registry;
+pub mod settings;
+pub mod suggest;
 
+pub use check::{plan_run, unknown_graph, RunPlan};
+pub use error::PlanError;
+pub use explain::{explain, ReaderInfo};
 pub use plan::{AlgoCall, Mode};
+pub use registry::{algorithm, AlgorithmSpec, ALGORITHMS};
+pub use settings::Settings;

@@ -2,7 +2,11 @@
 //! cache, the in-memory path and the disaggregated-memory store. Knows nothing of algorithms.
 
 pub mod blockfile;
+pub mod dm;
+pub mod cache;
+pub mod catalog;
 pub mod error;
+pub mod io;
 pub mod store;
 
 pub use error::{Result, StoreError};

@@ -1,3 +1,7 @@
 //! The block-file graph store: format, writer, and the in-memory and out-of-core readers.
 
 pub mod format;
+pub mod memory;
+pub mod open;
+pub mod verify;
+pub mod writer;

@@ -1,0 +1,466 @@
+//! `ORDER BY column [ASC|DESC] [LIMIT n]` over a [`ResultTable`].
+//!
+//! With a LIMIT, the k best rows are kept in a bounded heap: O(rows · log k) time and O(k)
+//! memory, so `ORDER BY rank DESC LIMIT 10` over 100 M PageRank rows never sorts them all.
+//! Without a LIMIT every row is sorted. Order is total and deterministic: nulls come last in
+//! both directions, NaN sorts above every number (as in PostgreSQL), and ties keep the rows'
+//! original order (the sort is stable).
+
+use std::cmp::Ordering;
+use std::collections::BinaryHeap;
+
+use arrow_array::cast::AsArray;
+use arrow_array::types::{
+    Float32Type, Float64Type, Int16Type, Int32Type, Int64Type, Int8Type, UInt16Type, UInt32Type,
+    UInt64Type, UInt8Type,
+};
+use arrow_array::{Array, ArrayRef, ArrowPrimitiveType, RecordBatch};
+use arrow_schema::{ArrowError, DataType};
+
+use crate::result::{ResultTable, BATCH_ROWS};
+
+/// Why ORDER BY / LIMIT could not be applied.
+#[derive(Debug, thiserror::Error)]
+pub enum TopKError {
+    #[error("ORDER BY: the result has no column `{column}`{}; its columns are {}",
+        suggestion.as_ref().map(|s| format!(" (did you mean `{s}`?)")).unwrap_or_default(),
+        columns.iter().map(|c| format!("`{c}`")).collect::<Vec<_>>().join(", "))]
+    UnknownColumn {
+        column: String,
+        suggestion: Option<String>,
+        columns: Vec<String>,
+    },
+    #[error("ORDER BY: column `{column}` has type {data_type}, which cannot be ordered")]
+    Unorderable { column: String, data_type: DataType },
+    #[error("ORDER BY: {0}")]
+    Arrow(#[from] ArrowError),
+}
+
+/// The rows of `table` ordered by `column` (descending when `descending`), at most `limit` of
+/// them; `column` is matched exactly, else case-insensitively. Statistics are carried over.
+pub fn order_by(
+    table: &ResultTable,
+    column: &str,
+    descending: bool,
+    limit: Option<usize>,
+) -> Result<ResultTable, TopKError> {
+    let col = find_column(table, column)?;
+    let data_type = table.schema.field(col).data_type().clone();
+    let arrays: Vec<&dyn Array> = table
+        .batches
+        .iter()
+        .map(|b| b.column(col).as_ref())
+        .collect();
+    let rows = match &data_type {
+        DataType::UInt8 => select_primitive::<UInt8Type, _>(&arrays, descending, limit, u64::from),
+        DataType::UInt16 => {
+            select_primitive::<UInt16Type, _>(&arrays, descending, limit, u64::from)
+        }
+        DataType::UInt32 => {
+            select_primitive::<UInt32Type, _>(&arrays, descending, limit, u64::from)
+        }
+        DataType::UInt64 => select_primitive::<UInt64Type, _>(&arrays, descending, limit, |v| v),
+        DataType::Int8 => select_primitive::<Int8Type, _>(&arrays, descending, limit, i64::from),
+        DataType::Int16 => select_primitive::<Int16Type, _>(&arrays, descending, limit, i64::from),
+        DataType::Int32 => select_primitive::<Int32Type, _>(&arrays, descending, limit, i64::from),
+        DataType::Int64 => select_primitive::<Int64Type, _>(&arrays, descending, limit, |v| v),
+        DataType::Float32 => select_primitive::<Float32Type, _>(&arrays, descending, limit, |v| {
+            float_key(f64::from(v))
+        }),
+        DataType::Float64 => {
+            select_primitive::<Float64Type, _>(&arrays, descending, limit, float_key)
+        }
+        DataType::Boolean => {
+            let keys = arrays.iter().map(|a| {
+                let a = a.as_boolean();
+                (0..a.len()).map(move |i| (!a.is_null(i)).then(|| a.value(i)))
+            });
+            select(keys, descending, limit)
+        }
+        DataType::Utf8 => {
+            let keys = arrays.iter().map(|a| {
+                let a = a.as_string::<i32>();
+                (0..a.len()).map(move |i| (!a.is_null(i)).then(|| a.value(i)))
+            });
+            select(keys, descending, limit)
+        }
+        DataType::LargeUtf8 => {
+            let keys = arrays.iter().map(|a| {
+                let a = a.as_string::<i64>();
+                (0..a.len()).map(move |i| (!a.is_null(i)).then(|| a.value(i)))
+            });
+            select(keys, descending, limit)
+        }
+        _ => {
+            return Err(TopKError::Unorderable {
+                column: table.schema.field(col).name().clone(),
+                data_type,
+            })
+        }
+    };
+    gather(table, &rows)
+}
+
+/// The first `n` rows of `table` (LIMIT without ORDER BY), without copying any data.
+pub fn limit(table: &ResultTable, n: usize) -> ResultTable {
+    let mut left = n;
+    let mut batches = Vec::new();
+    for b in &table.batches {
+        if left == 0 {
+            break;
+        }
+        let take = left.min(b.num_rows());
+        batches.push(b.slice(0, take));
+        left -= take;
+    }
+    ResultTable {
+        schema: table.schema.clone(),
+        batches,
+        iterations: table.iterations.clone(),
+        algorithm_time: table.algorithm_time,
+    }
+}
+
+/// The index of `column` in the table, or an error suggesting the nearest name.
+pub fn find_column(table: &ResultTable, column: &str) -> Result<usize, TopKError> {
+    let names: Vec<&String> = table.schema.fields().iter().map(|f| f.name()).collect();
+    if let Some(i) = names.iter().position(|n| n.as_str() == column) {
+        return Ok(i);
+    }
+    let folded: Vec<usize> = (0..names.len())
+        .filter(|&i| names[i].eq_ignore_ascii_case(column))
+        .collect();
+    if let [i] = folded[..] {
+        return Ok(i);
+    }
+    let lower = column.to_lowercase();
+    let suggestion = names
+        .iter()
+        .map(|n| (edit_distance(&lower, &n.to_lowercase()), *n))
+        .filter(|(d, n)| *d <= 2.max(n.chars().count() / 3))
+        .min_by_key(|(d, _)| *d)
+        .map(|(_, n)| n.clone());
+    Err(TopKError::UnknownColumn {
+        column: column.to_string(),
+        suggestion,
+        columns: names.into_iter().cloned().collect(),
+    })
+}
+
+/// Levenshtein distance over chars.
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut prev: Vec<usize> = (0..=b.len()).collect();
+    let mut cur = vec![0; b.len() + 1];
+    for (i, ca) in a.chars().enumerate() {
+        cur[0] = i + 1;
+        for (j, cb) in b.iter().enumerate() {
+            let sub = prev[j] + usize::from(ca != *cb);
+            cur[j + 1] = sub.min(prev[j + 1] + 1).min(cur[j] + 1);
+        }
+        std::mem::swap(&mut prev, &mut cur);
+    }
+    prev[b.len()]
+}
+
+/// Maps an f64 to an integer with the same total order: -inf < … < -0 = 0 < … < inf < NaN.
+fn float_key(x: f64) -> i64 {
+    if x.is_nan() {
+        return i64::MAX;
+    }
+    // -0.0 and 0.0 compare equal.
+    let x = if x == 0.0 { 0.0 } else { x };
+    let bits = x.to_bits() as i64;
+    // Negative floats: flip the magnitude bits so larger magnitudes sort lower.
+    bits ^ (((bits >> 63) as u64) >> 1) as i64
+}
+
+/// One candidate row: its key (None = null) and position (batch, row in batch).
+struct Entry<K> {
+    key: Option<K>,
+    pos: (usize, usize),
+    descending: bool,
+}
+
+impl<K: Ord> Ord for Entry<K> {
+    fn cmp(&self, other: &Self) -> Ordering {
+        let by_key = match (&self.key, &other.key) {
+            (None, None) => Ordering::Equal,
+            (None, Some(_)) => Ordering::Greater,
+            (Some(_), None) => Ordering::Less,
+            (Some(a), Some(b)) if self.descending => b.cmp(a),
+            (Some(a), Some(b)) => a.cmp(b),
+        };
+        by_key.then(self.pos.cmp(&other.pos))
+    }
+}
+
+impl<K: Ord> PartialOrd for Entry<K> {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl<K: Ord> PartialEq for Entry<K> {
+    fn eq(&self, other: &Self) -> bool {
+        self.cmp(other) == Ordering::Equal
+    }
+}
+
+impl<K: Ord> Eq for Entry<K> {}
+
+fn select_primitive<T, K>(
+    arrays: &[&dyn Array],
+    descending: bool,
+    limit: Option<usize>,
+    key: impl Fn(T::Native) -> K + Copy,
+) -> Vec<(usize, usize)>
+where
+    T: ArrowPrimitiveType,
+    K: Ord,
+{
+    let keys = arrays.iter().map(|a| {
+        let a = a.as_primitive::<T>();
+        let values = a.values();
+        (0..a.len()).map(move |i| (!a.is_null(i)).then(|| key(values[i])))
+    });
+    select(keys, descending, limit)
+}
+
+/// Positions of the selected rows, in output order. `batches` yields, per batch, each row's key.
+fn select<K, B, R>(batches: B, descending: bool, limit: Option<usize>) -> Vec<(usize, usize)>
+where
+    K: Ord,
+    B: Iterator<Item = R>,
+    R: Iterator<Item = Option<K>>,
+{
+    let entries = batches.enumerate().flat_map(|(b, rows)| {
+        rows.enumerate().map(move |(i, key)| Entry {
+            key,
+            pos: (b, i),
+            descending,
+        })
+    });
+    let sorted: Vec<Entry<K>> = match limit {
+        None => {
+            let mut all: Vec<Entry<K>> = entries.collect();
+            // Positions are unique, so an unstable sort is still deterministic and stable.
+            all.sort_unstable();
+            all
+        }
+        Some(0) => Vec::new(),
+        Some(k) => {
+            // A max-heap of the k best so far: its top is the worst of them.
+            let mut heap: BinaryHeap<Entry<K>> = BinaryHeap::with_capacity(k.min(1 << 20) + 1);
+            for e in entries {
+                if heap.len() < k {
+                    heap.push(e);
+                } else if let Some(mut top) = heap.peek_mut() {
+                    if e < *top {
+                        *top = e;
+                    }
+                }
+            }
+            heap.into_sorted_vec()
+        }
+    };
+    sorted.into_iter().map(|e| e.pos).collect()
+}
+
+/// A table of the rows at `positions`, in that order, rebatched to [`BATCH_ROWS`].
+fn gather(table: &ResultTable, positions: &[(usize, usize)]) -> Result<ResultTable, TopKError> {
+    let mut batches = Vec::with_capacity(positions.len().div_ceil(BATCH_ROWS));
+    for chunk in positions.chunks(BATCH_ROWS) {
+        let mut columns: Vec<ArrayRef> = Vec::with_capacity(table.schema.fields().len());
+        for c in 0..table.schema.fields().len() {
+            let sources: Vec<&dyn Array> = table
+                .batches
+                .iter()
+                .map(|b| b.column(c).as_ref())
+                .collect();
+            columns.push(arrow_select::interleave::interleave(&sources, chunk)?);
+        }
+        batches.push(RecordBatch::try_new(table.schema.clone(), columns)?);
+    }
+    Ok(ResultTable {
+        schema: table.schema.clone(),
+        batches,
+        iterations: table.iterations.clone(),
+        algorithm_time: table.algorithm_time,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use arrow_array::{Float64Array, StringArray, UInt64Array};
+    use arrow_schema::{Field, Schema};
+    use std::sync::Arc;
+
+    fn table(batches: &[(Vec<u64>, Vec<Option<f64>>)]) -> ResultTable {
+        let schema = Arc::new(Schema::new(vec![
+            Field::new("vertex", DataType::UInt64, false),
+            Field::new("rank", DataType::Float64, true),
+        ]));
+        let mut t = ResultTable::empty(schema.clone());
+        for (v, r) in batches {
+            t.batches.push(
+                RecordBatch::try_new(
+                    schema.clone(),
+                    vec![
+                        Arc::new(UInt64Array::from(v.clone())),
+                        Arc::new(Float64Array::from(r.clone())),
+                    ],
+                )
+                .unwrap(),
+            );
+        }
+        t
+    }
+
+    fn rows(t: &ResultTable) -> Vec<(u64, Option<f64>)> {
+        let mut out = Vec::new();
+        for b in &t.batches {
+            let v = b.column(0).as_primitive::<UInt64Type>();
+            let r = b.column(1).as_primitive::<Float64Type>();
+            for i in 0..b.num_rows() {
+                out.push((v.value(i), (!r.is_null(i)).then(|| r.value(i))));
+            }
+        }
+        out
+    }
+
+    fn sample() -> ResultTable {
+        table(&[
+            (vec![1, 2, 3], vec![Some(0.5), None, Some(0.25)]),
+            (vec![4, 5, 6], vec![Some(0.75), Some(0.25), Some(-1.0)]),
+        ])
+    }
+
+    #[test]
+    fn top_k_descending_with_nulls_last_and_stable_ties() {
+        let t = order_by(&sample(), "rank", true, Some(4)).unwrap();
+        assert_eq!(
+            rows(&t),
+            vec![(4, Some(0.75)), (1, Some(0.5)), (3, Some(0.25)), (5, Some(0.25))]
+        );
+        let all = order_by(&sample(), "rank", true, None).unwrap();
+        assert_eq!(rows(&all).last(), Some(&(2, None)));
+        assert_eq!(all.num_rows(), 6);
+    }
+
+    #[test]
+    fn ascending_and_limit_edge_cases() {
+        let t = order_by(&sample(), "rank", false, None).unwrap();
+        assert_eq!(
+            rows(&t),
+            vec![
+                (6, Some(-1.0)),
+                (3, Some(0.25)),
+                (5, Some(0.25)),
+                (1, Some(0.5)),
+                (4, Some(0.75)),
+                (2, None)
+            ]
+        );
+        assert_eq!(order_by(&sample(), "rank", false, Some(0)).unwrap().num_rows(), 0);
+        assert_eq!(order_by(&sample(), "rank", false, Some(100)).unwrap().num_rows(), 6);
+        let by_vertex = order_by(&sample(), "VERTEX", true, Some(2)).unwrap();
+        assert_eq!(rows(&by_vertex), vec![(6, Some(-1.0)), (5, Some(0.25))]);
+        let empty = table(&[]);
+        assert_eq!(order_by(&empty, "rank", true, Some(3)).unwrap().num_rows(), 0);
+    }
+
+    #[test]
+    fn heap_agrees_with_full_sort() {
+        // A deterministic pseudo-random table with many ties and nulls, several batches.
+        let mut state = 12345u64;
+        let mut next = || {
+            state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            state >> 33
+        };
+        let mut batches = Vec::new();
+        let mut id = 0;
+        for len in [7usize, 0, 13, 1, 29] {
+            let v: Vec<u64> = (0..len).map(|_| { id += 1; id }).collect();
+            let r = (0..len)
+                .map(|_| match next() % 10 {
+                    0 => None,
+                    1 => Some(f64::NAN),
+                    n => Some((n % 5) as f64 - 2.0),
+                })
+                .collect();
+            batches.push((v, r));
+        }
+        let t = table(&batches);
+        for desc in [false, true] {
+            let full = rows(&order_by(&t, "rank", desc, None).unwrap());
+            for k in [1, 2, 5, 17, 50, 1000] {
+                let top = rows(&order_by(&t, "rank", desc, Some(k)).unwrap());
+                let want: Vec<_> = full.iter().take(k).collect();
+                let got: Vec<_> = top.iter().collect();
+                // Compare ids (NaN != NaN would defeat a value comparison).
+                let ids = |v: Vec<&(u64, Option<f64>)>| v.iter().map(|r| r.0).collect::<Vec<_>>();
+                assert_eq!(ids(got), ids(want), "k={k} desc={desc}");
+            }
+        }
+    }
+
+    #[test]
+    fn float_key_is_a_total_order() {
+        let xs = [f64::NEG_INFINITY, -1e300, -1.0, -1e-300, 0.0, 1e-300, 1.0, 1e300, f64::INFINITY, f64::NAN];
+        for w in xs.windows(2) {
+            assert!(float_key(w[0]) < float_key(w[1]), "{} < {}", w[0], w[1]);
+        }
+        assert_eq!(float_key(-0.0), float_key(0.0));
+    }
+
+    #[test]
+    fn unknown_column_names_it_and_suggests() {
+        let err = order_by(&sample(), "rnak", true, Some(3)).unwrap_err();
+        let msg = err.to_string();
+        assert!(msg.contains("`rnak`"), "{msg}");
+        assert!(msg.contains("did you mean `rank`"), "{msg}");
+        assert!(msg.contains("`vertex`, `rank`"), "{msg}");
+        let far = order_by(&sample(), "component", true, None).unwrap_err().to_string();
+        assert!(!far.contains("did you mean"), "{far}");
+    }
+
+    #[test]
+    fn strings_order_and_unorderable_types_are_refused() {
+        let schema = Arc::new(Schema::new(vec![
+            Field::new("vertex", DataType::UInt64, false),
+            Field::new("label", DataType::Utf8, true),
+        ]));
+        let mut t = ResultTable::empty(schema.clone());
+        t.batches.push(
+            RecordBatch::try_new(
+                schema,
+                vec![
+                    Arc::new(UInt64Array::from(vec![1, 2, 3])),
+                    Arc::new(StringArray::from(vec![Some("b"), None, Some("a")])),
+                ],
+            )
+            .unwrap(),
+        );
+        let s = order_by(&t, "label", false, None).unwrap();
+        let ids: Vec<u64> = s.batches[0].column(0).as_primitive::<UInt64Type>().values().to_vec();
+        assert_eq!(ids, vec![3, 1, 2]);
+
+        let schema = Arc::new(Schema::new(vec![Field::new("n", DataType::Null, true)]));
+        let t = ResultTable::empty(schema);
+        assert!(matches!(
+            order_by(&t, "n", false, None),
+            Err(TopKError::Unorderable { .. })
+        ));
+    }
+
+    #[test]
+    fn limit_slices_across_batches() {
+        let t = limit(&sample(), 4);
+        assert_eq!(t.num_rows(), 4);
+        assert_eq!(rows(&t)[3], (4, Some(0.75)));
+        assert_eq!(limit(&sample(), 0).num_rows(), 0);
+        assert_eq!(limit(&sample(), 99).num_rows(), 6);
+    }
+}

@@ -1,0 +1,535 @@
+//! Turns the pest parse tree into the typed AST of [`crate::ast`].
+//!
+//! The grammar has already decided the shape; what is left here are the checks a PEG cannot
+//! express well and that still belong to syntax rather than meaning: numbers that do not fit,
+//! unknown string escapes, sizes, and clauses given twice. Each such error carries the byte offset
+//! of the token to blame.
+
+use pest::iterators::Pair;
+
+use crate::ast::*;
+use crate::location::LineIndex;
+use crate::parser::Rule;
+
+/// A syntax error found while building: where (byte offset) and what, in words.
+#[derive(Debug)]
+pub(crate) struct BuildError {
+    pub offset: usize,
+    pub message: String,
+}
+
+type Result<T> = std::result::Result<T, BuildError>;
+
+fn err<T>(offset: usize, message: impl Into<String>) -> Result<T> {
+    Err(BuildError {
+        offset,
+        message: message.into(),
+    })
+}
+
+/// Builds the statements of a parsed `script` pair.
+pub(crate) fn script(pair: Pair<'_, Rule>, lines: &LineIndex<'_>) -> Result<Vec<Statement>> {
+    let b = Builder { lines };
+    pair.into_inner()
+        .filter(|p| p.as_rule() == Rule::statement)
+        .map(|p| b.statement(p))
+        .collect()
+}
+
+struct Builder<'i, 'a> {
+    lines: &'i LineIndex<'a>,
+}
+
+impl Builder<'_, '_> {
+    fn pos(&self, pair: &Pair<'_, Rule>) -> Pos {
+        self.lines.pos(pair.as_span().start())
+    }
+
+    fn ident(&self, pair: &Pair<'_, Rule>) -> Ident {
+        Ident {
+            name: pair.as_str().to_string(),
+            pos: self.pos(pair),
+        }
+    }
+
+    fn statement(&self, pair: Pair<'_, Rule>) -> Result<Statement> {
+        let pos = self.pos(&pair);
+        let Some(inner) = pair.into_inner().next() else {
+            return err(0, "internal error: empty statement");
+        };
+        let kind = match inner.as_rule() {
+            Rule::create_graph => StatementKind::CreateGraph(self.create_graph(inner)?),
+            Rule::drop_graph => {
+                let mut if_exists = false;
+                let mut name = None;
+                for p in inner.into_inner() {
+                    match p.as_rule() {
+                        Rule::if_exists => if_exists = true,
+                        Rule::graph_name => name = Some(self.ident(&p)),
+                        _ => {}
+                    }
+                }
+                StatementKind::DropGraph {
+                    name: required(name, "graph name")?,
+                    if_exists,
+                }
+            }
+            Rule::show_graphs => StatementKind::ShowGraphs,
+            Rule::show_settings => StatementKind::ShowSettings,
+            Rule::describe_graph => StatementKind::DescribeGraph {
+                name: self.graph_name_in(inner)?,
+            },
+            Rule::verify_graph => StatementKind::VerifyGraph {
+                name: self.graph_name_in(inner)?,
+            },
+            Rule::run_stmt => {
+                let (mode, run) = self.run(inner)?;
+                StatementKind::Run { mode, run }
+            }
+            Rule::set_stmt => {
+                let mut name = None;
+                let mut value = None;
+                for p in inner.into_inner() {
+                    match p.as_rule() {
+                        Rule::setting => name = Some(self.ident(&p)),
+                        Rule::set_value => value = Some(self.value(p, true)?),
+                        _ => {}
+                    }
+                }
+                StatementKind::Set {
+                    name: required(name, "setting name")?,
+                    value: required(value, "setting value")?,
+                }
+            }
+            Rule::help => StatementKind::Help,
+            other => return err(0, format!("internal error: unexpected rule {other:?}")),
+        };
+        Ok(Statement { kind, pos })
+    }
+
+    fn graph_name_in(&self, pair: Pair<'_, Rule>) -> Result<Ident> {
+        let name = pair
+            .into_inner()
+            .find(|p| p.as_rule() == Rule::graph_name)
+            .map(|p| self.ident(&p));
+        required(name, "graph name")
+    }
+
+    fn create_graph(&self, pair: Pair<'_, Rule>) -> Result<CreateGraph> {
+        let mut or_replace = false;
+        let mut name = None;
+        let mut source = None;
+        let mut format = None;
+        let mut directed = None;
+        let mut weighted = false;
+        let mut vertices = None;
+        let mut storage = None;
+        let mut options: Vec<Param> = Vec::new();
+        for p in pair.into_inner() {
+            match p.as_rule() {
+                Rule::or_replace => or_replace = true,
+                Rule::graph_name => name = Some(self.ident(&p)),
+                Rule::path => source = Some((self.string(&p)?, self.pos(&p))),
+                Rule::create_clause => {
+                    let Some(clause) = p.into_inner().next() else {
+                        continue;
+                    };
+                    let at = clause.as_span().start();
+                    match clause.as_rule() {
+                        Rule::format_clause => {
+                            once(&format, at, "FORMAT")?;
+                            format = last_inner(clause).map(|f| input_format(f.as_str()));
+                        }
+                        Rule::kw_directed | Rule::kw_undirected => {
+                            if directed.is_some() {
+                                return err(at, "DIRECTED or UNDIRECTED is given twice");
+                            }
+                            directed = Some(clause.as_rule() == Rule::kw_directed);
+                        }
+                        Rule::kw_weighted => {
+                            if weighted {
+                                return err(at, "WEIGHTED is given twice");
+                            }
+                            weighted = true;
+                        }
+                        Rule::vertices_clause => {
+                            once(&vertices, at, "VERTICES")?;
+                            if let Some(path) = last_inner(clause) {
+                                vertices = Some(self.string(&path)?);
+                            }
+                        }
+                        Rule::storage_clause => {
+                            once(&storage, at, "STORAGE")?;
+                            storage = last_inner(clause).map(|s| storage_kind(s.as_str()));
+                        }
+                        Rule::param => self.push_param(&mut options, clause, "option")?,
+                        _ => {}
+                    }
+                }
+                _ => {}
+            }
+        }
+        let (source, source_pos) = required(source, "source path")?;
+        Ok(CreateGraph {
+            or_replace,
+            name: required(name, "graph name")?,
+            source,
+            source_pos,
+            format,
+            directed,
+            weighted,
+            vertices,
+            storage,
+            options,
+        })
+    }
+
+    fn run(&self, pair: Pair<'_, Rule>) -> Result<(RunMode, Run)> {
+        let mut mode = RunMode::Run;
+        let mut algorithm = None;
+        let mut graph = None;
+        let mut from = None;
+        let mut iter = None;
+        let mut params = Vec::new();
+        let mut order_by = None;
+        let mut limit = None;
+        let mut into = None;
+        let mut into_pos = None;
+        let mut into_format = None;
+        for p in pair.into_inner() {
+            match p.as_rule() {
+                Rule::run_mode => {
+                    if let Some(m) = p.into_inner().next() {
+                        mode = if m.as_rule() == Rule::kw_explain {
+                            RunMode::Explain
+                        } else {
+                            RunMode::Profile
+                        };
+                    }
+                }
+                Rule::algorithm => algorithm = Some(self.ident(&p)),
+                Rule::graph_name => graph = Some(self.ident(&p)),
+                Rule::run_clause => {
+                    let Some(clause) = p.into_inner().next() else {
+                        continue;
+                    };
+                    let at = clause.as_span().start();
+                    match clause.as_rule() {
+                        Rule::from_vertex => {
+                            once(&from, at, "FROM")?;
+                            if let Some(v) = last_inner(clause) {
+                                from = Some(self.value(v, false)?);
+                            }
+                        }
+                        Rule::iter => {
+                            once(&iter, at, "ITER")?;
+                            if let Some(c) = last_inner(clause) {
+                                iter = Some(self.count(c, "ITER")?);
+                            }
+                        }
+                        Rule::param => self.push_param(&mut params, clause, "parameter")?,
+                        _ => {}
+                    }
+                }
+                Rule::order_by => {
+                    let mut column = None;
+                    let mut descending = false;
+                    for q in p.into_inner() {
+                        match q.as_rule() {
+                            Rule::column => column = Some(self.ident(&q)),
+                            Rule::direction => {
+                                descending =
+                                    q.into_inner().next().map(|d| d.as_rule()) == Some(Rule::kw_desc)
+                            }
+                            _ => {}
+                        }
+                    }
+                    order_by = Some(OrderBy {
+                        column: required(column, "column")?,
+                        descending,
+                    });
+                }
+                Rule::limit => {
+                    if let Some(c) = last_inner(p) {
+                        limit = Some(self.count(c, "LIMIT")?);
+                    }
+                }
+                Rule::into => {
+                    for q in p.into_inner() {
+                        match q.as_rule() {
+                            Rule::path => {
+                                into_pos = Some(self.pos(&q));
+                                into = Some(self.string(&q)?);
+                            }
+                            Rule::output_format => into_format = Some(output_format(q.as_str())),
+                            _ => {}
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        let run = Run {
+            algorithm: required(algorithm, "algorithm")?,
+            graph: required(graph, "graph name")?,
+            from,
+            iter,
+            params,
+            order_by,
+            limit,
+            into,
+            into_pos,
+            into_format,
+        };
+        Ok((mode, run))
+    }
+
+    /// Adds a `key value` pair, refusing a key given twice (a later value silently winning
+    /// would hide a typo in a long statement).
+    fn push_param(&self, params: &mut Vec<Param>, pair: Pair<'_, Rule>, what: &str) -> Result<()> {
+        let mut inner = pair.into_inner();
+        let (Some(key), Some(value)) = (inner.next(), inner.next()) else {
+            return err(0, "internal error: malformed parameter");
+        };
+        let key_at = key.as_span().start();
+        let key = self.ident(&key);
+        if params.iter().any(|p| p.key.name.eq_ignore_ascii_case(&key.name)) {
+            return err(key_at, format!("{what} `{}` is given twice", key.name));
+        }
+        let value = self.value(value, true)?;
+        params.push(Param { key, value });
+        Ok(())
+    }
+
+    /// A literal of a `vertex`, `param_value` or `set_value` slot. `sizes` says whether a quoted
+    /// size such as `'64KB'` becomes [`Value::Size`] (value slots) or stays a string.
+    fn value(&self, pair: Pair<'_, Rule>, sizes: bool) -> Result<Literal> {
+        let Some(token) = pair.into_inner().next() else {
+            return err(0, "internal error: empty value");
+        };
+        let pos = self.pos(&token);
+        let at = token.as_span().start();
+        let value = match token.as_rule() {
+            Rule::number => number(token.as_str(), at)?,
+            Rule::string => {
+                let s = self.string(&token)?;
+                match sizes.then(|| parse_size(&s)).flatten() {
+                    Some(Some(bytes)) => Value::Size(bytes),
+                    Some(None) => return err(at, format!("size '{s}' is out of range")),
+                    None => Value::Str(s),
+                }
+            }
+            _ => Value::Word(token.as_str().to_string()),
+        };
+        Ok(Literal { value, pos })
+    }
+
+    /// The whole number of `ITER n` or `LIMIT n` (negative ones are left to the planner).
+    fn count(&self, pair: Pair<'_, Rule>, after: &str) -> Result<Literal> {
+        let token = pair.into_inner().next().unwrap_or(pair);
+        let at = token.as_span().start();
+        let value = number(token.as_str(), at)?;
+        if !matches!(value, Value::Int(_)) {
+            return err(
+                at,
+                format!("expected a whole number after {after}, found `{}`", token.as_str()),
+            );
+        }
+        Ok(Literal {
+            value,
+            pos: self.pos(&token),
+        })
+    }
+
+    /// The contents of a `string` or `path` token, escapes resolved.
+    fn string(&self, pair: &Pair<'_, Rule>) -> Result<String> {
+        unescape(pair.as_str(), pair.as_span().start())
+    }
+}
+
+/// Unwraps a part the grammar guarantees; a `None` here is a bug in the grammar, reported as an
+/// error rather than a panic.
+fn required<T>(value: Option<T>, what: &str) -> Result<T> {
+    match value {
+        Some(v) => Ok(v),
+        None => err(0, format!("internal error: missing {what}")),
+    }
+}
+
+/// Refuses a clause given twice.
+fn once<T>(seen: &Option<T>, at: usize, clause: &str) -> Result<()> {
+    if seen.is_some() {
+        return err(at, format!("{clause} is given twice"));
+    }
+    Ok(())
+}
+
+fn last_inner(pair: Pair<'_, Rule>) -> Option<Pair<'_, Rule>> {
+    pair.into_inner().last()
+}
+
+fn input_format(word: &str) -> InputFormat {
+    match word.to_ascii_lowercase().as_str() {
+        "graphalytics" => InputFormat::Graphalytics,
+        "csv" => InputFormat::Csv,
+        "parquet" => InputFormat::Parquet,
+        _ => InputFormat::Edgelist,
+    }
+}
+
+fn output_format(word: &str) -> OutputFormat {
+    match word.to_ascii_lowercase().as_str() {
+        "arrow" => OutputFormat::Arrow,
+        "csv" => OutputFormat::Csv,
+        "graphalytics" => OutputFormat::Graphalytics,
+        _ => OutputFormat::Parquet,
+    }
+}
+
+fn storage_kind(word: &str) -> StorageKind {
+    match word.to_ascii_lowercase().as_str() {
+        "memory" => StorageKind::Memory,
+        "dm" => StorageKind::Dm,
+        _ => StorageKind::Blockfile,
+    }
+}
+
+/// A `number` token: an integer when written without `.` or exponent, else a float.
+fn number(text: &str, at: usize) -> Result<Value> {
+    let out_of_range = || err(at, format!("number {text} is out of range"));
+    if text.contains(['.', 'e', 'E']) {
+        match text.parse::<f64>() {
+            Ok(f) if f.is_finite() => Ok(Value::Float(f)),
+            _ => out_of_range(),
+        }
+    } else {
+        match text.parse::<i64>() {
+            Ok(i) => Ok(Value::Int(i)),
+            Err(_) => out_of_range(),
+        }
+    }
+}
+
+/// Resolves the escapes of a quoted string token (quotes included in `raw`, which starts at byte
+/// `at` of the text): `\'`, `\\`, `\n`, `\t` and `''`. Any other escape is an error pointing at
+/// its backslash, because silently keeping or dropping it would change a path behind the user's
+/// back.
+pub(crate) fn unescape(raw: &str, at: usize) -> Result<String> {
+    let body = raw
+        .strip_prefix('\'')
+        .and_then(|r| r.strip_suffix('\''))
+        .unwrap_or(raw);
+    let mut out = String::with_capacity(body.len());
+    let mut chars = body.char_indices().peekable();
+    while let Some((i, c)) = chars.next() {
+        match c {
+            '\\' => match chars.next().map(|(_, e)| e) {
+                Some('\'') => out.push('\''),
+                Some('\\') => out.push('\\'),
+                Some('n') => out.push('\n'),
+                Some('t') => out.push('\t'),
+                other => {
+                    let shown: String = other.map(|e| e.escape_debug().collect()).unwrap_or_default();
+                    return err(
+                        at + 1 + i,
+                        format!(
+                            "unknown escape `\\{shown}` in string: the escapes are \\' \\\\ \\n \\t (write \\\\ for a backslash)"
+                        ),
+                    );
+                }
+            },
+            '\'' => {
+                // The grammar only lets `''` through inside a string.
+                chars.next_if(|&(_, q)| q == '\'');
+                out.push('\'');
+            }
+            _ => out.push(c),
+        }
+    }
+    Ok(out)
+}
+
+/// Reads a size such as `64KB`, `2GiB`, `512 MB`, `1.5GB` or `100B`.
+///
+/// Returns `None` when `text` is not written as a size (it then stays a string), `Some(None)`
+/// when it is but does not fit in 64 bits, and `Some(Some(bytes))` otherwise. KB/MB/GB/TB are
+/// powers of 1000 and KiB/MiB/GiB/TiB powers of 1024, case-insensitively; a fractional result is
+/// rounded down to whole bytes.
+pub(crate) fn parse_size(text: &str) -> Option<Option<u64>> {
+    let t = text.trim();
+    let digits_end = t
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(t.len());
+    let (number, unit) = t.split_at(digits_end);
+    let unit = unit.trim_start().to_ascii_lowercase();
+    let multiplier: u128 = match unit.as_str() {
+        "b" => 1,
+        "kb" => 1_000,
+        "mb" => 1_000_000,
+        "gb" => 1_000_000_000,
+        "tb" => 1_000_000_000_000,
+        "kib" => 1 << 10,
+        "mib" => 1 << 20,
+        "gib" => 1 << 30,
+        "tib" => 1 << 40,
+        _ => return None,
+    };
+    let (whole, frac) = number.split_once('.').unwrap_or((number, ""));
+    if whole.is_empty() || !whole.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    if number.contains('.') && (frac.is_empty() || !frac.bytes().all(|b| b.is_ascii_digit())) {
+        return None;
+    }
+    // Beyond 18 fractional digits the contribution is far below one byte.
+    let frac = &frac[..frac.len().min(18)];
+    let scale = 10u128.pow(frac.len() as u32);
+    let bytes = (|| {
+        let whole: u128 = whole.parse().ok()?;
+        let frac: u128 = if frac.is_empty() { 0 } else { frac.parse().ok()? };
+        let scaled = whole.checked_mul(scale)?.checked_add(frac)?;
+        let bytes = scaled.checked_mul(multiplier)? / scale;
+        u64::try_from(bytes).ok()
+    })();
+    Some(bytes)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes() {
+        assert_eq!(parse_size("64KB"), Some(Some(64_000)));
+        assert_eq!(parse_size("2GiB"), Some(Some(2 << 30)));
+        assert_eq!(parse_size("512 MB"), Some(Some(512_000_000)));
+        assert_eq!(parse_size(" 100b "), Some(Some(100)));
+        assert_eq!(parse_size("1.5GB"), Some(Some(1_500_000_000)));
+        assert_eq!(parse_size("1.5kib"), Some(Some(1536)));
+        assert_eq!(parse_size("0.1KiB"), Some(Some(102)));
+        assert_eq!(parse_size("16tib"), Some(Some(16 << 40)));
+        assert_eq!(parse_size("99999999999TB"), Some(None));
+        assert_eq!(parse_size("999999999999999999999999999999999999999999B"), Some(None));
+        for not_a_size in ["64", "KB", "1.KB", ".5KB", "1.2.3KB", "64 K", "x64KB", "64KBs", "", "-1KB"] {
+            assert_eq!(parse_size(not_a_size), None, "{not_a_size:?}");
+        }
+    }
+
+    #[test]
+    fn escapes() {
+        assert_eq!(unescape(r"'a\'b\\c\nd\te''f'", 0).unwrap(), "a'b\\c\nd\te'f");
+        let e = unescape(r"'C:\data'", 10).unwrap_err();
+        assert_eq!(e.offset, 13);
+        assert!(e.message.contains(r"unknown escape `\d`"), "{}", e.message);
+    }
+
+    #[test]
+    fn numbers() {
+        assert_eq!(number("-5", 0).unwrap(), Value::Int(-5));
+        assert_eq!(number("1.5E+3", 0).unwrap(), Value::Float(1500.0));
+        assert_eq!(number("1e-7", 0).unwrap(), Value::Float(1e-7));
+        assert!(number("1e999", 0).is_err());
+        assert!(number("9223372036854775808", 0).is_err());
+        assert_eq!(number("-9223372036854775808", 0).unwrap(), Value::Int(i64::MIN));
+    }
+}

@@ -1,0 +1,306 @@
+//! Semantic checks of a RUN statement against the registry, the graph and the settings, and the
+//! resulting [`RunPlan`].
+
+use std::path::PathBuf;
+
+use grammar::{Ident, Literal, OutputFormat, Pos, Run, Value};
+use storage::catalog::GraphMeta;
+
+use crate::error::PlanError;
+use crate::plan::{AlgoCall, Mode};
+use crate::registry::{algorithm, algorithm_names, AlgorithmSpec, ParamKind, SourceRule};
+use crate::settings::{describe, Settings};
+use crate::suggest::did_you_mean;
+
+/// A checked RUN: what to run, on what, and where the rows go.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunPlan {
+    pub spec: &'static AlgorithmSpec,
+    pub call: AlgoCall,
+    pub graph: GraphMeta,
+    /// Parameter values after defaults, as text (for EXPLAIN and Parquet metadata).
+    pub params: Vec<(String, String)>,
+    /// The FROM vertex as the user wrote it.
+    pub source_input_id: Option<u64>,
+    /// Column to order by (its canonical name) and whether descending.
+    pub order_by: Option<(String, bool)>,
+    pub limit: Option<u64>,
+    pub into: Option<PathBuf>,
+    pub into_format: Option<OutputFormat>,
+    pub threads: usize,
+    pub mode: Mode,
+}
+
+/// Checks `run` and builds its plan. `resolve` maps an input vertex id to an internal id (the
+/// graph's id map); `graph_names` are the catalog's names, for suggestions.
+pub fn plan_run(
+    run: &Run,
+    graph: &GraphMeta,
+    resolve: &dyn Fn(u64) -> Option<u32>,
+    settings: &Settings,
+) -> Result<RunPlan, PlanError> {
+    let spec = algorithm(&run.algorithm.name).ok_or_else(|| {
+        PlanError::new(
+            run.algorithm.pos,
+            format!(
+                "unknown algorithm `{}`{}; HELP lists the algorithms",
+                run.algorithm.name,
+                did_you_mean(&run.algorithm.name, algorithm_names())
+            ),
+        )
+    })?;
+
+    // FROM
+    let source = match (&run.from, spec.source) {
+        (None, SourceRule::Required) => {
+            return Err(PlanError::new(
+                run.graph.pos,
+                format!("{} needs a source vertex: RUN {} ON {} FROM <vertex id>", spec.name, spec.name, run.graph.name),
+            ))
+        }
+        (Some(lit), SourceRule::NotAccepted) => {
+            return Err(PlanError::new(
+                lit.pos,
+                format!("{} takes no FROM vertex", spec.name),
+            ))
+        }
+        (Some(lit), _) => {
+            let id = match lit.value {
+                Value::Int(n) if n >= 0 => n as u64,
+                ref other => {
+                    return Err(PlanError::new(
+                        lit.pos,
+                        format!("FROM expects a vertex id (a whole number ≥ 0), got {}", describe(other)),
+                    ))
+                }
+            };
+            let internal = resolve(id).ok_or_else(|| {
+                PlanError::new(
+                    lit.pos,
+                    format!("vertex {id} is not a vertex of graph `{}`", graph.name),
+                )
+            })?;
+            Some((id, internal))
+        }
+        (None, _) => None,
+    };
+
+    // Parameters: ITER and key/value pairs, each at most once.
+    let mut given: Vec<(&'static str, &Literal, Pos)> = Vec::new();
+    if let Some(iter) = &run.iter {
+        let name = spec.iter_param.ok_or_else(|| {
+            PlanError::new(iter.pos, format!("{} takes no ITER", spec.name))
+        })?;
+        given.push((name, iter, iter.pos));
+    }
+    for p in &run.params {
+        let param = spec.param(&p.key.name).ok_or_else(|| unknown_param(spec, &p.key))?;
+        if given.iter().any(|(n, _, _)| *n == param.name) {
+            return Err(PlanError::new(
+                p.key.pos,
+                format!("parameter `{}` is given twice", param.name),
+            ));
+        }
+        given.push((param.name, &p.value, p.key.pos));
+    }
+    let mut ints = std::collections::HashMap::new();
+    let mut floats = std::collections::HashMap::new();
+    let mut shown = Vec::new();
+    for param in spec.params {
+        let lit = given.iter().find(|(n, _, _)| *n == param.name).map(|(_, l, _)| *l);
+        match param.kind {
+            ParamKind::Int { min, max, default } => {
+                let v = match lit {
+                    None => default,
+                    Some(l) => match l.value {
+                        Value::Int(n) if n >= 0 && (n as u64) >= min && (n as u64) <= max => n as u64,
+                        Value::Int(n) => {
+                            return Err(PlanError::new(
+                                l.pos,
+                                format!("parameter `{}` must be in {min}..={max}, got {n}", param.name),
+                            ))
+                        }
+                        ref other => {
+                            return Err(PlanError::new(
+                                l.pos,
+                                format!("parameter `{}` expects a whole number, got {}", param.name, describe(other)),
+                            ))
+                        }
+                    },
+                };
+                ints.insert(param.name, v);
+                shown.push((param.name.to_string(), v.to_string()));
+            }
+            ParamKind::Float { min, max, default } => {
+                let v = match lit {
+                    None => default,
+                    Some(l) => {
+                        let v = match l.value {
+                            Value::Float(f) => f,
+                            Value::Int(n) => n as f64,
+                            ref other => {
+                                return Err(PlanError::new(
+                                    l.pos,
+                                    format!("parameter `{}` expects a number, got {}", param.name, describe(other)),
+                                ))
+                            }
+                        };
+                        if !(min..=max).contains(&v) {
+                            return Err(PlanError::new(
+                                l.pos,
+                                format!("parameter `{}` must be in {min}..={max}, got {v}", param.name),
+                            ));
+                        }
+                        v
+                    }
+                };
+                floats.insert(param.name, v);
+                shown.push((param.name.to_string(), v.to_string()));
+            }
+        }
+    }
+    if let Some((id, _)) = source {
+        shown.insert(0, ("from".to_string(), id.to_string()));
+    }
+
+    let internal_source = source.map(|(_, i)| i);
+    let call = match spec.name {
+        "bfs" => AlgoCall::Bfs { source: internal_source.unwrap_or(0) },
+        "pagerank" => AlgoCall::PageRank {
+            iterations: ints["iter"] as u32,
+            damping: floats["damping"],
+        },
+        "wcc" => AlgoCall::Wcc,
+        "sssp" => AlgoCall::Sssp { source: internal_source.unwrap_or(0) },
+        "cdlp" => AlgoCall::Cdlp { iterations: ints["iter"] as u32 },
+        "lcc" => AlgoCall::Lcc,
+        "randomwalk" => AlgoCall::RandomWalk {
+            start: internal_source,
+            walks: ints["walks"],
+            length: ints["length"] as u32,
+            seed: ints["seed"],
+        },
+        "dfs" => AlgoCall::Dfs { source: internal_source.unwrap_or(0) },
+        "degree" => AlgoCall::Degree,
+        other => {
+            return Err(PlanError::new(
+                run.algorithm.pos,
+                format!("algorithm `{other}` is registered but has no executor"),
+            ))
+        }
+    };
+    if graph.vertices == 0 && internal_source.is_none() && spec.source == SourceRule::Optional {
+        return Err(PlanError::new(
+            run.graph.pos,
+            format!("graph `{}` has no vertices to start walks from", graph.name),
+        ));
+    }
+
+    let order_by = match &run.order_by {
+        None => None,
+        Some(o) => {
+            let col = spec.column(&o.column.name).ok_or_else(|| {
+                PlanError::new(
+                    o.column.pos,
+                    format!(
+                        "{} has no column `{}`{}; its columns are {}",
+                        spec.name,
+                        o.column.name,
+                        did_you_mean(&o.column.name, spec.columns.iter().map(|c| c.name)),
+                        spec.columns.iter().map(|c| c.name).collect::<Vec<_>>().join(", ")
+                    ),
+                )
+            })?;
+            Some((col.name.to_string(), o.descending))
+        }
+    };
+    let limit = match &run.limit {
+        None => None,
+        Some(l) => match l.value {
+            Value::Int(n) if n >= 0 => Some(n as u64),
+            ref other => {
+                return Err(PlanError::new(
+                    l.pos,
+                    format!("LIMIT expects a whole number ≥ 0, got {}", describe(other)),
+                ))
+            }
+        },
+    };
+    if let (Some(path), None) = (&run.into, run.into_format) {
+        let ext = std::path::Path::new(path)
+            .extension()
+            .and_then(|e| e.to_str())
+            .unwrap_or("")
+            .to_ascii_lowercase();
+        if !matches!(ext.as_str(), "parquet" | "arrow" | "csv") {
+            return Err(PlanError::new(
+                run.into_pos.unwrap_or(run.graph.pos),
+                format!(
+                    "cannot tell the output format of '{path}' from its extension; use .parquet, .arrow or .csv, or add FORMAT parquet|arrow|csv|graphalytics"
+                ),
+            ));
+        }
+    }
+    if run.into_format == Some(OutputFormat::Graphalytics) && spec.columns.len() != 2 {
+        return Err(PlanError::new(
+            run.into_pos.unwrap_or(run.graph.pos),
+            format!("FORMAT graphalytics writes `id value` lines; {} has {} columns", spec.name, spec.columns.len()),
+        ));
+    }
+
+    Ok(RunPlan {
+        spec,
+        call,
+        graph: graph.clone(),
+        params: shown,
+        source_input_id: source.map(|(id, _)| id),
+        order_by,
+        limit,
+        into: run.into.as_ref().map(PathBuf::from),
+        into_format: run.into_format,
+        threads: settings.threads,
+        mode: settings.mode,
+    })
+}
+
+/// The error for a graph name the catalog does not have, with a suggestion.
+pub fn unknown_graph<'a>(name: &Ident, known: impl IntoIterator<Item = &'a str>) -> PlanError {
+    PlanError::new(
+        name.pos,
+        format!(
+            "graph `{}` does not exist{}; SHOW GRAPHS lists the graphs",
+            name.name,
+            did_you_mean(&name.name, known)
+        ),
+    )
+}
+
+fn unknown_param(spec: &AlgorithmSpec, key: &Ident) -> PlanError {
+    let names: Vec<&str> = spec
+        .params
+        .iter()
+        .map(|p| p.name)
+        .chain(if spec.source == SourceRule::NotAccepted { None } else { Some("from") })
+        .collect();
+    let hint = if key.name.eq_ignore_ascii_case("from") {
+        String::new()
+    } else if spec.params.is_empty() {
+        format!("; {} takes no parameters", spec.name)
+    } else {
+        format!(
+            "; {} takes {}",
+            spec.name,
+            spec.params.iter().map(|p| p.name).collect::<Vec<_>>().join(", ")
+        )
+    };
+    PlanError::new(
+        key.pos,
+        format!(
+            "unknown parameter `{}` for {}{}{}",
+            key.name,
+            spec.name,
+            did_you_mean(&key.name, names),
+            hint
+        ),
+    )
+}

@@ -1,0 +1,100 @@
+//! EXPLAIN text: what will run, how, and what will be read — before anything is read.
+
+use crate::check::RunPlan;
+use crate::plan::Mode;
+use crate::settings::{format_size, Settings};
+
+/// The reader the executor will use, as the storage layer describes it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReaderInfo {
+    /// e.g. `memory` or `out of core (io_uring, O_DIRECT, depth 32, cache 64.0 KiB)`.
+    pub description: String,
+    /// Whether the whole graph will be held in memory.
+    pub in_memory: bool,
+}
+
+/// The strategy rule EdgeMap will follow in each iteration under `mode`.
+pub fn strategy_rule(mode: Mode, dense_algorithm: bool) -> String {
+    match (mode, dense_algorithm) {
+        (Mode::Auto, false) => "auto: SparsePush while the frontier's out-degree sum ≤ |E|/20, else DensePull".into(),
+        (Mode::Auto, true) => "auto: every vertex is active, so DensePull (scan in-edges in block order)".into(),
+        (Mode::Push, _) => "forced push: SparsePush (fetch each active vertex's list, many in flight)".into(),
+        (Mode::Block, _) => "forced block: BlockPush (group the frontier by edge block, read each block once)".into(),
+        (Mode::Pull, _) => "forced pull: DensePull (scan in-edges in block order)".into(),
+    }
+}
+
+/// The EXPLAIN text of `plan`.
+pub fn explain(plan: &RunPlan, reader: &ReaderInfo, settings: &Settings) -> String {
+    let g = &plan.graph;
+    let mut out = String::new();
+    let params = plan
+        .params
+        .iter()
+        .map(|(k, v)| format!("{k}={v}"))
+        .collect::<Vec<_>>()
+        .join(" ");
+    out.push_str(&format!("RUN {} ON {} {}\n", plan.spec.name, g.name, params));
+    out.push_str(&format!(
+        "  graph:     {} vertices, {} edges, {}, {}\n",
+        g.vertices,
+        g.edges,
+        if g.directed { "directed" } else { "undirected" },
+        if g.weighted { "weighted" } else { "unweighted" }
+    ));
+    if plan.spec.uses_weights && !g.weighted {
+        out.push_str("  weights:   the graph is unweighted: every edge has weight 1\n");
+    }
+    out.push_str("  operators:\n");
+    for (i, op) in plan.spec.operators.iter().enumerate() {
+        out.push_str(&format!("    {}. {op}\n", i + 1));
+    }
+    out.push_str(&format!("  strategy:  {}\n", strategy_rule(plan.mode, plan.spec.dense)));
+    out.push_str(&format!("  reader:    {}\n", reader.description));
+    out.push_str(&format!(
+        "  threads:   {}   io_depth: {}   cache: {}\n",
+        plan.threads,
+        settings.io_depth,
+        format_size(settings.cache)
+    ));
+    let edge_bytes = g.arcs.saturating_mul(4);
+    let weight_bytes = if plan.spec.uses_weights && g.weighted { g.arcs.saturating_mul(8) } else { 0 };
+    let per_dense = edge_bytes + weight_bytes;
+    let estimate = if reader.in_memory {
+        format!(
+            "{} once, sequentially, to load the graph; then nothing per iteration",
+            format_size(g.file_bytes)
+        )
+    } else if plan.spec.name == "degree" {
+        "nothing: degrees come from the vertex index".to_string()
+    } else if plan.spec.dense {
+        format!("about {} per iteration (every edge block once)", format_size(per_dense))
+    } else {
+        format!(
+            "at most about {} per iteration, in proportion to the frontier's out-degree sum",
+            format_size(per_dense)
+        )
+    };
+    out.push_str(&format!("  reads:     {estimate}\n"));
+    let columns = plan
+        .spec
+        .columns
+        .iter()
+        .map(|c| format!("{} {}{}", c.name, c.ty.name(), if c.nullable { " (nullable)" } else { "" }))
+        .collect::<Vec<_>>()
+        .join(", ");
+    out.push_str(&format!("  output:    {columns}\n"));
+    if let Some((col, desc)) = &plan.order_by {
+        out.push_str(&format!(
+            "  order:     {col} {}{}\n",
+            if *desc { "DESC" } else { "ASC" },
+            plan.limit.map(|l| format!(", top {l} by a bounded heap")).unwrap_or_default()
+        ));
+    } else if let Some(l) = plan.limit {
+        out.push_str(&format!("  limit:     first {l} rows\n"));
+    }
+    if let Some(p) = &plan.into {
+        out.push_str(&format!("  into:      {}\n", p.display()));
+    }
+    out
+}

@@ -1,0 +1,275 @@
+//! Session settings (`SET name = value`, `SHOW SETTINGS`): one table of names, meanings and
+//! validators, so that SET, SHOW SETTINGS, completion and the docs agree.
+
+use std::path::PathBuf;
+
+use grammar::{Ident, Literal, Value};
+
+use crate::error::PlanError;
+use crate::plan::Mode;
+use crate::suggest::did_you_mean;
+
+/// The settings of one session.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Settings {
+    /// Worker threads.
+    pub threads: usize,
+    /// Block cache / in-memory budget for graph data, in bytes.
+    pub cache: u64,
+    /// Reads kept in flight by the I/O engine.
+    pub io_depth: u32,
+    /// EdgeMap strategy.
+    pub mode: Mode,
+    /// Working memory of an import, in bytes.
+    pub import_memory: u64,
+    /// `host:port` of each memory node.
+    pub memory_nodes: Vec<String>,
+    /// Shared secret presented to memory nodes.
+    pub memory_token_file: Option<PathBuf>,
+    /// This compute node's budget for DM data and attributes, in bytes.
+    pub cn_cache: u64,
+}
+
+/// Name and one-line meaning of every setting, in display order.
+pub const SETTINGS: &[(&str, &str)] = &[
+    ("threads", "worker threads"),
+    ("cache", "block cache / in-memory budget for graph data"),
+    ("io_depth", "reads kept in flight by the I/O engine"),
+    ("mode", "EdgeMap strategy: auto, push, block or pull"),
+    ("import_memory", "working memory of an import; beyond it, external sort"),
+    ("memory_nodes", "host:port,... of the disaggregated store"),
+    ("memory_token_file", "shared secret presented to memory nodes"),
+    ("cn_cache", "this compute node's budget for DM data and attributes"),
+];
+
+impl Settings {
+    /// Defaults for this machine: `io_depth` is the device's probed concurrency when known.
+    pub fn defaults(probed_io_depth: Option<u32>) -> Settings {
+        let ram = total_memory_bytes().unwrap_or(8 << 30);
+        Settings {
+            threads: std::thread::available_parallelism()
+                .map(|n| n.get())
+                .unwrap_or(1),
+            cache: ram / 4,
+            io_depth: probed_io_depth.unwrap_or(32),
+            mode: Mode::Auto,
+            import_memory: ram / 4,
+            memory_nodes: Vec::new(),
+            memory_token_file: None,
+            cn_cache: 64 << 20,
+        }
+    }
+
+    /// Applies `SET name = value`, validating the value.
+    pub fn set(&mut self, name: &Ident, value: &Literal) -> Result<(), PlanError> {
+        let bad = |what: &str| {
+            PlanError::new(
+                value.pos,
+                format!("bad value for setting `{}`: {what}", name.name),
+            )
+        };
+        match name.name.to_ascii_lowercase().as_str() {
+            "threads" => {
+                self.threads = int_in(value, 1, 1024).map_err(|e| bad(&e))? as usize;
+            }
+            "cache" => self.cache = size(value, 4096).map_err(|e| bad(&e))?,
+            "io_depth" => self.io_depth = int_in(value, 1, 4096).map_err(|e| bad(&e))? as u32,
+            "mode" => {
+                let w = word(value).map_err(|e| bad(&e))?;
+                self.mode = match w.to_ascii_lowercase().as_str() {
+                    "auto" => Mode::Auto,
+                    "push" => Mode::Push,
+                    "block" => Mode::Block,
+                    "pull" => Mode::Pull,
+                    other => {
+                        return Err(bad(&format!(
+                            "`{other}` is not a mode; expected auto, push, block or pull{}",
+                            did_you_mean(other, ["auto", "push", "block", "pull"])
+                        )))
+                    }
+                };
+            }
+            "import_memory" => self.import_memory = size(value, 1 << 20).map_err(|e| bad(&e))?,
+            "memory_nodes" => {
+                let s = word(value).map_err(|e| bad(&e))?;
+                let mut nodes = Vec::new();
+                for part in s.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+                    let ok = part
+                        .rsplit_once(':')
+                        .is_some_and(|(h, p)| !h.is_empty() && p.parse::<u16>().is_ok());
+                    if !ok {
+                        return Err(bad(&format!("`{part}` is not host:port")));
+                    }
+                    nodes.push(part.to_string());
+                }
+                self.memory_nodes = nodes;
+            }
+            "memory_token_file" => {
+                let s = word(value).map_err(|e| bad(&e))?;
+                self.memory_token_file = if s.is_empty() {
+                    None
+                } else {
+                    Some(PathBuf::from(s))
+                };
+            }
+            "cn_cache" => self.cn_cache = size(value, 4096).map_err(|e| bad(&e))?,
+            other => {
+                return Err(PlanError::new(
+                    name.pos,
+                    format!(
+                        "unknown setting `{other}`{}; SHOW SETTINGS lists them",
+                        did_you_mean(other, SETTINGS.iter().map(|(n, _)| *n))
+                    ),
+                ))
+            }
+        }
+        Ok(())
+    }
+
+    /// `(name, value, meaning)` rows for SHOW SETTINGS.
+    pub fn rows(&self) -> Vec<(String, String, String)> {
+        SETTINGS
+            .iter()
+            .map(|(name, meaning)| {
+                let value = match *name {
+                    "threads" => self.threads.to_string(),
+                    "cache" => format_size(self.cache),
+                    "io_depth" => self.io_depth.to_string(),
+                    "mode" => self.mode.name().to_string(),
+                    "import_memory" => format_size(self.import_memory),
+                    "memory_nodes" => self.memory_nodes.join(","),
+                    "memory_token_file" => self
+                        .memory_token_file
+                        .as_ref()
+                        .map(|p| p.display().to_string())
+                        .unwrap_or_default(),
+                    "cn_cache" => format_size(self.cn_cache),
+                    _ => String::new(),
+                };
+                (name.to_string(), value, meaning.to_string())
+            })
+            .collect()
+    }
+}
+
+/// Bytes as a human size: `64.0 KiB`, `6.0 GiB`.
+pub fn format_size(bytes: u64) -> String {
+    const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
+    let mut v = bytes as f64;
+    let mut u = 0;
+    while v >= 1024.0 && u < UNITS.len() - 1 {
+        v /= 1024.0;
+        u += 1;
+    }
+    if u == 0 {
+        format!("{bytes} B")
+    } else {
+        format!("{v:.1} {}", UNITS[u])
+    }
+}
+
+fn int_in(v: &Literal, min: i64, max: i64) -> Result<i64, String> {
+    match &v.value {
+        Value::Int(n) if (min..=max).contains(n) => Ok(*n),
+        Value::Int(n) => Err(format!("{n} is out of range {min}..={max}")),
+        other => Err(format!("expected a whole number, got {}", describe(other))),
+    }
+}
+
+fn size(v: &Literal, min: u64) -> Result<u64, String> {
+    let n = match &v.value {
+        Value::Size(n) => *n,
+        Value::Int(n) if *n >= 0 => *n as u64,
+        other => {
+            return Err(format!(
+                "expected a size such as '64MB' or '2GiB', got {}",
+                describe(other)
+            ))
+        }
+    };
+    if n < min {
+        return Err(format!("{} is below the minimum {}", format_size(n), format_size(min)));
+    }
+    Ok(n)
+}
+
+fn word(v: &Literal) -> Result<String, String> {
+    match &v.value {
+        Value::Word(w) | Value::Str(w) => Ok(w.clone()),
+        other => Err(format!("expected a word or a quoted string, got {}", describe(other))),
+    }
+}
+
+/// A literal as an error message shows it.
+pub fn describe(v: &Value) -> String {
+    match v {
+        Value::Int(n) => format!("the number {n}"),
+        Value::Float(f) => format!("the number {f}"),
+        Value::Str(s) => format!("the string '{s}'"),
+        Value::Size(n) => format!("the size {}", format_size(*n)),
+        Value::Word(w) => format!("`{w}`"),
+    }
+}
+
+/// Total RAM from /proc/meminfo, where there is one.
+fn total_memory_bytes() -> Option<u64> {
+    let text = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = text.lines().find(|l| l.starts_with("MemTotal:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib * 1024)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use grammar::Pos;
+
+    fn lit(value: Value) -> Literal {
+        Literal {
+            value,
+            pos: Pos { line: 1, col: 9 },
+        }
+    }
+    fn ident(name: &str) -> Ident {
+        Ident {
+            name: name.into(),
+            pos: Pos { line: 1, col: 5 },
+        }
+    }
+
+    #[test]
+    fn valid_values_apply() {
+        let mut s = Settings::defaults(None);
+        s.set(&ident("threads"), &lit(Value::Int(2))).unwrap();
+        s.set(&ident("cache"), &lit(Value::Size(65536))).unwrap();
+        s.set(&ident("MODE"), &lit(Value::Word("block".into()))).unwrap();
+        s.set(&ident("memory_nodes"), &lit(Value::Str("127.0.0.1:7000, h:1".into())))
+            .unwrap();
+        assert_eq!((s.threads, s.cache, s.mode), (2, 65536, Mode::Block));
+        assert_eq!(s.memory_nodes, vec!["127.0.0.1:7000", "h:1"]);
+    }
+
+    #[test]
+    fn unknown_names_suggest_the_nearest() {
+        let mut s = Settings::defaults(None);
+        let e = s.set(&ident("thraeds"), &lit(Value::Int(2))).unwrap_err();
+        assert!(e.message.contains("did you mean `threads`"), "{}", e.message);
+        assert_eq!(e.pos.col, 5);
+    }
+
+    #[test]
+    fn bad_values_name_the_setting() {
+        let mut s = Settings::defaults(None);
+        for (name, v) in [
+            ("threads", Value::Int(0)),
+            ("threads", Value::Str("x".into())),
+            ("cache", Value::Int(10)),
+            ("mode", Value::Word("puhs".into())),
+            ("memory_nodes", Value::Str("nohostport".into())),
+        ] {
+            let e = s.set(&ident(name), &lit(v)).unwrap_err();
+            assert!(e.message.contains(name), "{}", e.message);
+            assert_eq!(e.pos.col, 9);
+        }
+    }
+}

@@ -1,0 +1,88 @@
+//! A failed statement, located either in the statement text or in a data file.
+
+use grammar::{ParseError, Pos};
+use planner::PlanError;
+use storage::StoreError;
+
+/// Why a statement failed, and where.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StatementError {
+    /// Position in the statement text (the statement's start when nothing more precise).
+    pub pos: Pos,
+    pub message: String,
+    /// The source line with a caret, for parse errors.
+    pub snippet: Option<String>,
+    /// The message already starts with `PATH:LINE:` of the data file at fault (an importer
+    /// error), so the statement position is secondary.
+    pub in_data_file: bool,
+    /// The statement was cancelled by the user (Ctrl-C).
+    pub cancelled: bool,
+}
+
+impl StatementError {
+    /// An error at `pos` of the statement.
+    pub fn at(pos: Pos, message: impl Into<String>) -> StatementError {
+        StatementError {
+            pos,
+            message: message.into(),
+            snippet: None,
+            in_data_file: false,
+            cancelled: false,
+        }
+    }
+
+    /// A storage error raised while running the statement at `pos`.
+    pub fn store(pos: Pos, e: StoreError) -> StatementError {
+        let cancelled = matches!(e, StoreError::Cancelled);
+        let in_data_file = matches!(e, StoreError::Input { .. });
+        StatementError {
+            pos,
+            message: e.to_string(),
+            snippet: None,
+            in_data_file,
+            cancelled,
+        }
+    }
+
+    /// `error: SOURCE:LINE:COL: message` (or `error: PATH:LINE: message` for data-file errors,
+    /// followed by the statement's location), with the caret snippet when there is one.
+    pub fn render(&self, source: &str) -> String {
+        let mut s = if self.in_data_file {
+            format!(
+                "error: {}\n  (in the statement at {source}:{}:{})",
+                self.message, self.pos.line, self.pos.col
+            )
+        } else {
+            format!(
+                "error: {source}:{}:{}: {}",
+                self.pos.line, self.pos.col, self.message
+            )
+        };
+        if let Some(snippet) = &self.snippet {
+            s.push('\n');
+            s.push_str(snippet.trim_end());
+        }
+        s
+    }
+}
+
+impl From<ParseError> for StatementError {
+    fn from(e: ParseError) -> StatementError {
+        StatementError {
+            pos: Pos {
+                line: e.line,
+                col: e.col,
+            },
+            message: e.message,
+            snippet: Some(e.snippet).filter(|s| !s.is_empty()),
+            in_data_file: false,
+            cancelled: false,
+        }
+    }
+}
+
+impl From<PlanError> for StatementError {
+    fn from(e: PlanError) -> StatementError {
+        StatementError::at(e.pos, e.message)
+    }
+}

@@ -1,0 +1,29 @@
+//! The disaggregated-memory pool (DMG §2.2, §3.3): memory nodes that own regions addressed by a
+//! 16-bit node id and a 48-bit offset, serving one-sided verbs (READ, WRITE, CAS, FAA, batched)
+//! and a few two-sided calls (ALLOC/FREE, mailboxes for redistribution buffers, pass-by-value
+//! updates executed on the node).
+//!
+//! Layers: [`protocol`] (frames), [`region`] (the server's memory and its checks), [`server`]
+//! (`frontier memnode`), [`transport`] (the client trait) with [`inproc`], [`tcp`] and, behind
+//! feature `rdma`, `rdma`; [`stats`] counts every operation and projects it onto an RDMA network.
+//! See docs/DM.md.
+
+pub mod addr;
+pub mod inproc;
+pub mod protocol;
+#[cfg(feature = "rdma")]
+pub mod rdma;
+pub mod region;
+pub mod server;
+pub mod stats;
+pub mod tcp;
+pub mod transport;
+
+pub use addr::GlobalAddr;
+pub use inproc::InProcTransport;
+pub use protocol::{decode_frame, AttrKind, ErrorCode, Frame, FrameError, Message, UpdateItem, UpdateOp, Verb, VerbReply};
+pub use region::MemoryNode;
+pub use server::{parse_size, run_memnode, spawn_memnode_for_tests, MemnodeHandle, MemnodeOptions};
+pub use stats::{CostModel, StatsSnapshot, TransportStats};
+pub use tcp::{TcpOptions, TcpTransport};
+pub use transport::{Batch, Ticket, Transport};

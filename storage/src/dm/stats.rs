@@ -1,0 +1,230 @@
+//! Accounting of remote operations, kept by every transport, and the cost model that turns the
+//! counts into the time the same work would take on an RDMA network (loopback TCP is not one).
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+use super::protocol::{Message, Verb};
+
+/// Live counters of one transport, updated lock-free from any thread.
+#[derive(Debug, Default)]
+pub struct TransportStats {
+    reads: AtomicU64,
+    writes: AtomicU64,
+    cas: AtomicU64,
+    faa: AtomicU64,
+    allocs: AtomicU64,
+    frees: AtomicU64,
+    mailbox_pushes: AtomicU64,
+    mailbox_pulls: AtomicU64,
+    applies: AtomicU64,
+    apply_items: AtomicU64,
+    other_calls: AtomicU64,
+    bytes_sent: AtomicU64,
+    bytes_received: AtomicU64,
+    round_trips: AtomicU64,
+    batches: AtomicU64,
+}
+
+/// A copy of the counters at one moment; subtract two to get the work of an interval (PROFILE
+/// prints per-iteration differences).
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct StatsSnapshot {
+    /// One-sided READ verbs.
+    pub reads: u64,
+    /// One-sided WRITE verbs.
+    pub writes: u64,
+    /// One-sided CAS verbs.
+    pub cas: u64,
+    /// One-sided FAA verbs.
+    pub faa: u64,
+    /// Two-sided ALLOC calls.
+    pub allocs: u64,
+    /// Two-sided FREE calls.
+    pub frees: u64,
+    /// Mailbox appends.
+    pub mailbox_pushes: u64,
+    /// Mailbox pulls.
+    pub mailbox_pulls: u64,
+    /// Pass-by-value calls.
+    pub applies: u64,
+    /// Pass-by-value items carried by those calls.
+    pub apply_items: u64,
+    /// Other two-sided calls (HELLO, INFO).
+    pub other_calls: u64,
+    /// Bytes sent to memory nodes (whole frames).
+    pub bytes_sent: u64,
+    /// Bytes received from memory nodes (whole frames).
+    pub bytes_received: u64,
+    /// Request/reply exchanges; a batch is one.
+    pub round_trips: u64,
+    /// Batches of one-sided verbs (a single verb is a batch of one).
+    pub batches: u64,
+}
+
+impl StatsSnapshot {
+    /// One-sided verbs of all kinds.
+    pub fn verbs(&self) -> u64 {
+        self.reads + self.writes + self.cas + self.faa
+    }
+
+    /// Operations a NIC would execute: every verb, plus one per two-sided call.
+    pub fn nic_ops(&self) -> u64 {
+        self.verbs()
+            + self.allocs
+            + self.frees
+            + self.mailbox_pushes
+            + self.mailbox_pulls
+            + self.applies
+            + self.other_calls
+    }
+
+    /// Counter-wise difference `self - earlier` (saturating).
+    pub fn since(&self, earlier: &StatsSnapshot) -> StatsSnapshot {
+        macro_rules! d {
+            ($($f:ident),*) => { StatsSnapshot { $($f: self.$f.saturating_sub(earlier.$f)),* } };
+        }
+        d!(
+            reads, writes, cas, faa, allocs, frees, mailbox_pushes, mailbox_pulls, applies,
+            apply_items, other_calls, bytes_sent, bytes_received, round_trips, batches
+        )
+    }
+
+    /// Counter-wise sum, to total several transports (one per memory node).
+    pub fn plus(&self, o: &StatsSnapshot) -> StatsSnapshot {
+        macro_rules! s {
+            ($($f:ident),*) => { StatsSnapshot { $($f: self.$f + o.$f),* } };
+        }
+        s!(
+            reads, writes, cas, faa, allocs, frees, mailbox_pushes, mailbox_pulls, applies,
+            apply_items, other_calls, bytes_sent, bytes_received, round_trips, batches
+        )
+    }
+}
+
+impl TransportStats {
+    /// Counts one request and its reply: kinds from the request, bytes both ways.
+    pub fn record(&self, req: &Message, req_bytes: usize, reply_bytes: usize) {
+        self.record_request(req, req_bytes);
+        self.record_reply(reply_bytes);
+    }
+
+    /// Counts the bytes of a reply; separate from the request because a pipelined transport
+    /// learns them later, on its reader thread.
+    pub fn record_reply(&self, reply_bytes: usize) {
+        self.bytes_received
+            .fetch_add(reply_bytes as u64, Ordering::Relaxed);
+    }
+
+    /// Counts a request when it is sent: its kinds, its bytes, one round trip.
+    pub fn record_request(&self, req: &Message, req_bytes: usize) {
+        let add = |c: &AtomicU64, n: u64| {
+            c.fetch_add(n, Ordering::Relaxed);
+        };
+        match req {
+            Message::Batch(verbs) => {
+                add(&self.batches, 1);
+                let (mut r, mut w, mut c, mut f) = (0, 0, 0, 0);
+                for v in verbs {
+                    match v {
+                        Verb::Read { .. } => r += 1,
+                        Verb::Write { .. } => w += 1,
+                        Verb::Cas { .. } => c += 1,
+                        Verb::Faa { .. } => f += 1,
+                    }
+                }
+                add(&self.reads, r);
+                add(&self.writes, w);
+                add(&self.cas, c);
+                add(&self.faa, f);
+            }
+            Message::Alloc { .. } => add(&self.allocs, 1),
+            Message::Free { .. } => add(&self.frees, 1),
+            Message::MailboxPush { .. } => add(&self.mailbox_pushes, 1),
+            Message::MailboxPull { .. } => add(&self.mailbox_pulls, 1),
+            Message::Apply { items, .. } => {
+                add(&self.applies, 1);
+                add(&self.apply_items, items.len() as u64);
+            }
+            _ => add(&self.other_calls, 1),
+        }
+        add(&self.bytes_sent, req_bytes as u64);
+        add(&self.round_trips, 1);
+    }
+
+    /// A consistent-enough copy of the counters (each read is atomic; the set is not).
+    pub fn snapshot(&self) -> StatsSnapshot {
+        let l = |c: &AtomicU64| c.load(Ordering::Relaxed);
+        StatsSnapshot {
+            reads: l(&self.reads),
+            writes: l(&self.writes),
+            cas: l(&self.cas),
+            faa: l(&self.faa),
+            allocs: l(&self.allocs),
+            frees: l(&self.frees),
+            mailbox_pushes: l(&self.mailbox_pushes),
+            mailbox_pulls: l(&self.mailbox_pulls),
+            applies: l(&self.applies),
+            apply_items: l(&self.apply_items),
+            other_calls: l(&self.other_calls),
+            bytes_sent: l(&self.bytes_sent),
+            bytes_received: l(&self.bytes_received),
+            round_trips: l(&self.round_trips),
+            batches: l(&self.batches),
+        }
+    }
+}
+
+/// The RDMA network the counts are projected onto. Defaults: 2 µs per round trip, 100 Gb/s,
+/// 60 M operations/s per NIC (DMG's testbed class, Figure 6).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct CostModel {
+    /// Latency of one round trip, in microseconds.
+    pub round_trip_us: f64,
+    /// Link bandwidth in gigabits per second (each direction).
+    pub bandwidth_gbps: f64,
+    /// Operations per second one NIC executes.
+    pub nic_ops_per_sec: f64,
+}
+
+impl Default for CostModel {
+    fn default() -> Self {
+        CostModel {
+            round_trip_us: 2.0,
+            bandwidth_gbps: 100.0,
+            nic_ops_per_sec: 60e6,
+        }
+    }
+}
+
+impl CostModel {
+    /// Time the counted work would take with `in_flight` round trips overlapped (threads ×
+    /// batches in flight; 1 = strictly one after the other). The latency term is divided by the
+    /// overlap; the throughput terms (NIC operations, bytes over the busier direction) are not,
+    /// and the larger of latency and throughput bounds wins.
+    pub fn estimate(&self, s: &StatsSnapshot, in_flight: u32) -> Duration {
+        let overlap = in_flight.max(1) as f64;
+        let latency = s.round_trips as f64 * self.round_trip_us * 1e-6 / overlap;
+        let ops = s.nic_ops() as f64 / self.nic_ops_per_sec;
+        let bytes = s.bytes_sent.max(s.bytes_received) as f64 * 8.0 / (self.bandwidth_gbps * 1e9);
+        Duration::from_secs_f64(latency.max(ops).max(bytes))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cost_model_picks_the_binding_limit() {
+        let m = CostModel::default();
+        // 1000 serial round trips of one READ each: latency bound, 2 ms.
+        let s = StatsSnapshot { reads: 1000, round_trips: 1000, batches: 1000, ..Default::default() };
+        assert_eq!(m.estimate(&s, 1).as_micros(), 2000);
+        // The same with 1000 in flight: the NIC's 60 Mops/s bounds it (16.67 µs).
+        assert_eq!(m.estimate(&s, 1000).as_nanos(), 16_666);
+        // 1.25 GB received: bandwidth bound, 100 ms.
+        let s = StatsSnapshot { bytes_received: 1_250_000_000, round_trips: 1, ..Default::default() };
+        assert_eq!(m.estimate(&s, 1).as_millis(), 100);
+    }
+}

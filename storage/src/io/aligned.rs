@@ -1,0 +1,125 @@
+//! Block-aligned heap buffers: `O_DIRECT` needs the memory, the offset and the length of every
+//! read aligned to the device's logical block, and the readers reinterpret edge blocks as
+//! `u32`/`f64` slices without copying, which needs at least 8-byte alignment. Aligning to 4 KiB
+//! covers both.
+
+use std::alloc::{self, Layout};
+use std::ptr::NonNull;
+
+use crate::blockfile::format::BLOCK_SIZE;
+
+#[cfg(target_endian = "big")]
+compile_error!("the block-file readers reinterpret little-endian blocks in place");
+
+/// The alignment of every buffer (one block).
+pub const ALIGN: usize = BLOCK_SIZE;
+
+/// A zero-initialised, 4 KiB-aligned byte buffer whose length is a multiple of 4 KiB.
+///
+/// Owned and movable: the heap memory never moves when the value does, which is what lets the
+/// io_uring engine hand its address to the kernel while the value sits in a table.
+pub struct AlignedBuf {
+    ptr: NonNull<u8>,
+    len: usize,
+}
+
+// SAFETY: `AlignedBuf` owns its allocation exclusively (like `Vec<u8>`); shared references only
+// allow reads, so sending or sharing it between threads is sound.
+unsafe impl Send for AlignedBuf {}
+// SAFETY: see above; `&AlignedBuf` gives read-only access.
+unsafe impl Sync for AlignedBuf {}
+
+impl AlignedBuf {
+    /// A zeroed buffer of `blocks` blocks (at least one block is allocated, so the pointer is
+    /// always valid for the kernel).
+    pub fn new(blocks: usize) -> AlignedBuf {
+        let len = blocks.max(1).checked_mul(BLOCK_SIZE).expect("buffer size overflows");
+        let layout = Layout::from_size_align(len, ALIGN).expect("valid layout");
+        // SAFETY: `layout` has a non-zero size.
+        let raw = unsafe { alloc::alloc_zeroed(layout) };
+        let ptr = NonNull::new(raw).unwrap_or_else(|| alloc::handle_alloc_error(layout));
+        AlignedBuf { ptr, len }
+    }
+
+    /// Length in bytes (a multiple of [`BLOCK_SIZE`]).
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Never true: every buffer holds at least one block. (Present for clippy's sake.)
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Number of blocks.
+    pub fn blocks(&self) -> usize {
+        self.len / BLOCK_SIZE
+    }
+
+    /// The bytes.
+    pub fn as_bytes(&self) -> &[u8] {
+        // SAFETY: `ptr` is a live allocation of `len` initialised (zeroed at birth) bytes owned by
+        // `self`, and the returned borrow ties it to `&self`.
+        unsafe { std::slice::from_raw_parts(self.ptr.as_ptr(), self.len) }
+    }
+
+    /// The bytes, mutably.
+    pub fn as_bytes_mut(&mut self) -> &mut [u8] {
+        // SAFETY: as in `as_bytes`, and `&mut self` guarantees exclusive access.
+        unsafe { std::slice::from_raw_parts_mut(self.ptr.as_ptr(), self.len) }
+    }
+
+    /// The raw pointer for handing to the kernel. The caller must keep `self` alive and
+    /// untouched until the kernel is done with it.
+    pub fn as_mut_ptr(&mut self) -> *mut u8 {
+        self.ptr.as_ptr()
+    }
+
+    /// The buffer as little-endian `u32`s (edge blocks), without copying.
+    pub fn as_u32s(&self) -> &[u32] {
+        // SAFETY: the allocation is 4096-aligned (so 4-aligned), `len` is a multiple of 4, every
+        // bit pattern is a valid `u32`, and the target is little endian (checked above), so the
+        // values read are the on-disk little-endian ones.
+        unsafe { std::slice::from_raw_parts(self.ptr.as_ptr() as *const u32, self.len / 4) }
+    }
+
+    /// The buffer as little-endian `f64`s (weight blocks), without copying.
+    pub fn as_f64s(&self) -> &[f64] {
+        // SAFETY: 4096-aligned (so 8-aligned), `len` a multiple of 8, every bit pattern is a
+        // valid `f64`, little-endian target.
+        unsafe { std::slice::from_raw_parts(self.ptr.as_ptr() as *const f64, self.len / 8) }
+    }
+}
+
+impl Drop for AlignedBuf {
+    fn drop(&mut self) {
+        let layout = Layout::from_size_align(self.len, ALIGN).expect("valid layout");
+        // SAFETY: `ptr` was allocated in `new` with exactly this layout and is freed once.
+        unsafe { alloc::dealloc(self.ptr.as_ptr(), layout) }
+    }
+}
+
+impl std::fmt::Debug for AlignedBuf {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "AlignedBuf({} bytes)", self.len)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn aligned_zeroed_and_typed() {
+        let mut b = AlignedBuf::new(2);
+        assert_eq!(b.len(), 8192);
+        assert_eq!(b.as_mut_ptr() as usize % ALIGN, 0);
+        assert!(b.as_bytes().iter().all(|&x| x == 0));
+        b.as_bytes_mut()[4..8].copy_from_slice(&7u32.to_le_bytes());
+        b.as_bytes_mut()[8..16].copy_from_slice(&2.5f64.to_le_bytes());
+        assert_eq!(b.as_u32s()[1], 7);
+        assert_eq!(b.as_f64s()[1], 2.5);
+        assert_eq!(b.as_u32s().len(), 2048);
+        assert_eq!(AlignedBuf::new(0).len(), BLOCK_SIZE);
+    }
+}

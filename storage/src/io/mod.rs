@@ -1,0 +1,602 @@
+//! The I/O engine of the out-of-core path: block-aligned reads into aligned buffers, many in
+//! flight from few threads.
+//!
+//! CAVE kept one thread per in-flight read (`pread` on a thread pool). Here one calling thread
+//! submits up to `io_depth` reads and processes completions as they arrive ([`Session`]): with
+//! `io_uring` the kernel does the waiting, so two cores keep an SSD saturated. Where io_uring is
+//! unavailable (old kernel, seccomp, `io_uring_disabled`) a `pread` thread pool serves the same
+//! interface. The choice is made at run time by setting up a ring and submitting one read.
+//!
+//! Reads use `O_DIRECT` (the block cache is ours, the page cache would only hold a second copy)
+//! where the file system accepts it; tmpfs refuses it with `EINVAL`, and then the file is opened
+//! without it.
+//!
+//! Every [`Session`] of an engine draws from one shared budget of `io_depth` in-flight reads, so
+//! the total depth does not grow with the number of worker threads. A session that has nothing in
+//! flight may always submit one read (so no caller ever waits on another's budget); the total is
+//! therefore at most `io_depth + threads - 1`, and `io_depth` whenever the threads are busy.
+
+pub mod aligned;
+pub mod pread_pool;
+#[cfg(target_os = "linux")]
+pub mod uring;
+
+use std::fs::{File, OpenOptions};
+use std::os::unix::fs::{FileExt, OpenOptionsExt};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::Instant;
+
+pub use aligned::AlignedBuf;
+
+use crate::blockfile::format::BLOCK_SIZE;
+use crate::error::{Result, StoreError};
+use crate::store::IoStats;
+
+/// Which engine to use.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum EnginePreference {
+    /// io_uring when the kernel allows it, the pread pool otherwise.
+    #[default]
+    Auto,
+    /// Always the pread pool (tests, and kernels where io_uring misbehaves).
+    Pread,
+}
+
+/// How to open an engine.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct EngineOptions {
+    /// Reads in flight at once, shared by every session of the engine (at least 1).
+    pub depth: u32,
+    /// io_uring or the pread pool.
+    pub prefer: EnginePreference,
+    /// Try `O_DIRECT` (falls back silently when the file system refuses it).
+    pub direct: bool,
+    /// Threads of the pread pool; default `min(depth, 16)`.
+    pub pread_threads: Option<usize>,
+}
+
+impl Default for EngineOptions {
+    fn default() -> Self {
+        EngineOptions {
+            depth: 32,
+            prefer: EnginePreference::Auto,
+            direct: true,
+            pread_threads: None,
+        }
+    }
+}
+
+/// The engine actually running.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EngineKind {
+    IoUring,
+    PreadPool { threads: usize },
+}
+
+/// Counters shared by the engine and the block cache: atomics, so every thread adds to them
+/// without locking and a snapshot is always available for PROFILE.
+#[derive(Debug, Default)]
+pub struct IoCounters {
+    pub blocks_read: AtomicU64,
+    pub bytes_read: AtomicU64,
+    pub cache_hits: AtomicU64,
+    pub cache_misses: AtomicU64,
+    pub inflight_high_water: AtomicU64,
+    /// Reads in flight right now (across all sessions).
+    pub in_flight: AtomicU64,
+}
+
+impl IoCounters {
+    /// A snapshot in the trait's shape.
+    pub fn snapshot(&self) -> IoStats {
+        IoStats {
+            blocks_read: self.blocks_read.load(Ordering::Relaxed),
+            cache_hits: self.cache_hits.load(Ordering::Relaxed),
+            cache_misses: self.cache_misses.load(Ordering::Relaxed),
+            bytes_read: self.bytes_read.load(Ordering::Relaxed),
+            inflight_high_water: self.inflight_high_water.load(Ordering::Relaxed),
+            round_trips: 0,
+            remote_ops: 0,
+        }
+    }
+}
+
+/// One read: `buf.len()` bytes at `offset` (both block aligned). `tag` is the caller's.
+#[derive(Debug)]
+pub struct ReadRequest {
+    pub tag: u64,
+    pub offset: u64,
+    pub buf: AlignedBuf,
+}
+
+/// A finished read: the buffer comes back with `Ok(bytes read)` (fewer than asked only at end
+/// of file; the rest of the buffer is zero) or the error.
+#[derive(Debug)]
+pub struct Completion {
+    pub tag: u64,
+    pub offset: u64,
+    pub buf: AlignedBuf,
+    pub result: std::io::Result<usize>,
+}
+
+/// The shared in-flight budget.
+#[derive(Debug)]
+struct Budget {
+    depth: u32,
+    used: AtomicU32,
+}
+
+impl Budget {
+    fn try_acquire(&self) -> bool {
+        self.used
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |u| {
+                (u < self.depth).then_some(u + 1)
+            })
+            .is_ok()
+    }
+    fn force_acquire(&self) {
+        self.used.fetch_add(1, Ordering::AcqRel);
+    }
+    fn release(&self) {
+        self.used.fetch_sub(1, Ordering::AcqRel);
+    }
+}
+
+enum Backend {
+    #[cfg(target_os = "linux")]
+    Uring(uring::UringBackend),
+    Pread(pread_pool::PreadPool),
+}
+
+/// A file opened for block reads with an engine behind it. `Sync`: many threads open
+/// [`Session`]s on one engine concurrently.
+pub struct IoEngine {
+    path: PathBuf,
+    file: Arc<File>,
+    file_len: u64,
+    direct: bool,
+    budget: Budget,
+    counters: Arc<IoCounters>,
+    backend: Backend,
+}
+
+impl std::fmt::Debug for IoEngine {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "IoEngine({}, {})", self.path.display(), self.describe())
+    }
+}
+
+fn open_file(path: &Path, direct: bool) -> std::io::Result<File> {
+    let mut o = OpenOptions::new();
+    o.read(true);
+    if direct {
+        o.custom_flags(libc::O_DIRECT);
+    }
+    o.open(path)
+}
+
+fn is_einval(e: &std::io::Error) -> bool {
+    e.raw_os_error() == Some(libc::EINVAL)
+}
+
+impl IoEngine {
+    /// Opens `path` and picks the engine: tries `O_DIRECT` (open and one read), then io_uring
+    /// (ring setup and one read), falling back step by step. Counters go to `counters`, which
+    /// the caller may share with a block cache.
+    pub fn open(path: &Path, opts: &EngineOptions, counters: Arc<IoCounters>) -> Result<IoEngine> {
+        let ioerr = |e| StoreError::io(path, e);
+        let depth = opts.depth.max(1);
+        let mut direct = opts.direct;
+        let mut file = match open_file(path, direct) {
+            Ok(f) => f,
+            Err(e) if direct && is_einval(&e) => {
+                direct = false;
+                open_file(path, false).map_err(ioerr)?
+            }
+            Err(e) => return Err(ioerr(e)),
+        };
+        let file_len = file.metadata().map_err(ioerr)?.len();
+        if direct {
+            // Some file systems accept the flag at open and refuse the reads.
+            let mut probe = AlignedBuf::new(1);
+            if let Err(e) = file.read_at(probe.as_bytes_mut(), 0) {
+                if is_einval(&e) {
+                    direct = false;
+                    file = open_file(path, false).map_err(ioerr)?;
+                } else {
+                    return Err(ioerr(e));
+                }
+            }
+        }
+        let file = Arc::new(file);
+        let backend = Self::pick_backend(&file, depth, opts);
+        Ok(IoEngine {
+            path: path.to_path_buf(),
+            file,
+            file_len,
+            direct,
+            budget: Budget {
+                depth,
+                used: AtomicU32::new(0),
+            },
+            counters,
+            backend,
+        })
+    }
+
+    fn pick_backend(file: &Arc<File>, depth: u32, opts: &EngineOptions) -> Backend {
+        #[cfg(target_os = "linux")]
+        if opts.prefer == EnginePreference::Auto {
+            if let Some(u) = uring::UringBackend::try_new(file, depth) {
+                return Backend::Uring(u);
+            }
+        }
+        let threads = opts
+            .pread_threads
+            .unwrap_or_else(|| (depth as usize).min(16))
+            .max(1);
+        Backend::Pread(pread_pool::PreadPool::new(threads))
+    }
+
+    /// Which engine runs.
+    pub fn kind(&self) -> EngineKind {
+        match &self.backend {
+            #[cfg(target_os = "linux")]
+            Backend::Uring(_) => EngineKind::IoUring,
+            Backend::Pread(p) => EngineKind::PreadPool {
+                threads: p.threads(),
+            },
+        }
+    }
+
+    /// Whether reads bypass the page cache.
+    pub fn direct(&self) -> bool {
+        self.direct
+    }
+
+    /// The shared in-flight budget.
+    pub fn depth(&self) -> u32 {
+        self.budget.depth
+    }
+
+    /// The file's size when opened.
+    pub fn file_len(&self) -> u64 {
+        self.file_len
+    }
+
+    /// The file read.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The counters this engine adds to.
+    pub fn counters(&self) -> &Arc<IoCounters> {
+        &self.counters
+    }
+
+    /// For EXPLAIN: `io_uring, O_DIRECT` or `pread pool (8 threads)`.
+    pub fn describe(&self) -> String {
+        let mut s = match self.kind() {
+            EngineKind::IoUring => "io_uring".to_string(),
+            EngineKind::PreadPool { threads } => format!("pread pool ({threads} threads)"),
+        };
+        if self.direct {
+            s.push_str(", O_DIRECT");
+        }
+        s
+    }
+
+    /// A submission context for one calling thread.
+    pub fn session(&self) -> Result<Session<'_>> {
+        let inner = match &self.backend {
+            #[cfg(target_os = "linux")]
+            Backend::Uring(u) => {
+                SessionInner::Uring(u.session(self.file_len).map_err(|e| StoreError::io(&self.path, e))?)
+            }
+            Backend::Pread(p) => SessionInner::Pread(p.session(&self.file)),
+        };
+        Ok(Session {
+            engine: self,
+            inner,
+            in_flight: 0,
+            reserved: false,
+        })
+    }
+
+    /// Reads `blocks` blocks at block `first` and waits: for the few one-off reads.
+    pub fn read_blocks(&self, first: u64, blocks: usize) -> Result<AlignedBuf> {
+        let mut s = self.session()?;
+        s.submit(ReadRequest {
+            tag: 0,
+            offset: first * BLOCK_SIZE as u64,
+            buf: AlignedBuf::new(blocks),
+        })?;
+        let mut out = None;
+        while out.is_none() && s.in_flight() > 0 {
+            s.wait(|c| out = Some(c))?;
+        }
+        let c = out.ok_or_else(|| StoreError::Other("read lost by the I/O engine".into()))?;
+        c.result.map_err(|e| StoreError::io(&self.path, e))?;
+        Ok(c.buf)
+    }
+}
+
+enum SessionInner<'a> {
+    #[cfg(target_os = "linux")]
+    Uring(uring::UringSession<'a>),
+    Pread(pread_pool::PreadSession<'a>),
+}
+
+/// One thread's window of in-flight reads: submit while [`Session::has_room`], then
+/// [`Session::wait`] hands over completions as they arrive. Dropping a session waits for its
+/// reads to finish (their buffers belong to the kernel until then).
+pub struct Session<'a> {
+    engine: &'a IoEngine,
+    inner: SessionInner<'a>,
+    in_flight: usize,
+    reserved: bool,
+}
+
+impl Session<'_> {
+    /// Whether one more read may be submitted now (reserves a slot of the shared budget when it
+    /// says yes). Always yes when this session has nothing in flight.
+    pub fn has_room(&mut self) -> bool {
+        if self.reserved {
+            return true;
+        }
+        if self.in_flight >= self.engine.budget.depth as usize {
+            return false;
+        }
+        if self.engine.budget.try_acquire() {
+            self.reserved = true;
+        } else if self.in_flight == 0 {
+            self.engine.budget.force_acquire();
+            self.reserved = true;
+        }
+        self.reserved
+    }
+
+    /// Reads in flight in this session.
+    pub fn in_flight(&self) -> usize {
+        self.in_flight
+    }
+
+    /// Queues a read (block-aligned offset; the buffer's length is read). Call after
+    /// [`Session::has_room`] said yes; otherwise the budget is overdrawn by one.
+    pub fn submit(&mut self, req: ReadRequest) -> Result<()> {
+        if !std::mem::take(&mut self.reserved) {
+            self.engine.budget.force_acquire();
+        }
+        let r = match &mut self.inner {
+            #[cfg(target_os = "linux")]
+            SessionInner::Uring(u) => u.submit(req),
+            SessionInner::Pread(p) => p.submit(req),
+        };
+        if let Err(e) = r {
+            self.engine.budget.release();
+            return Err(StoreError::io(&self.engine.path, e));
+        }
+        self.in_flight += 1;
+        let c = &self.engine.counters;
+        let now = c.in_flight.fetch_add(1, Ordering::Relaxed) + 1;
+        c.inflight_high_water.fetch_max(now, Ordering::Relaxed);
+        Ok(())
+    }
+
+    /// Waits until at least one read completes (returns at once when none is in flight) and
+    /// hands every completed read to `f`. Errors here are engine failures; a failed read comes
+    /// back as a [`Completion`] with its error.
+    pub fn wait(&mut self, mut f: impl FnMut(Completion)) -> Result<()> {
+        if std::mem::take(&mut self.reserved) {
+            self.engine.budget.release();
+        }
+        if self.in_flight == 0 {
+            return Ok(());
+        }
+        let engine = self.engine;
+        let mut done = 0usize;
+        let mut handle = |c: Completion| {
+            done += 1;
+            engine.budget.release();
+            let ctr = &engine.counters;
+            ctr.in_flight.fetch_sub(1, Ordering::Relaxed);
+            if let Ok(n) = c.result {
+                ctr.bytes_read.fetch_add(n as u64, Ordering::Relaxed);
+                ctr.blocks_read
+                    .fetch_add(n.div_ceil(BLOCK_SIZE) as u64, Ordering::Relaxed);
+            }
+            f(c)
+        };
+        let r = match &mut self.inner {
+            #[cfg(target_os = "linux")]
+            SessionInner::Uring(u) => u.wait(&mut handle),
+            SessionInner::Pread(p) => p.wait(&mut handle),
+        };
+        self.in_flight -= done;
+        r.map_err(|e| StoreError::io(&self.engine.path, e))
+    }
+}
+
+impl Drop for Session<'_> {
+    fn drop(&mut self) {
+        if std::mem::take(&mut self.reserved) {
+            self.engine.budget.release();
+        }
+        while self.in_flight > 0 {
+            if self.wait(|_| {}).is_err() {
+                // The backend could not reap; it leaks what it must keep alive (see its Drop).
+                break;
+            }
+        }
+    }
+}
+
+/// Throughput at one I/O depth.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct DepthResult {
+    pub depth: u32,
+    pub reads_per_sec: f64,
+    pub mb_per_sec: f64,
+}
+
+/// What `frontier calibrate` learns about a device.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ProbeReport {
+    /// The engine probed, e.g. `io_uring, O_DIRECT`.
+    pub engine: String,
+    /// Whether the reads bypassed the page cache (if not, the figures measure memory).
+    pub direct: bool,
+    pub file_bytes: u64,
+    pub results: Vec<DepthResult>,
+    /// The smallest depth after which throughput rises by no more than 10%.
+    pub saturation_depth: u32,
+    /// The best throughput seen.
+    pub peak_reads_per_sec: f64,
+    pub peak_mb_per_sec: f64,
+}
+
+/// Removes the probe file however the probe ends.
+struct RemoveOnDrop(PathBuf);
+impl Drop for RemoveOnDrop {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
+    }
+}
+
+/// Measures random 4 KiB read throughput of the device under `dir` at each of `depths`: writes
+/// a temporary file of `file_bytes` (rounded up to 1 MiB, at least 1 MiB) and reads random
+/// blocks through the engine for `seconds_per_depth` each. The file is removed afterwards.
+/// The saturation depth tells the planner how much depth is worth keeping in flight.
+pub fn probe_device(
+    dir: &Path,
+    depths: &[u32],
+    file_bytes: u64,
+    seconds_per_depth: f64,
+) -> Result<ProbeReport> {
+    const MIB: u64 = 1 << 20;
+    if depths.is_empty() {
+        return Err(StoreError::Other("probe_device: no depths to probe".into()));
+    }
+    let bytes = file_bytes.max(MIB).div_ceil(MIB) * MIB;
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.subsec_nanos())
+        .unwrap_or(0);
+    let path = dir.join(format!(".frontier-probe-{}-{nanos}", std::process::id()));
+    let _guard = RemoveOnDrop(path.clone());
+    {
+        use std::io::Write;
+        let f = File::create(&path).map_err(|e| StoreError::io(&path, e))?;
+        let mut w = std::io::BufWriter::with_capacity(MIB as usize, f);
+        let mut chunk = vec![0u8; MIB as usize];
+        let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
+        for _ in 0..bytes / MIB {
+            for c in chunk.chunks_exact_mut(8) {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                c.copy_from_slice(&x.to_le_bytes());
+            }
+            w.write_all(&chunk).map_err(|e| StoreError::io(&path, e))?;
+        }
+        let f = w.into_inner().map_err(|e| StoreError::io(&path, e.into_error()))?;
+        f.sync_all().map_err(|e| StoreError::io(&path, e))?;
+    }
+    let blocks = bytes / BLOCK_SIZE as u64;
+    let mut results = Vec::new();
+    let mut engine_name = String::new();
+    let mut direct = false;
+    let mut rng: u64 = 0x2545_F491_4F6C_DD1D ^ nanos as u64;
+    for &d in depths {
+        let d = d.max(1);
+        let engine = IoEngine::open(
+            &path,
+            &EngineOptions {
+                depth: d,
+                ..EngineOptions::default()
+            },
+            Arc::new(IoCounters::default()),
+        )?;
+        engine_name = engine.describe();
+        direct = engine.direct();
+        let mut s = engine.session()?;
+        let start = Instant::now();
+        let mut reads: u64 = 0;
+        let mut free: Vec<AlignedBuf> = (0..d).map(|_| AlignedBuf::new(1)).collect();
+        let mut failed = None;
+        loop {
+            let elapsed = start.elapsed().as_secs_f64();
+            let stop = elapsed >= seconds_per_depth;
+            while !stop && s.has_room() {
+                let Some(buf) = free.pop() else { break };
+                rng ^= rng << 13;
+                rng ^= rng >> 7;
+                rng ^= rng << 17;
+                let offset = (rng % blocks) * BLOCK_SIZE as u64;
+                s.submit(ReadRequest { tag: 0, offset, buf })?;
+            }
+            if s.in_flight() == 0 {
+                break;
+            }
+            s.wait(|c| {
+                if let Err(e) = c.result {
+                    failed.get_or_insert(e);
+                }
+                reads += 1;
+                free.push(c.buf);
+            })?;
+            if let Some(e) = failed.take() {
+                return Err(StoreError::io(&path, e));
+            }
+        }
+        let secs = start.elapsed().as_secs_f64().max(1e-9);
+        let rps = reads as f64 / secs;
+        results.push(DepthResult {
+            depth: d,
+            reads_per_sec: rps,
+            mb_per_sec: rps * BLOCK_SIZE as f64 / 1e6,
+        });
+    }
+    let mut saturation_depth = results[results.len() - 1].depth;
+    for i in 0..results.len() {
+        let best_later = results[i + 1..]
+            .iter()
+            .map(|r| r.reads_per_sec)
+            .fold(0.0f64, f64::max);
+        if best_later <= results[i].reads_per_sec * 1.10 {
+            saturation_depth = results[i].depth;
+            break;
+        }
+    }
+    let peak = results
+        .iter()
+        .map(|r| r.reads_per_sec)
+        .fold(0.0f64, f64::max);
+    Ok(ProbeReport {
+        engine: engine_name,
+        direct,
+        file_bytes: bytes,
+        results,
+        saturation_depth,
+        peak_reads_per_sec: peak,
+        peak_mb_per_sec: peak * BLOCK_SIZE as f64 / 1e6,
+    })
+}
+
+/// `65536` → `64.0 KiB`: for EXPLAIN and reports.
+pub fn human_bytes(b: u64) -> String {
+    const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
+    let mut x = b as f64;
+    let mut u = 0;
+    while x >= 1024.0 && u + 1 < UNITS.len() {
+        x /= 1024.0;
+        u += 1;
+    }
+    if u == 0 {
+        format!("{b} B")
+    } else {
+        format!("{x:.1} {}", UNITS[u])
+    }
+}
