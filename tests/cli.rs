@@ -1,0 +1,111 @@
+//! The command line as scripts use it: exit codes, error locations, `-c`, files and stdin.
+
+use std::io::Write;
+use std::process::{Command, Output, Stdio};
+
+const BIN: &str = env!("CARGO_BIN_EXE_frontier");
+
+fn frontier(data: &std::path::Path, args: &[&str]) -> Output {
+    Command::new(BIN)
+        .arg("--data")
+        .arg(data)
+        .args(args)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap()
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+#[test]
+fn show_graphs_on_an_empty_data_directory_exits_zero() {
+    let d = tempfile::tempdir().unwrap();
+    let out = frontier(&d.path().join("data"), &["-c", "SHOW GRAPHS;"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(text(&out.stdout).contains("name"), "{}", text(&out.stdout));
+}
+
+#[test]
+fn a_query_file_stops_at_the_first_failing_statement() {
+    let d = tempfile::tempdir().unwrap();
+    let q = d.path().join("q.fq");
+    std::fs::write(
+        &q,
+        "SET threads = 1;\nSHOW SETTINGS;\n  DROP GRAPH nosuch;\nSHOW GRAPHS;\n",
+    )
+    .unwrap();
+    let out = frontier(&d.path().join("data"), &[q.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = text(&out.stderr);
+    assert!(
+        err.starts_with(&format!("error: {}:3:14: graph `nosuch` does not exist", q.display())),
+        "{err}"
+    );
+    let stdout = text(&out.stdout);
+    assert!(stdout.contains("threads"), "the statements before ran: {stdout}");
+    assert!(!stdout.contains("storage"), "SHOW GRAPHS after the failure did not run: {stdout}");
+}
+
+#[test]
+fn statements_on_piped_stdin_run() {
+    let d = tempfile::tempdir().unwrap();
+    let mut child = Command::new(BIN)
+        .arg("--data")
+        .arg(d.path().join("data"))
+        .args(["--format", "csv"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(b"SET mode = block;\nSHOW SETTINGS;\n")
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(text(&out.stdout).contains("mode,block,"), "{}", text(&out.stdout));
+}
+
+#[test]
+fn a_bad_setting_suggests_the_nearest_name() {
+    let d = tempfile::tempdir().unwrap();
+    let out = frontier(&d.path().join("data"), &["-c", "SET thraeds = 2;"]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = text(&out.stderr);
+    assert!(err.contains("-c:1:5: unknown setting `thraeds` (did you mean `threads`?)"), "{err}");
+}
+
+#[test]
+fn a_data_directory_held_by_another_process_is_named_not_waited_for() {
+    let d = tempfile::tempdir().unwrap();
+    let data = d.path().join("data");
+    // A batch reading statements from a pipe that stays open holds the data directory.
+    let mut holder = Command::new(BIN)
+        .arg("--data")
+        .arg(&data)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    // Wait (bounded) until the holder has created the catalog; nothing else touches `data`.
+    for _ in 0..200 {
+        if data.join("catalog").join("db").exists() {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let out = frontier(&data, &["-c", "SHOW GRAPHS;"]);
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("in use by another frontier process"), "{err}");
+    assert!(err.contains(&data.display().to_string()), "{err}");
+    drop(holder.stdin.take());
+    holder.wait().unwrap();
+}
