@@ -304,3 +304,136 @@ fn unknown_param(spec: &AlgorithmSpec, key: &Ident) -> PlanError {
         ),
     )
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use grammar::{Literal, Param};
+    use storage::catalog::StorageKind;
+
+    fn meta() -> GraphMeta {
+        GraphMeta {
+            name: "web".into(),
+            file: "graphs/web-1.fgraph".into(),
+            format_version: 1,
+            vertices: 10,
+            edges: 17,
+            arcs: 17,
+            directed: true,
+            weighted: false,
+            source: "x".into(),
+            created_at: 0,
+            storage: StorageKind::Blockfile,
+            file_bytes: 1 << 20,
+            memory_nodes: vec![],
+            extra: None,
+        }
+    }
+
+    fn at(col: usize) -> Pos {
+        Pos { line: 1, col }
+    }
+
+    fn ident(name: &str, col: usize) -> Ident {
+        Ident {
+            name: name.into(),
+            pos: at(col),
+        }
+    }
+
+    fn lit(value: Value, col: usize) -> Literal {
+        Literal { value, pos: at(col) }
+    }
+
+    fn run(algo: &str) -> Run {
+        Run {
+            algorithm: ident(algo, 5),
+            graph: ident("web", 20),
+            from: None,
+            iter: None,
+            params: vec![],
+            order_by: None,
+            limit: None,
+            into: None,
+            into_pos: None,
+            into_format: None,
+        }
+    }
+
+    fn plan(r: &Run) -> Result<RunPlan, PlanError> {
+        // Input ids 1..=10 map to internal 0..=9.
+        let resolve = |id: u64| (1..=10).contains(&id).then(|| (id - 1) as u32);
+        plan_run(r, &meta(), &resolve, &Settings::defaults(None))
+    }
+
+    #[test]
+    fn a_valid_run_resolves_ids_and_fills_defaults() {
+        let mut r = run("PageRank");
+        r.iter = Some(lit(Value::Int(5), 30));
+        let p = plan(&r).unwrap();
+        assert_eq!(p.call, AlgoCall::PageRank { iterations: 5, damping: 0.85 });
+        let mut r = run("bfs");
+        r.from = Some(lit(Value::Int(3), 25));
+        assert_eq!(plan(&r).unwrap().call, AlgoCall::Bfs { source: 2 });
+    }
+
+    #[test]
+    fn errors_point_at_the_fault_and_suggest() {
+        let cases: Vec<(Run, usize, &str)> = vec![
+            (run("pagernak"), 5, "unknown algorithm `pagernak` (did you mean `pagerank`?)"),
+            (run("bfs"), 20, "bfs needs a source vertex"),
+            ({
+                let mut r = run("bfs");
+                r.from = Some(lit(Value::Int(99), 25));
+                r
+            }, 25, "vertex 99 is not a vertex of graph `web`"),
+            ({
+                let mut r = run("wcc");
+                r.from = Some(lit(Value::Int(1), 25));
+                r
+            }, 25, "wcc takes no FROM vertex"),
+            ({
+                let mut r = run("pagerank");
+                r.params.push(Param { key: ident("dampign", 30), value: lit(Value::Float(0.5), 38) });
+                r
+            }, 30, "unknown parameter `dampign` for pagerank (did you mean `damping`?)"),
+            ({
+                let mut r = run("pagerank");
+                r.params.push(Param { key: ident("damping", 30), value: lit(Value::Float(1.5), 38) });
+                r
+            }, 38, "parameter `damping` must be in 0..=1, got 1.5"),
+            ({
+                let mut r = run("pagerank");
+                r.iter = Some(lit(Value::Int(0), 33));
+                r
+            }, 33, "parameter `iter` must be in 1..=1000000, got 0"),
+            ({
+                let mut r = run("bfs");
+                r.iter = Some(lit(Value::Int(3), 33));
+                r.from = Some(lit(Value::Int(1), 25));
+                r
+            }, 33, "bfs takes no ITER"),
+            ({
+                let mut r = run("pagerank");
+                r.order_by = Some(grammar::OrderBy { column: ident("rnak", 40), descending: true });
+                r
+            }, 40, "pagerank has no column `rnak` (did you mean `rank`?)"),
+            ({
+                let mut r = run("pagerank");
+                r.limit = Some(lit(Value::Int(-1), 50));
+                r
+            }, 50, "LIMIT expects a whole number ≥ 0"),
+            ({
+                let mut r = run("pagerank");
+                r.into = Some("out.xlsx".into());
+                r.into_pos = Some(at(60));
+                r
+            }, 60, "cannot tell the output format of 'out.xlsx'"),
+        ];
+        for (r, col, message) in cases {
+            let e = plan(&r).unwrap_err();
+            assert!(e.message.contains(message), "{} — wanted {message}", e.message);
+            assert_eq!(e.pos.col, col, "{}", e.message);
+        }
+    }
+}
