@@ -2,8 +2,29 @@
 //! pool, one file per algorithm, Arrow result building, run statistics and result sinks.
 //! Knows no file formats or sockets: it reads graphs through `storage::GraphStore`.
 
+pub mod algorithms;
+pub mod bitmap;
+pub mod config;
+pub mod context;
+pub mod edgemap;
+pub mod error;
+pub mod lists;
+pub mod output;
+pub mod pool;
 pub mod result;
-pub mod sink;
-pub mod topk;
+pub mod rng;
+pub mod run;
+pub mod subset;
+pub mod testing;
+pub mod verify;
+pub mod vertexmap;
 
+pub use config::{default_threads, Progress, ProgressFn, RunConfig};
+pub use context::RunContext;
+pub use edgemap::{EdgeFunc, EdgeMap, Strategy};
+pub use error::ExecError;
+pub use output::output_schema;
 pub use result::{IterationStats, ResultTable, BATCH_ROWS};
+pub use run::run;
+pub use subset::VertexSubset;
+pub use vertexmap::vertex_map;

@@ -326,7 +326,7 @@ impl Builder<'_, '_> {
 
     /// The whole number of `ITER n` or `LIMIT n` (negative ones are left to the planner).
     fn count(&self, pair: Pair<'_, Rule>, after: &str) -> Result<Literal> {
-        let token = pair.into_inner().next().unwrap_or(pair);
+        let token = pair.clone().into_inner().next().unwrap_or(pair);
         let at = token.as_span().start();
         let value = number(token.as_str(), at)?;
         if !matches!(value, Value::Int(_)) {

@@ -91,7 +91,14 @@ fn is_keyword(word: &str) -> bool {
 
 /// A token as quoted in a message: at most 40 characters, control characters escaped.
 fn quote(text: &str) -> String {
-    let mut shown: String = text.chars().take(40).flat_map(char::escape_debug).collect();
+    let mut shown = String::new();
+    for c in text.chars().take(40) {
+        if c.is_control() {
+            shown.extend(c.escape_debug());
+        } else {
+            shown.push(c);
+        }
+    }
     if text.chars().count() > 40 {
         shown.push('…');
     }
@@ -125,6 +132,19 @@ fn found(text: &str, tok: &Tok) -> String {
         TokKind::Word if is_keyword(t) => format!("the keyword {}", t.to_ascii_uppercase()),
         _ => quote(t),
     }
+}
+
+/// Whether the statement the failure is in is a RUN (possibly under EXPLAIN or PROFILE).
+fn in_run(text: &str, tokens: &[Tok], at: usize) -> bool {
+    let start = tokens
+        .iter()
+        .rposition(|t| t.end <= at && t.is_semi(text))
+        .map_or(0, |i| i + 1);
+    tokens.get(start).is_some_and(|t| {
+        ["RUN", "EXPLAIN", "PROFILE"]
+            .iter()
+            .any(|k| k.eq_ignore_ascii_case(t.text(text)))
+    })
 }
 
 /// Words a list as "A", "A or B", "A, B or C".
@@ -166,7 +186,9 @@ pub(crate) fn syntax_error(text: &str, tokens: &[Tok], at: usize, positives: &[R
     let only = |r: Rule| positives.iter().all(|&p| p == r) && !positives.is_empty();
     let message = |offset: usize, message: String| Worded { offset, message };
 
-    if has(Rule::statement) {
+    // At the very start of the text pest folds everything into `script`; elsewhere a statement
+    // start shows as `statement` (and `EOI`).
+    if has(Rule::statement) || has(Rule::script) || has(Rule::EOI) {
         let list = STATEMENT_KEYWORDS.join(", ");
         return match found_tok {
             Some(t) if t.kind == TokKind::Word => message(
@@ -199,7 +221,18 @@ pub(crate) fn syntax_error(text: &str, tokens: &[Tok], at: usize, positives: &[R
                     format!("{END} (before {})", found_text.to_ascii_uppercase()),
                 )
             }
-            Some(t) => message(offset, format!("unexpected {}: {END}", found(text, t))),
+            Some(t) => {
+                let clause = ["FROM", "ITER", "ORDER", "LIMIT", "INTO", "FORMAT"]
+                    .iter()
+                    .any(|k| k.eq_ignore_ascii_case(found_text));
+                let hint = if clause && t.kind == TokKind::Word && in_run(text, tokens, at) {
+                    " (the clauses of RUN come in this order: FROM, ITER and parameters, \
+                     then ORDER BY, LIMIT, INTO ... FORMAT, each at most once)"
+                } else {
+                    ""
+                };
+                message(offset, format!("unexpected {}: {END}{hint}", quote(found_text)))
+            }
         };
     }
 
@@ -211,6 +244,15 @@ pub(crate) fn syntax_error(text: &str, tokens: &[Tok], at: usize, positives: &[R
             match t.kind {
                 TokKind::Word if name_slot && is_keyword(found_text) => {
                     s.push_str(" (a reserved keyword cannot be used as a name)")
+                }
+                TokKind::Word
+                    if is_keyword(found_text)
+                        && (has(Rule::param_value) || has(Rule::set_value) || has(Rule::vertex)) =>
+                {
+                    s.push_str(&format!(
+                        " (a reserved keyword cannot be a bare-word value; quote it: '{}')",
+                        found_text.to_ascii_lowercase()
+                    ))
                 }
                 TokKind::Str { .. } if name_slot => s.push_str(" (names are written without quotes)"),
                 TokKind::Word | TokKind::Number if has(Rule::path) => {

@@ -6,6 +6,8 @@ pub mod dm;
 pub mod cache;
 pub mod catalog;
 pub mod error;
+pub mod gen;
+pub mod import;
 pub mod io;
 pub mod store;
 

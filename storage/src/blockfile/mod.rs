@@ -2,6 +2,8 @@
 
 pub mod format;
 pub mod memory;
+pub mod ooc;
 pub mod open;
+pub mod open_store;
 pub mod verify;
 pub mod writer;

@@ -117,7 +117,7 @@ impl GraphFile {
             .iter()
             .map(|s| (s.offset, s.offset + s.blocks() * BLOCK_SIZE as u64, s.kind))
             .collect();
-        spans.sort();
+        spans.sort_by_key(|s| (s.0, s.1));
         for w in spans.windows(2) {
             if w[0].1 > w[1].0 {
                 return Err(bad(format!("sections {:?} and {:?} overlap", w[0].2, w[1].2)));

@@ -1,1 +1,477 @@
-//! placeholder
+//! Writing a graph file (format v1, see [`crate::blockfile::format`]).
+//!
+//! Adjacency arrives one direction at a time, as sorted neighbour lists in vertex order, so the
+//! writer never holds more than the vertex indexes, a small window of open edge blocks and one
+//! list. Each direction's edge (and weight) blocks go to side files in a work directory first
+//! ([`ListWriter`]); [`write_graph_file`] then assembles the final file sequentially — id map,
+//! indexes, edge and weight sections, block checksums — and writes the superblock last. The file
+//! is written under `<dest>.tmp-<pid>`, fsync'd, renamed over `dest`, and the directory fsync'd,
+//! so a crash never leaves a half-written file under the final name.
+
+use std::fs::{File, OpenOptions};
+use std::io::{BufWriter, Read, Write};
+use std::os::unix::fs::FileExt;
+use std::path::{Path, PathBuf};
+
+use crate::blockfile::format::{
+    Section, SectionKind, Superblock, BLOCK_SIZE, EMPTY_SLOT, SLOTS_PER_BLOCK,
+};
+use crate::blockfile::open::VertexIndex;
+use crate::error::{Result, StoreError};
+
+/// Open edge blocks kept for first-fit packing of short lists. A small window keeps packing
+/// dense (few empty slots) while memory stays a few dozen KiB.
+pub const PACKING_WINDOW: usize = 16;
+
+struct OpenBlock {
+    block: u64,
+    used: usize,
+    slots: Vec<u32>,
+    weights: Option<Vec<f64>>,
+}
+
+/// Packs one direction's neighbour lists into edge blocks (and parallel weight blocks) in side
+/// files. Lists must be pushed in ascending vertex order; skipped vertices get degree 0.
+pub struct ListWriter {
+    edges_path: PathBuf,
+    weights_path: Option<PathBuf>,
+    edges: File,
+    weights: Option<File>,
+    index: VertexIndex,
+    vertices: u32,
+    next_vertex: u64,
+    next_block: u64,
+    open: Vec<OpenBlock>,
+    arcs: u64,
+    scratch: Vec<u8>,
+}
+
+/// One direction's finished adjacency: the index in memory, the blocks in side files.
+pub struct WrittenLists {
+    /// Start slot and degree of every vertex.
+    pub index: VertexIndex,
+    /// Side file holding `blocks` edge blocks.
+    pub edges_path: PathBuf,
+    /// Side file holding the parallel weight blocks, when weighted.
+    pub weights_path: Option<PathBuf>,
+    /// Edge blocks written.
+    pub blocks: u64,
+    /// Arcs written (sum of degrees).
+    pub arcs: u64,
+}
+
+fn create(path: &Path) -> Result<File> {
+    OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .open(path)
+        .map_err(|e| StoreError::io(path, e))
+}
+
+impl ListWriter {
+    /// Starts a direction whose side files are `<work_dir>/<name>.edges` (and `.weights`).
+    pub fn new(work_dir: &Path, name: &str, vertices: u32, weighted: bool) -> Result<ListWriter> {
+        let edges_path = work_dir.join(format!("{name}.edges"));
+        let edges = create(&edges_path)?;
+        let (weights_path, weights) = if weighted {
+            let p = work_dir.join(format!("{name}.weights"));
+            let f = create(&p)?;
+            (Some(p), Some(f))
+        } else {
+            (None, None)
+        };
+        Ok(ListWriter {
+            edges_path,
+            weights_path,
+            edges,
+            weights,
+            index: VertexIndex {
+                starts: vec![0; vertices as usize],
+                degrees: vec![0; vertices as usize],
+            },
+            vertices,
+            next_vertex: 0,
+            next_block: 0,
+            open: Vec::with_capacity(PACKING_WINDOW),
+            arcs: 0,
+            scratch: Vec::new(),
+        })
+    }
+
+    /// Adds the list of `v` (neighbours sorted ascending; `weights` parallel when weighted).
+    /// `v` must be above every vertex pushed before.
+    pub fn push(&mut self, v: u32, neighbours: &[u32], weights: Option<&[f64]>) -> Result<()> {
+        if (v as u64) < self.next_vertex || v >= self.vertices {
+            return Err(StoreError::Other(format!(
+                "graph writer: vertex {v} pushed out of order or out of range"
+            )));
+        }
+        if self.weights.is_some() != weights.is_some()
+            || weights.is_some_and(|w| w.len() != neighbours.len())
+        {
+            return Err(StoreError::Other(
+                "graph writer: weights do not match the list".into(),
+            ));
+        }
+        if neighbours.len() > u32::MAX as usize {
+            return Err(StoreError::Other(format!(
+                "vertex {v} has {} neighbours, more than 2^32-1",
+                neighbours.len()
+            )));
+        }
+        self.next_vertex = v as u64 + 1;
+        let len = neighbours.len();
+        self.index.degrees[v as usize] = len as u32;
+        self.arcs += len as u64;
+        if len == 0 {
+            return Ok(());
+        }
+        if len < SLOTS_PER_BLOCK {
+            let fit = self
+                .open
+                .iter()
+                .position(|b| SLOTS_PER_BLOCK - b.used >= len);
+            let i = match fit {
+                Some(i) => i,
+                None => {
+                    if self.open.len() == PACKING_WINDOW {
+                        // Retire the fullest block: it is the least useful for what comes next.
+                        let (i, _) = self
+                            .open
+                            .iter()
+                            .enumerate()
+                            .max_by_key(|(_, b)| b.used)
+                            .expect("window is full");
+                        let b = self.open.remove(i);
+                        self.flush(&b)?;
+                    }
+                    self.open.push(OpenBlock {
+                        block: self.next_block,
+                        used: 0,
+                        slots: vec![EMPTY_SLOT; SLOTS_PER_BLOCK],
+                        weights: self.weights.as_ref().map(|_| vec![0.0; SLOTS_PER_BLOCK]),
+                    });
+                    self.next_block += 1;
+                    self.open.len() - 1
+                }
+            };
+            let b = &mut self.open[i];
+            b.slots[b.used..b.used + len].copy_from_slice(neighbours);
+            if let (Some(bw), Some(w)) = (b.weights.as_mut(), weights) {
+                bw[b.used..b.used + len].copy_from_slice(w);
+            }
+            self.index.starts[v as usize] = b.block * SLOTS_PER_BLOCK as u64 + b.used as u64;
+            b.used += len;
+            return Ok(());
+        }
+        // A long list: starts on a block boundary and spans consecutive blocks.
+        let first = self.next_block;
+        let blocks = len.div_ceil(SLOTS_PER_BLOCK) as u64;
+        self.next_block += blocks;
+        self.index.starts[v as usize] = first * SLOTS_PER_BLOCK as u64;
+        let padded = blocks as usize * SLOTS_PER_BLOCK;
+        // Write in pieces so a huge hub does not need a second full-size buffer.
+        const PIECE: usize = 64 * SLOTS_PER_BLOCK;
+        let mut slot = 0usize;
+        while slot < padded {
+            let end = (slot + PIECE).min(padded);
+            self.scratch.clear();
+            for i in slot..end {
+                let x = neighbours.get(i).copied().unwrap_or(EMPTY_SLOT);
+                self.scratch.extend_from_slice(&x.to_le_bytes());
+            }
+            let off = (first * SLOTS_PER_BLOCK as u64 + slot as u64) * 4;
+            self.edges
+                .write_all_at(&self.scratch, off)
+                .map_err(|e| StoreError::io(&self.edges_path, e))?;
+            if let (Some(wf), Some(w)) = (self.weights.as_ref(), weights) {
+                self.scratch.clear();
+                for i in slot..end {
+                    let x = w.get(i).copied().unwrap_or(0.0);
+                    self.scratch.extend_from_slice(&x.to_le_bytes());
+                }
+                let off = (first * SLOTS_PER_BLOCK as u64 + slot as u64) * 8;
+                wf.write_all_at(&self.scratch, off).map_err(|e| {
+                    StoreError::io(self.weights_path.as_deref().unwrap_or(Path::new("")), e)
+                })?;
+            }
+            slot = end;
+        }
+        Ok(())
+    }
+
+    fn flush(&mut self, b: &OpenBlock) -> Result<()> {
+        self.scratch.clear();
+        for x in &b.slots {
+            self.scratch.extend_from_slice(&x.to_le_bytes());
+        }
+        self.edges
+            .write_all_at(&self.scratch, b.block * BLOCK_SIZE as u64)
+            .map_err(|e| StoreError::io(&self.edges_path, e))?;
+        if let (Some(wf), Some(w)) = (self.weights.as_ref(), b.weights.as_ref()) {
+            self.scratch.clear();
+            for x in w {
+                self.scratch.extend_from_slice(&x.to_le_bytes());
+            }
+            wf.write_all_at(&self.scratch, b.block * 2 * BLOCK_SIZE as u64)
+                .map_err(|e| {
+                    StoreError::io(self.weights_path.as_deref().unwrap_or(Path::new("")), e)
+                })?;
+        }
+        Ok(())
+    }
+
+    /// Flushes the open blocks and hands over the finished direction.
+    pub fn finish(mut self) -> Result<WrittenLists> {
+        let open = std::mem::take(&mut self.open);
+        for b in &open {
+            self.flush(b)?;
+        }
+        Ok(WrittenLists {
+            index: self.index,
+            edges_path: self.edges_path,
+            weights_path: self.weights_path,
+            blocks: self.next_block,
+            arcs: self.arcs,
+        })
+    }
+}
+
+/// Streams sections into the output file, block by block, keeping a CRC per block.
+struct SectionSink {
+    path: PathBuf,
+    out: BufWriter<File>,
+    block: Vec<u8>,
+    pos: u64,
+    block_crcs: Vec<u32>,
+    hasher: crc32fast::Hasher,
+    start: u64,
+    length: u64,
+    sections: Vec<Section>,
+}
+
+impl SectionSink {
+    fn begin(&mut self) {
+        self.hasher = crc32fast::Hasher::new();
+        self.start = self.pos;
+        self.length = 0;
+    }
+
+    fn write(&mut self, mut data: &[u8]) -> Result<()> {
+        self.hasher.update(data);
+        self.length += data.len() as u64;
+        while !data.is_empty() {
+            let take = (BLOCK_SIZE - self.block.len()).min(data.len());
+            self.block.extend_from_slice(&data[..take]);
+            data = &data[take..];
+            if self.block.len() == BLOCK_SIZE {
+                self.emit_block()?;
+            }
+        }
+        Ok(())
+    }
+
+    fn emit_block(&mut self) -> Result<()> {
+        self.block.resize(BLOCK_SIZE, 0);
+        self.block_crcs.push(crc32fast::hash(&self.block));
+        self.out
+            .write_all(&self.block)
+            .map_err(|e| StoreError::io(&self.path, e))?;
+        self.pos += BLOCK_SIZE as u64;
+        self.block.clear();
+        Ok(())
+    }
+
+    fn end(&mut self, kind: SectionKind) -> Result<()> {
+        if !self.block.is_empty() {
+            self.emit_block()?;
+        }
+        let hasher = std::mem::take(&mut self.hasher);
+        self.sections.push(Section {
+            kind,
+            offset: self.start,
+            length: self.length,
+            crc: hasher.finalize(),
+        });
+        Ok(())
+    }
+
+    fn copy_file(&mut self, path: &Path, bytes: u64) -> Result<()> {
+        let mut f = File::open(path).map_err(|e| StoreError::io(path, e))?;
+        let mut buf = vec![0u8; 1 << 20];
+        let mut left = bytes;
+        while left > 0 {
+            let n = (buf.len() as u64).min(left) as usize;
+            // The side file may be shorter than its block count when trailing blocks were
+            // never written (cannot happen, but a short read must not pass silently).
+            f.read_exact(&mut buf[..n])
+                .map_err(|e| StoreError::io(path, e))?;
+            self.write(&buf[..n])?;
+            left -= n as u64;
+        }
+        Ok(())
+    }
+}
+
+/// Removes the temporary file unless the write completed.
+struct TmpGuard(Option<PathBuf>);
+impl Drop for TmpGuard {
+    fn drop(&mut self) {
+        if let Some(p) = self.0.take() {
+            let _ = std::fs::remove_file(p);
+        }
+    }
+}
+
+/// What to write: the graph's facts plus each direction's packed lists.
+pub struct GraphFileContents {
+    /// Input id of every internal vertex, strictly ascending.
+    pub ids: Vec<u64>,
+    /// Edges as the user counts them.
+    pub edges: u64,
+    pub directed: bool,
+    pub weighted: bool,
+    /// Out-adjacency (the only adjacency of an undirected graph).
+    pub out: WrittenLists,
+    /// In-adjacency, for directed graphs.
+    pub inn: Option<WrittenLists>,
+}
+
+/// The temporary name a file is written under before it is renamed to `dest`.
+pub fn temp_name(dest: &Path) -> PathBuf {
+    let mut name = dest
+        .file_name()
+        .map(|n| n.to_os_string())
+        .unwrap_or_else(|| "graph".into());
+    name.push(format!(".tmp-{}", std::process::id()));
+    dest.with_file_name(name)
+}
+
+/// Assembles the graph file at `dest` (atomically: temp name, fsync, rename, fsync of the
+/// directory). Returns the file's size in bytes.
+pub fn write_graph_file(dest: &Path, c: &GraphFileContents) -> Result<u64> {
+    if c.ids.len() > u32::MAX as usize {
+        return Err(StoreError::Other(format!(
+            "{} vertices, at most 2^32-1 are supported",
+            c.ids.len()
+        )));
+    }
+    if c.directed != c.inn.is_some() {
+        return Err(StoreError::Other(
+            "graph writer: in-lists must be given exactly for directed graphs".into(),
+        ));
+    }
+    if let Some(inn) = &c.inn {
+        if inn.arcs != c.out.arcs {
+            return Err(StoreError::Other(format!(
+                "graph writer: {} out-arcs but {} in-arcs",
+                c.out.arcs, inn.arcs
+            )));
+        }
+    }
+    let tmp = temp_name(dest);
+    let mut guard = TmpGuard(Some(tmp.clone()));
+    let file = create(&tmp)?;
+    let mut sink = SectionSink {
+        path: tmp.clone(),
+        out: BufWriter::with_capacity(1 << 20, file),
+        block: Vec::with_capacity(BLOCK_SIZE),
+        pos: 0,
+        block_crcs: Vec::new(),
+        hasher: crc32fast::Hasher::new(),
+        start: 0,
+        length: 0,
+        sections: Vec::new(),
+    };
+    // Placeholder superblock; its block checksum entry is 0 (it carries its own).
+    sink.out
+        .write_all(&[0u8; BLOCK_SIZE])
+        .map_err(|e| StoreError::io(&tmp, e))?;
+    sink.pos = BLOCK_SIZE as u64;
+    sink.block_crcs.push(0);
+
+    let mut buf: Vec<u8> = Vec::with_capacity(1 << 16);
+    sink.begin();
+    for chunk in c.ids.chunks(8192) {
+        buf.clear();
+        for id in chunk {
+            buf.extend_from_slice(&id.to_le_bytes());
+        }
+        sink.write(&buf)?;
+    }
+    sink.end(SectionKind::IdMap)?;
+
+    let mut index = |sink: &mut SectionSink, idx: &VertexIndex, kind| -> Result<()> {
+        sink.begin();
+        for (s, d) in idx.starts.chunks(4096).zip(idx.degrees.chunks(4096)) {
+            buf.clear();
+            for (s, d) in s.iter().zip(d) {
+                buf.extend_from_slice(&s.to_le_bytes());
+                buf.extend_from_slice(&(*d as u64).to_le_bytes());
+            }
+            sink.write(&buf)?;
+        }
+        sink.end(kind)
+    };
+    index(&mut sink, &c.out.index, SectionKind::OutIndex)?;
+    if let Some(inn) = &c.inn {
+        index(&mut sink, &inn.index, SectionKind::InIndex)?;
+    }
+    let lists = |sink: &mut SectionSink, l: &WrittenLists, ek, wk| -> Result<()> {
+        sink.begin();
+        sink.copy_file(&l.edges_path, l.blocks * BLOCK_SIZE as u64)?;
+        sink.end(ek)?;
+        if c.weighted {
+            let wp = l.weights_path.as_ref().ok_or_else(|| {
+                StoreError::Other("graph writer: weighted graph without weights".into())
+            })?;
+            sink.begin();
+            sink.copy_file(wp, l.blocks * 2 * BLOCK_SIZE as u64)?;
+            sink.end(wk)?;
+        }
+        Ok(())
+    };
+    lists(&mut sink, &c.out, SectionKind::OutEdges, SectionKind::OutWeights)?;
+    if let Some(inn) = &c.inn {
+        lists(&mut sink, inn, SectionKind::InEdges, SectionKind::InWeights)?;
+    }
+    // Block checksums of everything before this section.
+    let crcs = std::mem::take(&mut sink.block_crcs);
+    sink.begin();
+    let mut bytes = Vec::with_capacity(crcs.len() * 4);
+    for c in &crcs {
+        bytes.extend_from_slice(&c.to_le_bytes());
+    }
+    sink.write(&bytes)?;
+    sink.end(SectionKind::BlockCrcs)?;
+
+    let sb = Superblock {
+        vertices: c.ids.len() as u64,
+        arcs: c.out.arcs,
+        edges: c.edges,
+        directed: c.directed,
+        weighted: c.weighted,
+        sections: std::mem::take(&mut sink.sections),
+    };
+    let file_len = sink.pos;
+    let file = sink
+        .out
+        .into_inner()
+        .map_err(|e| StoreError::io(&tmp, e.into_error()))?;
+    file.write_all_at(&sb.encode(), 0)
+        .map_err(|e| StoreError::io(&tmp, e))?;
+    file.sync_all().map_err(|e| StoreError::io(&tmp, e))?;
+    drop(file);
+    std::fs::rename(&tmp, dest).map_err(|e| StoreError::io(dest, e))?;
+    guard.0 = None;
+    let dir = match dest.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    if let Ok(d) = File::open(&dir) {
+        d.sync_all().map_err(|e| StoreError::io(&dir, e))?;
+    }
+    Ok(file_len)
+}

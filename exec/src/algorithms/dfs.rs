@@ -1,0 +1,224 @@
+//! Parallel pseudo-DFS (CAVE, after Acar et al.'s unordered DFS): every vertex reachable from
+//! the source over out-edges is discovered exactly once, in depth-first-like order per worker.
+//!
+//! Each worker pops from its own stack and pushes the neighbours it claims. A vertex is claimed
+//! by compare-exchange on its parent slot, then given the next global discovery number, so the
+//! parent (whose list revealed it) was always discovered earlier. When a stack grows past
+//! [`SPLIT_AT`] while a worker is idle, its older half is handed over through a shared pool.
+//! The run ends when every worker is idle and the pool is empty. In memory a worker expands one
+//! vertex at a time over CSR slices; out of core it pops up to [`BATCH`] vertices and fetches
+//! their lists in one `for_each_list`, so reads stay in flight.
+
+use std::sync::atomic::{AtomicU32, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+
+use arrow_array::{ArrayRef, RecordBatch, UInt64Array};
+use arrow_schema::SchemaRef;
+use storage::{Direction, FetchOrder, GraphStore};
+
+use crate::context::RunContext;
+use crate::error::ExecError;
+use crate::output::per_vertex_batches;
+
+/// A stack larger than this is split when some worker is idle.
+pub const SPLIT_AT: usize = 32;
+/// Vertices expanded per `for_each_list` call on the generic path.
+pub const BATCH: usize = 64;
+/// Parent slot of an undiscovered vertex.
+const UNSEEN: u32 = u32::MAX;
+/// Discovery number of an undiscovered vertex.
+pub const UNDISCOVERED: u64 = u64::MAX;
+
+/// The result: discovery numbers and parents (internal ids; the source is its own parent).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Discovery {
+    pub source: u32,
+    pub order: Vec<u64>,
+    pub parent: Vec<u32>,
+}
+
+/// Stacks handed between workers.
+struct Shared {
+    state: Mutex<SharedState>,
+    wake: Condvar,
+    /// Idle workers, readable without the lock to decide whether splitting is worth it.
+    idle_hint: AtomicUsize,
+}
+
+struct SharedState {
+    stacks: Vec<Vec<u32>>,
+    idle: usize,
+    done: bool,
+}
+
+impl Shared {
+    fn lock(&self) -> MutexGuard<'_, SharedState> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Ends the run for every worker (on completion, error or cancel).
+    fn stop(&self) {
+        self.lock().done = true;
+        self.wake.notify_all();
+    }
+}
+
+/// Discovers everything reachable from `source`.
+pub fn compute<S: GraphStore>(ctx: &RunContext<'_, S>, source: u32) -> Result<Discovery, ExecError> {
+    let n = ctx.n();
+    let parent: Vec<AtomicU32> = (0..n).map(|_| AtomicU32::new(UNSEEN)).collect();
+    let order: Vec<AtomicU64> = (0..n).map(|_| AtomicU64::new(UNDISCOVERED)).collect();
+    if source < n {
+        let begin = ctx.begin();
+        parent[source as usize].store(source, Ordering::Relaxed);
+        order[source as usize].store(0, Ordering::Relaxed);
+        let counter = AtomicU64::new(1);
+        let threads = ctx.pool.threads();
+        let shared = Shared {
+            state: Mutex::new(SharedState {
+                stacks: vec![vec![source]],
+                idle: 0,
+                done: false,
+            }),
+            wake: Condvar::new(),
+            idle_hint: AtomicUsize::new(0),
+        };
+        let claim = |from: u32, to: u32| -> bool {
+            let won = parent
+                .get(to as usize)
+                .is_some_and(|p| p.compare_exchange(UNSEEN, from, Ordering::Relaxed, Ordering::Relaxed).is_ok());
+            if won {
+                order[to as usize].store(counter.fetch_add(1, Ordering::Relaxed), Ordering::Relaxed);
+            }
+            won
+        };
+        let results = ctx.pool.broadcast(|_| {
+            let r = worker(ctx, &shared, threads, &claim);
+            if r.is_err() {
+                shared.stop();
+            }
+            r
+        });
+        let mut edges = 0;
+        for r in results {
+            edges += r?;
+        }
+        let found = counter.load(Ordering::Relaxed);
+        ctx.finish(begin, found, edges, "push", None)?;
+    }
+    Ok(Discovery {
+        source,
+        order: order.into_iter().map(AtomicU64::into_inner).collect(),
+        parent: parent.into_iter().map(AtomicU32::into_inner).collect(),
+    })
+}
+
+/// One worker: pops, expands, shares; returns the number of list entries it read.
+fn worker<S: GraphStore>(
+    ctx: &RunContext<'_, S>,
+    shared: &Shared,
+    threads: usize,
+    claim: &(dyn Fn(u32, u32) -> bool + Sync),
+) -> Result<u64, ExecError> {
+    let store = ctx.store;
+    let csr = store.csr(Direction::Out);
+    let mut stack: Vec<u32> = Vec::new();
+    let mut batch: Vec<u32> = Vec::with_capacity(BATCH);
+    let mut edges = 0u64;
+    loop {
+        if stack.is_empty() && !take_work(shared, threads, &mut stack) {
+            return Ok(edges);
+        }
+        ctx.check()?;
+        match csr {
+            Some(csr) => {
+                // Up to BATCH single-vertex expansions between cancel checks.
+                for _ in 0..BATCH {
+                    let Some(v) = stack.pop() else { break };
+                    let ns = csr.neighbours(v);
+                    edges += ns.len() as u64;
+                    for &w in ns.iter().rev() {
+                        if claim(v, w) {
+                            stack.push(w);
+                        }
+                    }
+                    if stack.len() > SPLIT_AT {
+                        share(shared, &mut stack);
+                    }
+                }
+            }
+            None => {
+                batch.clear();
+                let keep = stack.len().saturating_sub(BATCH);
+                batch.extend(stack.drain(keep..).rev());
+                store.for_each_list(Direction::Out, &batch, FetchOrder::AsGiven, false, |v, ns, _| {
+                    edges += ns.len() as u64;
+                    for &w in ns.iter().rev() {
+                        if claim(v, w) {
+                            stack.push(w);
+                        }
+                    }
+                })?;
+                if stack.len() > SPLIT_AT {
+                    share(shared, &mut stack);
+                }
+            }
+        }
+    }
+}
+
+/// Hands the older half of `stack` to the pool when some worker is idle.
+fn share(shared: &Shared, stack: &mut Vec<u32>) {
+    if shared.idle_hint.load(Ordering::Relaxed) == 0 {
+        return;
+    }
+    let half: Vec<u32> = stack.drain(..stack.len() / 2).collect();
+    shared.lock().stacks.push(half);
+    shared.wake.notify_one();
+}
+
+/// Waits for a shared stack; false when the run is over (all idle, nothing shared, or stopped).
+fn take_work(shared: &Shared, threads: usize, stack: &mut Vec<u32>) -> bool {
+    let mut st = shared.lock();
+    loop {
+        if st.done {
+            return false;
+        }
+        if let Some(s) = st.stacks.pop() {
+            *stack = s;
+            return true;
+        }
+        st.idle += 1;
+        shared.idle_hint.store(st.idle, Ordering::Relaxed);
+        if st.idle == threads {
+            st.done = true;
+            shared.wake.notify_all();
+            return false;
+        }
+        st = shared.wake.wait(st).unwrap_or_else(|p| p.into_inner());
+        st.idle -= 1;
+        shared.idle_hint.store(st.idle, Ordering::Relaxed);
+    }
+}
+
+/// Rows `(vertex, discovered, parent)`; both null for undiscovered vertices, parent null for
+/// the source.
+pub fn batches<S: GraphStore>(
+    store: &S,
+    schema: &SchemaRef,
+    d: &Discovery,
+) -> Result<Vec<RecordBatch>, ExecError> {
+    per_vertex_batches(store, schema, |r| {
+        let order: UInt64Array = d.order[r.clone()]
+            .iter()
+            .map(|&o| (o != UNDISCOVERED).then_some(o))
+            .collect();
+        let parent: UInt64Array = r
+            .map(|v| {
+                let p = d.parent[v];
+                (p != UNSEEN && v as u32 != d.source).then(|| store.input_id(p))
+            })
+            .collect();
+        vec![Arc::new(order) as ArrayRef, Arc::new(parent) as ArrayRef]
+    })
+}

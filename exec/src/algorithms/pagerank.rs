@@ -1,0 +1,177 @@
+//! PageRank with the exact Graphalytics semantics: PR₀ = 1/|V|; each of exactly `iterations`
+//! synchronous rounds computes
+//! `PR(v) = (1-d)/|V| + d·Σ_{u→v} PR(u)/outdeg(u) + (d/|V|)·Σ_{sinks w} PR(w)`,
+//! i.e. the rank held by sinks (no out-edges) is scaled by d and spread over all vertices.
+//!
+//! The default is a pull over in-edges with no atomics: `contrib[u] = PR(u)/outdeg(u)` is
+//! precomputed, then every worker owns a slice of the next ranks and sums its in-neighbours'
+//! contributions (CSR slices when in memory, `scan_lists` otherwise). The sum follows list
+//! order, so the result does not depend on the thread count. A forced `push`/`block` mode adds
+//! contributions along out-edges with atomic f64 additions instead.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+use arrow_array::{ArrayRef, Float64Array, RecordBatch};
+use arrow_schema::SchemaRef;
+use planner::Mode;
+use rayon::prelude::*;
+use storage::{Direction, GraphStore};
+
+use crate::context::RunContext;
+use crate::error::ExecError;
+use crate::lists::{each_list, pass_name, range_lists};
+use crate::output::per_vertex_batches;
+
+/// Vertices per pull chunk (fixed, so sink sums are added up in the same order every run).
+const CHUNK: usize = 4096;
+
+/// Ranks after `iterations` rounds with damping `damping`.
+pub fn compute<S: GraphStore>(
+    ctx: &RunContext<'_, S>,
+    iterations: u32,
+    damping: f64,
+) -> Result<Vec<f64>, ExecError> {
+    let store = ctx.store;
+    let n = ctx.n() as usize;
+    if n == 0 {
+        return Ok(Vec::new());
+    }
+    let arcs = store.shape().arcs;
+    let outdeg: Vec<u64> = ctx.pool.install(|| {
+        (0..n as u32)
+            .into_par_iter()
+            .map(|v| store.degree(Direction::Out, v))
+            .collect()
+    });
+    let mut rank = vec![1.0 / n as f64; n];
+    let mut next = vec![0.0; n];
+    let mut contrib = vec![0.0; n];
+    for _ in 0..iterations {
+        ctx.check()?;
+        let start = ctx.begin();
+        // Contributions and the sink mass, summed chunk by chunk in a fixed order.
+        let sink_parts: Vec<f64> = ctx.pool.install(|| {
+            contrib
+                .par_chunks_mut(CHUNK)
+                .zip(rank.par_chunks(CHUNK))
+                .zip(outdeg.par_chunks(CHUNK))
+                .map(|((c, r), d)| {
+                    let mut sink = 0.0;
+                    for i in 0..c.len() {
+                        if d[i] == 0 {
+                            sink += r[i];
+                            c[i] = 0.0;
+                        } else {
+                            c[i] = r[i] / d[i] as f64;
+                        }
+                    }
+                    sink
+                })
+                .collect()
+        });
+        let sink: f64 = sink_parts.iter().sum();
+        let base = (1.0 - damping) / n as f64 + damping * sink / n as f64;
+        match ctx.cfg.mode {
+            Mode::Push | Mode::Block => push_round(ctx, &contrib, &mut next, base, damping)?,
+            Mode::Pull | Mode::Auto => pull_round(ctx, &contrib, &mut next, base, damping)?,
+        }
+        std::mem::swap(&mut rank, &mut next);
+        ctx.finish(start, n as u64, arcs, pass_name(ctx.cfg.mode), Some(iterations))?;
+    }
+    Ok(rank)
+}
+
+/// `next[v] = base + d·Σ_{u ∈ in(v)} contrib[u]`, each worker writing its own slice.
+fn pull_round<S: GraphStore>(
+    ctx: &RunContext<'_, S>,
+    contrib: &[f64],
+    next: &mut [f64],
+    base: f64,
+    damping: f64,
+) -> Result<(), ExecError> {
+    let store = ctx.store;
+    let csr = store.csr(Direction::In);
+    let mode = ctx.cfg.mode;
+    ctx.pool.install(|| {
+        next.par_chunks_mut(CHUNK)
+            .enumerate()
+            .try_for_each(|(ci, out)| {
+                ctx.check()?;
+                let first = (ci * CHUNK) as u32;
+                match csr {
+                    Some(csr) => {
+                        for (i, slot) in out.iter_mut().enumerate() {
+                            let mut sum = 0.0;
+                            for &u in csr.neighbours(first + i as u32) {
+                                sum += contrib[u as usize];
+                            }
+                            *slot = base + damping * sum;
+                        }
+                    }
+                    None => {
+                        let range = first..first + out.len() as u32;
+                        range_lists(store, mode, Direction::In, range, false, |v, ns, _| {
+                            let mut sum = 0.0;
+                            for &u in ns {
+                                sum += contrib[u as usize];
+                            }
+                            if let Some(slot) = out.get_mut((v - first) as usize) {
+                                *slot = base + damping * sum;
+                            }
+                        })?;
+                    }
+                }
+                Ok(())
+            })
+    })
+}
+
+/// Pushes `contrib[u]` along every out-edge with atomic f64 additions.
+fn push_round<S: GraphStore>(
+    ctx: &RunContext<'_, S>,
+    contrib: &[f64],
+    next: &mut [f64],
+    base: f64,
+    damping: f64,
+) -> Result<(), ExecError> {
+    let acc: Vec<AtomicU64> = (0..next.len()).map(|_| AtomicU64::new(0)).collect();
+    each_list(ctx, Direction::Out, false, |u, ns, _| {
+        let c = contrib[u as usize];
+        for &v in ns {
+            if let Some(a) = acc.get(v as usize) {
+                atomic_add(a, c);
+            }
+        }
+    })?;
+    ctx.pool.install(|| {
+        next.par_iter_mut()
+            .zip(acc.par_iter())
+            .for_each(|(slot, a)| *slot = base + damping * f64::from_bits(a.load(Ordering::Relaxed)));
+    });
+    Ok(())
+}
+
+/// `a += x` on an f64 stored as bits, by compare-exchange.
+#[inline]
+fn atomic_add(a: &AtomicU64, x: f64) {
+    let mut cur = a.load(Ordering::Relaxed);
+    loop {
+        let new = (f64::from_bits(cur) + x).to_bits();
+        match a.compare_exchange_weak(cur, new, Ordering::Relaxed, Ordering::Relaxed) {
+            Ok(_) => return,
+            Err(seen) => cur = seen,
+        }
+    }
+}
+
+/// Rows `(vertex, rank)`.
+pub fn batches<S: GraphStore>(
+    store: &S,
+    schema: &SchemaRef,
+    rank: &[f64],
+) -> Result<Vec<RecordBatch>, ExecError> {
+    per_vertex_batches(store, schema, |r| {
+        vec![Arc::new(Float64Array::from(rank[r].to_vec())) as ArrayRef]
+    })
+}

@@ -1,0 +1,148 @@
+//! Bitmaps over vertex ids: a plain one for reading a dense frontier, an atomic one for
+//! concurrent "claim this vertex once" updates.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// One bit per vertex, read-only while a frontier is being processed.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Bitmap {
+    words: Vec<u64>,
+}
+
+impl Bitmap {
+    /// All bits clear, room for `n` bits.
+    pub fn new(n: u32) -> Bitmap {
+        Bitmap {
+            words: vec![0; (n as usize).div_ceil(64)],
+        }
+    }
+
+    /// A bitmap over whole words (the caller sized them for `n` bits).
+    pub fn from_words(words: Vec<u64>) -> Bitmap {
+        Bitmap { words }
+    }
+
+    /// Whether bit `i` is set; out-of-range bits read as clear.
+    #[inline]
+    pub fn get(&self, i: u32) -> bool {
+        match self.words.get((i >> 6) as usize) {
+            Some(w) => (w >> (i & 63)) & 1 == 1,
+            None => false,
+        }
+    }
+
+    /// Sets bit `i` (ignored when out of range).
+    #[inline]
+    pub fn set(&mut self, i: u32) {
+        if let Some(w) = self.words.get_mut((i >> 6) as usize) {
+            *w |= 1 << (i & 63);
+        }
+    }
+
+    /// Number of set bits.
+    pub fn count(&self) -> u64 {
+        self.words.iter().map(|w| w.count_ones() as u64).sum()
+    }
+
+    /// The words, 64 bits each, bit `i` in word `i / 64`.
+    pub fn words(&self) -> &[u64] {
+        &self.words
+    }
+
+    /// The set bits in increasing order.
+    pub fn iter_ones(&self) -> impl Iterator<Item = u32> + '_ {
+        self.words.iter().enumerate().flat_map(|(wi, &w)| {
+            let mut w = w;
+            std::iter::from_fn(move || {
+                if w == 0 {
+                    return None;
+                }
+                let b = w.trailing_zeros();
+                w &= w - 1;
+                Some(wi as u32 * 64 + b)
+            })
+        })
+    }
+}
+
+/// One bit per vertex, set concurrently by workers.
+#[derive(Debug, Default)]
+pub struct AtomicBitmap {
+    words: Vec<AtomicU64>,
+}
+
+impl AtomicBitmap {
+    /// All bits clear, room for `n` bits.
+    pub fn new(n: u32) -> AtomicBitmap {
+        AtomicBitmap {
+            words: (0..(n as usize).div_ceil(64))
+                .map(|_| AtomicU64::new(0))
+                .collect(),
+        }
+    }
+
+    /// Sets bit `i`; true when this call set it (it was clear), so exactly one caller wins.
+    #[inline]
+    pub fn set(&self, i: u32) -> bool {
+        let bit = 1u64 << (i & 63);
+        match self.words.get((i >> 6) as usize) {
+            Some(w) => {
+                // A plain load first avoids a read-modify-write on the common "already set" path.
+                w.load(Ordering::Relaxed) & bit == 0 && w.fetch_or(bit, Ordering::Relaxed) & bit == 0
+            }
+            None => false,
+        }
+    }
+
+    /// Whether bit `i` is set.
+    #[inline]
+    pub fn get(&self, i: u32) -> bool {
+        match self.words.get((i >> 6) as usize) {
+            Some(w) => (w.load(Ordering::Relaxed) >> (i & 63)) & 1 == 1,
+            None => false,
+        }
+    }
+
+    /// Clears bit `i`.
+    #[inline]
+    pub fn clear(&self, i: u32) {
+        if let Some(w) = self.words.get((i >> 6) as usize) {
+            w.fetch_and(!(1u64 << (i & 63)), Ordering::Relaxed);
+        }
+    }
+
+    /// Clears every bit.
+    pub fn clear_all(&mut self) {
+        for w in &mut self.words {
+            *w.get_mut() = 0;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bitmap_roundtrip() {
+        let mut b = Bitmap::new(130);
+        for i in [0, 5, 63, 64, 129] {
+            b.set(i);
+        }
+        b.set(1000);
+        assert_eq!(b.count(), 5);
+        assert_eq!(b.iter_ones().collect::<Vec<_>>(), vec![0, 5, 63, 64, 129]);
+        assert!(b.get(64) && !b.get(65) && !b.get(5000));
+    }
+
+    #[test]
+    fn atomic_set_wins_once() {
+        let b = AtomicBitmap::new(100);
+        assert!(b.set(70));
+        assert!(!b.set(70));
+        assert!(b.get(70));
+        b.clear(70);
+        assert!(!b.get(70));
+        assert!(!b.set(100_000));
+    }
+}

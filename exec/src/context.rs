@@ -1,0 +1,107 @@
+//! The state every algorithm of a run shares: the store, the pool, the cancel flag, and the
+//! per-iteration statistics PROFILE prints.
+
+use std::sync::atomic::Ordering;
+use std::sync::Mutex;
+use std::time::Instant;
+
+use storage::{GraphStore, IoStats};
+
+use crate::config::{Progress, RunConfig};
+use crate::error::ExecError;
+use crate::pool::Pool;
+use crate::result::IterationStats;
+
+/// One run: the store it reads, its configuration and workers, and what it has done so far.
+pub struct RunContext<'a, S: GraphStore> {
+    pub store: &'a S,
+    pub cfg: &'a RunConfig,
+    pub pool: Pool,
+    started: Instant,
+    stats: Mutex<Vec<IterationStats>>,
+}
+
+/// Where an iteration started: the store's counters and the clock.
+#[derive(Debug, Clone, Copy)]
+pub struct IterStart {
+    io: IoStats,
+    at: Instant,
+}
+
+impl<'a, S: GraphStore> RunContext<'a, S> {
+    /// Starts the workers for a run of `cfg` over `store`.
+    pub fn new(store: &'a S, cfg: &'a RunConfig) -> Result<Self, ExecError> {
+        Ok(RunContext {
+            store,
+            cfg,
+            pool: Pool::new(cfg.threads)?,
+            started: Instant::now(),
+            stats: Mutex::new(Vec::new()),
+        })
+    }
+
+    /// `Err(Cancelled)` once the cancel flag is up: call it between iterations and chunks.
+    #[inline]
+    pub fn check(&self) -> Result<(), ExecError> {
+        if self.cfg.cancel.load(Ordering::Relaxed) {
+            Err(ExecError::Cancelled)
+        } else {
+            Ok(())
+        }
+    }
+
+    /// Marks the start of an iteration.
+    pub fn begin(&self) -> IterStart {
+        IterStart {
+            io: self.store.io_stats(),
+            at: Instant::now(),
+        }
+    }
+
+    /// Records a finished iteration (numbered in order of recording), reports progress, and
+    /// checks for cancellation.
+    pub fn finish(
+        &self,
+        start: IterStart,
+        active: u64,
+        edges: u64,
+        strategy: &'static str,
+        of: Option<u32>,
+    ) -> Result<(), ExecError> {
+        let io = self.store.io_stats().since(&start.io);
+        let iteration = {
+            let mut stats = self.stats.lock().unwrap_or_else(|p| p.into_inner());
+            let iteration = stats.len() as u32;
+            stats.push(IterationStats {
+                iteration,
+                active,
+                edges,
+                strategy,
+                blocks_read: io.blocks_read,
+                hit_rate: io.hit_rate(),
+                bytes_read: io.bytes_read,
+                elapsed: start.at.elapsed(),
+            });
+            iteration
+        };
+        if let Some(progress) = &self.cfg.progress {
+            progress(Progress {
+                iteration: iteration + 1,
+                of,
+                frontier: active,
+                elapsed: self.started.elapsed(),
+            });
+        }
+        self.check()
+    }
+
+    /// The statistics recorded so far, consuming the context.
+    pub fn into_stats(self) -> Vec<IterationStats> {
+        self.stats.into_inner().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// |V| of the store.
+    pub fn n(&self) -> u32 {
+        self.store.shape().vertices
+    }
+}

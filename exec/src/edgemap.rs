@@ -1,0 +1,397 @@
+//! `EdgeMap`: apply an update along every edge leaving the active vertices, returning the
+//! vertices the updates activated, with one of three strategies.
+//!
+//! * **SparsePush** (CAVE ProcessQueue): each worker fetches its chunk of the frontier's lists
+//!   with `for_each_list(.., FetchOrder::AsGiven, ..)`; the store keeps many fetches in flight.
+//! * **BlockPush** (CAVE ProcessQueueBlock): the frontier is sorted by edge block and split at
+//!   block boundaries, and each chunk is fetched `ByBlock`, so every block is read once.
+//! * **DensePull**: every vertex that still wants updates scans its in-list in vertex (block)
+//!   order with `scan_lists` and pulls from in-neighbours that are active, stopping early when
+//!   it no longer wants updates (Beamer's bottom-up step).
+//!
+//! `Mode::Auto` picks pull when the frontier's out-degree sum plus its size exceeds |arcs|/20
+//! (Ligra's rule), else push. When the store has a CSR view the same strategies run as tight
+//! loops over slices, with no callbacks.
+
+use std::borrow::Cow;
+
+use planner::Mode;
+use rayon::prelude::*;
+use storage::{Direction, FetchOrder, GraphStore};
+
+use crate::bitmap::{AtomicBitmap, Bitmap};
+use crate::context::RunContext;
+use crate::error::ExecError;
+use crate::subset::VertexSubset;
+
+/// What EdgeMap applies along an edge `src → dst` (`src` active).
+pub trait EdgeFunc: Sync {
+    /// Whether the update reads edge weights; unweighted edges read as 1.0.
+    const WEIGHTED: bool = false;
+    /// Whether `update_atomic` returns true at most once per destination per round (a claim, as
+    /// in BFS); then push needs no separate de-duplication of the next frontier.
+    const CLAIMS: bool = false;
+
+    /// Push update, run concurrently for many sources: must be atomic. True activates `dst`.
+    fn update_atomic(&self, src: u32, dst: u32, weight: f64) -> bool;
+
+    /// Pull update: only one worker updates `dst` at a time. True activates `dst`.
+    fn update(&self, src: u32, dst: u32, weight: f64) -> bool {
+        self.update_atomic(src, dst, weight)
+    }
+
+    /// Whether `dst` still wants updates; pull stops scanning `dst`'s in-list once it is false.
+    fn cond(&self, _dst: u32) -> bool {
+        true
+    }
+}
+
+/// The strategy of one EdgeMap round.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Strategy {
+    SparsePush,
+    BlockPush,
+    DensePull,
+}
+
+impl Strategy {
+    /// The name PROFILE prints (`IterationStats::strategy`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Strategy::SparsePush => "push",
+            Strategy::BlockPush => "block",
+            Strategy::DensePull => "pull",
+        }
+    }
+
+    /// The strategy `mode` asks for; `Auto` applies Ligra's density rule to the frontier's
+    /// out-degree sum and size against the number of stored arcs.
+    pub fn choose(mode: Mode, frontier_len: u64, degree_sum: u64, arcs: u64) -> Strategy {
+        match mode {
+            Mode::Push => Strategy::SparsePush,
+            Mode::Block => Strategy::BlockPush,
+            Mode::Pull => Strategy::DensePull,
+            Mode::Auto => {
+                if frontier_len + degree_sum > arcs / 20 {
+                    Strategy::DensePull
+                } else {
+                    Strategy::SparsePush
+                }
+            }
+        }
+    }
+}
+
+/// The direction pull reads when push follows `dir`.
+pub fn reverse(dir: Direction) -> Direction {
+    match dir {
+        Direction::Out => Direction::In,
+        Direction::In => Direction::Out,
+    }
+}
+
+/// Runs EdgeMap rounds for one algorithm; keeps the scratch bitmap used to de-duplicate the
+/// next frontier between rounds so a sparse round costs O(frontier), not O(|V|).
+pub struct EdgeMap<'c, 'a, S: GraphStore> {
+    ctx: &'c RunContext<'a, S>,
+    seen: Option<AtomicBitmap>,
+}
+
+impl<'c, 'a, S: GraphStore> EdgeMap<'c, 'a, S> {
+    /// An EdgeMap over `ctx`'s store and workers.
+    pub fn new(ctx: &'c RunContext<'a, S>) -> Self {
+        EdgeMap { ctx, seen: None }
+    }
+
+    /// One round: applies `f` along the `dir` edges of `frontier` (pull reads the reverse
+    /// lists), records the round's statistics (`of` = rounds planned, when known) and returns
+    /// the activated vertices.
+    pub fn run<F: EdgeFunc>(
+        &mut self,
+        frontier: &VertexSubset,
+        dir: Direction,
+        f: &F,
+        of: Option<u32>,
+    ) -> Result<VertexSubset, ExecError> {
+        let ctx = self.ctx;
+        ctx.check()?;
+        let start = ctx.begin();
+        let strategy = match ctx.cfg.mode {
+            Mode::Auto => {
+                let sum = self.degree_sum(frontier, dir);
+                Strategy::choose(Mode::Auto, frontier.len(), sum, ctx.store.shape().arcs)
+            }
+            m => Strategy::choose(m, 0, 0, 0),
+        };
+        let (next, edges) = match strategy {
+            Strategy::SparsePush => self.push(frontier, dir, f, FetchOrder::AsGiven)?,
+            Strategy::BlockPush => self.push(frontier, dir, f, FetchOrder::ByBlock)?,
+            Strategy::DensePull => self.pull(frontier, dir, f)?,
+        };
+        ctx.finish(start, frontier.len(), edges, strategy.name(), of)?;
+        Ok(next)
+    }
+
+    /// Out-degree (in `dir`) sum of the frontier, for the Auto rule.
+    fn degree_sum(&self, frontier: &VertexSubset, dir: Direction) -> u64 {
+        let store = self.ctx.store;
+        self.ctx.pool.install(|| match frontier.as_list() {
+            Some(list) => list.par_iter().map(|&v| store.degree(dir, v)).sum(),
+            None => {
+                let bits = frontier.as_bitmap().map(Cow::Borrowed);
+                let bits = bits.unwrap_or_else(|| Cow::Owned(frontier.to_bitmap()));
+                bits.words()
+                    .par_iter()
+                    .enumerate()
+                    .map(|(wi, &w)| {
+                        let mut w = w;
+                        let mut sum = 0;
+                        while w != 0 {
+                            sum += store.degree(dir, wi as u32 * 64 + w.trailing_zeros());
+                            w &= w - 1;
+                        }
+                        sum
+                    })
+                    .sum()
+            }
+        })
+    }
+
+    fn push<F: EdgeFunc>(
+        &mut self,
+        frontier: &VertexSubset,
+        dir: Direction,
+        f: &F,
+        order: FetchOrder,
+    ) -> Result<(VertexSubset, u64), ExecError> {
+        let ctx = self.ctx;
+        let store = ctx.store;
+        let n = frontier.universe();
+        let mut list: Cow<[u32]> = match frontier.as_list() {
+            Some(l) => Cow::Borrowed(l),
+            None => Cow::Owned(frontier.to_list()),
+        };
+        let chunk = ctx.pool.chunk_len(list.len(), 16, 1024);
+        let chunks: Vec<&[u32]> = if order == FetchOrder::ByBlock {
+            let mut keyed: Vec<(u64, u32)> =
+                list.iter().map(|&v| (store.edge_block(dir, v), v)).collect();
+            keyed.par_sort_unstable();
+            list = Cow::Owned(keyed.iter().map(|&(_, v)| v).collect());
+            block_chunks(&list, &keyed, chunk)
+        } else {
+            list.chunks(chunk).collect()
+        };
+        if !F::CLAIMS && self.seen.is_none() {
+            self.seen = Some(AtomicBitmap::new(n));
+        }
+        let seen = self.seen.as_ref();
+        let csr = store.csr(dir);
+        let parts = ctx.pool.install(|| {
+            chunks
+                .par_iter()
+                .map(|chunk| {
+                    ctx.check()?;
+                    let mut out = Vec::new();
+                    let mut edges = 0u64;
+                    match csr {
+                        Some(csr) => {
+                            for &v in chunk.iter() {
+                                let ns = csr.neighbours(v);
+                                let ws = if F::WEIGHTED { csr.weights_of(v) } else { None };
+                                edges += ns.len() as u64;
+                                push_list(f, v, ns, ws, seen, &mut out);
+                            }
+                        }
+                        None => store.for_each_list(dir, chunk, order, F::WEIGHTED, |v, ns, ws| {
+                            edges += ns.len() as u64;
+                            push_list(f, v, ns, ws, seen, &mut out);
+                        })?,
+                    }
+                    Ok((out, edges))
+                })
+                .collect::<Result<Vec<_>, ExecError>>()
+        })?;
+        let edges = parts.iter().map(|p| p.1).sum();
+        let mut next = Vec::with_capacity(parts.iter().map(|p| p.0.len()).sum());
+        for (p, _) in parts {
+            next.extend_from_slice(&p);
+        }
+        if let Some(seen) = self.seen.as_mut() {
+            if next.len() as u64 > n as u64 / 64 {
+                seen.clear_all();
+            } else {
+                for &v in &next {
+                    seen.clear(v);
+                }
+            }
+        }
+        Ok((VertexSubset::from_list(n, next), edges))
+    }
+
+    fn pull<F: EdgeFunc>(
+        &mut self,
+        frontier: &VertexSubset,
+        dir: Direction,
+        f: &F,
+    ) -> Result<(VertexSubset, u64), ExecError> {
+        let ctx = self.ctx;
+        let store = ctx.store;
+        let n = frontier.universe();
+        let bits: Cow<Bitmap> = match frontier.as_bitmap() {
+            Some(b) => Cow::Borrowed(b),
+            None => Cow::Owned(frontier.to_bitmap()),
+        };
+        let bits = &*bits;
+        let rev = reverse(dir);
+        let csr = store.csr(rev);
+        let ranges = ctx.pool.word_ranges(n, 4096, 65536);
+        let parts = ctx.pool.install(|| {
+            ranges
+                .par_iter()
+                .map(|r| {
+                    ctx.check()?;
+                    let mut words = vec![0u64; (r.end - r.start).div_ceil(64) as usize];
+                    let mut edges = 0u64;
+                    let mut visit = |dst: u32, ns: &[u32], ws: Option<&[f64]>| {
+                        let (hit, e) = pull_list(f, dst, ns, ws, bits);
+                        edges += e;
+                        if hit {
+                            let i = (dst - r.start) as usize;
+                            words[i >> 6] |= 1 << (i & 63);
+                        }
+                    };
+                    match csr {
+                        Some(csr) => {
+                            for dst in r.clone() {
+                                let ws = if F::WEIGHTED { csr.weights_of(dst) } else { None };
+                                visit(dst, csr.neighbours(dst), ws);
+                            }
+                        }
+                        None => store.scan_lists(rev, r.clone(), F::WEIGHTED, visit)?,
+                    }
+                    Ok((words, edges))
+                })
+                .collect::<Result<Vec<_>, ExecError>>()
+        })?;
+        let edges = parts.iter().map(|p| p.1).sum();
+        let mut words = Vec::with_capacity((n as usize).div_ceil(64));
+        for (w, _) in parts {
+            words.extend_from_slice(&w);
+        }
+        Ok((VertexSubset::from_bitmap(n, Bitmap::from_words(words)), edges))
+    }
+}
+
+/// Splits a frontier sorted by block into chunks of about `target` vertices that never split
+/// one block's vertices, so each block is fetched by one chunk only.
+fn block_chunks<'l>(list: &'l [u32], keyed: &[(u64, u32)], target: usize) -> Vec<&'l [u32]> {
+    let mut out = Vec::new();
+    let mut start = 0;
+    for i in 1..=list.len() {
+        let cut = i == list.len() || (i - start >= target && keyed[i].0 != keyed[i - 1].0);
+        if cut {
+            out.push(&list[start..i]);
+            start = i;
+        }
+    }
+    out
+}
+
+/// Push along one list: claims or de-duplicates each activated destination into `out`.
+#[inline]
+fn push_list<F: EdgeFunc>(
+    f: &F,
+    src: u32,
+    ns: &[u32],
+    ws: Option<&[f64]>,
+    seen: Option<&AtomicBitmap>,
+    out: &mut Vec<u32>,
+) {
+    let mut emit = |dst: u32, w: f64| {
+        if f.cond(dst) && f.update_atomic(src, dst, w) {
+            let fresh = match seen {
+                Some(seen) if !F::CLAIMS => seen.set(dst),
+                _ => true,
+            };
+            if fresh {
+                out.push(dst);
+            }
+        }
+    };
+    match ws {
+        Some(ws) if F::WEIGHTED => {
+            for (&d, &w) in ns.iter().zip(ws) {
+                emit(d, w);
+            }
+        }
+        _ => {
+            for &d in ns {
+                emit(d, 1.0);
+            }
+        }
+    }
+}
+
+/// Pull into `dst` from its active in-neighbours; returns (activated, edges examined).
+#[inline]
+fn pull_list<F: EdgeFunc>(
+    f: &F,
+    dst: u32,
+    ns: &[u32],
+    ws: Option<&[f64]>,
+    active: &Bitmap,
+) -> (bool, u64) {
+    if !f.cond(dst) {
+        return (false, 0);
+    }
+    let mut hit = false;
+    let mut edges = 0;
+    match ws {
+        Some(ws) if F::WEIGHTED => {
+            for (&s, &w) in ns.iter().zip(ws) {
+                edges += 1;
+                if active.get(s) && f.update(s, dst, w) {
+                    hit = true;
+                    if !f.cond(dst) {
+                        break;
+                    }
+                }
+            }
+        }
+        _ => {
+            for &s in ns {
+                edges += 1;
+                if active.get(s) && f.update(s, dst, 1.0) {
+                    hit = true;
+                    if !f.cond(dst) {
+                        break;
+                    }
+                }
+            }
+        }
+    }
+    (hit, edges)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn auto_rule() {
+        assert_eq!(Strategy::choose(Mode::Auto, 1, 10, 1000), Strategy::SparsePush);
+        assert_eq!(Strategy::choose(Mode::Auto, 1, 60, 1000), Strategy::DensePull);
+        assert_eq!(Strategy::choose(Mode::Block, 1, 600, 1000), Strategy::BlockPush);
+    }
+
+    #[test]
+    fn block_chunks_never_split_a_block() {
+        let keyed: Vec<(u64, u32)> = (0..100u32).map(|v| ((v / 7) as u64, v)).collect();
+        let list: Vec<u32> = keyed.iter().map(|k| k.1).collect();
+        let chunks = block_chunks(&list, &keyed, 10);
+        assert_eq!(chunks.iter().map(|c| c.len()).sum::<usize>(), 100);
+        for w in chunks.windows(2) {
+            assert_ne!(w[0].last().unwrap() / 7, w[1][0] / 7);
+        }
+    }
+}

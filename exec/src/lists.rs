@@ -1,0 +1,91 @@
+//! Whole-graph list passes (every vertex's list once), the access path of algorithms that are
+//! dense by nature (PageRank push, union-find WCC, CDLP, LCC). `Mode` picks the fetch the same
+//! way it picks EdgeMap's strategy: `Push`/`Block` fetch lists with `for_each_list`
+//! (`AsGiven`/`ByBlock`), `Pull`/`Auto` scan them sequentially with `scan_lists`.
+
+use std::ops::Range;
+
+use planner::Mode;
+use rayon::prelude::*;
+use storage::{Direction, FetchOrder, GraphStore};
+
+use crate::context::RunContext;
+use crate::error::ExecError;
+
+/// The strategy name PROFILE shows for a whole-graph pass under `mode`.
+pub fn pass_name(mode: Mode) -> &'static str {
+    match mode {
+        Mode::Push => "push",
+        Mode::Block => "block",
+        Mode::Pull | Mode::Auto => "pull",
+    }
+}
+
+/// Visits the `dir` lists of `range` (each exactly once) with the fetch `mode` asks for.
+pub fn range_lists<S: GraphStore, F>(
+    store: &S,
+    mode: Mode,
+    dir: Direction,
+    range: Range<u32>,
+    want_weights: bool,
+    visit: F,
+) -> Result<(), ExecError>
+where
+    F: FnMut(u32, &[u32], Option<&[f64]>),
+{
+    match mode {
+        Mode::Push | Mode::Block => {
+            let order = if mode == Mode::Block {
+                FetchOrder::ByBlock
+            } else {
+                FetchOrder::AsGiven
+            };
+            let vertices: Vec<u32> = range.collect();
+            store.for_each_list(dir, &vertices, order, want_weights, visit)?;
+        }
+        Mode::Pull | Mode::Auto => store.scan_lists(dir, range, want_weights, visit)?,
+    }
+    Ok(())
+}
+
+/// Visits every vertex's `dir` list once, in parallel chunks of vertex ranges, checking the
+/// cancel flag between chunks. `visit` runs concurrently and must be thread safe. Returns the
+/// number of list entries visited.
+pub fn each_list<S: GraphStore, F>(
+    ctx: &RunContext<'_, S>,
+    dir: Direction,
+    want_weights: bool,
+    visit: F,
+) -> Result<u64, ExecError>
+where
+    F: Fn(u32, &[u32], Option<&[f64]>) + Sync,
+{
+    let store = ctx.store;
+    let mode = ctx.cfg.mode;
+    let ranges = ctx.pool.word_ranges(ctx.n(), 1024, 16384);
+    let csr = store.csr(dir);
+    ctx.pool.install(|| {
+        ranges
+            .par_iter()
+            .map(|r| {
+                ctx.check()?;
+                let mut edges = 0u64;
+                match csr {
+                    Some(csr) => {
+                        for v in r.clone() {
+                            let ns = csr.neighbours(v);
+                            edges += ns.len() as u64;
+                            let ws = if want_weights { csr.weights_of(v) } else { None };
+                            visit(v, ns, ws);
+                        }
+                    }
+                    None => range_lists(store, mode, dir, r.clone(), want_weights, |v, ns, ws| {
+                        edges += ns.len() as u64;
+                        visit(v, ns, ws);
+                    })?,
+                }
+                Ok(edges)
+            })
+            .try_reduce(|| 0, |a, b| Ok(a + b))
+    })
+}

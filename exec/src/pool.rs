@@ -1,0 +1,93 @@
+//! The worker pool of one run and the chunking rules work is split by.
+//!
+//! A dedicated rayon pool is built per run so the `threads` setting is honoured exactly and a
+//! run never competes with another run's workers. Work is split into modest chunks: each chunk
+//! is one `for_each_list`/`scan_lists` call (the store keeps its own I/O depth inside a call),
+//! and the cancel flag is checked between chunks, which bounds how long a cancel takes.
+
+use std::ops::Range;
+
+use crate::error::ExecError;
+
+/// The threads of one run.
+pub struct Pool {
+    inner: rayon::ThreadPool,
+    threads: usize,
+}
+
+impl Pool {
+    /// Starts `threads` workers (at least one).
+    pub fn new(threads: usize) -> Result<Pool, ExecError> {
+        let threads = threads.max(1);
+        let inner = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .thread_name(|i| format!("frontier-worker-{i}"))
+            .build()
+            .map_err(|e| ExecError::Other(format!("cannot start {threads} worker threads: {e}")))?;
+        Ok(Pool { inner, threads })
+    }
+
+    /// Number of workers.
+    pub fn threads(&self) -> usize {
+        self.threads
+    }
+
+    /// Runs `op` inside the pool, so rayon parallel iterators in it use this pool's workers.
+    pub fn install<R: Send>(&self, op: impl FnOnce() -> R + Send) -> R {
+        self.inner.install(op)
+    }
+
+    /// Runs `op(worker_index)` once on every worker at the same time (pseudo-DFS workers).
+    pub fn broadcast<R: Send>(&self, op: impl Fn(usize) -> R + Sync) -> Vec<R> {
+        self.inner.broadcast(|ctx| op(ctx.index()))
+    }
+
+    /// A chunk length for splitting `len` items: about 8 chunks per worker for balance, but
+    /// never fewer than `min` nor more than `max` items (cancel latency, per-chunk overhead).
+    pub fn chunk_len(&self, len: usize, min: usize, max: usize) -> usize {
+        (len / (self.threads * 8)).clamp(min.max(1), max.max(min).max(1))
+    }
+
+    /// Splits `0..n` into consecutive ranges whose starts are multiples of 64, so each range
+    /// owns whole words of a bitmap and can fill them without atomics.
+    pub fn word_ranges(&self, n: u32, min: usize, max: usize) -> Vec<Range<u32>> {
+        let len = self.chunk_len(n as usize, min, max).div_ceil(64) * 64;
+        let mut out = Vec::with_capacity((n as usize).div_ceil(len.max(1)));
+        let mut start = 0u64;
+        while start < n as u64 {
+            let end = (start + len as u64).min(n as u64);
+            out.push(start as u32..end as u32);
+            start = end;
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn word_ranges_cover_and_align() {
+        let pool = Pool::new(2).unwrap();
+        for n in [0u32, 1, 63, 64, 65, 1000, 100_000] {
+            let r = pool.word_ranges(n, 64, 4096);
+            let mut next = 0;
+            for x in &r {
+                assert_eq!(x.start, next);
+                assert_eq!(x.start % 64, 0);
+                assert!(x.end > x.start);
+                next = x.end;
+            }
+            assert_eq!(next, n);
+        }
+    }
+
+    #[test]
+    fn broadcast_reaches_every_worker() {
+        let pool = Pool::new(3).unwrap();
+        let mut ids = pool.broadcast(|i| i);
+        ids.sort();
+        assert_eq!(ids, vec![0, 1, 2]);
+    }
+}

@@ -1,0 +1,182 @@
+//! `VertexSubset`: the active vertices of an iteration, as a sparse list or a dense bitmap.
+//!
+//! Push strategies walk a list; pull strategies test membership in a bitmap. A subset is kept in
+//! whichever form its producer made and converted on demand, so a sparse frontier never costs
+//! O(|V|) and a dense one never costs a sort.
+
+use crate::bitmap::Bitmap;
+
+/// A set of vertices out of `0..n`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct VertexSubset {
+    n: u32,
+    repr: Repr,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Repr {
+    /// Distinct vertex ids, in no particular order.
+    Sparse(Vec<u32>),
+    /// One bit per vertex, with the number of set bits.
+    Dense { bits: Bitmap, count: u64 },
+}
+
+impl VertexSubset {
+    /// No vertex of `0..n`.
+    pub fn empty(n: u32) -> VertexSubset {
+        VertexSubset {
+            n,
+            repr: Repr::Sparse(Vec::new()),
+        }
+    }
+
+    /// Just `v` (an empty set when `v` is out of range).
+    pub fn single(n: u32, v: u32) -> VertexSubset {
+        let list = if v < n { vec![v] } else { Vec::new() };
+        VertexSubset {
+            n,
+            repr: Repr::Sparse(list),
+        }
+    }
+
+    /// Every vertex of `0..n`.
+    pub fn all(n: u32) -> VertexSubset {
+        let mut words = vec![u64::MAX; (n as usize).div_ceil(64)];
+        if n % 64 != 0 {
+            if let Some(last) = words.last_mut() {
+                *last = (1u64 << (n % 64)) - 1;
+            }
+        }
+        VertexSubset {
+            n,
+            repr: Repr::Dense {
+                bits: Bitmap::from_words(words),
+                count: n as u64,
+            },
+        }
+    }
+
+    /// A sparse subset from distinct ids below `n` (the caller guarantees both).
+    pub fn from_list(n: u32, list: Vec<u32>) -> VertexSubset {
+        VertexSubset {
+            n,
+            repr: Repr::Sparse(list),
+        }
+    }
+
+    /// A dense subset from a bitmap sized for `n`.
+    pub fn from_bitmap(n: u32, bits: Bitmap) -> VertexSubset {
+        let count = bits.count();
+        VertexSubset {
+            n,
+            repr: Repr::Dense { bits, count },
+        }
+    }
+
+    /// The universe size.
+    pub fn universe(&self) -> u32 {
+        self.n
+    }
+
+    /// Number of vertices in the subset.
+    pub fn len(&self) -> u64 {
+        match &self.repr {
+            Repr::Sparse(l) => l.len() as u64,
+            Repr::Dense { count, .. } => *count,
+        }
+    }
+
+    /// Whether no vertex is active.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Whether the subset is held as a bitmap.
+    pub fn is_dense(&self) -> bool {
+        matches!(self.repr, Repr::Dense { .. })
+    }
+
+    /// The subset as a bitmap (converted when sparse).
+    pub fn to_bitmap(&self) -> Bitmap {
+        match &self.repr {
+            Repr::Dense { bits, .. } => bits.clone(),
+            Repr::Sparse(list) => {
+                let mut bits = Bitmap::new(self.n);
+                for &v in list {
+                    bits.set(v);
+                }
+                bits
+            }
+        }
+    }
+
+    /// The bitmap, when the subset is dense.
+    pub fn as_bitmap(&self) -> Option<&Bitmap> {
+        match &self.repr {
+            Repr::Dense { bits, .. } => Some(bits),
+            Repr::Sparse(_) => None,
+        }
+    }
+
+    /// The list, when the subset is sparse.
+    pub fn as_list(&self) -> Option<&[u32]> {
+        match &self.repr {
+            Repr::Sparse(l) => Some(l),
+            Repr::Dense { .. } => None,
+        }
+    }
+
+    /// The vertices as a list (increasing order when converted from a bitmap).
+    pub fn to_list(&self) -> Vec<u32> {
+        match &self.repr {
+            Repr::Sparse(l) => l.clone(),
+            Repr::Dense { bits, .. } => bits.iter_ones().collect(),
+        }
+    }
+
+    /// Converts to the sparse form in place.
+    pub fn make_sparse(&mut self) {
+        if let Repr::Dense { bits, .. } = &self.repr {
+            self.repr = Repr::Sparse(bits.iter_ones().collect());
+        }
+    }
+
+    /// Converts to the dense form in place.
+    pub fn make_dense(&mut self) {
+        if let Repr::Sparse(list) = &self.repr {
+            let count = list.len() as u64;
+            let bits = self.to_bitmap();
+            self.repr = Repr::Dense { bits, count };
+        }
+    }
+
+    /// Whether `v` is in the subset: O(1) when dense, O(len) when sparse.
+    pub fn contains(&self, v: u32) -> bool {
+        match &self.repr {
+            Repr::Dense { bits, .. } => bits.get(v),
+            Repr::Sparse(l) => l.contains(&v),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn conversions_keep_members() {
+        let mut s = VertexSubset::from_list(200, vec![7, 3, 150]);
+        assert_eq!(s.len(), 3);
+        s.make_dense();
+        assert!(s.is_dense() && s.contains(150) && !s.contains(4));
+        assert_eq!(s.len(), 3);
+        s.make_sparse();
+        assert_eq!(s.as_list().unwrap(), &[3, 7, 150]);
+        let all = VertexSubset::all(70);
+        assert_eq!(all.len(), 70);
+        assert_eq!(all.to_list().len(), 70);
+        assert!(!all.contains(70));
+        assert!(VertexSubset::single(5, 9).is_empty());
+        assert!(VertexSubset::all(0).is_empty());
+    }
+}

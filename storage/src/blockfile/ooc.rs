@@ -1,0 +1,861 @@
+//! The out-of-core reader: a [`GraphStore`] over a block file, with the vertex indexes in memory
+//! and edge/weight blocks fetched through the [`BlockCache`] and the [`IoEngine`].
+//!
+//! One call of [`GraphStore::for_each_list`] is one engine [`Session`](crate::io::Session): the
+//! calling thread keeps up to `io_depth` reads in flight (the budget is shared by every thread
+//! using the store) and visits each vertex as soon as all its blocks are in.
+//!
+//! - A list inside one edge block (every list shorter than 1024) is visited straight from the
+//!   pinned cached block; its weights come from the one or two weight blocks parallel to it.
+//! - A longer list spans consecutive blocks; missing runs are read with reads of up to 1 MiB and
+//!   assembled into a private buffer. Runs too large for half the cache bypass it (hubs must not
+//!   flush the cache).
+//! - `ByBlock` sorts the vertices by first edge block and admits each block's vertices together,
+//!   so each needed block is read at most once per call, even with a cache of one block.
+//! - Every block read is checked against the file's block checksums before anyone sees it.
+
+use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
+use std::ops::Range;
+use std::path::Path;
+use std::sync::Arc;
+
+use crate::blockfile::format::{BLOCK_SIZE, SLOTS_PER_BLOCK};
+use crate::blockfile::open::{GraphFile, VertexIndex};
+use crate::cache::{BlockCache, BlockRef};
+use crate::error::{Result, StoreError};
+use crate::io::{human_bytes, AlignedBuf, Completion, EngineOptions, IoCounters, IoEngine, ReadRequest, Session};
+use crate::store::{Direction, FetchOrder, GraphShape, GraphStore, IoStats};
+
+/// Largest single read (blocks): 1 MiB.
+const MAX_READ_BLOCKS: u64 = 256;
+/// Blocks per sequential-scan read: 1 MiB of edges (2 MiB of weights alongside).
+const SCAN_CHUNK_BLOCKS: u64 = 256;
+/// Scan reads kept in flight (each is large, so a few saturate the device).
+const SCAN_DEPTH: usize = 4;
+/// Scan chunks kept after use, for lists that first-fit packing placed slightly behind.
+const SCAN_RETAIN_CHUNKS: usize = 8;
+/// Weight slots per weight block.
+const WEIGHTS_PER_BLOCK: u64 = (BLOCK_SIZE / 8) as u64;
+const SLOTS: u64 = SLOTS_PER_BLOCK as u64;
+
+/// A graph file read out of core. `Send + Sync`: worker threads call it concurrently.
+pub struct OutOfCoreStore {
+    file: GraphFile,
+    engine: IoEngine,
+    cache: BlockCache,
+    counters: Arc<IoCounters>,
+}
+
+impl std::fmt::Debug for OutOfCoreStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "OutOfCoreStore({}, {})", self.file.path.display(), self.describe_reader())
+    }
+}
+
+/// Where one direction's data lives.
+#[derive(Clone, Copy)]
+struct Lay<'a> {
+    idx: &'a VertexIndex,
+    /// First absolute block of the edge section.
+    e0: u64,
+    /// First absolute block of the weight section, when weights are wanted and exist.
+    w0: Option<u64>,
+}
+
+/// The blocks one list occupies (absolute block numbers, inclusive ranges).
+#[derive(Clone, Copy, Debug)]
+struct Span {
+    start: u64,
+    deg: u32,
+    e_first: u64,
+    e_last: u64,
+    /// Weight blocks, when weights are wanted.
+    w: Option<(u64, u64)>,
+}
+
+impl Lay<'_> {
+    fn span(&self, v: u32) -> Span {
+        let start = self.idx.starts[v as usize];
+        let deg = self.idx.degrees[v as usize];
+        let last_slot = start + (deg.max(1) as u64) - 1;
+        Span {
+            start,
+            deg,
+            e_first: self.e0 + start / SLOTS,
+            e_last: self.e0 + last_slot / SLOTS,
+            w: self
+                .w0
+                .map(|w0| (w0 + start / WEIGHTS_PER_BLOCK, w0 + last_slot / WEIGHTS_PER_BLOCK)),
+        }
+    }
+}
+
+enum JobData {
+    /// The list lies in one edge block: visited from the pinned blocks.
+    Small {
+        edge: Option<BlockRef>,
+        weights: [Option<BlockRef>; 2],
+    },
+    /// The list spans blocks: assembled here.
+    Big { nbrs: Vec<u32>, wts: Vec<f64> },
+}
+
+struct Job {
+    v: u32,
+    span: Span,
+    remaining: u32,
+    data: JobData,
+}
+
+impl OutOfCoreStore {
+    /// Opens `path` out of core with a cache of `cache_bytes` and the given engine options.
+    pub fn open(path: &Path, cache_bytes: u64, engine: &EngineOptions) -> Result<OutOfCoreStore> {
+        let file = GraphFile::open(path)?;
+        Self::from_file(file, cache_bytes, engine)
+    }
+
+    /// Wraps an already opened and checked file.
+    pub fn from_file(file: GraphFile, cache_bytes: u64, engine: &EngineOptions) -> Result<OutOfCoreStore> {
+        let counters = Arc::new(IoCounters::default());
+        let engine = IoEngine::open(&file.path, engine, counters.clone())?;
+        let cache = BlockCache::new(cache_bytes, counters.clone());
+        Ok(OutOfCoreStore {
+            file,
+            engine,
+            cache,
+            counters,
+        })
+    }
+
+    /// The engine (which one runs, its depth).
+    pub fn engine(&self) -> &IoEngine {
+        &self.engine
+    }
+
+    /// The block cache.
+    pub fn cache(&self) -> &BlockCache {
+        &self.cache
+    }
+
+    /// The opened file (id map, indexes, checksums).
+    pub fn graph_file(&self) -> &GraphFile {
+        &self.file
+    }
+
+    fn lay(&self, dir: Direction, want_weights: bool) -> Lay<'_> {
+        Lay {
+            idx: self.file.index(dir),
+            e0: self.file.edge_section(dir).first_block(),
+            w0: if want_weights {
+                self.file.weight_section(dir).map(|s| s.first_block())
+            } else {
+                None
+            },
+        }
+    }
+
+    fn corrupt(&self, why: String) -> StoreError {
+        StoreError::Corrupt {
+            path: self.file.path.clone(),
+            why,
+        }
+    }
+
+    /// Checks one block against the file's block checksums.
+    fn verify(&self, block: u64, bytes: &[u8]) -> Result<()> {
+        match self.file.block_crcs.get(block as usize) {
+            Some(&crc) if crc32fast::hash(bytes) == crc => Ok(()),
+            Some(_) => Err(self.corrupt(format!("block {block} fails its checksum"))),
+            None => Err(self.corrupt(format!("block {block} has no checksum"))),
+        }
+    }
+
+    /// Turns a completion into its checked bytes, or the error naming the file and block.
+    fn landed(&self, c: &Completion) -> Result<()> {
+        let first = c.offset / BLOCK_SIZE as u64;
+        match &c.result {
+            Err(e) => Err(StoreError::io(
+                &self.file.path,
+                std::io::Error::new(e.kind(), format!("reading block {first}: {e}")),
+            )),
+            Ok(n) if *n < c.buf.len() => Err(self.corrupt(format!(
+                "blocks {first}..{} lie past the end of the file (truncated?)",
+                first + c.buf.blocks() as u64
+            ))),
+            Ok(_) => Ok(()),
+        }
+    }
+
+    /// Neighbour ids must be vertices: a checksum-valid but wrong file must not make an
+    /// algorithm index out of bounds.
+    fn check_list(&self, v: u32, nbrs: &[u32]) -> Result<()> {
+        let n = self.file.superblock.vertices;
+        match nbrs.iter().find(|&&x| x as u64 >= n) {
+            Some(x) => Err(self.corrupt(format!(
+                "the list of vertex {v} holds {x}, not a vertex"
+            ))),
+            None => Ok(()),
+        }
+    }
+
+    fn check_vertex(&self, v: u32) -> Result<()> {
+        if (v as u64) < self.file.superblock.vertices {
+            Ok(())
+        } else {
+            Err(StoreError::Other(format!(
+                "vertex {v} is out of range (the graph has {} vertices)",
+                self.file.superblock.vertices
+            )))
+        }
+    }
+}
+
+/// The state of one `for_each_list` call.
+struct Batch<'s> {
+    store: &'s OutOfCoreStore,
+    lay: Lay<'s>,
+    by_block: bool,
+    jobs: Vec<Option<Job>>,
+    free: Vec<usize>,
+    live: usize,
+    /// Blocks requested in this call and not yet arrived, with the jobs waiting for them.
+    waiting: HashMap<u64, Vec<usize>>,
+    /// Reads decided but not yet submitted.
+    queue: VecDeque<ReadRequest>,
+    /// ByBlock: tail blocks of long lists, which a later group may share, with the edge block
+    /// (relative) they belong to.
+    held: HashMap<u64, (u64, BlockRef)>,
+    wscratch: Vec<f64>,
+    /// Cache the blocks of multi-block runs up to this many blocks.
+    cacheable_run: u64,
+}
+
+/// Tag bit: insert the read's blocks into the cache.
+const TAG_CACHE: u64 = 1;
+
+impl<'s> Batch<'s> {
+    fn new(store: &'s OutOfCoreStore, lay: Lay<'s>, by_block: bool) -> Batch<'s> {
+        Batch {
+            store,
+            lay,
+            by_block,
+            jobs: Vec::new(),
+            free: Vec::new(),
+            live: 0,
+            waiting: HashMap::new(),
+            queue: VecDeque::new(),
+            held: HashMap::new(),
+            wscratch: Vec::new(),
+            cacheable_run: store.cache.slots() as u64 / 2,
+        }
+    }
+
+    fn lookup(&mut self, b: u64) -> Option<BlockRef> {
+        if let Some((_, r)) = self.held.get(&b) {
+            return Some(r.clone());
+        }
+        self.store.cache.get(b)
+    }
+
+    fn request(&mut self, first: u64, count: u64, cache: bool) {
+        self.queue.push_back(ReadRequest {
+            tag: if cache { TAG_CACHE } else { 0 },
+            offset: first * BLOCK_SIZE as u64,
+            buf: AlignedBuf::new(count as usize),
+        });
+    }
+
+    /// Starts fetching `v`'s list; visits it at once when everything is at hand.
+    fn admit<F>(&mut self, v: u32, visit: &mut F) -> Result<()>
+    where
+        F: FnMut(u32, &[u32], Option<&[f64]>),
+    {
+        let span = self.lay.span(v);
+        let want_w = span.w.is_some();
+        if span.deg == 0 {
+            visit(v, &[], want_w.then_some(&[]));
+            return Ok(());
+        }
+        let id = match self.free.pop() {
+            Some(i) => i,
+            None => {
+                self.jobs.push(None);
+                self.jobs.len() - 1
+            }
+        };
+        let small = span.e_first == span.e_last;
+        let mut job = Job {
+            v,
+            span,
+            remaining: 0,
+            data: if small {
+                JobData::Small {
+                    edge: None,
+                    weights: [None, None],
+                }
+            } else {
+                JobData::Big {
+                    nbrs: vec![0; span.deg as usize],
+                    wts: if want_w { vec![0.0; span.deg as usize] } else { Vec::new() },
+                }
+            },
+        };
+        let mut blocks: Vec<u64> = (span.e_first..=span.e_last).collect();
+        if let Some((a, b)) = span.w {
+            blocks.extend(a..=b);
+        }
+        // Missing blocks are read in runs of consecutive blocks.
+        let mut run: Option<(u64, u64)> = None;
+        let cache_run = small || blocks.len() as u64 <= self.cacheable_run;
+        for b in blocks {
+            if let Some(r) = self.lookup(b) {
+                deliver(&mut job, &self.lay, b, Some(&r), r.as_bytes());
+                self.hold_if_tail(&job, b, &r);
+                continue;
+            }
+            job.remaining += 1;
+            if let Some(w) = self.waiting.get_mut(&b) {
+                w.push(id);
+                if let Some((f, c)) = run.take() {
+                    self.request(f, c, cache_run);
+                }
+                continue;
+            }
+            self.waiting.insert(b, vec![id]);
+            run = match run {
+                Some((f, c)) if f + c == b && c < MAX_READ_BLOCKS => Some((f, c + 1)),
+                Some((f, c)) => {
+                    self.request(f, c, cache_run);
+                    Some((b, 1))
+                }
+                None => Some((b, 1)),
+            };
+        }
+        if let Some((f, c)) = run {
+            self.request(f, c, cache_run);
+        }
+        if job.remaining == 0 {
+            self.free.push(id);
+            return self.finish(job, visit);
+        }
+        self.jobs[id] = Some(job);
+        self.live += 1;
+        Ok(())
+    }
+
+
+    /// ByBlock: keeps the last block of a long list (and its weight blocks) for the group that
+    /// starts in it, so a tiny cache cannot make the call read it twice.
+    fn hold_if_tail(&mut self, job: &Job, b: u64, r: &BlockRef) {
+        if !self.by_block || matches!(job.data, JobData::Small { .. }) {
+            return;
+        }
+        let tail_rel = job.span.e_last - self.lay.e0;
+        let is_tail = b == job.span.e_last
+            || (self.lay.w0.is_some_and(|w0| b >= w0 && (b - w0) / 2 == tail_rel)
+                && job.span.w.is_some_and(|(wf, wl)| (wf..=wl).contains(&b)));
+        if is_tail {
+            self.held.insert(b, (tail_rel, r.clone()));
+        }
+    }
+
+    /// ByBlock: a group starting at relative edge block `g` is being admitted; earlier tails
+    /// can no longer be needed.
+    fn advance_group(&mut self, g: u64) {
+        if !self.held.is_empty() {
+            self.held.retain(|_, (rel, _)| *rel >= g);
+        }
+    }
+
+    /// Hands a finished read's blocks to the jobs waiting for them.
+    fn complete<F>(&mut self, c: Completion, visit: &mut F) -> Result<()>
+    where
+        F: FnMut(u32, &[u32], Option<&[f64]>),
+    {
+        self.store.landed(&c)?;
+        let first = c.offset / BLOCK_SIZE as u64;
+        let count = c.buf.blocks();
+        let cache_it = c.tag & TAG_CACHE != 0;
+        for i in 0..count {
+            let bytes = &c.buf.as_bytes()[i * BLOCK_SIZE..(i + 1) * BLOCK_SIZE];
+            self.store.verify(first + i as u64, bytes)?;
+        }
+        if count == 1 {
+            let mut r = Arc::new(c.buf);
+            if cache_it {
+                r = self.store.cache.insert(first, r);
+            }
+            return self.arrived(first, Some(r), None, cache_it, visit);
+        }
+        for i in 0..count {
+            let bytes = &c.buf.as_bytes()[i * BLOCK_SIZE..(i + 1) * BLOCK_SIZE];
+            self.arrived(first + i as u64, None, Some(bytes), cache_it, visit)?;
+        }
+        Ok(())
+    }
+
+    /// Block `b` is in (checked): as a shareable block `r`, or as bytes of a larger read.
+    fn arrived<F>(
+        &mut self,
+        b: u64,
+        r: Option<BlockRef>,
+        bytes: Option<&[u8]>,
+        cache_it: bool,
+        visit: &mut F,
+    ) -> Result<()>
+    where
+        F: FnMut(u32, &[u32], Option<&[f64]>),
+    {
+        let waiters = self.waiting.remove(&b).unwrap_or_default();
+        let mut r = r;
+        if r.is_none() {
+            let needs = cache_it
+                || self.by_block
+                || waiters.iter().any(|&j| {
+                    matches!(
+                        self.jobs[j].as_ref().map(|j| &j.data),
+                        Some(JobData::Small { .. })
+                    )
+                });
+            if let (true, Some(bytes)) = (needs, bytes) {
+                let mut own = AlignedBuf::new(1);
+                own.as_bytes_mut().copy_from_slice(bytes);
+                let own = Arc::new(own);
+                r = Some(if cache_it {
+                    self.store.cache.insert(b, own)
+                } else {
+                    own
+                });
+            }
+        }
+        for j in waiters {
+            let Some(job) = self.jobs[j].as_mut() else {
+                continue;
+            };
+            let data = match (&r, bytes) {
+                (Some(r), _) => r.as_bytes(),
+                (None, Some(x)) => x,
+                (None, None) => continue,
+            };
+            deliver(job, &self.lay, b, r.as_ref(), data);
+            job.remaining -= 1;
+            let done = job.remaining == 0;
+            if let Some(r) = &r {
+                let job = self.jobs[j].take().expect("job is live");
+                self.hold_if_tail(&job, b, r);
+                self.jobs[j] = Some(job);
+            }
+            if done {
+                let job = self.jobs[j].take().expect("job is live");
+                self.free.push(j);
+                self.live -= 1;
+                self.finish(job, visit)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Visits a job whose blocks are all in.
+    fn finish<F>(&mut self, job: Job, visit: &mut F) -> Result<()>
+    where
+        F: FnMut(u32, &[u32], Option<&[f64]>),
+    {
+        let Job { v, span, data, .. } = job;
+        let deg = span.deg as usize;
+        match data {
+            JobData::Small { edge, weights } => {
+                let missing = || StoreError::Other(format!("internal: a block of vertex {v} went missing"));
+                let e = edge.ok_or_else(missing)?;
+                let off = (span.start % SLOTS) as usize;
+                let nbrs = &e.as_u32s()[off..off + deg];
+                self.store.check_list(v, nbrs)?;
+                if span.w.is_none() {
+                    visit(v, nbrs, None);
+                    return Ok(());
+                }
+                let woff = (span.start % WEIGHTS_PER_BLOCK) as usize;
+                let w0 = weights[0].as_ref().ok_or_else(missing)?;
+                if woff + deg <= WEIGHTS_PER_BLOCK as usize {
+                    visit(v, nbrs, Some(&w0.as_f64s()[woff..woff + deg]));
+                } else {
+                    let w1 = weights[1].as_ref().ok_or_else(missing)?;
+                    let first = WEIGHTS_PER_BLOCK as usize - woff;
+                    self.wscratch.clear();
+                    self.wscratch.extend_from_slice(&w0.as_f64s()[woff..]);
+                    self.wscratch.extend_from_slice(&w1.as_f64s()[..deg - first]);
+                    visit(v, nbrs, Some(&self.wscratch));
+                }
+            }
+            JobData::Big { nbrs, wts } => {
+                self.store.check_list(v, &nbrs)?;
+                visit(v, &nbrs, span.w.map(|_| &wts[..]));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Pins (small lists) or copies (long lists) block `b` into `job`.
+fn deliver(job: &mut Job, lay: &Lay<'_>, b: u64, r: Option<&BlockRef>, bytes: &[u8]) {
+    let span = job.span;
+    let is_edge = (span.e_first..=span.e_last).contains(&b);
+    match &mut job.data {
+        JobData::Small { edge, weights } => {
+            if is_edge {
+                *edge = r.cloned();
+            } else if let Some((wf, _)) = span.w {
+                if let Some(slot) = weights.get_mut((b - wf) as usize) {
+                    *slot = r.cloned();
+                }
+            }
+        }
+        JobData::Big { nbrs, wts } => {
+            let (first_slot, per, width) = if is_edge {
+                ((b - lay.e0) * SLOTS, SLOTS, 4)
+            } else {
+                let Some(w0) = lay.w0 else { return };
+                ((b - w0) * WEIGHTS_PER_BLOCK, WEIGHTS_PER_BLOCK, 8)
+            };
+            let lo = first_slot.max(span.start);
+            let hi = (first_slot + per).min(span.start + span.deg as u64);
+            if lo >= hi {
+                return;
+            }
+            let src = &bytes[((lo - first_slot) * width) as usize..((hi - first_slot) * width) as usize];
+            let at = (lo - span.start) as usize;
+            if is_edge {
+                for (d, s) in nbrs[at..].iter_mut().zip(src.chunks_exact(4)) {
+                    *d = u32::from_le_bytes([s[0], s[1], s[2], s[3]]);
+                }
+            } else {
+                for (d, s) in wts[at..].iter_mut().zip(src.chunks_exact(8)) {
+                    *d = f64::from_le_bytes([s[0], s[1], s[2], s[3], s[4], s[5], s[6], s[7]]);
+                }
+            }
+        }
+    }
+}
+
+impl OutOfCoreStore {
+    /// The body of `for_each_list`.
+    fn fetch<F>(
+        &self,
+        dir: Direction,
+        vertices: &[u32],
+        order: FetchOrder,
+        want_weights: bool,
+        mut visit: F,
+    ) -> Result<()>
+    where
+        F: FnMut(u32, &[u32], Option<&[f64]>),
+    {
+        if vertices.is_empty() {
+            return Ok(());
+        }
+        for &v in vertices {
+            self.check_vertex(v)?;
+        }
+        let lay = self.lay(dir, want_weights);
+        let by_block = order == FetchOrder::ByBlock;
+        // ByBlock: (first edge block, vertex), sorted, admitted a block's worth at a time.
+        let sorted: Vec<(u64, u32)> = if by_block {
+            let mut s: Vec<(u64, u32)> = vertices.iter().map(|&v| (lay.idx.block_of(v), v)).collect();
+            s.sort_unstable();
+            s
+        } else {
+            Vec::new()
+        };
+        let mut b = Batch::new(self, lay, by_block);
+        let mut session = self.engine.session()?;
+        let max_jobs = 64 * self.engine.depth() as usize + 256;
+        let mut cursor = 0usize;
+        let mut done: Vec<Completion> = Vec::new();
+        loop {
+            while !b.queue.is_empty() && session.has_room() {
+                let req = b.queue.pop_front().expect("queue is not empty");
+                session.submit(req)?;
+            }
+            if b.queue.is_empty() && cursor < vertices.len() && b.live < max_jobs {
+                if by_block {
+                    let g = sorted[cursor].0;
+                    b.advance_group(g);
+                    while cursor < sorted.len() && sorted[cursor].0 == g {
+                        let v = sorted[cursor].1;
+                        // Degree-0 vertices have no block: do not let them hold a group open.
+                        b.admit(v, &mut visit)?;
+                        cursor += 1;
+                    }
+                } else {
+                    b.admit(vertices[cursor], &mut visit)?;
+                    cursor += 1;
+                }
+                continue;
+            }
+            if session.in_flight() == 0 {
+                if b.queue.is_empty() {
+                    break;
+                }
+                continue;
+            }
+            session.wait(|c| done.push(c))?;
+            for c in done.drain(..) {
+                b.complete(c, &mut visit)?;
+            }
+        }
+        if b.live != 0 {
+            return Err(StoreError::Other(format!(
+                "internal: {} lists were never completed",
+                b.live
+            )));
+        }
+        Ok(())
+    }
+
+    /// The body of `scan_lists`: the range's edge blocks in 1 MiB reads, a few in flight,
+    /// lists visited in vertex order.
+    fn scan<F>(&self, dir: Direction, range: Range<u32>, want_weights: bool, mut visit: F) -> Result<()>
+    where
+        F: FnMut(u32, &[u32], Option<&[f64]>),
+    {
+        if range.is_empty() {
+            return Ok(());
+        }
+        self.check_vertex(range.end - 1)?;
+        let lay = self.lay(dir, want_weights);
+        let want_w = lay.w0.is_some();
+        // The block span of the range (first-fit packing keeps it close to vertex order).
+        let mut lo = u64::MAX;
+        let mut hi = 0u64;
+        for v in range.clone() {
+            let s = lay.span(v);
+            if s.deg > 0 {
+                lo = lo.min(s.e_first);
+                hi = hi.max(s.e_last);
+            }
+        }
+        if lo == u64::MAX {
+            for v in range {
+                visit(v, &[], want_w.then_some(&[]));
+            }
+            return Ok(());
+        }
+        let chunks = (hi - lo) / SCAN_CHUNK_BLOCKS + 1;
+        let chunk_of = |b: u64| (b - lo) / SCAN_CHUNK_BLOCKS;
+        let chunk_blocks = |c: u64| {
+            let f = lo + c * SCAN_CHUNK_BLOCKS;
+            (f, (hi + 1 - f).min(SCAN_CHUNK_BLOCKS))
+        };
+        struct Chunk {
+            edges: Option<AlignedBuf>,
+            weights: Option<AlignedBuf>,
+        }
+        let mut loaded: BTreeMap<u64, Chunk> = BTreeMap::new();
+        let mut pending: HashMap<u64, Chunk> = HashMap::new();
+        let mut issued: HashSet<u64> = HashSet::new();
+        let mut next_issue = 0u64;
+        let mut session = self.engine.session()?;
+        let mut done: Vec<Completion> = Vec::new();
+        let mut assembled: Vec<u32> = Vec::new();
+        let mut wassembled: Vec<f64> = Vec::new();
+        let reads_per_chunk = if want_w { 2 } else { 1 };
+
+        // Submits both reads of chunk `c`.
+        let issue = |session: &mut Session<'_>, c: u64| -> Result<()> {
+            let (f, n) = chunk_blocks(c);
+            session.submit(ReadRequest {
+                tag: c << 1,
+                offset: f * BLOCK_SIZE as u64,
+                buf: AlignedBuf::new(n as usize),
+            })?;
+            if let Some(w0) = lay.w0 {
+                let wf = w0 + 2 * (f - lay.e0);
+                session.submit(ReadRequest {
+                    tag: (c << 1) | 1,
+                    offset: wf * BLOCK_SIZE as u64,
+                    buf: AlignedBuf::new(2 * n as usize),
+                })?;
+            }
+            Ok(())
+        };
+
+        // Keeps up to SCAN_DEPTH chunks in flight ahead of the one being used.
+        let read_ahead = |session: &mut Session<'_>,
+                          loaded: &BTreeMap<u64, Chunk>,
+                          issued: &mut HashSet<u64>,
+                          next_issue: &mut u64|
+         -> Result<()> {
+            while *next_issue < chunks
+                && session.in_flight() < SCAN_DEPTH * reads_per_chunk
+                && loaded.len() + issued.len() < SCAN_RETAIN_CHUNKS + SCAN_DEPTH
+            {
+                if !loaded.contains_key(next_issue) && !issued.contains(next_issue) {
+                    if !session.has_room() {
+                        break;
+                    }
+                    issue(session, *next_issue)?;
+                    issued.insert(*next_issue);
+                }
+                *next_issue += 1;
+            }
+            Ok(())
+        };
+
+        for v in range {
+            let s = lay.span(v);
+            if s.deg == 0 {
+                visit(v, &[], want_w.then_some(&[]));
+                continue;
+            }
+            let (c0, c1) = (chunk_of(s.e_first), chunk_of(s.e_last));
+            loop {
+                if (c0..=c1).all(|c| loaded.contains_key(&c)) {
+                    break;
+                }
+                let missing = (c0..=c1).find(|c| !loaded.contains_key(c) && !issued.contains(c));
+                if let Some(c) = missing {
+                    if session.has_room() {
+                        issue(&mut session, c)?;
+                        issued.insert(c);
+                        if c >= next_issue {
+                            next_issue = c + 1;
+                        }
+                        continue;
+                    }
+                }
+                read_ahead(&mut session, &loaded, &mut issued, &mut next_issue)?;
+                session.wait(|c| done.push(c))?;
+                for c in done.drain(..) {
+                    self.landed(&c)?;
+                    let first = c.offset / BLOCK_SIZE as u64;
+                    for i in 0..c.buf.blocks() {
+                        self.verify(
+                            first + i as u64,
+                            &c.buf.as_bytes()[i * BLOCK_SIZE..(i + 1) * BLOCK_SIZE],
+                        )?;
+                    }
+                    let idx = c.tag >> 1;
+                    let e = pending.entry(idx).or_insert(Chunk {
+                        edges: None,
+                        weights: None,
+                    });
+                    if c.tag & 1 == 0 {
+                        e.edges = Some(c.buf);
+                    } else {
+                        e.weights = Some(c.buf);
+                    }
+                    if e.edges.is_some() && (e.weights.is_some() || !want_w) {
+                        let ch = pending.remove(&idx).expect("present");
+                        issued.remove(&idx);
+                        loaded.insert(idx, ch);
+                    }
+                }
+            }
+            read_ahead(&mut session, &loaded, &mut issued, &mut next_issue)?;
+            // All of v's chunks are in.
+            let slot_in = |c: u64, slot: u64, per: u64| -> usize {
+                let (f, _) = chunk_blocks(c);
+                (slot - (f - lay.e0) * per) as usize
+            };
+            if c0 == c1 {
+                let ch = &loaded[&c0];
+                let e = ch.edges.as_ref().expect("loaded chunks have edges");
+                let off = slot_in(c0, s.start, SLOTS);
+                let nbrs = &e.as_u32s()[off..off + s.deg as usize];
+                self.check_list(v, nbrs)?;
+                let w = ch.weights.as_ref().map(|w| &w.as_f64s()[off..off + s.deg as usize]);
+                visit(v, nbrs, w);
+            } else {
+                assembled.clear();
+                wassembled.clear();
+                let end = s.start + s.deg as u64;
+                for c in c0..=c1 {
+                    let ch = &loaded[&c];
+                    let (f, n) = chunk_blocks(c);
+                    let c_lo = (f - lay.e0) * SLOTS;
+                    let c_hi = c_lo + n * SLOTS;
+                    let a = s.start.max(c_lo);
+                    let z = end.min(c_hi);
+                    let e = ch.edges.as_ref().expect("loaded chunks have edges");
+                    assembled.extend_from_slice(&e.as_u32s()[(a - c_lo) as usize..(z - c_lo) as usize]);
+                    if let Some(w) = &ch.weights {
+                        wassembled.extend_from_slice(&w.as_f64s()[(a - c_lo) as usize..(z - c_lo) as usize]);
+                    }
+                }
+                self.check_list(v, &assembled)?;
+                visit(v, &assembled, want_w.then_some(&wassembled[..]));
+            }
+            // Drop chunks behind this list beyond the retention window.
+            while loaded.len() > SCAN_RETAIN_CHUNKS {
+                match loaded.first_key_value() {
+                    Some((&k, _)) if k < c0 => {
+                        loaded.remove(&k);
+                    }
+                    _ => break,
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+impl GraphStore for OutOfCoreStore {
+    fn shape(&self) -> GraphShape {
+        self.file.shape()
+    }
+
+    fn degree(&self, dir: Direction, v: u32) -> u64 {
+        self.file.index(dir).degrees[v as usize] as u64
+    }
+
+    fn input_id(&self, v: u32) -> u64 {
+        self.file.input_id(v)
+    }
+
+    fn internal_id(&self, id: u64) -> Option<u32> {
+        self.file.internal_id(id)
+    }
+
+    fn for_each_list<F>(
+        &self,
+        dir: Direction,
+        vertices: &[u32],
+        order: FetchOrder,
+        want_weights: bool,
+        visit: F,
+    ) -> Result<(), StoreError>
+    where
+        F: FnMut(u32, &[u32], Option<&[f64]>),
+    {
+        self.fetch(dir, vertices, order, want_weights, visit)
+    }
+
+    fn scan_lists<F>(
+        &self,
+        dir: Direction,
+        range: Range<u32>,
+        want_weights: bool,
+        visit: F,
+    ) -> Result<(), StoreError>
+    where
+        F: FnMut(u32, &[u32], Option<&[f64]>),
+    {
+        self.scan(dir, range, want_weights, visit)
+    }
+
+    fn edge_block(&self, dir: Direction, v: u32) -> u64 {
+        self.file.index(dir).block_of(v)
+    }
+
+    fn io_stats(&self) -> IoStats {
+        self.counters.snapshot()
+    }
+
+    fn describe_reader(&self) -> String {
+        format!(
+            "out of core ({}, depth {}, cache {})",
+            self.engine.describe(),
+            self.engine.depth(),
+            human_bytes(self.cache.capacity_bytes())
+        )
+    }
+}

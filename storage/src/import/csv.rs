@@ -1,0 +1,183 @@
+//! CSV edge files, parsed by hand (no arrow-csv in storage): an optional header row, a
+//! configurable delimiter, optional `"quoted"` fields with `""` escapes, and `src`/`dst`/
+//! `weight` columns chosen by header name (or 0-based number without a header).
+
+use std::path::Path;
+
+use super::edgelist::{for_each_line, input_err, parse_id, parse_weight};
+use super::EdgeSink;
+use crate::error::Result;
+
+/// CSV settings from the import options.
+#[derive(Debug, Clone)]
+pub struct CsvOptions {
+    pub delimiter: u8,
+    pub header: bool,
+    pub src: Option<String>,
+    pub dst: Option<String>,
+    pub weight: Option<String>,
+}
+
+impl Default for CsvOptions {
+    fn default() -> Self {
+        CsvOptions {
+            delimiter: b',',
+            header: true,
+            src: None,
+            dst: None,
+            weight: None,
+        }
+    }
+}
+
+/// Splits one CSV line into fields (quotes removed, `""` unescaped) into `out`.
+/// Returns false when a quote is left open.
+fn split_fields(l: &[u8], delim: u8, out: &mut Vec<Vec<u8>>) -> bool {
+    out.clear();
+    let mut field = Vec::new();
+    let mut i = 0;
+    let mut quoted = false;
+    let mut at_start = true;
+    while i < l.len() {
+        let c = l[i];
+        if quoted {
+            if c == b'"' {
+                if l.get(i + 1) == Some(&b'"') {
+                    field.push(b'"');
+                    i += 1;
+                } else {
+                    quoted = false;
+                }
+            } else {
+                field.push(c);
+            }
+        } else if c == b'"' && at_start {
+            quoted = true;
+            at_start = false;
+        } else if c == delim {
+            out.push(std::mem::take(&mut field));
+            at_start = true;
+        } else {
+            field.push(c);
+            if !c.is_ascii_whitespace() {
+                at_start = false;
+            }
+        }
+        i += 1;
+    }
+    out.push(field);
+    for f in out.iter_mut() {
+        let s = f.iter().position(|c| !c.is_ascii_whitespace()).unwrap_or(f.len());
+        let e = f.iter().rposition(|c| !c.is_ascii_whitespace()).map_or(s, |e| e + 1);
+        if s > 0 || e < f.len() {
+            *f = f[s..e.max(s)].to_vec();
+        }
+    }
+    !quoted
+}
+
+/// Reads a CSV edge file into the sink.
+pub(crate) fn read_csv(
+    path: &Path,
+    opts: &CsvOptions,
+    weighted: bool,
+    sink: &mut EdgeSink<'_>,
+) -> Result<()> {
+    let mut cols: Option<(usize, usize, Option<usize>)> = if opts.header {
+        None
+    } else {
+        let num = |o: &Option<String>, d: usize, what: &str| -> Result<usize> {
+            match o {
+                None => Ok(d),
+                Some(s) => s.trim().parse().map_err(|_| {
+                    input_err(
+                        path,
+                        0,
+                        format!("without a header, `{what}` must be a 0-based column number, found `{s}`"),
+                    )
+                }),
+            }
+        };
+        Some((
+            num(&opts.src, 0, "src")?,
+            num(&opts.dst, 1, "dst")?,
+            if weighted {
+                Some(num(&opts.weight, 2, "weight")?)
+            } else {
+                None
+            },
+        ))
+    };
+    let mut fields = Vec::new();
+    for_each_line(path, |line, l, n| {
+        sink.bytes_read += n as u64;
+        if l.iter().all(|c| c.is_ascii_whitespace()) {
+            return Ok(());
+        }
+        if !split_fields(l, opts.delimiter, &mut fields) {
+            return Err(input_err(path, line, "unterminated quoted field"));
+        }
+        let Some((s, d, w)) = cols else {
+            // The header row.
+            let names: Vec<String> = fields
+                .iter()
+                .map(|f| String::from_utf8_lossy(f).into_owned())
+                .collect();
+            let find = |o: &Option<String>, d: usize, what: &str| -> Result<usize> {
+                match o {
+                    None if d < names.len() => Ok(d),
+                    None => Err(input_err(
+                        path,
+                        line,
+                        format!("the header has {} columns, no column for `{what}`", names.len()),
+                    )),
+                    Some(want) => names.iter().position(|n| n == want).ok_or_else(|| {
+                        input_err(
+                            path,
+                            line,
+                            format!("no column `{want}` in the header ({})", names.join(", ")),
+                        )
+                    }),
+                }
+            };
+            cols = Some((
+                find(&opts.src, 0, "src")?,
+                find(&opts.dst, 1, "dst")?,
+                if weighted {
+                    Some(find(&opts.weight, 2, "weight")?)
+                } else {
+                    None
+                },
+            ));
+            return Ok(());
+        };
+        let need = s.max(d).max(w.unwrap_or(0)) + 1;
+        if fields.len() < need {
+            return Err(input_err(
+                path,
+                line,
+                format!("expected at least {need} columns, found {}", fields.len()),
+            ));
+        }
+        let src = parse_id(&fields[s], path, line)?;
+        let dst = parse_id(&fields[d], path, line)?;
+        let weight = match w {
+            Some(c) => parse_weight(&fields[c], path, line)?,
+            None => 0.0,
+        };
+        sink.edge(src, dst, weight, path, line)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn quoted_fields_split() {
+        let mut out = Vec::new();
+        assert!(split_fields(br#""a,b", 2 ,"x""y""#, b',', &mut out));
+        assert_eq!(out, vec![b"a,b".to_vec(), b"2".to_vec(), b"x\"y".to_vec()]);
+        assert!(!split_fields(br#""open"#, b',', &mut out));
+    }
+}

@@ -1,0 +1,207 @@
+//! Plain edge lists (`src dst [weight]`, whitespace separated, `#`/`%` comments, blank lines,
+//! CRLF) and vertex files (one id per line), plus the token parsers every text format shares.
+//! Every error names `path:line`.
+
+use std::fs::File;
+use std::io::{BufRead, BufReader};
+use std::path::Path;
+
+use super::EdgeSink;
+use crate::error::{Result, StoreError};
+
+pub(crate) fn input_err(path: &Path, line: u64, message: impl Into<String>) -> StoreError {
+    StoreError::Input {
+        path: path.to_path_buf(),
+        line,
+        message: message.into(),
+    }
+}
+
+fn show(tok: &[u8]) -> String {
+    match std::str::from_utf8(tok) {
+        Ok(s) if s.chars().count() > 40 => format!("`{}…`", s.chars().take(40).collect::<String>()),
+        Ok(s) => format!("`{s}`"),
+        Err(_) => "binary data (not UTF-8 text)".into(),
+    }
+}
+
+/// Parses an unsigned 64-bit vertex id.
+#[inline]
+pub(crate) fn parse_id(tok: &[u8], path: &Path, line: u64) -> Result<u64> {
+    let mut v: u64 = 0;
+    if tok.is_empty() {
+        return Err(input_err(path, line, "empty vertex id"));
+    }
+    for &c in tok {
+        let d = c.wrapping_sub(b'0');
+        if d > 9 {
+            return Err(if tok[0] == b'-' && tok.len() > 1 && tok[1..].iter().all(u8::is_ascii_digit) {
+                input_err(path, line, format!("negative vertex id {}", show(tok)))
+            } else {
+                input_err(
+                    path,
+                    line,
+                    format!("{} is not an unsigned integer vertex id", show(tok)),
+                )
+            });
+        }
+        v = v
+            .checked_mul(10)
+            .and_then(|v| v.checked_add(d as u64))
+            .ok_or_else(|| {
+                input_err(
+                    path,
+                    line,
+                    format!("vertex id {} is larger than 2^64-1", show(tok)),
+                )
+            })?;
+    }
+    Ok(v)
+}
+
+/// Checks a weight: finite and not negative (zero is allowed).
+pub(crate) fn check_weight(w: f64, shown: &dyn Fn() -> String, path: &Path, line: u64) -> Result<f64> {
+    if w.is_nan() {
+        return Err(input_err(path, line, format!("weight {} is NaN", shown())));
+    }
+    if w.is_infinite() {
+        return Err(input_err(path, line, format!("weight {} is infinite", shown())));
+    }
+    if w < 0.0 {
+        return Err(input_err(path, line, format!("weight {} is negative", shown())));
+    }
+    Ok(w)
+}
+
+/// Parses an `f64` weight.
+#[inline]
+pub(crate) fn parse_weight(tok: &[u8], path: &Path, line: u64) -> Result<f64> {
+    let s = std::str::from_utf8(tok)
+        .map_err(|_| input_err(path, line, "binary data (not UTF-8 text) where a weight belongs"))?;
+    let w: f64 = s
+        .parse()
+        .map_err(|_| input_err(path, line, format!("{} is not a number (weight)", show(tok))))?;
+    check_weight(w, &|| show(tok), path, line)
+}
+
+/// Calls `f(line_number, line, bytes_consumed)` for each line, without its `\n`/`\r\n`.
+pub(crate) fn for_each_line(
+    path: &Path,
+    mut f: impl FnMut(u64, &[u8], usize) -> Result<()>,
+) -> Result<()> {
+    let file = File::open(path).map_err(|e| StoreError::io(path, e))?;
+    let mut r = BufReader::with_capacity(1 << 20, file);
+    let mut buf = Vec::with_capacity(256);
+    let mut line = 0u64;
+    loop {
+        buf.clear();
+        let n = r
+            .read_until(b'\n', &mut buf)
+            .map_err(|e| StoreError::io(path, e))?;
+        if n == 0 {
+            return Ok(());
+        }
+        line += 1;
+        let mut l = &buf[..];
+        if let [rest @ .., b'\n'] = l {
+            l = rest;
+        }
+        if let [rest @ .., b'\r'] = l {
+            l = rest;
+        }
+        f(line, l, n)?;
+    }
+}
+
+/// The line without leading whitespace, or `None` for a blank or comment line.
+#[inline]
+pub(crate) fn content(l: &[u8]) -> Option<&[u8]> {
+    let start = l.iter().position(|c| !c.is_ascii_whitespace())?;
+    let l = &l[start..];
+    (l[0] != b'#' && l[0] != b'%').then_some(l)
+}
+
+/// The most columns a text edge line may have.
+pub(crate) const MAX_COLS: usize = 16;
+
+/// Reads an edge list into the sink: lines of `src dst` followed by up to `max_cols - 2` more
+/// columns; the weight (when `weight_col` is given) is column `weight_col` (0-based).
+pub(crate) fn read_edgelist(
+    path: &Path,
+    weight_col: Option<usize>,
+    max_cols: usize,
+    sink: &mut EdgeSink<'_>,
+) -> Result<()> {
+    for_each_line(path, |line, l, n| {
+        sink.bytes_read += n as u64;
+        let Some(l) = content(l) else {
+            return Ok(());
+        };
+        let mut arr: [&[u8]; MAX_COLS] = [&[]; MAX_COLS];
+        let mut count = 0usize;
+        for t in l.split(|c| c.is_ascii_whitespace()).filter(|t| !t.is_empty()) {
+            if count < MAX_COLS {
+                arr[count] = t;
+            }
+            count += 1;
+        }
+        let local = &arr[..count.min(MAX_COLS)];
+        if count < 2 || count > max_cols {
+            let expected = if max_cols == 3 {
+                "`src dst` or `src dst weight`".to_string()
+            } else {
+                format!("2 to {max_cols} columns")
+            };
+            let found = count;
+            return Err(input_err(
+                path,
+                line,
+                format!("expected {expected}, found {found} columns"),
+            ));
+        }
+        let src = parse_id(local[0], path, line)?;
+        let dst = parse_id(local[1], path, line)?;
+        let weight = match weight_col {
+            Some(c) => match local.get(c) {
+                Some(w) => parse_weight(w, path, line)?,
+                None => {
+                    return Err(input_err(
+                        path,
+                        line,
+                        "the graph is WEIGHTED but this line has no weight column",
+                    ))
+                }
+            },
+            None => 0.0,
+        };
+        sink.edge(src, dst, weight, path, line)
+    })
+}
+
+/// Reads a vertex file: one id per line (the first column; more columns are vertex
+/// properties and ignored). Returns the ids ascending and distinct.
+pub(crate) fn read_vertex_file(path: &Path, bytes_read: &mut u64) -> Result<Vec<u64>> {
+    let mut ids = Vec::new();
+    let mut sorted = true;
+    for_each_line(path, |line, l, n| {
+        *bytes_read += n as u64;
+        let Some(l) = content(l) else {
+            return Ok(());
+        };
+        let tok = l
+            .split(|c| c.is_ascii_whitespace())
+            .find(|t| !t.is_empty())
+            .unwrap_or(l);
+        let id = parse_id(tok, path, line)?;
+        if ids.last().is_some_and(|&p| p >= id) {
+            sorted = false;
+        }
+        ids.push(id);
+        Ok(())
+    })?;
+    if !sorted {
+        ids.sort_unstable();
+        ids.dedup();
+    }
+    Ok(ids)
+}

@@ -1,0 +1,371 @@
+//! External merge sort of fixed-size records under a memory budget.
+//!
+//! Records are collected in a buffer of bounded size; a full buffer is sorted (stably, so the
+//! first of equal keys stays first) and spilled to a run file in the import's temporary
+//! directory. At the end the runs are merged k ways; when there are more runs than
+//! [`FAN_IN`] they are first merged in groups of consecutive runs, which keeps the input order
+//! among equal keys and bounds open files and read buffers. A graph that fits in one buffer
+//! never touches the disk.
+
+use std::cmp::{Ordering, Reverse};
+use std::collections::BinaryHeap;
+use std::fs::File;
+use std::io::{BufReader, BufWriter, Read, Write};
+use std::path::{Path, PathBuf};
+
+use crate::error::{Result, StoreError};
+
+/// Runs merged at once: bounds open files and read-buffer memory.
+pub const FAN_IN: usize = 64;
+
+/// A fixed-size record that can be spilled to disk and sorted by key.
+pub trait Record: Copy + Send + Sync {
+    /// The sort key; ties keep input order.
+    type Key: Ord + Copy;
+    /// Bytes of the encoded record.
+    const BYTES: usize;
+    /// The sort key.
+    fn key(&self) -> Self::Key;
+    /// Encodes into `out` (exactly [`Record::BYTES`] long).
+    fn encode(&self, out: &mut [u8]);
+    /// Decodes from `b` (exactly [`Record::BYTES`] long).
+    fn decode(b: &[u8]) -> Self;
+}
+
+/// An input-id edge: sorted by (src, dst).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct InputEdge {
+    pub src: u64,
+    pub dst: u64,
+    pub weight: f64,
+}
+
+impl Record for InputEdge {
+    type Key = (u64, u64);
+    const BYTES: usize = 24;
+    #[inline]
+    fn key(&self) -> (u64, u64) {
+        (self.src, self.dst)
+    }
+    #[inline]
+    fn encode(&self, out: &mut [u8]) {
+        out[0..8].copy_from_slice(&self.src.to_le_bytes());
+        out[8..16].copy_from_slice(&self.dst.to_le_bytes());
+        out[16..24].copy_from_slice(&self.weight.to_le_bytes());
+    }
+    #[inline]
+    fn decode(b: &[u8]) -> Self {
+        InputEdge {
+            src: u64::from_le_bytes(b[0..8].try_into().expect("8 bytes")),
+            dst: u64::from_le_bytes(b[8..16].try_into().expect("8 bytes")),
+            weight: f64::from_le_bytes(b[16..24].try_into().expect("8 bytes")),
+        }
+    }
+}
+
+/// An internal-id arc: sorted by (from, to).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Arc {
+    pub from: u32,
+    pub to: u32,
+    pub weight: f64,
+}
+
+impl Record for Arc {
+    type Key = u64;
+    const BYTES: usize = 16;
+    #[inline]
+    fn key(&self) -> u64 {
+        ((self.from as u64) << 32) | self.to as u64
+    }
+    #[inline]
+    fn encode(&self, out: &mut [u8]) {
+        out[0..4].copy_from_slice(&self.from.to_le_bytes());
+        out[4..8].copy_from_slice(&self.to.to_le_bytes());
+        out[8..16].copy_from_slice(&self.weight.to_le_bytes());
+    }
+    #[inline]
+    fn decode(b: &[u8]) -> Self {
+        Arc {
+            from: u32::from_le_bytes(b[0..4].try_into().expect("4 bytes")),
+            to: u32::from_le_bytes(b[4..8].try_into().expect("4 bytes")),
+            weight: f64::from_le_bytes(b[8..16].try_into().expect("8 bytes")),
+        }
+    }
+}
+
+struct Run {
+    path: PathBuf,
+    records: u64,
+}
+
+/// Collects records, spilling sorted runs when the buffer is full.
+pub struct Sorter<R: Record> {
+    dir: PathBuf,
+    name: String,
+    buf: Vec<R>,
+    cap: usize,
+    stable: bool,
+    runs: Vec<Run>,
+    next_run: usize,
+    read_buffer: usize,
+    total: u64,
+}
+
+impl<R: Record> Sorter<R> {
+    /// A sorter holding at most `buffer_bytes` of records in memory, spilling runs named
+    /// `<dir>/<name>-<n>.run`. `stable` keeps input order among equal keys (costs a scratch
+    /// buffer of half the records while sorting). `read_buffer` is the bytes of each run
+    /// reader's buffer while merging.
+    pub fn new(dir: &Path, name: &str, buffer_bytes: usize, stable: bool, read_buffer: usize) -> Self {
+        let cap = (buffer_bytes / std::mem::size_of::<R>()).max(16);
+        Sorter {
+            dir: dir.to_path_buf(),
+            name: name.to_string(),
+            buf: Vec::new(),
+            cap,
+            stable,
+            runs: Vec::new(),
+            next_run: 0,
+            read_buffer: read_buffer.max(4096),
+            total: 0,
+        }
+    }
+
+    /// Records pushed so far.
+    pub fn len(&self) -> u64 {
+        self.total
+    }
+
+    /// True when nothing was pushed.
+    pub fn is_empty(&self) -> bool {
+        self.total == 0
+    }
+
+    /// Runs spilled so far (for tests and progress).
+    pub fn runs_spilled(&self) -> usize {
+        self.next_run
+    }
+
+    /// Adds a record.
+    #[inline]
+    pub fn push(&mut self, r: R) -> Result<()> {
+        if self.buf.len() >= self.cap {
+            self.spill()?;
+        }
+        if self.buf.capacity() == 0 {
+            // Grow to the budget lazily: tiny graphs do not allocate it.
+            self.buf.reserve(self.cap.min(1 << 16));
+        }
+        self.buf.push(r);
+        self.total += 1;
+        Ok(())
+    }
+
+    fn sort_buf(&mut self) {
+        if self.stable {
+            self.buf.sort_by_key(|r| r.key());
+        } else {
+            self.buf.sort_unstable_by_key(|r| r.key());
+        }
+    }
+
+    fn run_path(&mut self) -> PathBuf {
+        let p = self.dir.join(format!("{}-{}.run", self.name, self.next_run));
+        self.next_run += 1;
+        p
+    }
+
+    fn spill(&mut self) -> Result<()> {
+        self.sort_buf();
+        let path = self.run_path();
+        write_run(&path, self.buf.iter().copied().map(Ok))?;
+        self.runs.push(Run {
+            path,
+            records: self.buf.len() as u64,
+        });
+        self.buf.clear();
+        Ok(())
+    }
+
+    /// Sorts what is left and returns the merged, sorted stream of every record.
+    pub fn finish(mut self) -> Result<Merged<R>> {
+        if self.runs.is_empty() {
+            self.sort_buf();
+            return Ok(Merged {
+                mem: std::mem::take(&mut self.buf).into_iter(),
+                heap: BinaryHeap::new(),
+                readers: Vec::new(),
+                scratch: vec![0; R::BYTES],
+            });
+        }
+        if !self.buf.is_empty() {
+            self.spill()?;
+        }
+        self.buf = Vec::new();
+        // Cascade: merge groups of consecutive runs until FAN_IN remain.
+        while self.runs.len() > FAN_IN {
+            let mut next = Vec::new();
+            let runs = std::mem::take(&mut self.runs);
+            let mut it = runs.into_iter().peekable();
+            while it.peek().is_some() {
+                let group: Vec<Run> = it.by_ref().take(FAN_IN).collect();
+                if group.len() == 1 {
+                    next.extend(group);
+                    continue;
+                }
+                let records = group.iter().map(|r| r.records).sum();
+                let mut m = Merged::open(&group, self.read_buffer)?;
+                let path = self.run_path();
+                write_run(&path, std::iter::from_fn(|| m.next().transpose()))?;
+                for r in &group {
+                    let _ = std::fs::remove_file(&r.path);
+                }
+                next.push(Run { path, records });
+            }
+            self.runs = next;
+        }
+        Merged::open(&self.runs, self.read_buffer)
+    }
+}
+
+fn write_run<R: Record>(path: &Path, items: impl Iterator<Item = Result<R>>) -> Result<()> {
+    let f = File::create(path).map_err(|e| StoreError::io(path, e))?;
+    let mut w = BufWriter::with_capacity(1 << 20, f);
+    let mut b = vec![0u8; R::BYTES];
+    for r in items {
+        r?.encode(&mut b);
+        w.write_all(&b).map_err(|e| StoreError::io(path, e))?;
+    }
+    w.flush().map_err(|e| StoreError::io(path, e))?;
+    Ok(())
+}
+
+struct RunReader {
+    path: PathBuf,
+    r: BufReader<File>,
+    left: u64,
+}
+
+struct HeapItem<K: Ord> {
+    key: K,
+    run: usize,
+}
+impl<K: Ord> PartialEq for HeapItem<K> {
+    fn eq(&self, o: &Self) -> bool {
+        self.cmp(o) == Ordering::Equal
+    }
+}
+impl<K: Ord> Eq for HeapItem<K> {}
+impl<K: Ord> PartialOrd for HeapItem<K> {
+    fn partial_cmp(&self, o: &Self) -> Option<Ordering> {
+        Some(self.cmp(o))
+    }
+}
+impl<K: Ord> Ord for HeapItem<K> {
+    fn cmp(&self, o: &Self) -> Ordering {
+        // Equal keys: the earlier run (earlier input) first.
+        (&self.key, self.run).cmp(&(&o.key, o.run))
+    }
+}
+
+/// The sorted stream of a [`Sorter`]'s records.
+pub struct Merged<R: Record> {
+    mem: std::vec::IntoIter<R>,
+    heap: BinaryHeap<Reverse<HeapItem<R::Key>>>,
+    readers: Vec<(RunReader, Option<R>)>,
+    scratch: Vec<u8>,
+}
+
+impl<R: Record> Merged<R> {
+    fn open(runs: &[Run], read_buffer: usize) -> Result<Merged<R>> {
+        let mut m = Merged {
+            mem: Vec::new().into_iter(),
+            heap: BinaryHeap::new(),
+            readers: Vec::with_capacity(runs.len()),
+            scratch: vec![0; R::BYTES],
+        };
+        for (i, run) in runs.iter().enumerate() {
+            let f = File::open(&run.path).map_err(|e| StoreError::io(&run.path, e))?;
+            m.readers.push((
+                RunReader {
+                    path: run.path.clone(),
+                    r: BufReader::with_capacity(read_buffer, f),
+                    left: run.records,
+                },
+                None,
+            ));
+            m.advance(i)?;
+        }
+        Ok(m)
+    }
+
+    fn advance(&mut self, i: usize) -> Result<()> {
+        let (rr, slot) = &mut self.readers[i];
+        if rr.left == 0 {
+            *slot = None;
+            return Ok(());
+        }
+        rr.r
+            .read_exact(&mut self.scratch)
+            .map_err(|e| StoreError::io(&rr.path, e))?;
+        rr.left -= 1;
+        let rec = R::decode(&self.scratch);
+        *slot = Some(rec);
+        self.heap.push(Reverse(HeapItem {
+            key: rec.key(),
+            run: i,
+        }));
+        Ok(())
+    }
+
+    /// The next record in key order, or `None` at the end.
+    #[inline]
+    #[allow(clippy::should_implement_trait)]
+    pub fn next(&mut self) -> Result<Option<R>> {
+        if self.readers.is_empty() {
+            return Ok(self.mem.next());
+        }
+        let Some(Reverse(top)) = self.heap.pop() else {
+            return Ok(None);
+        };
+        let rec = self.readers[top.run]
+            .1
+            .take()
+            .ok_or_else(|| StoreError::Other("external sort: run out of step".into()))?;
+        self.advance(top.run)?;
+        Ok(Some(rec))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn many_runs_merge_in_order_and_keep_first_of_equal_keys() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut s = Sorter::<InputEdge>::new(dir.path(), "t", 16 * 24, true, 4096);
+        let mut x: u64 = 12345;
+        let mut input = Vec::new();
+        for i in 0..5000u64 {
+            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            let e = InputEdge {
+                src: (x >> 60) % 7,
+                dst: (x >> 50) % 11,
+                weight: i as f64,
+            };
+            input.push(e);
+            s.push(e).unwrap();
+        }
+        assert!(s.runs_spilled() > FAN_IN, "forces a cascade");
+        let mut m = s.finish().unwrap();
+        let mut out = Vec::new();
+        while let Some(r) = m.next().unwrap() {
+            out.push(r);
+        }
+        let mut want = input.clone();
+        want.sort_by_key(|r| r.key());
+        assert_eq!(out, want);
+    }
+}

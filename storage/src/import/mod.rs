@@ -1,0 +1,552 @@
+//! Importing graphs from text and columnar files into the block-file format.
+//!
+//! The pipeline keeps memory bounded by `memory_budget` whatever the input size:
+//! 1. parse the input into (src, dst, weight) records with input ids (undirected edges are
+//!    normalised to `src <= dst`), collecting the vertex id set on the way (or taking it from a
+//!    vertex file); full buffers are sorted and spilled as runs ([`external_sort`]);
+//! 2. merge the runs in (src, dst) order, dropping exact duplicates (the first weight wins),
+//!    and map input ids to dense internal ids (the rank of the input id);
+//! 3. directed: the merged stream *is* the out-adjacency, written as it comes, while (dst, src)
+//!    arcs are sorted again for the in-adjacency; undirected: both directions of every edge are
+//!    sorted again for the (only) adjacency;
+//! 4. the writer packs lists into blocks in side files and assembles the final file atomically.
+//!
+//! Every temporary file lives in a `TempDir` inside `temp_dir`, removed on success, on error
+//! and on cancellation.
+
+pub mod csv;
+pub mod edgelist;
+pub mod external_sort;
+pub mod graphalytics;
+pub mod idmap;
+pub mod parquet;
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use crate::blockfile::writer::{write_graph_file, GraphFileContents, ListWriter, WrittenLists};
+use crate::error::{Result, StoreError};
+use external_sort::{Arc, InputEdge, Merged, Record, Sorter, FAN_IN};
+use idmap::{IdCollector, IdMapper};
+
+/// The input formats the importer reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum InputFormat {
+    /// Whitespace-separated `src dst [weight]` lines.
+    Edgelist,
+    /// An LDBC Graphalytics dataset (`.properties` + `.v` + `.e`).
+    Graphalytics,
+    /// A delimited text file with a header row.
+    Csv,
+    /// A Parquet file with integer id columns.
+    Parquet,
+}
+
+/// Everything an import needs to know.
+#[derive(Debug, Clone)]
+pub struct ImportRequest {
+    /// The input file (for Graphalytics: the `.properties` file or its dataset directory).
+    pub source: PathBuf,
+    pub format: InputFormat,
+    /// `Some(true)` DIRECTED, `Some(false)` UNDIRECTED, `None` the format's default (directed,
+    /// or what the Graphalytics properties say).
+    pub directed: Option<bool>,
+    /// Edges carry an `f64` weight.
+    pub weighted: bool,
+    /// A vertex file (one id per line) defining the vertex set, isolated vertices included.
+    pub vertices: Option<PathBuf>,
+    /// Format options: csv `delimiter`, `header`, `src`, `dst`, `weight`; parquet `src`,
+    /// `dst`, `weight`.
+    pub options: Vec<(String, String)>,
+    /// Where the graph file goes.
+    pub dest: PathBuf,
+    /// Bytes of memory the import may use for sorting (the vertex id set comes on top).
+    pub memory_budget: u64,
+    /// Where spilled runs and side files go.
+    pub temp_dir: PathBuf,
+}
+
+/// What an import is doing, for progress reports.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ImportPhase {
+    /// Parsing the input.
+    Reading,
+    /// Merging sorted runs and packing adjacency lists.
+    Sorting,
+    /// Assembling the graph file.
+    Writing,
+}
+
+/// A progress report, sent about every million edges.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ImportProgress {
+    pub phase: ImportPhase,
+    /// Input bytes read so far.
+    pub bytes_read: u64,
+    /// Edges (input lines / rows) read, or records merged, so far.
+    pub edges: u64,
+}
+
+/// What an import produced.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ImportSummary {
+    pub vertices: u64,
+    /// Distinct edges as the user counts them.
+    pub edges: u64,
+    /// Stored arcs per direction.
+    pub arcs: u64,
+    pub directed: bool,
+    pub weighted: bool,
+    /// Size of the graph file.
+    pub file_bytes: u64,
+    pub elapsed: Duration,
+    /// Input bytes read.
+    pub bytes_read: u64,
+    /// Exact duplicate edges dropped (for undirected graphs `u v` and `v u` are the same edge).
+    pub duplicates_dropped: u64,
+    /// Sorted runs spilled to disk (0 when everything fit in the budget).
+    pub runs_spilled: u64,
+}
+
+/// Records per progress report and cancellation check.
+const REPORT_EVERY: u64 = 1 << 20;
+
+/// Where the parsers put edges: checks vertex membership, normalises undirected edges,
+/// collects ids, feeds the sorter, reports progress and checks for cancellation.
+pub(crate) struct EdgeSink<'a> {
+    directed: bool,
+    vertex_set: Option<(&'a IdMapper, &'a Path)>,
+    ids: Option<IdCollector>,
+    sorter: Sorter<InputEdge>,
+    edges: u64,
+    pub(crate) bytes_read: u64,
+    progress: &'a mut dyn FnMut(ImportProgress),
+    cancel: &'a AtomicBool,
+}
+
+impl EdgeSink<'_> {
+    /// One input edge read at `path:line`.
+    #[inline]
+    pub(crate) fn edge(&mut self, src: u64, dst: u64, weight: f64, path: &Path, line: u64) -> Result<()> {
+        if let Some((set, vpath)) = self.vertex_set {
+            for id in [src, dst] {
+                if set.map(id).is_none() {
+                    return Err(StoreError::Input {
+                        path: path.to_path_buf(),
+                        line,
+                        message: format!(
+                            "vertex {id} is not in the vertex file {}",
+                            vpath.display()
+                        ),
+                    });
+                }
+            }
+        }
+        if let Some(ids) = &mut self.ids {
+            ids.add(src);
+            ids.add(dst);
+        }
+        let (src, dst) = if !self.directed && dst < src { (dst, src) } else { (src, dst) };
+        self.sorter.push(InputEdge { src, dst, weight })?;
+        self.edges += 1;
+        if self.edges % REPORT_EVERY == 0 {
+            self.tick(ImportPhase::Reading, self.edges)?;
+        }
+        Ok(())
+    }
+
+    fn tick(&mut self, phase: ImportPhase, edges: u64) -> Result<()> {
+        (self.progress)(ImportProgress {
+            phase,
+            bytes_read: self.bytes_read,
+            edges,
+        });
+        check_cancel(self.cancel)
+    }
+}
+
+fn check_cancel(cancel: &AtomicBool) -> Result<()> {
+    if cancel.load(Ordering::Relaxed) {
+        Err(StoreError::Cancelled)
+    } else {
+        Ok(())
+    }
+}
+
+fn option<'a>(req: &'a ImportRequest, key: &str) -> Option<&'a str> {
+    req.options
+        .iter()
+        .rev()
+        .find(|(k, _)| k.eq_ignore_ascii_case(key))
+        .map(|(_, v)| v.as_str())
+}
+
+fn check_options(req: &ImportRequest, allowed: &[&str]) -> Result<()> {
+    for (k, _) in &req.options {
+        if !allowed.iter().any(|a| a.eq_ignore_ascii_case(k)) {
+            return Err(StoreError::Other(format!(
+                "unknown option `{k}` for {:?} input (known: {})",
+                req.format,
+                if allowed.is_empty() { "none".to_string() } else { allowed.join(", ") }
+            )));
+        }
+    }
+    Ok(())
+}
+
+fn csv_options(req: &ImportRequest) -> Result<csv::CsvOptions> {
+    check_options(req, &["delimiter", "header", "src", "dst", "weight"])?;
+    let mut o = csv::CsvOptions::default();
+    if let Some(d) = option(req, "delimiter") {
+        o.delimiter = match d {
+            "\\t" | "tab" | "\t" => b'\t',
+            d if d.len() == 1 && d.is_ascii() => d.as_bytes()[0],
+            d => {
+                return Err(StoreError::Other(format!(
+                    "option delimiter must be one ASCII character (or `tab`), found `{d}`"
+                )))
+            }
+        };
+    }
+    if let Some(h) = option(req, "header") {
+        o.header = match h.to_ascii_lowercase().as_str() {
+            "true" | "yes" | "1" => true,
+            "false" | "no" | "0" => false,
+            _ => {
+                return Err(StoreError::Other(format!(
+                    "option header must be true or false, found `{h}`"
+                )))
+            }
+        };
+    }
+    o.src = option(req, "src").map(str::to_string);
+    o.dst = option(req, "dst").map(str::to_string);
+    o.weight = option(req, "weight").map(str::to_string);
+    Ok(o)
+}
+
+/// Imports `req.source` into a graph file at `req.dest`.
+///
+/// Calls `progress` about every million edges and stops with [`StoreError::Cancelled`] soon
+/// after `cancel` is set; temporary files are removed and no destination file is left behind
+/// on any error.
+pub fn import(
+    req: &ImportRequest,
+    progress: &mut dyn FnMut(ImportProgress),
+    cancel: &AtomicBool,
+) -> Result<ImportSummary> {
+    let started = Instant::now();
+    check_cancel(cancel)?;
+    std::fs::create_dir_all(&req.temp_dir).map_err(|e| StoreError::io(&req.temp_dir, e))?;
+    let tmp = tempfile::Builder::new()
+        .prefix("frontier-import-")
+        .tempdir_in(&req.temp_dir)
+        .map_err(|e| StoreError::io(&req.temp_dir, e))?;
+    let budget = req.memory_budget.max(1);
+
+    // What the format says about the graph.
+    let mut directed = req.directed.unwrap_or(true);
+    let mut weighted = req.weighted;
+    let mut vertex_file = req.vertices.clone();
+    let mut dataset = None;
+    match req.format {
+        InputFormat::Graphalytics => {
+            check_options(req, &[])?;
+            let props = graphalytics::find_properties(&req.source)?;
+            let ds = graphalytics::read_properties(&props)?;
+            let contradiction = |m: String| StoreError::Input {
+                path: props.clone(),
+                line: 0,
+                message: m,
+            };
+            if let Some(d) = req.directed {
+                if d != ds.directed {
+                    return Err(contradiction(format!(
+                        "{} was asked for, but the properties say directed = {}",
+                        if d { "DIRECTED" } else { "UNDIRECTED" },
+                        ds.directed
+                    )));
+                }
+            }
+            if req.weighted && !ds.weighted {
+                return Err(contradiction(
+                    "WEIGHTED was asked for, but the edges have no `weight` property".into(),
+                ));
+            }
+            if req.vertices.is_some() {
+                return Err(contradiction(
+                    "a Graphalytics dataset names its own vertex file; drop VERTICES".into(),
+                ));
+            }
+            directed = ds.directed;
+            weighted = ds.weighted;
+            vertex_file = Some(ds.vertex_file.clone());
+            dataset = Some(ds);
+        }
+        InputFormat::Edgelist => check_options(req, &[])?,
+        InputFormat::Csv => {
+            csv_options(req)?;
+        }
+        InputFormat::Parquet => check_options(req, &["src", "dst", "weight"])?,
+    }
+
+    // The vertex set, when a vertex file defines it.
+    let mut bytes_read = 0u64;
+    let given_ids = match &vertex_file {
+        Some(v) => Some(edgelist::read_vertex_file(v, &mut bytes_read)?),
+        None => None,
+    };
+    if let Some(ids) = &given_ids {
+        check_vertex_count(ids.len())?;
+    }
+    let given_mapper = given_ids.as_ref().map(|ids| IdMapper::new(ids, budget / 4));
+
+    // Phase 1: parse into sorted runs of input-id edges.
+    let read_buffer = (budget / 8 / FAN_IN as u64) as usize;
+    let mut sink = EdgeSink {
+        directed,
+        vertex_set: given_mapper
+            .as_ref()
+            .zip(vertex_file.as_deref()),
+        ids: given_ids.is_none().then(|| IdCollector::new(budget / 8)),
+        sorter: Sorter::new(tmp.path(), "edges", (budget * 3 / 10) as usize, true, read_buffer),
+        edges: 0,
+        bytes_read,
+        progress,
+        cancel,
+    };
+    match req.format {
+        InputFormat::Edgelist => {
+            edgelist::read_edgelist(&req.source, weighted.then_some(2), 3, &mut sink)?
+        }
+        InputFormat::Graphalytics => {
+            let ds = dataset.as_ref().expect("set above");
+            let props = graphalytics::edge_property_count(ds);
+            let wcol = graphalytics::weight_column(ds);
+            edgelist::read_edgelist(
+                &ds.edge_file,
+                wcol,
+                (2 + props).min(edgelist::MAX_COLS),
+                &mut sink,
+            )?
+        }
+        InputFormat::Csv => csv::read_csv(&req.source, &csv_options(req)?, weighted, &mut sink)?,
+        InputFormat::Parquet => parquet::read_parquet(
+            &req.source,
+            option(req, "src"),
+            option(req, "dst"),
+            option(req, "weight"),
+            weighted,
+            &mut sink,
+        )?,
+    }
+    let edges_read = sink.edges;
+    sink.tick(ImportPhase::Sorting, edges_read)?;
+    let EdgeSink {
+        ids: collected,
+        sorter,
+        bytes_read,
+        progress,
+        ..
+    } = sink;
+    let ids = match given_ids {
+        Some(ids) => ids,
+        None => collected.expect("collected when no vertex file").finish(),
+    };
+    check_vertex_count(ids.len())?;
+    let n = ids.len() as u32;
+    let mapper = match given_mapper {
+        Some(m) => m,
+        None => IdMapper::new(&ids, budget / 4),
+    };
+    let mut runs_spilled = sorter.runs_spilled() as u64;
+
+    // Phase 2: merge, drop duplicates, map ids, write out-lists (directed) and sort again.
+    let resident = ids.len() as u64 * (8 + 12 * if directed { 2 } else { 1 });
+    let sorter2_bytes = (budget / 2).saturating_sub(resident).max(budget / 8) as usize;
+    let mut merged = sorter.finish()?;
+    let mut again: Sorter<Arc> = Sorter::new(
+        tmp.path(),
+        if directed { "in" } else { "both" },
+        sorter2_bytes,
+        false,
+        read_buffer,
+    );
+    let mut out_writer = if directed {
+        Some(ListWriter::new(tmp.path(), "out", n, weighted)?)
+    } else {
+        None
+    };
+    let mut list = ListBuf::default();
+    let mut last: Option<(u64, u64)> = None;
+    let mut edges = 0u64;
+    let mut duplicates = 0u64;
+    let mut merged_count = 0u64;
+    let unknown = |id: u64| StoreError::Other(format!("import: vertex {id} missing from the id map"));
+    while let Some(e) = merged.next()? {
+        merged_count += 1;
+        if merged_count % REPORT_EVERY == 0 {
+            progress(ImportProgress {
+                phase: ImportPhase::Sorting,
+                bytes_read,
+                edges: merged_count,
+            });
+            check_cancel(cancel)?;
+        }
+        if last == Some(e.key()) {
+            duplicates += 1;
+            continue;
+        }
+        last = Some(e.key());
+        edges += 1;
+        let a = mapper.map(e.src).ok_or_else(|| unknown(e.src))?;
+        let b = mapper.map(e.dst).ok_or_else(|| unknown(e.dst))?;
+        if let Some(w) = &mut out_writer {
+            list.add(w, a, b, e.weight, weighted)?;
+            again.push(Arc { from: b, to: a, weight: e.weight })?;
+        } else {
+            again.push(Arc { from: a, to: b, weight: e.weight })?;
+            if a != b {
+                again.push(Arc { from: b, to: a, weight: e.weight })?;
+            }
+        }
+    }
+    drop(merged);
+    runs_spilled += again.runs_spilled() as u64;
+    let (out, inn) = match out_writer {
+        Some(mut w) => {
+            list.flush(&mut w, weighted)?;
+            let out = w.finish()?;
+            let inn = lists_from(again, tmp.path(), "in", n, weighted, progress, cancel, bytes_read, &mut runs_spilled)?;
+            (out, Some(inn))
+        }
+        None => {
+            let out = lists_from(again, tmp.path(), "out", n, weighted, progress, cancel, bytes_read, &mut runs_spilled)?;
+            (out, None)
+        }
+    };
+
+    if let Some(ds) = &dataset {
+        let bad = |what: &str, meta: u64, got: u64| StoreError::Input {
+            path: ds.properties.clone(),
+            line: 0,
+            message: format!("meta.{what} = {meta}, but {got} were read"),
+        };
+        if let Some(m) = ds.meta_vertices {
+            if m != n as u64 {
+                return Err(bad("vertices", m, n as u64));
+            }
+        }
+        if let Some(m) = ds.meta_edges {
+            if m != edges_read {
+                return Err(bad("edges", m, edges_read));
+            }
+        }
+    }
+
+    progress(ImportProgress {
+        phase: ImportPhase::Writing,
+        bytes_read,
+        edges,
+    });
+    check_cancel(cancel)?;
+    let arcs = out.arcs;
+    let contents = GraphFileContents {
+        ids,
+        edges,
+        directed,
+        weighted,
+        out,
+        inn,
+    };
+    let file_bytes = write_graph_file(&req.dest, &contents)?;
+    drop(contents);
+    drop(tmp);
+    Ok(ImportSummary {
+        vertices: n as u64,
+        edges,
+        arcs,
+        directed,
+        weighted,
+        file_bytes,
+        elapsed: started.elapsed(),
+        bytes_read,
+        duplicates_dropped: duplicates,
+        runs_spilled,
+    })
+}
+
+fn check_vertex_count(n: usize) -> Result<()> {
+    if n as u64 > u32::MAX as u64 {
+        return Err(StoreError::Other(format!(
+            "the graph has {n} vertices; frontier supports at most 2^32-1 (4294967295)"
+        )));
+    }
+    Ok(())
+}
+
+/// The list being assembled for one vertex.
+#[derive(Default)]
+struct ListBuf {
+    vertex: Option<u32>,
+    targets: Vec<u32>,
+    weights: Vec<f64>,
+}
+
+impl ListBuf {
+    #[inline]
+    fn add(&mut self, w: &mut ListWriter, from: u32, to: u32, weight: f64, weighted: bool) -> Result<()> {
+        if self.vertex != Some(from) {
+            self.flush(w, weighted)?;
+            self.vertex = Some(from);
+        }
+        self.targets.push(to);
+        if weighted {
+            self.weights.push(weight);
+        }
+        Ok(())
+    }
+
+    fn flush(&mut self, w: &mut ListWriter, weighted: bool) -> Result<()> {
+        if let Some(v) = self.vertex.take() {
+            w.push(v, &self.targets, weighted.then_some(&self.weights[..]))?;
+            self.targets.clear();
+            self.weights.clear();
+        }
+        Ok(())
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn lists_from(
+    sorter: Sorter<Arc>,
+    dir: &Path,
+    name: &str,
+    n: u32,
+    weighted: bool,
+    progress: &mut dyn FnMut(ImportProgress),
+    cancel: &AtomicBool,
+    bytes_read: u64,
+    runs_spilled: &mut u64,
+) -> Result<WrittenLists> {
+    let mut merged: Merged<Arc> = sorter.finish()?;
+    let _ = runs_spilled;
+    let mut w = ListWriter::new(dir, name, n, weighted)?;
+    let mut list = ListBuf::default();
+    let mut count = 0u64;
+    while let Some(a) = merged.next()? {
+        count += 1;
+        if count % REPORT_EVERY == 0 {
+            progress(ImportProgress {
+                phase: ImportPhase::Sorting,
+                bytes_read,
+                edges: count,
+            });
+            check_cancel(cancel)?;
+        }
+        list.add(&mut w, a.from, a.to, a.weight, weighted)?;
+    }
+    list.flush(&mut w, weighted)?;
+    w.finish()
+}
