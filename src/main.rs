@@ -72,7 +72,7 @@ enum GenKind {
         #[arg(long)]
         scale: u32,
         #[arg(long, default_value_t = 16)]
-        edge_factor: u32,
+        edge_factor: u64,
         #[arg(long, default_value_t = 1)]
         seed: u64,
         /// Add uniform random weights in (0, 1]
@@ -132,7 +132,7 @@ fn main() -> ExitCode {
 
     let stdout = std::io::stdout();
     let stderr = std::io::stderr();
-    let mut run = |session: &mut Session, text: &str, source: &str| -> BatchOutcome {
+    let run = |session: &mut Session, text: &str, source: &str| -> BatchOutcome {
         run_script(session, text, source, &mut stdout.lock(), &mut stderr.lock())
     };
     if let Some(text) = &cli.command {
@@ -189,10 +189,7 @@ fn gen(kind: GenKind) -> ExitCode {
         } => storage::gen::gen_uniform(*vertices, *edges, *seed, *weighted, output),
     };
     match result {
-        Ok(summary) => {
-            eprintln!("{summary}");
-            ExitCode::SUCCESS
-        }
+        Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("error: {e}");
             ExitCode::from(1)
@@ -206,13 +203,17 @@ fn memnode(
     token_file: Option<PathBuf>,
     node_id: u16,
 ) -> ExitCode {
-    let Some(capacity) = storage::dm::parse_size(capacity) else {
-        eprintln!("error: --capacity: `{capacity}` is not a size such as 4GiB or 512MB");
-        return ExitCode::from(2);
+    let capacity = match storage::dm::parse_size(capacity) {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("error: --capacity: {e}");
+            return ExitCode::from(2);
+        }
     };
     let opts = storage::dm::MemnodeOptions {
         listen,
         capacity,
+        token: None,
         token_file,
         node_id,
     };

@@ -88,7 +88,8 @@ impl AtomicBitmap {
         match self.words.get((i >> 6) as usize) {
             Some(w) => {
                 // A plain load first avoids a read-modify-write on the common "already set" path.
-                w.load(Ordering::Relaxed) & bit == 0 && w.fetch_or(bit, Ordering::Relaxed) & bit == 0
+                w.load(Ordering::Relaxed) & bit == 0
+                    && w.fetch_or(bit, Ordering::Relaxed) & bit == 0
             }
             None => false,
         }

@@ -173,8 +173,10 @@ impl<'c, 'a, S: GraphStore> EdgeMap<'c, 'a, S> {
         };
         let chunk = ctx.pool.chunk_len(list.len(), 16, 1024);
         let chunks: Vec<&[u32]> = if order == FetchOrder::ByBlock {
-            let mut keyed: Vec<(u64, u32)> =
-                list.iter().map(|&v| (store.edge_block(dir, v), v)).collect();
+            let mut keyed: Vec<(u64, u32)> = list
+                .iter()
+                .map(|&v| (store.edge_block(dir, v), v))
+                .collect();
             keyed.par_sort_unstable();
             list = Cow::Owned(keyed.iter().map(|&(_, v)| v).collect());
             block_chunks(&list, &keyed, chunk)
@@ -202,10 +204,12 @@ impl<'c, 'a, S: GraphStore> EdgeMap<'c, 'a, S> {
                                 push_list(f, v, ns, ws, seen, &mut out);
                             }
                         }
-                        None => store.for_each_list(dir, chunk, order, F::WEIGHTED, |v, ns, ws| {
-                            edges += ns.len() as u64;
-                            push_list(f, v, ns, ws, seen, &mut out);
-                        })?,
+                        None => {
+                            store.for_each_list(dir, chunk, order, F::WEIGHTED, |v, ns, ws| {
+                                edges += ns.len() as u64;
+                                push_list(f, v, ns, ws, seen, &mut out);
+                            })?
+                        }
                     }
                     Ok((out, edges))
                 })
@@ -263,7 +267,11 @@ impl<'c, 'a, S: GraphStore> EdgeMap<'c, 'a, S> {
                     match csr {
                         Some(csr) => {
                             for dst in r.clone() {
-                                let ws = if F::WEIGHTED { csr.weights_of(dst) } else { None };
+                                let ws = if F::WEIGHTED {
+                                    csr.weights_of(dst)
+                                } else {
+                                    None
+                                };
                                 visit(dst, csr.neighbours(dst), ws);
                             }
                         }
@@ -278,7 +286,10 @@ impl<'c, 'a, S: GraphStore> EdgeMap<'c, 'a, S> {
         for (w, _) in parts {
             words.extend_from_slice(&w);
         }
-        Ok((VertexSubset::from_bitmap(n, Bitmap::from_words(words)), edges))
+        Ok((
+            VertexSubset::from_bitmap(n, Bitmap::from_words(words)),
+            edges,
+        ))
     }
 }
 
@@ -379,9 +390,18 @@ mod tests {
 
     #[test]
     fn auto_rule() {
-        assert_eq!(Strategy::choose(Mode::Auto, 1, 10, 1000), Strategy::SparsePush);
-        assert_eq!(Strategy::choose(Mode::Auto, 1, 60, 1000), Strategy::DensePull);
-        assert_eq!(Strategy::choose(Mode::Block, 1, 600, 1000), Strategy::BlockPush);
+        assert_eq!(
+            Strategy::choose(Mode::Auto, 1, 10, 1000),
+            Strategy::SparsePush
+        );
+        assert_eq!(
+            Strategy::choose(Mode::Auto, 1, 60, 1000),
+            Strategy::DensePull
+        );
+        assert_eq!(
+            Strategy::choose(Mode::Block, 1, 600, 1000),
+            Strategy::BlockPush
+        );
     }
 
     #[test]

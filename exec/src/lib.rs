@@ -14,8 +14,10 @@ pub mod pool;
 pub mod result;
 pub mod rng;
 pub mod run;
+pub mod sink;
 pub mod subset;
 pub mod testing;
+pub mod topk;
 pub mod verify;
 pub mod vertexmap;
 

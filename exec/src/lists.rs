@@ -75,7 +75,11 @@ where
                         for v in r.clone() {
                             let ns = csr.neighbours(v);
                             edges += ns.len() as u64;
-                            let ws = if want_weights { csr.weights_of(v) } else { None };
+                            let ws = if want_weights {
+                                csr.weights_of(v)
+                            } else {
+                                None
+                            };
                             visit(v, ns, ws);
                         }
                     }

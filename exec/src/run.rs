@@ -17,7 +17,11 @@ use crate::result::ResultTable;
 /// Runs `call` over `store` with `cfg`'s workers and strategy. The algorithm is monomorphised
 /// for the store type, so the in-memory path has no per-edge dynamic dispatch. Returns
 /// `Cancelled` promptly once `cfg.cancel` is raised.
-pub fn run<S: GraphStore>(store: &S, call: &AlgoCall, cfg: &RunConfig) -> Result<ResultTable, ExecError> {
+pub fn run<S: GraphStore>(
+    store: &S,
+    call: &AlgoCall,
+    cfg: &RunConfig,
+) -> Result<ResultTable, ExecError> {
     let ctx = RunContext::new(store, cfg)?;
     let schema = output_schema(call);
     let started = Instant::now();

@@ -42,7 +42,7 @@ impl VertexSubset {
     /// Every vertex of `0..n`.
     pub fn all(n: u32) -> VertexSubset {
         let mut words = vec![u64::MAX; (n as usize).div_ceil(64)];
-        if n % 64 != 0 {
+        if n & 63 != 0 {
             if let Some(last) = words.last_mut() {
                 *last = (1u64 << (n % 64)) - 1;
             }

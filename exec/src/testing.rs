@@ -21,7 +21,7 @@ struct Adjacency {
 impl Adjacency {
     fn build(n: usize, arcs: &[(u32, u32, f64)], weighted: bool) -> Adjacency {
         let mut sorted = arcs.to_vec();
-        sorted.sort_by(|a, b| (a.0, a.1).cmp(&(b.0, b.1)));
+        sorted.sort_by_key(|a| (a.0, a.1));
         let mut degrees = vec![0u32; n];
         for a in &sorted {
             degrees[a.0 as usize] += 1;
@@ -142,7 +142,11 @@ impl VecGraph {
             return;
         }
         let ns = view.neighbours(v);
-        let ws = if want_weights { view.weights_of(v) } else { None };
+        let ws = if want_weights {
+            view.weights_of(v)
+        } else {
+            None
+        };
         self.lists_fetched.fetch_add(1, Ordering::Relaxed);
         self.bytes_read
             .fetch_add(4 * ns.len() as u64, Ordering::Relaxed);
@@ -195,7 +199,8 @@ impl GraphStore for VecGraph {
             FetchOrder::ByBlock => {
                 let mut sorted = vertices.to_vec();
                 sorted.sort_by_key(|&v| (self.edge_block(dir, v), v));
-                let mut blocks: Vec<u64> = sorted.iter().map(|&v| self.edge_block(dir, v)).collect();
+                let mut blocks: Vec<u64> =
+                    sorted.iter().map(|&v| self.edge_block(dir, v)).collect();
                 blocks.dedup();
                 self.blocks_read
                     .fetch_add(blocks.len() as u64, Ordering::Relaxed);

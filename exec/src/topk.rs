@@ -101,6 +101,21 @@ pub fn order_by(
     gather(table, &rows)
 }
 
+/// Applies a RUN's `ORDER BY column [DESC]` (`order` = (column, descending)) and `LIMIT`
+/// clauses, either of which may be absent; a table with neither is returned as it is.
+pub fn order_and_limit(
+    table: ResultTable,
+    order: Option<(&str, bool)>,
+    limit_rows: Option<u64>,
+) -> Result<ResultTable, TopKError> {
+    let k = limit_rows.map(|n| usize::try_from(n).unwrap_or(usize::MAX));
+    match (order, k) {
+        (Some((column, descending)), k) => order_by(&table, column, descending, k),
+        (None, Some(k)) if k < table.num_rows() => Ok(limit(&table, k)),
+        (None, _) => Ok(table),
+    }
+}
+
 /// The first `n` rows of `table` (LIMIT without ORDER BY), without copying any data.
 pub fn limit(table: &ResultTable, n: usize) -> ResultTable {
     let mut left = n;
@@ -273,11 +288,8 @@ fn gather(table: &ResultTable, positions: &[(usize, usize)]) -> Result<ResultTab
     for chunk in positions.chunks(BATCH_ROWS) {
         let mut columns: Vec<ArrayRef> = Vec::with_capacity(table.schema.fields().len());
         for c in 0..table.schema.fields().len() {
-            let sources: Vec<&dyn Array> = table
-                .batches
-                .iter()
-                .map(|b| b.column(c).as_ref())
-                .collect();
+            let sources: Vec<&dyn Array> =
+                table.batches.iter().map(|b| b.column(c).as_ref()).collect();
             columns.push(arrow_select::interleave::interleave(&sources, chunk)?);
         }
         batches.push(RecordBatch::try_new(table.schema.clone(), columns)?);
@@ -342,7 +354,12 @@ mod tests {
         let t = order_by(&sample(), "rank", true, Some(4)).unwrap();
         assert_eq!(
             rows(&t),
-            vec![(4, Some(0.75)), (1, Some(0.5)), (3, Some(0.25)), (5, Some(0.25))]
+            vec![
+                (4, Some(0.75)),
+                (1, Some(0.5)),
+                (3, Some(0.25)),
+                (5, Some(0.25))
+            ]
         );
         let all = order_by(&sample(), "rank", true, None).unwrap();
         assert_eq!(rows(&all).last(), Some(&(2, None)));
@@ -363,12 +380,25 @@ mod tests {
                 (2, None)
             ]
         );
-        assert_eq!(order_by(&sample(), "rank", false, Some(0)).unwrap().num_rows(), 0);
-        assert_eq!(order_by(&sample(), "rank", false, Some(100)).unwrap().num_rows(), 6);
+        assert_eq!(
+            order_by(&sample(), "rank", false, Some(0))
+                .unwrap()
+                .num_rows(),
+            0
+        );
+        assert_eq!(
+            order_by(&sample(), "rank", false, Some(100))
+                .unwrap()
+                .num_rows(),
+            6
+        );
         let by_vertex = order_by(&sample(), "VERTEX", true, Some(2)).unwrap();
         assert_eq!(rows(&by_vertex), vec![(6, Some(-1.0)), (5, Some(0.25))]);
         let empty = table(&[]);
-        assert_eq!(order_by(&empty, "rank", true, Some(3)).unwrap().num_rows(), 0);
+        assert_eq!(
+            order_by(&empty, "rank", true, Some(3)).unwrap().num_rows(),
+            0
+        );
     }
 
     #[test]
@@ -376,13 +406,20 @@ mod tests {
         // A deterministic pseudo-random table with many ties and nulls, several batches.
         let mut state = 12345u64;
         let mut next = || {
-            state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            state = state
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
             state >> 33
         };
         let mut batches = Vec::new();
         let mut id = 0;
         for len in [7usize, 0, 13, 1, 29] {
-            let v: Vec<u64> = (0..len).map(|_| { id += 1; id }).collect();
+            let v: Vec<u64> = (0..len)
+                .map(|_| {
+                    id += 1;
+                    id
+                })
+                .collect();
             let r = (0..len)
                 .map(|_| match next() % 10 {
                     0 => None,
@@ -408,7 +445,18 @@ mod tests {
 
     #[test]
     fn float_key_is_a_total_order() {
-        let xs = [f64::NEG_INFINITY, -1e300, -1.0, -1e-300, 0.0, 1e-300, 1.0, 1e300, f64::INFINITY, f64::NAN];
+        let xs = [
+            f64::NEG_INFINITY,
+            -1e300,
+            -1.0,
+            -1e-300,
+            0.0,
+            1e-300,
+            1.0,
+            1e300,
+            f64::INFINITY,
+            f64::NAN,
+        ];
         for w in xs.windows(2) {
             assert!(float_key(w[0]) < float_key(w[1]), "{} < {}", w[0], w[1]);
         }
@@ -422,7 +470,9 @@ mod tests {
         assert!(msg.contains("`rnak`"), "{msg}");
         assert!(msg.contains("did you mean `rank`"), "{msg}");
         assert!(msg.contains("`vertex`, `rank`"), "{msg}");
-        let far = order_by(&sample(), "component", true, None).unwrap_err().to_string();
+        let far = order_by(&sample(), "component", true, None)
+            .unwrap_err()
+            .to_string();
         assert!(!far.contains("did you mean"), "{far}");
     }
 
@@ -444,7 +494,11 @@ mod tests {
             .unwrap(),
         );
         let s = order_by(&t, "label", false, None).unwrap();
-        let ids: Vec<u64> = s.batches[0].column(0).as_primitive::<UInt64Type>().values().to_vec();
+        let ids: Vec<u64> = s.batches[0]
+            .column(0)
+            .as_primitive::<UInt64Type>()
+            .values()
+            .to_vec();
         assert_eq!(ids, vec![3, 1, 2]);
 
         let schema = Arc::new(Schema::new(vec![Field::new("n", DataType::Null, true)]));
@@ -453,6 +507,19 @@ mod tests {
             order_by(&t, "n", false, None),
             Err(TopKError::Unorderable { .. })
         ));
+    }
+
+    #[test]
+    fn order_and_limit_follows_the_clauses() {
+        let top = order_and_limit(sample(), Some(("rank", true)), Some(1)).unwrap();
+        assert_eq!(rows(&top), vec![(4, Some(0.75))]);
+        assert_eq!(
+            order_and_limit(sample(), None, Some(2)).unwrap().num_rows(),
+            2
+        );
+        assert_eq!(order_and_limit(sample(), None, None).unwrap().num_rows(), 6);
+        let huge = order_and_limit(sample(), Some(("vertex", false)), Some(u64::MAX)).unwrap();
+        assert_eq!(huge.num_rows(), 6);
     }
 
     #[test]

@@ -20,32 +20,33 @@ where
 {
     ctx.check()?;
     let n = subset.universe();
-    let out = ctx.pool.install(|| match (subset.as_list(), subset.as_bitmap()) {
-        (Some(list), _) => VertexSubset::from_list(
-            n,
-            list.par_iter().copied().filter(|&v| f(v)).collect(),
-        ),
-        (None, Some(bits)) => {
-            let words: Vec<u64> = bits
-                .words()
-                .par_iter()
-                .enumerate()
-                .map(|(wi, &w)| {
-                    let mut keep = 0u64;
-                    let mut rest = w;
-                    while rest != 0 {
-                        let b = rest.trailing_zeros();
-                        rest &= rest - 1;
-                        if f(wi as u32 * 64 + b) {
-                            keep |= 1 << b;
+    let out = ctx
+        .pool
+        .install(|| match (subset.as_list(), subset.as_bitmap()) {
+            (Some(list), _) => {
+                VertexSubset::from_list(n, list.par_iter().copied().filter(|&v| f(v)).collect())
+            }
+            (None, Some(bits)) => {
+                let words: Vec<u64> = bits
+                    .words()
+                    .par_iter()
+                    .enumerate()
+                    .map(|(wi, &w)| {
+                        let mut keep = 0u64;
+                        let mut rest = w;
+                        while rest != 0 {
+                            let b = rest.trailing_zeros();
+                            rest &= rest - 1;
+                            if f(wi as u32 * 64 + b) {
+                                keep |= 1 << b;
+                            }
                         }
-                    }
-                    keep
-                })
-                .collect();
-            VertexSubset::from_bitmap(n, Bitmap::from_words(words))
-        }
-        (None, None) => VertexSubset::empty(n),
-    });
+                        keep
+                    })
+                    .collect();
+                VertexSubset::from_bitmap(n, Bitmap::from_words(words))
+            }
+            (None, None) => VertexSubset::empty(n),
+        });
     Ok(out)
 }

@@ -43,9 +43,18 @@ fn entries(dir: &std::path::Path) -> Vec<String> {
 #[test]
 fn format_follows_the_extension_or_is_refused_with_the_choices() {
     use std::path::Path;
-    assert_eq!(infer_format(Path::new("a/b.parquet")).unwrap(), OutputFormat::Parquet);
-    assert_eq!(infer_format(Path::new("b.PARQUET")).unwrap(), OutputFormat::Parquet);
-    assert_eq!(infer_format(Path::new("b.arrow")).unwrap(), OutputFormat::Arrow);
+    assert_eq!(
+        infer_format(Path::new("a/b.parquet")).unwrap(),
+        OutputFormat::Parquet
+    );
+    assert_eq!(
+        infer_format(Path::new("b.PARQUET")).unwrap(),
+        OutputFormat::Parquet
+    );
+    assert_eq!(
+        infer_format(Path::new("b.arrow")).unwrap(),
+        OutputFormat::Arrow
+    );
     assert_eq!(infer_format(Path::new("b.csv")).unwrap(), OutputFormat::Csv);
     for bad in ["out.txt", "out", "dir.parquet/"] {
         if bad.ends_with('/') {
@@ -53,7 +62,10 @@ fn format_follows_the_extension_or_is_refused_with_the_choices() {
         }
         let err = infer_format(Path::new(bad)).unwrap_err().to_string();
         assert!(err.contains(bad), "{err}");
-        assert!(err.contains(".parquet") && err.contains("graphalytics"), "{err}");
+        assert!(
+            err.contains(".parquet") && err.contains("graphalytics"),
+            "{err}"
+        );
     }
 }
 
@@ -65,7 +77,13 @@ fn unknown_extension_writes_nothing() {
     assert!(matches!(err, SinkError::UnknownFormat { .. }));
     assert!(entries(dir.path()).is_empty());
     // An explicit FORMAT accepts any extension.
-    write_result(&table(), &path, Some(OutputFormat::Csv), &ResultMeta::default()).unwrap();
+    write_result(
+        &table(),
+        &path,
+        Some(OutputFormat::Csv),
+        &ResultMeta::default(),
+    )
+    .unwrap();
     assert_eq!(entries(dir.path()), vec!["out.txt"]);
 }
 
@@ -88,7 +106,10 @@ fn missing_directory_and_directory_paths_are_errors_naming_the_path() {
     std::fs::write(&file, b"x").unwrap();
     let under = file.join("out.csv");
     let err = write_result(&table(), &under, None, &ResultMeta::default()).unwrap_err();
-    assert!(err.to_string().contains(&under.display().to_string()), "{err}");
+    assert!(
+        err.to_string().contains(&under.display().to_string()),
+        "{err}"
+    );
     assert_eq!(entries(dir.path()), vec!["plain", "sub.parquet"]);
 }
 
@@ -117,12 +138,17 @@ fn a_failing_write_leaves_no_file() {
         let mut sink = ResultSink::create(&path, None, schema()).unwrap();
         sink.write(&table().batches[0]).unwrap();
         // A batch that does not match the schema fails (the run would stop here) ...
-        let failed = sink.write(&wrong).and_then(|_| sink.finish(&ResultMeta::default()));
+        let failed = sink
+            .write(&wrong)
+            .and_then(|_| sink.finish(&ResultMeta::default()));
         if let Err(e) = &failed {
             assert!(e.to_string().contains(name), "{e}");
         }
         // ... and whatever happened, no temporary file is left behind.
-        let left: Vec<String> = entries(dir.path()).into_iter().filter(|n| n.contains("tmp")).collect();
+        let left: Vec<String> = entries(dir.path())
+            .into_iter()
+            .filter(|n| n.contains("tmp"))
+            .collect();
         assert!(left.is_empty(), "{name}: {left:?}");
         let _ = std::fs::remove_file(&path);
     }

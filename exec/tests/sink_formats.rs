@@ -26,7 +26,18 @@ fn schema(value: &str, t: DataType) -> SchemaRef {
 fn bfs() -> ResultTable {
     let s = schema("depth", DataType::Int64);
     let mut t = ResultTable::empty(s.clone());
-    let depth = [Some(0), Some(1), Some(1), Some(2), Some(2), Some(2), Some(3), Some(3), None, None];
+    let depth = [
+        Some(0),
+        Some(1),
+        Some(1),
+        Some(2),
+        Some(2),
+        Some(2),
+        Some(3),
+        Some(3),
+        None,
+        None,
+    ];
     for (lo, hi) in [(0usize, 4usize), (4, 10)] {
         t.batches.push(
             RecordBatch::try_new(
@@ -92,7 +103,10 @@ fn pagerank(n: u64, batch: u64) -> ResultTable {
 fn meta() -> ResultMeta {
     ResultMeta {
         algorithm: "bfs".into(),
-        parameters: vec![("source".into(), "1".into()), ("note".into(), "a \"q\"".into())],
+        parameters: vec![
+            ("source".into(), "1".into()),
+            ("note".into(), "a \"q\"".into()),
+        ],
         graph: "test-bfs-directed".into(),
         vertices: 10,
         edges: 17,
@@ -109,7 +123,10 @@ fn check_schema(s: &Schema, value: &str, t: &DataType) {
     assert!(s.field(1).is_nullable());
 }
 
-fn column<T: arrow_array::ArrowPrimitiveType>(batches: &[RecordBatch], i: usize) -> Vec<Option<T::Native>> {
+fn column<T: arrow_array::ArrowPrimitiveType>(
+    batches: &[RecordBatch],
+    i: usize,
+) -> Vec<Option<T::Native>> {
     batches
         .iter()
         .flat_map(|b| b.column(i).as_primitive::<T>().iter().collect::<Vec<_>>())
@@ -130,7 +147,11 @@ fn read_parquet(path: &Path) -> (SchemaRef, Vec<RecordBatch>, Vec<(String, Strin
         .unwrap_or_default();
     let groups = builder.metadata().num_row_groups();
     let schema = builder.schema().clone();
-    let batches = builder.build().unwrap().collect::<Result<Vec<_>, _>>().unwrap();
+    let batches = builder
+        .build()
+        .unwrap()
+        .collect::<Result<Vec<_>, _>>()
+        .unwrap();
     (schema, batches, kv, groups)
 }
 
@@ -145,7 +166,10 @@ fn parquet_reads_back_with_types_nulls_and_metadata() {
 
     let (schema, batches, kv, _) = read_parquet(&path);
     check_schema(&schema, "depth", &DataType::Int64);
-    assert_eq!(column::<UInt64Type>(&batches, 0), (1..=10).map(Some).collect::<Vec<_>>());
+    assert_eq!(
+        column::<UInt64Type>(&batches, 0),
+        (1..=10).map(Some).collect::<Vec<_>>()
+    );
     let depth = column::<Int64Type>(&batches, 1);
     assert_eq!(depth[0], Some(0));
     assert_eq!(depth[8], None);
@@ -156,7 +180,10 @@ fn parquet_reads_back_with_types_nulls_and_metadata() {
     assert_eq!(get("frontier.graph").as_deref(), Some("test-bfs-directed"));
     assert_eq!(get("frontier.vertices").as_deref(), Some("10"));
     assert_eq!(get("frontier.edges").as_deref(), Some("17"));
-    assert_eq!(get("frontier.version").as_deref(), Some(env!("CARGO_PKG_VERSION")));
+    assert_eq!(
+        get("frontier.version").as_deref(),
+        Some(env!("CARGO_PKG_VERSION"))
+    );
     assert_eq!(get("frontier.elapsed_seconds").as_deref(), Some("1.500000"));
     assert_eq!(
         get("frontier.parameters").as_deref(),
@@ -164,11 +191,16 @@ fn parquet_reads_back_with_types_nulls_and_metadata() {
     );
 
     // zstd was used for every column chunk.
-    let reader = parquet::file::reader::SerializedFileReader::new(File::open(&path).unwrap()).unwrap();
+    let reader =
+        parquet::file::reader::SerializedFileReader::new(File::open(&path).unwrap()).unwrap();
     use parquet::file::reader::FileReader;
     for rg in reader.metadata().row_groups() {
         for c in rg.columns() {
-            assert!(matches!(c.compression(), parquet::basic::Compression::ZSTD(_)), "{:?}", c.compression());
+            assert!(
+                matches!(c.compression(), parquet::basic::Compression::ZSTD(_)),
+                "{:?}",
+                c.compression()
+            );
         }
     }
 }
@@ -199,7 +231,10 @@ fn arrow_ipc_reads_back_with_types_nulls_and_metadata() {
     let reader = arrow_ipc::reader::FileReader::try_new(File::open(&path).unwrap(), None).unwrap();
     check_schema(&reader.schema(), "distance", &DataType::Float64);
     assert_eq!(
-        reader.custom_metadata().get("frontier.algorithm").map(String::as_str),
+        reader
+            .custom_metadata()
+            .get("frontier.algorithm")
+            .map(String::as_str),
         Some("bfs")
     );
     let batches = reader.collect::<Result<Vec<_>, _>>().unwrap();
@@ -208,7 +243,16 @@ fn arrow_ipc_reads_back_with_types_nulls_and_metadata() {
         vec![Some(1), Some(2), Some(3), Some(4), Some(u64::MAX)]
     );
     let d = column::<Float64Type>(&batches, 1);
-    assert_eq!(d, vec![Some(0.0), Some(0.1477629166666667), None, Some(1e-300), Some(12345.5)]);
+    assert_eq!(
+        d,
+        vec![
+            Some(0.0),
+            Some(0.1477629166666667),
+            None,
+            Some(1e-300),
+            Some(12345.5)
+        ]
+    );
 }
 
 #[test]
@@ -229,14 +273,23 @@ fn csv_reads_back_with_header_nulls_and_exact_floats() {
     check_schema(&batches[0].schema(), "distance", &DataType::Float64);
     assert_eq!(
         column::<Float64Type>(&batches, 1),
-        vec![Some(0.0), Some(0.1477629166666667), None, Some(1e-300), Some(12345.5)]
+        vec![
+            Some(0.0),
+            Some(0.1477629166666667),
+            None,
+            Some(1e-300),
+            Some(12345.5)
+        ]
     );
     assert_eq!(column::<UInt64Type>(&batches, 0)[4], Some(u64::MAX));
 
     // An empty result still has its header.
     let empty = dir.path().join("empty.csv");
     write_result(&ResultTable::empty(s), &empty, None, &meta()).unwrap();
-    assert_eq!(std::fs::read_to_string(&empty).unwrap(), "vertex,distance\n");
+    assert_eq!(
+        std::fs::read_to_string(&empty).unwrap(),
+        "vertex,distance\n"
+    );
 }
 
 #[test]
@@ -245,7 +298,8 @@ fn graphalytics_text_uses_the_reference_markers_for_unreachable() {
     let path = dir.path().join("test-bfs-directed-BFS");
     write_result(&bfs(), &path, Some(OutputFormat::Graphalytics), &meta()).unwrap();
     // The reference output of LDBC Graphalytics' test-bfs-directed (source 1).
-    let expected = "1 0\n2 1\n3 1\n4 2\n5 2\n6 2\n7 3\n8 3\n9 9223372036854775807\n10 9223372036854775807\n";
+    let expected =
+        "1 0\n2 1\n3 1\n4 2\n5 2\n6 2\n7 3\n8 3\n9 9223372036854775807\n10 9223372036854775807\n";
     assert_eq!(std::fs::read_to_string(&path).unwrap(), expected);
 
     let path = dir.path().join("out-SSSP.txt");
@@ -273,21 +327,38 @@ fn graphalytics_text_uses_the_reference_markers_for_unreachable() {
 #[test]
 fn graphalytics_refuses_results_it_cannot_express() {
     let dir = tempfile::tempdir().unwrap();
-    let one = Arc::new(Schema::new(vec![Field::new("vertex", DataType::UInt64, false)]));
+    let one = Arc::new(Schema::new(vec![Field::new(
+        "vertex",
+        DataType::UInt64,
+        false,
+    )]));
     let path = dir.path().join("x");
-    let err = write_result(&ResultTable::empty(one), &path, Some(OutputFormat::Graphalytics), &meta())
-        .unwrap_err();
+    let err = write_result(
+        &ResultTable::empty(one),
+        &path,
+        Some(OutputFormat::Graphalytics),
+        &meta(),
+    )
+    .unwrap_err();
     assert!(matches!(err, SinkError::Unsupported { .. }), "{err}");
-    assert!(err.to_string().contains(&path.display().to_string()), "{err}");
+    assert!(
+        err.to_string().contains(&path.display().to_string()),
+        "{err}"
+    );
     assert!(!path.exists());
 
     let strings = Arc::new(Schema::new(vec![
         Field::new("vertex", DataType::UInt64, false),
         Field::new("label", DataType::Utf8, true),
     ]));
-    let err = ResultSink::create(&path, Some(OutputFormat::Graphalytics), strings).err().unwrap();
+    let err = ResultSink::create(&path, Some(OutputFormat::Graphalytics), strings)
+        .err()
+        .unwrap();
     assert!(err.to_string().contains("`label`"), "{err}");
-    assert!(std::fs::read_dir(dir.path()).unwrap().next().is_none(), "no file may be left");
+    assert!(
+        std::fs::read_dir(dir.path()).unwrap().next().is_none(),
+        "no file may be left"
+    );
 }
 
 #[test]

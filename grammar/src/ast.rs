@@ -122,6 +122,10 @@ pub enum RunMode {
 }
 
 /// One statement of the language.
+///
+/// `Run` is much larger than the other variants; statements are few and short-lived, so the
+/// size does not matter and the fields stay unboxed for the planner's pattern matches.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone, PartialEq)]
 pub enum StatementKind {
     CreateGraph(CreateGraph),

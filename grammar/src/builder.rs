@@ -238,8 +238,8 @@ impl Builder<'_, '_> {
                         match q.as_rule() {
                             Rule::column => column = Some(self.ident(&q)),
                             Rule::direction => {
-                                descending =
-                                    q.into_inner().next().map(|d| d.as_rule()) == Some(Rule::kw_desc)
+                                descending = q.into_inner().next().map(|d| d.as_rule())
+                                    == Some(Rule::kw_desc)
                             }
                             _ => {}
                         }
@@ -293,7 +293,10 @@ impl Builder<'_, '_> {
         };
         let key_at = key.as_span().start();
         let key = self.ident(&key);
-        if params.iter().any(|p| p.key.name.eq_ignore_ascii_case(&key.name)) {
+        if params
+            .iter()
+            .any(|p| p.key.name.eq_ignore_ascii_case(&key.name))
+        {
             return err(key_at, format!("{what} `{}` is given twice", key.name));
         }
         let value = self.value(value, true)?;
@@ -332,7 +335,10 @@ impl Builder<'_, '_> {
         if !matches!(value, Value::Int(_)) {
             return err(
                 at,
-                format!("expected a whole number after {after}, found `{}`", token.as_str()),
+                format!(
+                    "expected a whole number after {after}, found `{}`",
+                    token.as_str()
+                ),
             );
         }
         Ok(Literal {
@@ -429,7 +435,9 @@ pub(crate) fn unescape(raw: &str, at: usize) -> Result<String> {
                 Some('n') => out.push('\n'),
                 Some('t') => out.push('\t'),
                 other => {
-                    let shown: String = other.map(|e| e.escape_debug().collect()).unwrap_or_default();
+                    let shown: String = other
+                        .map(|e| e.escape_debug().collect())
+                        .unwrap_or_default();
                     return err(
                         at + 1 + i,
                         format!(
@@ -486,7 +494,11 @@ pub(crate) fn parse_size(text: &str) -> Option<Option<u64>> {
     let scale = 10u128.pow(frac.len() as u32);
     let bytes = (|| {
         let whole: u128 = whole.parse().ok()?;
-        let frac: u128 = if frac.is_empty() { 0 } else { frac.parse().ok()? };
+        let frac: u128 = if frac.is_empty() {
+            0
+        } else {
+            frac.parse().ok()?
+        };
         let scaled = whole.checked_mul(scale)?.checked_add(frac)?;
         let bytes = scaled.checked_mul(multiplier)? / scale;
         u64::try_from(bytes).ok()
@@ -509,15 +521,23 @@ mod tests {
         assert_eq!(parse_size("0.1KiB"), Some(Some(102)));
         assert_eq!(parse_size("16tib"), Some(Some(16 << 40)));
         assert_eq!(parse_size("99999999999TB"), Some(None));
-        assert_eq!(parse_size("999999999999999999999999999999999999999999B"), Some(None));
-        for not_a_size in ["64", "KB", "1.KB", ".5KB", "1.2.3KB", "64 K", "x64KB", "64KBs", "", "-1KB"] {
+        assert_eq!(
+            parse_size("999999999999999999999999999999999999999999B"),
+            Some(None)
+        );
+        for not_a_size in [
+            "64", "KB", "1.KB", ".5KB", "1.2.3KB", "64 K", "x64KB", "64KBs", "", "-1KB",
+        ] {
             assert_eq!(parse_size(not_a_size), None, "{not_a_size:?}");
         }
     }
 
     #[test]
     fn escapes() {
-        assert_eq!(unescape(r"'a\'b\\c\nd\te''f'", 0).unwrap(), "a'b\\c\nd\te'f");
+        assert_eq!(
+            unescape(r"'a\'b\\c\nd\te''f'", 0).unwrap(),
+            "a'b\\c\nd\te'f"
+        );
         let e = unescape(r"'C:\data'", 10).unwrap_err();
         assert_eq!(e.offset, 13);
         assert!(e.message.contains(r"unknown escape `\d`"), "{}", e.message);
@@ -530,6 +550,9 @@ mod tests {
         assert_eq!(number("1e-7", 0).unwrap(), Value::Float(1e-7));
         assert!(number("1e999", 0).is_err());
         assert!(number("9223372036854775808", 0).is_err());
-        assert_eq!(number("-9223372036854775808", 0).unwrap(), Value::Int(i64::MIN));
+        assert_eq!(
+            number("-9223372036854775808", 0).unwrap(),
+            Value::Int(i64::MIN)
+        );
     }
 }

@@ -138,11 +138,7 @@ pub fn parse(text: &str) -> Result<Vec<Statement>, ParseError> {
             let tokens = scan::scan(text);
             // The statements before the failing one parsed; an error the builder finds in them
             // (an out-of-range number, say) comes first in the text, so it is the one to report.
-            if let Some(semi) = tokens
-                .iter()
-                .rev()
-                .find(|t| t.end <= at && t.is_semi(text))
-            {
+            if let Some(semi) = tokens.iter().rev().find(|t| t.end <= at && t.is_semi(text)) {
                 if let Some(Err(earlier)) = built(&text[..semi.end]) {
                     return Err(earlier);
                 }

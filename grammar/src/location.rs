@@ -47,7 +47,13 @@ impl<'a> LineIndex<'a> {
         let line = self.text[start..end].trim_end_matches('\r');
         let shown: String = line
             .chars()
-            .map(|c| if c.is_control() && c != '\t' { '\u{fffd}' } else { c })
+            .map(|c| {
+                if c.is_control() && c != '\t' {
+                    '\u{fffd}'
+                } else {
+                    c
+                }
+            })
             .collect();
         let pad: String = line
             .chars()
@@ -82,7 +88,10 @@ mod tests {
     fn snippet_has_a_caret_under_the_column() {
         let idx = LineIndex::new("x\n\tRUN ON g;\r\n");
         assert_eq!(idx.snippet(Pos { line: 2, col: 6 }), "\tRUN ON g;\n\t    ^");
-        assert_eq!(idx.snippet(Pos { line: 2, col: 11 }), "\tRUN ON g;\n\t         ^");
+        assert_eq!(
+            idx.snippet(Pos { line: 2, col: 11 }),
+            "\tRUN ON g;\n\t         ^"
+        );
         assert_eq!(idx.snippet(Pos { line: 3, col: 1 }), "\n^");
     }
 }

@@ -71,12 +71,11 @@ pub(crate) fn scan(text: &str) -> Vec<Tok> {
                     '\\' => {
                         chars.next();
                     }
+                    // `''` inside a string is an escaped quote, not the end.
+                    '\'' if chars.next_if(|&(_, q)| q == '\'').is_some() => {}
                     '\'' => {
-                        // `''` inside a string is an escaped quote.
-                        if chars.next_if(|&(_, q)| q == '\'').is_none() {
-                            terminated = true;
-                            break;
-                        }
+                        terminated = true;
+                        break;
                     }
                     _ => {}
                 }
@@ -85,7 +84,9 @@ pub(crate) fn scan(text: &str) -> Vec<Tok> {
         } else if c.is_ascii_digit() || (c == '-' && next.is_some_and(|n| n.is_ascii_digit())) {
             let mut prev = c;
             while let Some((_, n)) = chars.next_if(|&(_, n)| {
-                is_ident_char(n) || n == '.' || (matches!(n, '+' | '-') && matches!(prev, 'e' | 'E'))
+                is_ident_char(n)
+                    || n == '.'
+                    || (matches!(n, '+' | '-') && matches!(prev, 'e' | 'E'))
             }) {
                 prev = n;
             }
@@ -137,14 +138,21 @@ mod tests {
                 (TokKind::Str { terminated: false }, "'open"),
             ]
         );
-        assert_eq!(kinds("'a\\"), vec![(TokKind::Str { terminated: false }, "'a\\")]);
+        assert_eq!(
+            kinds("'a\\"),
+            vec![(TokKind::Str { terminated: false }, "'a\\")]
+        );
     }
 
     #[test]
     fn odd_characters() {
         assert_eq!(
             kinds("é\0-"),
-            vec![(TokKind::Punct, "é"), (TokKind::Punct, "\0"), (TokKind::Punct, "-")]
+            vec![
+                (TokKind::Punct, "é"),
+                (TokKind::Punct, "\0"),
+                (TokKind::Punct, "-")
+            ]
         );
     }
 }

@@ -174,7 +174,13 @@ pub(crate) fn syntax_error(text: &str, tokens: &[Tok], at: usize, positives: &[R
         };
     }
 
-    let found_tok = tokens.iter().find(|t| t.end > at);
+    // The parser may stop inside what the scanner saw as one token (`1.5.3` stops at `.3`): then
+    // only the part from the failure on is "found".
+    let found_tok = tokens.iter().find(|t| t.end > at).map(|t| Tok {
+        start: t.start.max(at),
+        ..*t
+    });
+    let found_tok = found_tok.as_ref();
     let prev = tokens.iter().rev().find(|t| t.end <= at);
     // A missing token at the end of the text is blamed just after the last token, on its line.
     let eoi_offset = prev.map_or(at, |p| p.end);
@@ -193,7 +199,10 @@ pub(crate) fn syntax_error(text: &str, tokens: &[Tok], at: usize, positives: &[R
         return match found_tok {
             Some(t) if t.kind == TokKind::Word => message(
                 offset,
-                format!("unknown statement {}: expected one of {list}", quote(found_text)),
+                format!(
+                    "unknown statement {}: expected one of {list}",
+                    quote(found_text)
+                ),
             ),
             Some(t) if t.is_semi(text) => message(
                 offset,
@@ -201,7 +210,10 @@ pub(crate) fn syntax_error(text: &str, tokens: &[Tok], at: usize, positives: &[R
             ),
             Some(_) => message(
                 offset,
-                format!("unexpected {}: expected a statement, one of {list}", quote(found_text)),
+                format!(
+                    "unexpected {}: expected a statement, one of {list}",
+                    quote(found_text)
+                ),
             ),
             None => message(offset, format!("expected a statement, one of {list}")),
         };
@@ -213,7 +225,9 @@ pub(crate) fn syntax_error(text: &str, tokens: &[Tok], at: usize, positives: &[R
             None => message(eoi_offset, END.to_string()),
             Some(t)
                 if t.kind == TokKind::Word
-                    && STATEMENT_KEYWORDS.iter().any(|k| k.eq_ignore_ascii_case(found_text)) =>
+                    && STATEMENT_KEYWORDS
+                        .iter()
+                        .any(|k| k.eq_ignore_ascii_case(found_text)) =>
             {
                 // Most likely the `;` of the previous line was forgotten: point there.
                 message(
@@ -231,7 +245,10 @@ pub(crate) fn syntax_error(text: &str, tokens: &[Tok], at: usize, positives: &[R
                 } else {
                     ""
                 };
-                message(offset, format!("unexpected {}: {END}{hint}", quote(found_text)))
+                message(
+                    offset,
+                    format!("unexpected {}: {END}{hint}", quote(found_text)),
+                )
             }
         };
     }
@@ -247,14 +264,18 @@ pub(crate) fn syntax_error(text: &str, tokens: &[Tok], at: usize, positives: &[R
                 }
                 TokKind::Word
                     if is_keyword(found_text)
-                        && (has(Rule::param_value) || has(Rule::set_value) || has(Rule::vertex)) =>
+                        && (has(Rule::param_value)
+                            || has(Rule::set_value)
+                            || has(Rule::vertex)) =>
                 {
                     s.push_str(&format!(
                         " (a reserved keyword cannot be a bare-word value; quote it: '{}')",
                         found_text.to_ascii_lowercase()
                     ))
                 }
-                TokKind::Str { .. } if name_slot => s.push_str(" (names are written without quotes)"),
+                TokKind::Str { .. } if name_slot => {
+                    s.push_str(" (names are written without quotes)")
+                }
                 TokKind::Word | TokKind::Number if has(Rule::path) => {
                     s.push_str(" (paths are written in single quotes: 'like/this')")
                 }

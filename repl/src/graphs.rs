@@ -256,6 +256,13 @@ pub fn verify(s: &mut Session, name: &Ident, out: &mut dyn Write) -> Result<(), 
     let path = s.catalog.graph_path(&meta);
     let report = storage::blockfile::verify::verify_file(&path)
         .map_err(|e| StatementError::store(name.pos, e))?;
-    writeln!(out, "graph {} is intact: {report}", name.name)
+    writeln!(
+        out,
+        "graph {} is intact: {} blocks and {} sections match their checksums ({} read)",
+        name.name,
+        report.blocks_checked,
+        report.sections_checked,
+        format_size(report.bytes_read)
+    )
         .map_err(|e| StatementError::at(name.pos, e.to_string()))
 }

@@ -67,7 +67,13 @@ pub fn run_progress(
     bar.enable_steady_tick(Duration::from_millis(200));
     RUN_BAR.with(|b| *b.borrow_mut() = Some(bar.clone()));
     Some(Arc::new(move |p: exec::Progress| {
-        bar.set_message(p.to_string());
+        let of = p.of.map(|n| format!(" of {n}")).unwrap_or_default();
+        bar.set_message(format!(
+            "iteration {}{of}, frontier {} ({:.1} s)",
+            p.iteration,
+            p.frontier,
+            p.elapsed.as_secs_f64()
+        ));
     }))
 }
 

@@ -43,6 +43,16 @@ pub fn render_result(
     }
 }
 
+/// [`render_result`] with the argument order the statement runner uses.
+pub fn render(
+    table: &ResultTable,
+    style: OutputStyle,
+    elapsed: Duration,
+    out: &mut dyn Write,
+) -> io::Result<()> {
+    render_result(out, table, style, elapsed)
+}
+
 /// "N rows in T s" (one row: "1 row").
 pub fn footer(rows: usize, elapsed: Duration) -> String {
     let noun = if rows == 1 { "row" } else { "rows" };

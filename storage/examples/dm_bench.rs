@@ -10,8 +10,8 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use storage::dm::{
-    spawn_memnode_for_tests, Batch, CostModel, GlobalAddr, InProcTransport, MemoryNode,
-    TcpOptions, TcpTransport, Transport,
+    spawn_memnode_for_tests, Batch, CostModel, GlobalAddr, InProcTransport, MemoryNode, TcpOptions,
+    TcpTransport, Transport,
 };
 
 const TOKEN: &str = "bench";
@@ -57,7 +57,7 @@ fn make_batch(kind: Kind, n: usize, base: GlobalAddr, rng: &mut Rng) -> Batch {
     for _ in 0..n {
         let span = REGION - 8192;
         let off = (rng.next() % span) & !63;
-        let a = base.add(off).unwrap();
+        let a = base.checked_add(off).unwrap();
         match kind {
             Kind::Read(len) => b.read(a, len),
             Kind::Write(len) => b.write(a, vec![0xAB; len as usize]),
@@ -69,7 +69,15 @@ fn make_batch(kind: Kind, n: usize, base: GlobalAddr, rng: &mut Rng) -> Batch {
 }
 
 /// Runs batches for `secs` with `depth` batches in flight; returns verbs done and elapsed.
-fn drive(t: &dyn Transport, kind: Kind, batch: usize, depth: usize, base: GlobalAddr, secs: f64, seed: u64) -> (u64, Duration) {
+fn drive(
+    t: &dyn Transport,
+    kind: Kind,
+    batch: usize,
+    depth: usize,
+    base: GlobalAddr,
+    secs: f64,
+    seed: u64,
+) -> (u64, Duration) {
     let mut rng = Rng(seed | 1);
     let start = Instant::now();
     let stop = start + Duration::from_secs_f64(secs);
@@ -77,7 +85,10 @@ fn drive(t: &dyn Transport, kind: Kind, batch: usize, depth: usize, base: Global
     let mut done = 0u64;
     loop {
         while q.len() < depth && Instant::now() < stop {
-            q.push_back(t.submit_batch(make_batch(kind, batch, base, &mut rng)).unwrap());
+            q.push_back(
+                t.submit_batch(make_batch(kind, batch, base, &mut rng))
+                    .unwrap(),
+            );
         }
         match q.pop_front() {
             Some(tk) => {
@@ -118,7 +129,15 @@ fn main() {
     println!("### Per verb and batch size (1 thread; TCP keeps 8 batches in flight)\n");
     println!("| verb | batch | in-process ops/s | in-process B/s | TCP ops/s | TCP B/s | TCP / in-process | RDMA model ops/s |");
     println!("|---|---:|---:|---:|---:|---:|---:|---:|");
-    let kinds = [Kind::Read(32), Kind::Read(256), Kind::Read(4096), Kind::Write(32), Kind::Write(256), Kind::Cas, Kind::Faa];
+    let kinds = [
+        Kind::Read(32),
+        Kind::Read(256),
+        Kind::Read(4096),
+        Kind::Write(32),
+        Kind::Write(256),
+        Kind::Cas,
+        Kind::Faa,
+    ];
     for kind in kinds {
         for batch in [1usize, 8, 32, 128] {
             let (ni, ei) = drive(&inproc, kind, batch, 1, ibase, secs, 7);
@@ -155,19 +174,27 @@ fn main() {
     }
 
     println!("\n### Threads: one multiplexed connection vs one connection per thread (READ 32 B, batch 8, 4 in flight per thread)\n");
-    println!("| threads | shared connection ops/s | connection per thread ops/s | per-thread / shared |");
+    println!(
+        "| threads | shared connection ops/s | connection per thread ops/s | per-thread / shared |"
+    );
     println!("|---:|---:|---:|---:|");
-    let shared = Arc::new(TcpTransport::connect(node.addr(), TOKEN, TcpOptions::default()).unwrap());
+    let shared =
+        Arc::new(TcpTransport::connect(node.addr(), TOKEN, TcpOptions::default()).unwrap());
     for threads in [1usize, 2, 4] {
         let run = |per_thread: bool| -> f64 {
             let hs: Vec<_> = (0..threads)
                 .map(|k| {
                     let t: Arc<dyn Transport> = if per_thread {
-                        Arc::new(TcpTransport::connect(node.addr(), TOKEN, TcpOptions::default()).unwrap())
+                        Arc::new(
+                            TcpTransport::connect(node.addr(), TOKEN, TcpOptions::default())
+                                .unwrap(),
+                        )
                     } else {
                         shared.clone()
                     };
-                    std::thread::spawn(move || drive(&*t, Kind::Read(32), 8, 4, tbase, secs, 100 + k as u64))
+                    std::thread::spawn(move || {
+                        drive(&*t, Kind::Read(32), 8, 4, tbase, secs, 100 + k as u64)
+                    })
                 })
                 .collect();
             let mut total = 0.0;
@@ -179,7 +206,12 @@ fn main() {
         };
         let s = run(false);
         let p = run(true);
-        println!("| {threads} | {} | {} | {:.2} |", fmt_rate(s), fmt_rate(p), p / s);
+        println!(
+            "| {threads} | {} | {} | {:.2} |",
+            fmt_rate(s),
+            fmt_rate(p),
+            p / s
+        );
     }
     drop(shared);
     drop(tcp);

@@ -76,7 +76,15 @@ fn silent_node_times_out_and_is_marked_dead() {
             s.read_exact(&mut b[4..]).unwrap();
             let id = decode_frame(&b).unwrap().id;
             let mut out = Vec::new();
-            encode_frame(id, &Message::HelloOk { node_id: 3, capacity: 1 }, &mut out).unwrap();
+            encode_frame(
+                id,
+                &Message::HelloOk {
+                    node_id: 3,
+                    capacity: 1,
+                },
+                &mut out,
+            )
+            .unwrap();
             s.write_all(&out).unwrap();
             // Swallow everything, answer nothing, until the client hangs up.
             let mut sink = [0u8; 4096];
@@ -89,7 +97,10 @@ fn silent_node_times_out_and_is_marked_dead() {
         let t = TcpTransport::connect(addr, TOKEN, opts).unwrap();
         let pending = t.submit(Message::Info).unwrap();
         let e = t.alloc(8).unwrap_err().to_string();
-        assert!(e.contains(&addr.to_string()) && e.contains("no reply"), "{e}");
+        assert!(
+            e.contains(&addr.to_string()) && e.contains("no reply"),
+            "{e}"
+        );
         let e = pending.wait().unwrap_err().to_string();
         assert!(e.contains(&addr.to_string()), "{e}");
         let e = t.alloc(8).unwrap_err().to_string();

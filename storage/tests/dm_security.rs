@@ -6,7 +6,9 @@ use std::net::TcpStream;
 use std::time::Duration;
 
 use storage::dm::protocol::encode_frame;
-use storage::dm::{spawn_memnode_for_tests, GlobalAddr, Message, TcpOptions, TcpTransport, Transport};
+use storage::dm::{
+    spawn_memnode_for_tests, GlobalAddr, Message, TcpOptions, TcpTransport, Transport,
+};
 
 const TOKEN: &str = "right-token";
 
@@ -22,7 +24,10 @@ fn closed(s: &mut TcpStream) -> bool {
         match s.read(&mut buf) {
             Ok(0) => return true,
             Ok(_) => continue, // an error reply may come first
-            Err(e) => return e.kind() != std::io::ErrorKind::WouldBlock && e.kind() != std::io::ErrorKind::TimedOut,
+            Err(e) => {
+                return e.kind() != std::io::ErrorKind::WouldBlock
+                    && e.kind() != std::io::ErrorKind::TimedOut
+            }
         }
     }
 }
@@ -30,7 +35,14 @@ fn closed(s: &mut TcpStream) -> bool {
 fn authed_raw(addr: std::net::SocketAddr) -> TcpStream {
     let mut s = TcpStream::connect(addr).unwrap();
     let mut out = Vec::new();
-    encode_frame(0, &Message::Hello { token: TOKEN.into() }, &mut out).unwrap();
+    encode_frame(
+        0,
+        &Message::Hello {
+            token: TOKEN.into(),
+        },
+        &mut out,
+    )
+    .unwrap();
     s.write_all(&out).unwrap();
     let mut reply = [0u8; 4 + 8 + 1 + 10];
     s.read_exact(&mut reply).unwrap();
@@ -41,8 +53,14 @@ fn authed_raw(addr: std::net::SocketAddr) -> TcpStream {
 #[test]
 fn wrong_or_missing_token_is_refused() {
     let node = spawn_memnode_for_tests(1, 1 << 20, TOKEN).unwrap();
-    let e = TcpTransport::connect(node.addr(), "wrong", opts()).err().unwrap().to_string();
-    assert!(e.contains("refused") && e.contains(&node.addr().to_string()), "{e}");
+    let e = TcpTransport::connect(node.addr(), "wrong", opts())
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(
+        e.contains("refused") && e.contains(&node.addr().to_string()),
+        "{e}"
+    );
     assert!(TcpTransport::connect(node.addr(), "", opts()).is_err());
     // Skipping HELLO: a request as first frame is refused and the connection closed.
     let mut s = TcpStream::connect(node.addr()).unwrap();
@@ -63,12 +81,12 @@ fn out_of_bounds_is_refused_and_the_server_keeps_serving() {
     let other = TcpTransport::connect(node.addr(), TOKEN, opts()).unwrap();
     let a = t.alloc(64).unwrap();
     let cases = [
-        (a.add(60).unwrap(), 8u32),                // straddles the end
-        (a.add(64).unwrap(), 1),                   // just past
-        (GlobalAddr::new(1, 0).unwrap(), 8),       // before every region
-        (GlobalAddr::new(1, 1 << 40).unwrap(), 8), // far away
+        (a.checked_add(60).unwrap(), 8u32),           // straddles the end
+        (a.checked_add(64).unwrap(), 1),              // just past
+        (GlobalAddr::new(1, 0).unwrap(), 8),          // before every region
+        (GlobalAddr::new(1, 1 << 40).unwrap(), 8),    // far away
         (GlobalAddr::new(2, a.offset()).unwrap(), 8), // another node's id
-        (a, u32::MAX),                             // huge length
+        (a, u32::MAX),                                // huge length
     ];
     for (addr, len) in cases {
         let e = t.read(addr, len).unwrap_err().to_string();
@@ -87,7 +105,7 @@ fn garbage_frames_close_only_that_connection() {
     let good = TcpTransport::connect(node.addr(), TOKEN, opts()).unwrap();
     let a = good.alloc(64).unwrap();
     let garbage: Vec<Vec<u8>> = vec![
-        vec![0xFF; 64],                         // length prefix far beyond the limit
+        vec![0xFF; 64],                                // length prefix far beyond the limit
         vec![9, 0, 0, 0, 1, 2, 3, 4, 5, 6, 7, 8, 200], // unknown tag
         {
             // A batch claiming 4 billion verbs.
@@ -99,7 +117,7 @@ fn garbage_frames_close_only_that_connection() {
             b[..4].copy_from_slice(&l.to_le_bytes());
             b
         },
-        vec![1, 0, 0, 0, 0],                    // shorter than a header
+        vec![1, 0, 0, 0, 0], // shorter than a header
     ];
     for g in &garbage {
         // After authentication.

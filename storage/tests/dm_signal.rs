@@ -24,7 +24,9 @@ fn sigterm_stops_the_memnode_cleanly() {
         });
         let _ = dtx.send(r.map_err(|e| e.to_string()));
     });
-    let addr = arx.recv_timeout(Duration::from_secs(30)).expect("memnode did not start");
+    let addr = arx
+        .recv_timeout(Duration::from_secs(30))
+        .expect("memnode did not start");
     let t = TcpTransport::connect(addr, "sig-token", TcpOptions::default()).unwrap();
     assert_eq!(t.node_id(), 11);
     t.alloc(64).unwrap();

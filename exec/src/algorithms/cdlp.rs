@@ -25,13 +25,19 @@ use crate::output::per_vertex_batches;
 const CHUNK: usize = 1024;
 
 /// Labels (input ids) after `iterations` rounds.
-pub fn compute<S: GraphStore>(ctx: &RunContext<'_, S>, iterations: u32) -> Result<Vec<u64>, ExecError> {
+pub fn compute<S: GraphStore>(
+    ctx: &RunContext<'_, S>,
+    iterations: u32,
+) -> Result<Vec<u64>, ExecError> {
     let store = ctx.store;
     let shape = store.shape();
     let n = shape.vertices as usize;
     let directed = shape.directed;
     let mut labels: Vec<u64> = ctx.pool.install(|| {
-        (0..n as u32).into_par_iter().map(|v| store.input_id(v)).collect()
+        (0..n as u32)
+            .into_par_iter()
+            .map(|v| store.input_id(v))
+            .collect()
     });
     let mut next = labels.clone();
     let dirs: &[Direction] = if directed {
@@ -40,7 +46,11 @@ pub fn compute<S: GraphStore>(ctx: &RunContext<'_, S>, iterations: u32) -> Resul
         &[Direction::Out]
     };
     let csr_out = store.csr(Direction::Out);
-    let csr_in = if directed { store.csr(Direction::In) } else { csr_out };
+    let csr_in = if directed {
+        store.csr(Direction::In)
+    } else {
+        csr_out
+    };
     let edges = shape.arcs * dirs.len() as u64;
     for _ in 0..iterations {
         ctx.check()?;
@@ -49,29 +59,35 @@ pub fn compute<S: GraphStore>(ctx: &RunContext<'_, S>, iterations: u32) -> Resul
         let strategy = match (csr_out, csr_in) {
             (Some(out_csr), Some(in_csr)) => {
                 ctx.pool.install(|| {
-                    next.par_chunks_mut(CHUNK).enumerate().try_for_each(|(ci, out)| {
-                        ctx.check()?;
-                        let mut buf = Vec::new();
-                        for (i, slot) in out.iter_mut().enumerate() {
-                            let v = (ci * CHUNK + i) as u32;
-                            buf.clear();
-                            if directed {
-                                buf.extend(in_csr.neighbours(v).iter().map(|&u| cur[u as usize]));
+                    next.par_chunks_mut(CHUNK)
+                        .enumerate()
+                        .try_for_each(|(ci, out)| {
+                            ctx.check()?;
+                            let mut buf = Vec::new();
+                            for (i, slot) in out.iter_mut().enumerate() {
+                                let v = (ci * CHUNK + i) as u32;
+                                buf.clear();
+                                if directed {
+                                    buf.extend(
+                                        in_csr.neighbours(v).iter().map(|&u| cur[u as usize]),
+                                    );
+                                }
+                                buf.extend(out_csr.neighbours(v).iter().map(|&u| cur[u as usize]));
+                                *slot = most_frequent(&mut buf, cur[v as usize]);
                             }
-                            buf.extend(out_csr.neighbours(v).iter().map(|&u| cur[u as usize]));
-                            *slot = most_frequent(&mut buf, cur[v as usize]);
-                        }
-                        Ok::<(), ExecError>(())
-                    })
+                            Ok::<(), ExecError>(())
+                        })
                 })?;
                 "pull"
             }
             _ => {
                 ctx.pool.install(|| {
-                    next.par_chunks_mut(CHUNK).enumerate().try_for_each(|(ci, out)| {
-                        ctx.check()?;
-                        chunk_from_lists(ctx, dirs, cur, (ci * CHUNK) as u32, out)
-                    })
+                    next.par_chunks_mut(CHUNK)
+                        .enumerate()
+                        .try_for_each(|(ci, out)| {
+                            ctx.check()?;
+                            chunk_from_lists(ctx, dirs, cur, (ci * CHUNK) as u32, out)
+                        })
                 })?;
                 pass_name(ctx.cfg.mode)
             }
@@ -106,17 +122,24 @@ fn chunk_from_lists<S: GraphStore>(
     let mut buf = vec![0u64; total];
     let range = first..first + len as u32;
     for &dir in dirs {
-        range_lists(store, ctx.cfg.mode, dir, range.clone(), false, |v, ns, _| {
-            let i = (v - first) as usize;
-            let (Some(at), Some(&end)) = (fill.get(i).copied(), offsets.get(i + 1)) else {
-                return;
-            };
-            let take = ns.len().min(end - at);
-            for (slot, &u) in buf[at..at + take].iter_mut().zip(ns) {
-                *slot = cur.get(u as usize).copied().unwrap_or(u64::MAX);
-            }
-            fill[i] = at + take;
-        })?;
+        range_lists(
+            store,
+            ctx.cfg.mode,
+            dir,
+            range.clone(),
+            false,
+            |v, ns, _| {
+                let i = (v - first) as usize;
+                let (Some(at), Some(&end)) = (fill.get(i).copied(), offsets.get(i + 1)) else {
+                    return;
+                };
+                let take = ns.len().min(end - at);
+                for (slot, &u) in buf[at..at + take].iter_mut().zip(ns) {
+                    *slot = cur.get(u as usize).copied().unwrap_or(u64::MAX);
+                }
+                fill[i] = at + take;
+            },
+        )?;
     }
     for (i, slot) in out.iter_mut().enumerate() {
         *slot = most_frequent(&mut buf[offsets[i]..fill[i]], cur[first as usize + i]);

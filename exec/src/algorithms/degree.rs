@@ -18,7 +18,10 @@ pub fn batches<S: GraphStore>(
     let store = ctx.store;
     ctx.check()?;
     per_vertex_batches(store, schema, |r| {
-        let out: UInt64Array = r.clone().map(|v| store.degree(Direction::Out, v as u32)).collect();
+        let out: UInt64Array = r
+            .clone()
+            .map(|v| store.degree(Direction::Out, v as u32))
+            .collect();
         let inn: UInt64Array = r.map(|v| store.degree(Direction::In, v as u32)).collect();
         vec![Arc::new(out) as ArrayRef, Arc::new(inn) as ArrayRef]
     })

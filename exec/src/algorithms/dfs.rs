@@ -64,7 +64,10 @@ impl Shared {
 }
 
 /// Discovers everything reachable from `source`.
-pub fn compute<S: GraphStore>(ctx: &RunContext<'_, S>, source: u32) -> Result<Discovery, ExecError> {
+pub fn compute<S: GraphStore>(
+    ctx: &RunContext<'_, S>,
+    source: u32,
+) -> Result<Discovery, ExecError> {
     let n = ctx.n();
     let parent: Vec<AtomicU32> = (0..n).map(|_| AtomicU32::new(UNSEEN)).collect();
     let order: Vec<AtomicU64> = (0..n).map(|_| AtomicU64::new(UNDISCOVERED)).collect();
@@ -84,11 +87,13 @@ pub fn compute<S: GraphStore>(ctx: &RunContext<'_, S>, source: u32) -> Result<Di
             idle_hint: AtomicUsize::new(0),
         };
         let claim = |from: u32, to: u32| -> bool {
-            let won = parent
-                .get(to as usize)
-                .is_some_and(|p| p.compare_exchange(UNSEEN, from, Ordering::Relaxed, Ordering::Relaxed).is_ok());
+            let won = parent.get(to as usize).is_some_and(|p| {
+                p.compare_exchange(UNSEEN, from, Ordering::Relaxed, Ordering::Relaxed)
+                    .is_ok()
+            });
             if won {
-                order[to as usize].store(counter.fetch_add(1, Ordering::Relaxed), Ordering::Relaxed);
+                order[to as usize]
+                    .store(counter.fetch_add(1, Ordering::Relaxed), Ordering::Relaxed);
             }
             won
         };
@@ -114,12 +119,15 @@ pub fn compute<S: GraphStore>(ctx: &RunContext<'_, S>, source: u32) -> Result<Di
 }
 
 /// One worker: pops, expands, shares; returns the number of list entries it read.
-fn worker<S: GraphStore>(
+fn worker<S: GraphStore, C>(
     ctx: &RunContext<'_, S>,
     shared: &Shared,
     threads: usize,
-    claim: &(dyn Fn(u32, u32) -> bool + Sync),
-) -> Result<u64, ExecError> {
+    claim: &C,
+) -> Result<u64, ExecError>
+where
+    C: Fn(u32, u32) -> bool + Sync,
+{
     let store = ctx.store;
     let csr = store.csr(Direction::Out);
     let mut stack: Vec<u32> = Vec::new();
@@ -151,14 +159,20 @@ fn worker<S: GraphStore>(
                 batch.clear();
                 let keep = stack.len().saturating_sub(BATCH);
                 batch.extend(stack.drain(keep..).rev());
-                store.for_each_list(Direction::Out, &batch, FetchOrder::AsGiven, false, |v, ns, _| {
-                    edges += ns.len() as u64;
-                    for &w in ns.iter().rev() {
-                        if claim(v, w) {
-                            stack.push(w);
+                store.for_each_list(
+                    Direction::Out,
+                    &batch,
+                    FetchOrder::AsGiven,
+                    false,
+                    |v, ns, _| {
+                        edges += ns.len() as u64;
+                        for &w in ns.iter().rev() {
+                            if claim(v, w) {
+                                stack.push(w);
+                            }
                         }
-                    }
-                })?;
+                    },
+                )?;
                 if stack.len() > SPLIT_AT {
                     share(shared, &mut stack);
                 }

@@ -36,37 +36,48 @@ pub fn compute<S: GraphStore>(ctx: &RunContext<'_, S>) -> Result<Vec<f64>, ExecE
         &[Direction::Out]
     };
     let csr_out = store.csr(Direction::Out);
-    let csr_in = if shape.directed { store.csr(Direction::In) } else { csr_out };
+    let csr_in = if shape.directed {
+        store.csr(Direction::In)
+    } else {
+        csr_out
+    };
     let start = ctx.begin();
     let mut coef = vec![0.0; n];
     let strategy = match (csr_out, csr_in) {
         (Some(out), Some(inn)) => {
             ctx.pool.install(|| {
-                coef.par_chunks_mut(CHUNK).enumerate().try_for_each(|(ci, slots)| {
-                    ctx.check()?;
-                    let mut nbrs = Vec::new();
-                    for (i, slot) in slots.iter_mut().enumerate() {
-                        let v = (ci * CHUNK + i) as u32;
-                        nbrs.clear();
-                        nbrs.extend_from_slice(out.neighbours(v));
-                        if shape.directed {
-                            nbrs.extend_from_slice(inn.neighbours(v));
+                coef.par_chunks_mut(CHUNK)
+                    .enumerate()
+                    .try_for_each(|(ci, slots)| {
+                        ctx.check()?;
+                        let mut nbrs = Vec::new();
+                        for (i, slot) in slots.iter_mut().enumerate() {
+                            let v = (ci * CHUNK + i) as u32;
+                            nbrs.clear();
+                            nbrs.extend_from_slice(out.neighbours(v));
+                            if shape.directed {
+                                nbrs.extend_from_slice(inn.neighbours(v));
+                            }
+                            neighbourhood(&mut nbrs, v);
+                            let t: u64 = nbrs
+                                .iter()
+                                .map(|&u| links_into(u, out_list(&out, u), &nbrs))
+                                .sum();
+                            *slot = coefficient(t, nbrs.len());
                         }
-                        neighbourhood(&mut nbrs, v);
-                        let t: u64 = nbrs.iter().map(|&u| links_into(u, out_list(&out, u), &nbrs)).sum();
-                        *slot = coefficient(t, nbrs.len());
-                    }
-                    Ok::<(), ExecError>(())
-                })
+                        Ok::<(), ExecError>(())
+                    })
             })?;
             "pull"
         }
         _ => {
             ctx.pool.install(|| {
-                coef.par_chunks_mut(CHUNK).enumerate().try_for_each(|(ci, slots)| {
-                    ctx.check()?;
-                    chunk_from_lists(ctx, dirs, (ci * CHUNK) as u32, slots)
-                })
+                coef.par_chunks_mut(CHUNK)
+                    .enumerate()
+                    .try_for_each(|(ci, slots)| {
+                        ctx.check()?;
+                        chunk_from_lists(ctx, dirs, (ci * CHUNK) as u32, slots)
+                    })
             })?;
             pass_name(ctx.cfg.mode)
         }
@@ -124,11 +135,18 @@ fn chunk_from_lists<S: GraphStore>(
     let mut gathered: Vec<Vec<u32>> = vec![Vec::new(); len];
     let range = first..first + len as u32;
     for &dir in dirs {
-        range_lists(store, ctx.cfg.mode, dir, range.clone(), false, |v, ns, _| {
-            if let Some(g) = gathered.get_mut((v - first) as usize) {
-                g.extend_from_slice(ns);
-            }
-        })?;
+        range_lists(
+            store,
+            ctx.cfg.mode,
+            dir,
+            range.clone(),
+            false,
+            |v, ns, _| {
+                if let Some(g) = gathered.get_mut((v - first) as usize) {
+                    g.extend_from_slice(ns);
+                }
+            },
+        )?;
     }
     for (i, g) in gathered.iter_mut().enumerate() {
         neighbourhood(g, first + i as u32);

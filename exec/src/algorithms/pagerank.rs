@@ -77,7 +77,13 @@ pub fn compute<S: GraphStore>(
             Mode::Pull | Mode::Auto => pull_round(ctx, &contrib, &mut next, base, damping)?,
         }
         std::mem::swap(&mut rank, &mut next);
-        ctx.finish(start, n as u64, arcs, pass_name(ctx.cfg.mode), Some(iterations))?;
+        ctx.finish(
+            start,
+            n as u64,
+            arcs,
+            pass_name(ctx.cfg.mode),
+            Some(iterations),
+        )?;
     }
     Ok(rank)
 }
@@ -147,7 +153,9 @@ fn push_round<S: GraphStore>(
     ctx.pool.install(|| {
         next.par_iter_mut()
             .zip(acc.par_iter())
-            .for_each(|(slot, a)| *slot = base + damping * f64::from_bits(a.load(Ordering::Relaxed)));
+            .for_each(|(slot, a)| {
+                *slot = base + damping * f64::from_bits(a.load(Ordering::Relaxed))
+            });
     });
     Ok(())
 }

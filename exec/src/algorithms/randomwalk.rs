@@ -121,7 +121,8 @@ pub fn compute<S: GraphStore>(
                             for (i, walker) in ws.iter_mut().enumerate() {
                                 if walker.alive {
                                     let ns = csr.neighbours(walker.at);
-                                    moves += advance(walker, &mut ps[i * slots + step], &mut ls[i], ns);
+                                    moves +=
+                                        advance(walker, &mut ps[i * slots + step], &mut ls[i], ns);
                                 }
                             }
                         }
@@ -135,16 +136,27 @@ pub fn compute<S: GraphStore>(
                             here.sort_unstable();
                             let mut vertices: Vec<u32> = here.iter().map(|h| h.0).collect();
                             vertices.dedup();
-                            store.for_each_list(Direction::Out, &vertices, order, false, |v, ns, _| {
-                                let from = here.partition_point(|h| h.0 < v);
-                                for &(_, i) in here[from..].iter().take_while(|h| h.0 == v) {
-                                    let i = i as usize;
-                                    moves += advance(&mut ws[i], &mut ps[i * slots + step], &mut ls[i], ns);
-                                }
-                            })?;
+                            store.for_each_list(
+                                Direction::Out,
+                                &vertices,
+                                order,
+                                false,
+                                |v, ns, _| {
+                                    let from = here.partition_point(|h| h.0 < v);
+                                    for &(_, i) in here[from..].iter().take_while(|h| h.0 == v) {
+                                        let i = i as usize;
+                                        moves += advance(
+                                            &mut ws[i],
+                                            &mut ps[i * slots + step],
+                                            &mut ls[i],
+                                            ns,
+                                        );
+                                    }
+                                },
+                            )?;
                         }
                     }
-                    Ok(moves)
+                    Ok::<u64, ExecError>(moves)
                 })
                 .try_reduce(|| 0, |a, b| Ok(a + b))
         })?;

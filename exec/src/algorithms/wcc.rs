@@ -34,7 +34,11 @@ pub fn compute<S: GraphStore>(ctx: &RunContext<'_, S>) -> Result<Vec<u64>, ExecE
     let comp: Vec<AtomicU32> = (0..n).map(AtomicU32::new).collect();
     let directed = store.shape().directed;
     let out = store.csr(Direction::Out);
-    let inn = if directed { store.csr(Direction::In) } else { out };
+    let inn = if directed {
+        store.csr(Direction::In)
+    } else {
+        out
+    };
     match (out, inn) {
         (Some(out), Some(inn)) => {
             for r in 0..NEIGHBOUR_ROUNDS {
@@ -98,7 +102,9 @@ pub fn compute<S: GraphStore>(ctx: &RunContext<'_, S>) -> Result<Vec<u64>, ExecE
         Ok((0..n)
             .into_par_iter()
             .with_min_len(1024)
-            .map(|v| min_id[comp[v as usize].load(Ordering::Relaxed) as usize].load(Ordering::Relaxed))
+            .map(|v| {
+                min_id[comp[v as usize].load(Ordering::Relaxed) as usize].load(Ordering::Relaxed)
+            })
             .collect())
     })
 }
@@ -132,17 +138,20 @@ fn link(u: u32, v: u32, comp: &[AtomicU32]) {
 /// Points every vertex straight at its root.
 fn compress<S: GraphStore>(ctx: &RunContext<'_, S>, comp: &[AtomicU32]) {
     ctx.pool.install(|| {
-        (0..comp.len()).into_par_iter().with_min_len(1024).for_each(|v| {
-            let get = |x: u32| comp[x as usize].load(Ordering::Relaxed);
-            loop {
-                let p = get(v as u32);
-                let gp = get(p);
-                if p == gp {
-                    break;
+        (0..comp.len())
+            .into_par_iter()
+            .with_min_len(1024)
+            .for_each(|v| {
+                let get = |x: u32| comp[x as usize].load(Ordering::Relaxed);
+                loop {
+                    let p = get(v as u32);
+                    let gp = get(p);
+                    if p == gp {
+                        break;
+                    }
+                    comp[v].store(gp, Ordering::Relaxed);
                 }
-                comp[v].store(gp, Ordering::Relaxed);
-            }
-        })
+            })
     });
 }
 

@@ -80,10 +80,7 @@ impl GraphalyticsSink {
                     )))
                 }
                 None => {
-                    return Err(self.unsupported(format!(
-                        "row {} has no vertex id (null)",
-                        row + 1
-                    )))
+                    return Err(self.unsupported(format!("row {} has no vertex id (null)", row + 1)))
                 }
             }
             self.line.push(' ');

@@ -52,10 +52,12 @@ impl ParquetSink {
     }
 
     pub(crate) fn write(&mut self, batch: &RecordBatch) -> Result<(), SinkError> {
-        self.writer.write(batch).map_err(|source| SinkError::Parquet {
-            path: self.path.clone(),
-            source,
-        })
+        self.writer
+            .write(batch)
+            .map_err(|source| SinkError::Parquet {
+                path: self.path.clone(),
+                source,
+            })
     }
 
     /// Writes the footer with `meta` and commits the file; returns its size.

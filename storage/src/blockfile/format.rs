@@ -35,7 +35,10 @@
 //! - `OutWeights` / `InWeights`: `f64` per slot, parallel to the edge section (slot `s` of the
 //!   edge section has its weight at byte `8 s` of the weight section).
 //! - `BlockCrcs`: a CRC-32 (`u32`) for every block of the file, indexed by absolute block number;
-//!   checked on every edge/weight block read and by `VERIFY GRAPH`.
+//!   checked on every edge/weight block read and by `VERIFY GRAPH`. It is the last section and
+//!   covers every block before it; entry 0 (the superblock, which carries its own checksum) is
+//!   0. Every section is padded with zeros to whole blocks (block CRCs cover the padding), so
+//!   the file length is a multiple of [`BLOCK_SIZE`]; edge sections are whole blocks.
 //!
 //! Undirected graphs have no `In*` sections: in-lists are the out-lists.
 //! Addressing: slots are `u64`, so more than 2^32 edges and degrees above 2^24 are covered.
@@ -211,7 +214,7 @@ impl Superblock {
                 length: u64_at(o + 16),
                 crc: u32_at(o + 24),
             };
-            if s.offset % BLOCK_SIZE as u64 != 0 || s.offset == 0 {
+            if s.offset & (BLOCK_SIZE as u64 - 1) != 0 || s.offset == 0 {
                 return Err(bad(format!("section {kind:?} is not block aligned")));
             }
             let end = s.offset.checked_add(s.length);

@@ -36,9 +36,8 @@ impl MemoryStore {
     /// the whole adjacency.
     pub fn load(path: impl AsRef<Path>) -> Result<MemoryStore> {
         let file = GraphFile::open(path)?;
-        let mut stats = IoStats::default();
         // The superblock and the small sections were read by `open`.
-        stats.bytes_read = BLOCK_SIZE as u64
+        let small = BLOCK_SIZE as u64
             + file
                 .superblock
                 .sections
@@ -49,6 +48,10 @@ impl MemoryStore {
                 })
                 .map(|s| s.length)
                 .sum::<u64>();
+        let mut stats = IoStats {
+            bytes_read: small,
+            ..IoStats::default()
+        };
         let mut f = File::open(&file.path).map_err(|e| StoreError::io(&file.path, e))?;
         let out = load_direction(&file, &mut f, Direction::Out, &mut stats)?;
         let inn = if file.superblock.directed {

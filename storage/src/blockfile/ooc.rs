@@ -23,7 +23,9 @@ use crate::blockfile::format::{BLOCK_SIZE, SLOTS_PER_BLOCK};
 use crate::blockfile::open::{GraphFile, VertexIndex};
 use crate::cache::{BlockCache, BlockRef};
 use crate::error::{Result, StoreError};
-use crate::io::{human_bytes, AlignedBuf, Completion, EngineOptions, IoCounters, IoEngine, ReadRequest, Session};
+use crate::io::{
+    human_bytes, AlignedBuf, Completion, EngineOptions, IoCounters, IoEngine, ReadRequest, Session,
+};
 use crate::store::{Direction, FetchOrder, GraphShape, GraphStore, IoStats};
 
 /// Largest single read (blocks): 1 MiB.
@@ -48,7 +50,12 @@ pub struct OutOfCoreStore {
 
 impl std::fmt::Debug for OutOfCoreStore {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "OutOfCoreStore({}, {})", self.file.path.display(), self.describe_reader())
+        write!(
+            f,
+            "OutOfCoreStore({}, {})",
+            self.file.path.display(),
+            self.describe_reader()
+        )
     }
 }
 
@@ -83,9 +90,12 @@ impl Lay<'_> {
             deg,
             e_first: self.e0 + start / SLOTS,
             e_last: self.e0 + last_slot / SLOTS,
-            w: self
-                .w0
-                .map(|w0| (w0 + start / WEIGHTS_PER_BLOCK, w0 + last_slot / WEIGHTS_PER_BLOCK)),
+            w: self.w0.map(|w0| {
+                (
+                    w0 + start / WEIGHTS_PER_BLOCK,
+                    w0 + last_slot / WEIGHTS_PER_BLOCK,
+                )
+            }),
         }
     }
 }
@@ -115,7 +125,11 @@ impl OutOfCoreStore {
     }
 
     /// Wraps an already opened and checked file.
-    pub fn from_file(file: GraphFile, cache_bytes: u64, engine: &EngineOptions) -> Result<OutOfCoreStore> {
+    pub fn from_file(
+        file: GraphFile,
+        cache_bytes: u64,
+        engine: &EngineOptions,
+    ) -> Result<OutOfCoreStore> {
         let counters = Arc::new(IoCounters::default());
         let engine = IoEngine::open(&file.path, engine, counters.clone())?;
         let cache = BlockCache::new(cache_bytes, counters.clone());
@@ -144,7 +158,7 @@ impl OutOfCoreStore {
 
     fn lay(&self, dir: Direction, want_weights: bool) -> Lay<'_> {
         Lay {
-            idx: self.file.index(dir),
+            idx: self.file.vertex_index(dir),
             e0: self.file.edge_section(dir).first_block(),
             w0: if want_weights {
                 self.file.weight_section(dir).map(|s| s.first_block())
@@ -191,9 +205,7 @@ impl OutOfCoreStore {
     fn check_list(&self, v: u32, nbrs: &[u32]) -> Result<()> {
         let n = self.file.superblock.vertices;
         match nbrs.iter().find(|&&x| x as u64 >= n) {
-            Some(x) => Err(self.corrupt(format!(
-                "the list of vertex {v} holds {x}, not a vertex"
-            ))),
+            Some(x) => Err(self.corrupt(format!("the list of vertex {v} holds {x}, not a vertex"))),
             None => Ok(()),
         }
     }
@@ -296,7 +308,11 @@ impl<'s> Batch<'s> {
             } else {
                 JobData::Big {
                     nbrs: vec![0; span.deg as usize],
-                    wts: if want_w { vec![0.0; span.deg as usize] } else { Vec::new() },
+                    wts: if want_w {
+                        vec![0.0; span.deg as usize]
+                    } else {
+                        Vec::new()
+                    },
                 }
             },
         };
@@ -343,7 +359,6 @@ impl<'s> Batch<'s> {
         Ok(())
     }
 
-
     /// ByBlock: keeps the last block of a long list (and its weight blocks) for the group that
     /// starts in it, so a tiny cache cannot make the call read it twice.
     fn hold_if_tail(&mut self, job: &Job, b: u64, r: &BlockRef) {
@@ -352,7 +367,10 @@ impl<'s> Batch<'s> {
         }
         let tail_rel = job.span.e_last - self.lay.e0;
         let is_tail = b == job.span.e_last
-            || (self.lay.w0.is_some_and(|w0| b >= w0 && (b - w0) / 2 == tail_rel)
+            || (self
+                .lay
+                .w0
+                .is_some_and(|w0| b >= w0 && (b - w0) / 2 == tail_rel)
                 && job.span.w.is_some_and(|(wf, wl)| (wf..=wl).contains(&b)));
         if is_tail {
             self.held.insert(b, (tail_rel, r.clone()));
@@ -464,7 +482,8 @@ impl<'s> Batch<'s> {
         let deg = span.deg as usize;
         match data {
             JobData::Small { edge, weights } => {
-                let missing = || StoreError::Other(format!("internal: a block of vertex {v} went missing"));
+                let missing =
+                    || StoreError::Other(format!("internal: a block of vertex {v} went missing"));
                 let e = edge.ok_or_else(missing)?;
                 let off = (span.start % SLOTS) as usize;
                 let nbrs = &e.as_u32s()[off..off + deg];
@@ -482,7 +501,8 @@ impl<'s> Batch<'s> {
                     let first = WEIGHTS_PER_BLOCK as usize - woff;
                     self.wscratch.clear();
                     self.wscratch.extend_from_slice(&w0.as_f64s()[woff..]);
-                    self.wscratch.extend_from_slice(&w1.as_f64s()[..deg - first]);
+                    self.wscratch
+                        .extend_from_slice(&w1.as_f64s()[..deg - first]);
                     visit(v, nbrs, Some(&self.wscratch));
                 }
             }
@@ -521,7 +541,8 @@ fn deliver(job: &mut Job, lay: &Lay<'_>, b: u64, r: Option<&BlockRef>, bytes: &[
             if lo >= hi {
                 return;
             }
-            let src = &bytes[((lo - first_slot) * width) as usize..((hi - first_slot) * width) as usize];
+            let src =
+                &bytes[((lo - first_slot) * width) as usize..((hi - first_slot) * width) as usize];
             let at = (lo - span.start) as usize;
             if is_edge {
                 for (d, s) in nbrs[at..].iter_mut().zip(src.chunks_exact(4)) {
@@ -559,7 +580,8 @@ impl OutOfCoreStore {
         let by_block = order == FetchOrder::ByBlock;
         // ByBlock: (first edge block, vertex), sorted, admitted a block's worth at a time.
         let sorted: Vec<(u64, u32)> = if by_block {
-            let mut s: Vec<(u64, u32)> = vertices.iter().map(|&v| (lay.idx.block_of(v), v)).collect();
+            let mut s: Vec<(u64, u32)> =
+                vertices.iter().map(|&v| (lay.idx.block_of(v), v)).collect();
             s.sort_unstable();
             s
         } else {
@@ -613,7 +635,13 @@ impl OutOfCoreStore {
 
     /// The body of `scan_lists`: the range's edge blocks in 1 MiB reads, a few in flight,
     /// lists visited in vertex order.
-    fn scan<F>(&self, dir: Direction, range: Range<u32>, want_weights: bool, mut visit: F) -> Result<()>
+    fn scan<F>(
+        &self,
+        dir: Direction,
+        range: Range<u32>,
+        want_weights: bool,
+        mut visit: F,
+    ) -> Result<()>
     where
         F: FnMut(u32, &[u32], Option<&[f64]>),
     {
@@ -762,7 +790,10 @@ impl OutOfCoreStore {
                 let off = slot_in(c0, s.start, SLOTS);
                 let nbrs = &e.as_u32s()[off..off + s.deg as usize];
                 self.check_list(v, nbrs)?;
-                let w = ch.weights.as_ref().map(|w| &w.as_f64s()[off..off + s.deg as usize]);
+                let w = ch
+                    .weights
+                    .as_ref()
+                    .map(|w| &w.as_f64s()[off..off + s.deg as usize]);
                 visit(v, nbrs, w);
             } else {
                 assembled.clear();
@@ -776,9 +807,12 @@ impl OutOfCoreStore {
                     let a = s.start.max(c_lo);
                     let z = end.min(c_hi);
                     let e = ch.edges.as_ref().expect("loaded chunks have edges");
-                    assembled.extend_from_slice(&e.as_u32s()[(a - c_lo) as usize..(z - c_lo) as usize]);
+                    assembled
+                        .extend_from_slice(&e.as_u32s()[(a - c_lo) as usize..(z - c_lo) as usize]);
                     if let Some(w) = &ch.weights {
-                        wassembled.extend_from_slice(&w.as_f64s()[(a - c_lo) as usize..(z - c_lo) as usize]);
+                        wassembled.extend_from_slice(
+                            &w.as_f64s()[(a - c_lo) as usize..(z - c_lo) as usize],
+                        );
                     }
                 }
                 self.check_list(v, &assembled)?;
@@ -804,7 +838,7 @@ impl GraphStore for OutOfCoreStore {
     }
 
     fn degree(&self, dir: Direction, v: u32) -> u64 {
-        self.file.index(dir).degrees[v as usize] as u64
+        self.file.vertex_index(dir).degrees[v as usize] as u64
     }
 
     fn input_id(&self, v: u32) -> u64 {
@@ -843,7 +877,8 @@ impl GraphStore for OutOfCoreStore {
     }
 
     fn edge_block(&self, dir: Direction, v: u32) -> u64 {
-        self.file.index(dir).block_of(v)
+        // Absolute block number, as the in-memory store answers.
+        self.file.edge_section(dir).first_block() + self.file.vertex_index(dir).block_of(v)
     }
 
     fn io_stats(&self) -> IoStats {

@@ -79,6 +79,22 @@ impl GraphFile {
         file.read_exact_at(&mut block, 0)
             .map_err(|e| StoreError::io(&path, e))?;
         let sb = Superblock::decode(&block, &path, file_len)?;
+        // Writers pad every section to whole blocks, so the file is whole blocks too.
+        if file_len & (BLOCK_SIZE as u64 - 1) != 0 {
+            return Err(bad(format!(
+                "file is {file_len} bytes, not a whole number of blocks (truncated?)"
+            )));
+        }
+        if let Some(s) = sb
+            .sections
+            .iter()
+            .find(|s| (s.first_block() + s.blocks()) * BLOCK_SIZE as u64 > file_len)
+        {
+            return Err(bad(format!(
+                "section {:?} ends past the end of the file (truncated?)",
+                s.kind
+            )));
+        }
 
         // Which sections must exist, and which must not.
         use SectionKind::*;
@@ -152,7 +168,7 @@ impl GraphFile {
 
         // Edge sections: whole blocks, weights parallel.
         let check_edges = |edges: &Section, weights: Option<&Section>| -> Result<u64> {
-            if edges.length % BLOCK_SIZE as u64 != 0 {
+            if edges.length & (BLOCK_SIZE as u64 - 1) != 0 {
                 return Err(bad(format!(
                     "{:?} is {} bytes, not a whole number of blocks",
                     edges.kind, edges.length
@@ -191,7 +207,7 @@ impl GraphFile {
         // Block checksums: one per block before the BlockCrcs section, covering every
         // edge and weight block.
         let crcs = section(BlockCrcs);
-        if crcs.length % 4 != 0 {
+        if crcs.length & 3 != 0 {
             return Err(bad(format!("BlockCrcs is {} bytes, not a multiple of 4", crcs.length)));
         }
         let raw = read_section(&file, &path, &crcs)?;
@@ -254,7 +270,14 @@ impl GraphFile {
     }
 
     /// The vertex index of `dir` (undirected graphs answer `In` with the out-index).
+    #[allow(clippy::should_implement_trait)]
     pub fn index(&self, dir: Direction) -> &VertexIndex {
+        self.vertex_index(dir)
+    }
+
+    /// The vertex index of `dir`: the same as [`GraphFile::index`], under a name clippy does
+    /// not confuse with `std::ops::Index`.
+    pub fn vertex_index(&self, dir: Direction) -> &VertexIndex {
         match dir {
             Direction::In => self.inn.as_ref().unwrap_or(&self.out),
             Direction::Out => &self.out,

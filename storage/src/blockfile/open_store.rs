@@ -34,12 +34,14 @@ impl Default for ReaderOptions {
 /// An opened graph, on one of the two block-file access paths.
 #[derive(Debug)]
 pub enum BlockStore {
+    /// The whole file in memory: plain slices, no locking.
     Memory(MemoryStore),
+    /// Blocks read on demand through the cache and the I/O engine.
     OutOfCore(OutOfCoreStore),
 }
 
 impl BlockStore {
-    /// Which path was chosen: `memory` or `out of core`.
+    /// Whether the graph was loaded into memory (else it is read out of core).
     pub fn is_in_memory(&self) -> bool {
         matches!(self, BlockStore::Memory(_))
     }

@@ -39,7 +39,7 @@ impl GlobalAddr {
     }
 
     /// The address `bytes` further on the same node; `None` if it would leave the 48-bit space.
-    pub fn add(self, bytes: u64) -> Option<GlobalAddr> {
+    pub fn checked_add(self, bytes: u64) -> Option<GlobalAddr> {
         GlobalAddr::new(self.node(), self.offset().checked_add(bytes)?)
     }
 }
@@ -67,7 +67,7 @@ mod tests {
         assert_eq!(a.offset(), 0x1234_5678_9ABC);
         assert_eq!(GlobalAddr::from_raw(a.raw()), a);
         assert!(GlobalAddr::new(1, MAX_OFFSET + 1).is_none());
-        assert!(a.add(u64::MAX).is_none());
-        assert_eq!(a.add(8).unwrap().offset(), 0x1234_5678_9AC4);
+        assert!(a.checked_add(u64::MAX).is_none());
+        assert_eq!(a.checked_add(8).unwrap().offset(), 0x1234_5678_9AC4);
     }
 }

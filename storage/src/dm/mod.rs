@@ -21,7 +21,10 @@ pub mod transport;
 
 pub use addr::GlobalAddr;
 pub use inproc::InProcTransport;
-pub use protocol::{decode_frame, AttrKind, ErrorCode, Frame, FrameError, Message, UpdateItem, UpdateOp, Verb, VerbReply};
+pub use protocol::{
+    decode_frame, AttrKind, ErrorCode, Frame, FrameError, Message, UpdateItem, UpdateOp, Verb,
+    VerbReply,
+};
 pub use region::MemoryNode;
 pub use server::{parse_size, run_memnode, spawn_memnode_for_tests, MemnodeHandle, MemnodeOptions};
 pub use stats::{CostModel, StatsSnapshot, TransportStats};

@@ -79,7 +79,11 @@ pub enum Verb {
     /// Write `data` at `addr`.
     Write { addr: GlobalAddr, data: Vec<u8> },
     /// Compare-and-swap the aligned 8-byte word at `addr`; the reply carries the old value.
-    Cas { addr: GlobalAddr, expected: u64, new: u64 },
+    Cas {
+        addr: GlobalAddr,
+        expected: u64,
+        new: u64,
+    },
     /// Fetch-and-add on the aligned 8-byte word at `addr` (wrapping); the reply carries the old value.
     Faa { addr: GlobalAddr, delta: u64 },
 }
@@ -517,8 +521,12 @@ pub fn decode_frame(buf: &[u8]) -> Result<Frame, FrameError> {
         tag::ALLOC => Message::Alloc {
             size: c.u64("size")?,
         },
-        tag::ALLOCATED => Message::Allocated { addr: addr(&mut c)? },
-        tag::FREE => Message::Free { addr: addr(&mut c)? },
+        tag::ALLOCATED => Message::Allocated {
+            addr: addr(&mut c)?,
+        },
+        tag::FREE => Message::Free {
+            addr: addr(&mut c)?,
+        },
         tag::DONE => Message::Done,
         tag::INFO => Message::Info,
         tag::BATCH => {
@@ -647,38 +655,76 @@ mod tests {
 
     fn all() -> Vec<Message> {
         vec![
-            Message::Hello { token: "s3cret".into() },
-            Message::HelloOk { node_id: 3, capacity: 1 << 30 },
+            Message::Hello {
+                token: "s3cret".into(),
+            },
+            Message::HelloOk {
+                node_id: 3,
+                capacity: 1 << 30,
+            },
             Message::Alloc { size: 4096 },
             Message::Allocated { addr: a(4096) },
             Message::Free { addr: a(4096) },
             Message::Done,
             Message::Info,
             Message::Batch(vec![
-                Verb::Read { addr: a(8), len: 32 },
-                Verb::Write { addr: a(16), data: vec![1, 2, 3] },
-                Verb::Cas { addr: a(24), expected: 1, new: 2 },
-                Verb::Faa { addr: a(32), delta: u64::MAX },
+                Verb::Read {
+                    addr: a(8),
+                    len: 32,
+                },
+                Verb::Write {
+                    addr: a(16),
+                    data: vec![1, 2, 3],
+                },
+                Verb::Cas {
+                    addr: a(24),
+                    expected: 1,
+                    new: 2,
+                },
+                Verb::Faa {
+                    addr: a(32),
+                    delta: u64::MAX,
+                },
             ]),
             Message::BatchReply(vec![
                 VerbReply::Read(vec![9; 7]),
                 VerbReply::Written,
                 VerbReply::Cas { old: 5 },
                 VerbReply::Faa { old: 6 },
-                VerbReply::Failed { code: ErrorCode::OutOfBounds, message: "no".into() },
+                VerbReply::Failed {
+                    code: ErrorCode::OutOfBounds,
+                    message: "no".into(),
+                },
             ]),
-            Message::MailboxPush { mailbox: 2, data: vec![5; 100] },
-            Message::MailboxPull { mailbox: 2, max_bytes: 1 << 20 },
+            Message::MailboxPush {
+                mailbox: 2,
+                data: vec![5; 100],
+            },
+            Message::MailboxPull {
+                mailbox: 2,
+                max_bytes: 1 << 20,
+            },
             Message::Pulled(vec![vec![1], vec![], vec![2, 3]]),
             Message::Apply {
                 base: a(4096),
                 attr: AttrKind::F64,
                 op: UpdateOp::Add,
-                items: vec![UpdateItem { index: 3, value: 1.5f64.to_bits() }],
+                items: vec![UpdateItem {
+                    index: 3,
+                    value: 1.5f64.to_bits(),
+                }],
             },
             Message::Applied { changed: 12 },
-            Message::InfoReply { node_id: 3, capacity: 10, used: 5, regions: 1 },
-            Message::Error { code: ErrorCode::Capacity, message: "full".into() },
+            Message::InfoReply {
+                node_id: 3,
+                capacity: 10,
+                used: 5,
+                regions: 1,
+            },
+            Message::Error {
+                code: ErrorCode::Capacity,
+                message: "full".into(),
+            },
         ]
     }
 

@@ -60,7 +60,8 @@ pub fn probe() -> Result<RdmaProbe> {
         .name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_else(|| "unnamed".into());
-    let err = |what: &str, e: std::io::Error| StoreError::Other(format!("RDMA {name}: {what}: {e}"));
+    let err =
+        |what: &str, e: std::io::Error| StoreError::Other(format!("RDMA {name}: {what}: {e}"));
     let ctx = dev.open().map_err(|e| err("open", e))?;
     let cq = ctx.create_cq(256, 0).map_err(|e| err("create CQ", e))?;
     let pd = ctx.alloc_pd().map_err(|e| err("alloc PD", e))?;

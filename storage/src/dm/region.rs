@@ -198,7 +198,11 @@ impl MemoryNode {
         if addr.node() != self.node_id {
             return Err((
                 ErrorCode::WrongNode,
-                format!("{addr} belongs to memory node {}, this is {}", addr.node(), self.node_id),
+                format!(
+                    "{addr} belongs to memory node {}, this is {}",
+                    addr.node(),
+                    self.node_id
+                ),
             ));
         }
         Ok(())
@@ -227,7 +231,7 @@ impl MemoryNode {
     }
 
     fn word_at(&self, addr: GlobalAddr, width: u64) -> Result<(Arc<Region>, u64), Fail> {
-        if addr.offset() % width != 0 {
+        if addr.offset() & (width - 1) != 0 {
             return Err((
                 ErrorCode::Unaligned,
                 format!("{addr} is not aligned to {width} bytes"),
@@ -245,12 +249,10 @@ impl MemoryNode {
                 r.read(off, &mut out, *len as u64);
                 VerbReply::Read(out)
             }),
-            Verb::Write { addr, data } => {
-                self.locate(*addr, data.len() as u64).map(|(r, off)| {
-                    r.write(off, data);
-                    VerbReply::Written
-                })
-            }
+            Verb::Write { addr, data } => self.locate(*addr, data.len() as u64).map(|(r, off)| {
+                r.write(off, data);
+                VerbReply::Written
+            }),
             Verb::Cas {
                 addr,
                 expected,
@@ -350,7 +352,7 @@ impl MemoryNode {
             .checked_add(1)
             .and_then(|n| n.checked_mul(w))
             .ok_or((ErrorCode::OutOfBounds, "vertex index overflows".to_string()))?;
-        if base.offset() % w != 0 {
+        if base.offset() & (w - 1) != 0 {
             return Err((
                 ErrorCode::Unaligned,
                 format!("attribute base {base} is not aligned to {w} bytes"),
@@ -479,17 +481,32 @@ mod tests {
         let n = MemoryNode::new(1, 1 << 20);
         let a = n.alloc(100).unwrap();
         let data: Vec<u8> = (0..37u8).collect();
-        let at = a.add(5).unwrap();
-        assert_eq!(n.verb(&Verb::Write { addr: at, data: data.clone() }), VerbReply::Written);
-        assert_eq!(n.verb(&Verb::Read { addr: at, len: 37 }), VerbReply::Read(data));
+        let at = a.checked_add(5).unwrap();
+        assert_eq!(
+            n.verb(&Verb::Write {
+                addr: at,
+                data: data.clone()
+            }),
+            VerbReply::Written
+        );
+        assert_eq!(
+            n.verb(&Verb::Read { addr: at, len: 37 }),
+            VerbReply::Read(data)
+        );
         assert_eq!(
             n.verb(&Verb::Read { addr: a, len: 5 }),
             VerbReply::Read(vec![0; 5])
         );
         // 100 rounds up to 104; 104 is the end.
         assert!(matches!(
-            n.verb(&Verb::Read { addr: a.add(100).unwrap(), len: 5 }),
-            VerbReply::Failed { code: ErrorCode::OutOfBounds, .. }
+            n.verb(&Verb::Read {
+                addr: a.checked_add(100).unwrap(),
+                len: 5
+            }),
+            VerbReply::Failed {
+                code: ErrorCode::OutOfBounds,
+                ..
+            }
         ));
     }
 
@@ -509,9 +526,22 @@ mod tests {
         let n = MemoryNode::new(1, 1 << 20);
         let a = n.alloc(64).unwrap();
         let it = |index, value| UpdateItem { index, value };
-        assert_eq!(n.apply(a, AttrKind::U32, UpdateOp::Add, &[it(1, 5), it(1, 2)]).unwrap(), 2);
-        assert_eq!(n.apply(a, AttrKind::U32, UpdateOp::Min, &[it(1, 9), it(1, 3)]).unwrap(), 1);
-        assert_eq!(n.verb(&Verb::Read { addr: a, len: 8 }), VerbReply::Read(vec![0, 0, 0, 0, 3, 0, 0, 0]));
-        assert!(n.apply(a, AttrKind::U64, UpdateOp::Add, &[it(8, 1)]).is_err());
+        assert_eq!(
+            n.apply(a, AttrKind::U32, UpdateOp::Add, &[it(1, 5), it(1, 2)])
+                .unwrap(),
+            2
+        );
+        assert_eq!(
+            n.apply(a, AttrKind::U32, UpdateOp::Min, &[it(1, 9), it(1, 3)])
+                .unwrap(),
+            1
+        );
+        assert_eq!(
+            n.verb(&Verb::Read { addr: a, len: 8 }),
+            VerbReply::Read(vec![0, 0, 0, 0, 3, 0, 0, 0])
+        );
+        assert!(n
+            .apply(a, AttrKind::U64, UpdateOp::Add, &[it(8, 1)])
+            .is_err());
     }
 }

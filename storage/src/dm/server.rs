@@ -80,7 +80,11 @@ pub fn parse_size(s: &str) -> std::result::Result<u64, String> {
         "mb" => 1_000_000,
         "gb" => 1_000_000_000,
         "tb" => 1_000_000_000_000,
-        u => return Err(format!("unknown size unit `{u}` in `{s}` (use B, KB, KiB, MB, MiB, GB, GiB, TB, TiB)")),
+        u => {
+            return Err(format!(
+                "unknown size unit `{u}` in `{s}` (use B, KB, KiB, MB, MiB, GB, GiB, TB, TiB)"
+            ))
+        }
     };
     num.checked_mul(mult)
         .ok_or_else(|| format!("size `{s}` overflows 64 bits"))
@@ -208,7 +212,12 @@ impl Server {
     }
 
     fn close_all(&self) {
-        for s in self.conns.lock().unwrap_or_else(|e| e.into_inner()).values() {
+        for s in self
+            .conns
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .values()
+        {
             let _ = s.shutdown(Shutdown::Both);
         }
     }
@@ -321,7 +330,9 @@ impl Server {
                 Err(e)
                     if matches!(
                         e.kind(),
-                        io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut | io::ErrorKind::Interrupted
+                        io::ErrorKind::WouldBlock
+                            | io::ErrorKind::TimedOut
+                            | io::ErrorKind::Interrupted
                     ) =>
                 {
                     if self.stopped() {
@@ -343,15 +354,16 @@ impl Server {
         stream
             .set_read_timeout(Some(POLL))
             .map_err(|e| e.to_string())?;
-        let mut reader = BufReader::with_capacity(
-            1 << 16,
-            stream.try_clone().map_err(|e| e.to_string())?,
-        );
+        let mut reader =
+            BufReader::with_capacity(1 << 16, stream.try_clone().map_err(|e| e.to_string())?);
         let mut writer = BufWriter::with_capacity(1 << 16, stream);
         let mut out = Vec::new();
         // Handshake: the first frame must be HELLO with the token.
-        let Some(buf) =
-            self.read_frame(&mut reader, MAX_HELLO_FRAME, Some(Instant::now() + HELLO_TIMEOUT))?
+        let Some(buf) = self.read_frame(
+            &mut reader,
+            MAX_HELLO_FRAME,
+            Some(Instant::now() + HELLO_TIMEOUT),
+        )?
         else {
             return Ok(());
         };

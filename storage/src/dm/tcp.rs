@@ -127,13 +127,19 @@ pub struct TcpTransport {
 
 impl TcpTransport {
     /// Connects and presents `token`; fails (naming the node) on a refused token or timeout.
-    pub fn connect(addr: impl ToSocketAddrs, token: &str, opts: TcpOptions) -> Result<TcpTransport> {
+    pub fn connect(
+        addr: impl ToSocketAddrs,
+        token: &str,
+        opts: TcpOptions,
+    ) -> Result<TcpTransport> {
         let addrs: Vec<SocketAddr> = addr
             .to_socket_addrs()
             .map_err(|e| StoreError::Other(format!("memory node address: {e}")))?
             .collect();
         let Some(&sa) = addrs.first() else {
-            return Err(StoreError::Other("memory node address resolves to nothing".into()));
+            return Err(StoreError::Other(
+                "memory node address resolves to nothing".into(),
+            ));
         };
         let fail = |message: String| StoreError::Remote {
             node: sa.to_string(),
@@ -173,7 +179,10 @@ impl TcpTransport {
         stream
             .read_exact(&mut buf[4..])
             .map_err(|e| fail(format!("handshake: {e}")))?;
-        let node_id = match decode_frame(&buf).map_err(|e| fail(format!("handshake: {e}")))?.msg {
+        let node_id = match decode_frame(&buf)
+            .map_err(|e| fail(format!("handshake: {e}")))?
+            .msg
+        {
             Message::HelloOk { node_id, .. } => node_id,
             Message::Error { message, .. } => return Err(fail(format!("refused: {message}"))),
             m => return Err(fail(format!("handshake: unexpected {m:?}"))),
@@ -208,11 +217,7 @@ impl TcpTransport {
 
     /// Requests sent and not yet answered.
     pub fn in_flight(&self) -> usize {
-        self.conn
-            .pending
-            .lock()
-            .map(|p| p.map.len())
-            .unwrap_or(0)
+        self.conn.pending.lock().map(|p| p.map.len()).unwrap_or(0)
     }
 }
 

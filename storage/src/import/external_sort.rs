@@ -188,6 +188,15 @@ impl<R: Record> Sorter<R> {
         Ok(())
     }
 
+    /// [`Sorter::finish`], adding the runs spilled to `runs`.
+    pub fn finish_counting(mut self, runs: &mut u64) -> Result<Merged<R>> {
+        if !self.runs.is_empty() && !self.buf.is_empty() {
+            self.spill()?;
+        }
+        *runs += self.next_run as u64;
+        self.finish()
+    }
+
     /// Sorts what is left and returns the merged, sorted stream of every record.
     pub fn finish(mut self) -> Result<Merged<R>> {
         if self.runs.is_empty() {
@@ -215,7 +224,7 @@ impl<R: Record> Sorter<R> {
                     continue;
                 }
                 let records = group.iter().map(|r| r.records).sum();
-                let mut m = Merged::open(&group, self.read_buffer)?;
+                let mut m = Merged::<R>::open(&group, self.read_buffer)?;
                 let path = self.run_path();
                 write_run(&path, std::iter::from_fn(|| m.next().transpose()))?;
                 for r in &group {

@@ -150,7 +150,7 @@ impl EdgeSink<'_> {
         let (src, dst) = if !self.directed && dst < src { (dst, src) } else { (src, dst) };
         self.sorter.push(InputEdge { src, dst, weight })?;
         self.edges += 1;
-        if self.edges % REPORT_EVERY == 0 {
+        if self.edges & (REPORT_EVERY - 1) == 0 {
             self.tick(ImportPhase::Reading, self.edges)?;
         }
         Ok(())
@@ -356,16 +356,20 @@ pub fn import(
     };
     check_vertex_count(ids.len())?;
     let n = ids.len() as u32;
-    let mapper = match given_mapper {
+    let built;
+    let mapper: &IdMapper = match &given_mapper {
         Some(m) => m,
-        None => IdMapper::new(&ids, budget / 4),
+        None => {
+            built = IdMapper::new(&ids, budget / 4);
+            &built
+        }
     };
-    let mut runs_spilled = sorter.runs_spilled() as u64;
+    let mut runs_spilled = 0u64;
 
     // Phase 2: merge, drop duplicates, map ids, write out-lists (directed) and sort again.
     let resident = ids.len() as u64 * (8 + 12 * if directed { 2 } else { 1 });
     let sorter2_bytes = (budget / 2).saturating_sub(resident).max(budget / 8) as usize;
-    let mut merged = sorter.finish()?;
+    let mut merged = sorter.finish_counting(&mut runs_spilled)?;
     let mut again: Sorter<Arc> = Sorter::new(
         tmp.path(),
         if directed { "in" } else { "both" },
@@ -386,7 +390,7 @@ pub fn import(
     let unknown = |id: u64| StoreError::Other(format!("import: vertex {id} missing from the id map"));
     while let Some(e) = merged.next()? {
         merged_count += 1;
-        if merged_count % REPORT_EVERY == 0 {
+        if merged_count & (REPORT_EVERY - 1) == 0 {
             progress(ImportProgress {
                 phase: ImportPhase::Sorting,
                 bytes_read,
@@ -413,7 +417,6 @@ pub fn import(
         }
     }
     drop(merged);
-    runs_spilled += again.runs_spilled() as u64;
     let (out, inn) = match out_writer {
         Some(mut w) => {
             list.flush(&mut w, weighted)?;
@@ -530,14 +533,13 @@ fn lists_from(
     bytes_read: u64,
     runs_spilled: &mut u64,
 ) -> Result<WrittenLists> {
-    let mut merged: Merged<Arc> = sorter.finish()?;
-    let _ = runs_spilled;
+    let mut merged: Merged<Arc> = sorter.finish_counting(runs_spilled)?;
     let mut w = ListWriter::new(dir, name, n, weighted)?;
     let mut list = ListBuf::default();
     let mut count = 0u64;
     while let Some(a) = merged.next()? {
         count += 1;
-        if count % REPORT_EVERY == 0 {
+        if count & (REPORT_EVERY - 1) == 0 {
             progress(ImportProgress {
                 phase: ImportPhase::Sorting,
                 bytes_read,

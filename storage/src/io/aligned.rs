@@ -33,7 +33,10 @@ impl AlignedBuf {
     /// A zeroed buffer of `blocks` blocks (at least one block is allocated, so the pointer is
     /// always valid for the kernel).
     pub fn new(blocks: usize) -> AlignedBuf {
-        let len = blocks.max(1).checked_mul(BLOCK_SIZE).expect("buffer size overflows");
+        let len = blocks
+            .max(1)
+            .checked_mul(BLOCK_SIZE)
+            .expect("buffer size overflows");
         let layout = Layout::from_size_align(len, ALIGN).expect("valid layout");
         // SAFETY: `layout` has a non-zero size.
         let raw = unsafe { alloc::alloc_zeroed(layout) };

@@ -48,7 +48,12 @@ impl PreadPool {
                 std::thread::Builder::new()
                     .name(format!("frontier-pread-{i}"))
                     .spawn(move || {
-                        while let Ok(Job { file, mut req, reply }) = rx.recv() {
+                        while let Ok(Job {
+                            file,
+                            mut req,
+                            reply,
+                        }) = rx.recv()
+                        {
                             let result = read_full(&file, req.buf.as_bytes_mut(), req.offset);
                             let _ = reply.send(Completion {
                                 tag: req.tag,

@@ -84,7 +84,10 @@ pub(crate) struct UringSession<'a> {
 
 impl UringSession<'_> {
     fn push(&mut self, slot: usize) -> io::Result<()> {
-        let ring = self.ring.as_mut().ok_or_else(|| io::Error::other("ring gone"))?;
+        let ring = self
+            .ring
+            .as_mut()
+            .ok_or_else(|| io::Error::other("ring gone"))?;
         let inf = self.slots[slot].as_mut().expect("slot is live");
         let len = inf.buf.len() - inf.done;
         let len32 = u32::try_from(len).map_err(|_| io::Error::other("read larger than 4 GiB"))?;
@@ -135,7 +138,10 @@ impl UringSession<'_> {
     pub(crate) fn wait(&mut self, f: &mut dyn FnMut(Completion)) -> io::Result<()> {
         let mut delivered = 0;
         while delivered == 0 && self.live > 0 {
-            let ring = self.ring.as_mut().ok_or_else(|| io::Error::other("ring gone"))?;
+            let ring = self
+                .ring
+                .as_mut()
+                .ok_or_else(|| io::Error::other("ring gone"))?;
             match ring.submit_and_wait(1) {
                 Ok(_) => {}
                 Err(e)

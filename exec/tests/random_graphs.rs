@@ -1,0 +1,296 @@
+//! On random graphs: every kernel equals a plain sequential reference implementation of the
+//! Graphalytics definition, and results agree across modes, thread counts and CSR on/off.
+
+mod common;
+
+use std::collections::{BTreeSet, BinaryHeap, VecDeque};
+
+use common::{f64_col, i64_col, u64_col};
+use exec::testing::VecGraph;
+use exec::{run, ResultTable, RunConfig};
+use planner::{AlgoCall, Mode};
+use proptest::prelude::*;
+
+/// A test graph: n vertices with gapped ids, distinct non-loop edges, weights k/4.
+#[derive(Debug, Clone)]
+struct G {
+    n: usize,
+    directed: bool,
+    edges: Vec<(usize, usize, f64)>,
+}
+
+fn graph() -> impl Strategy<Value = G> {
+    (1usize..40, any::<bool>()).prop_flat_map(|(n, directed)| {
+        prop::collection::vec((0..n, 0..n, 0u32..12), 0..(n * 4)).prop_map(move |raw| {
+            let mut seen = BTreeSet::new();
+            let mut edges = Vec::new();
+            for (u, v, w) in raw {
+                let key = if directed {
+                    (u, v)
+                } else {
+                    (u.min(v), u.max(v))
+                };
+                if u != v && seen.insert(key) {
+                    edges.push((key.0, key.1, w as f64 / 4.0));
+                }
+            }
+            G { n, directed, edges }
+        })
+    })
+}
+
+impl G {
+    fn ids(&self) -> Vec<u64> {
+        common::gapped_ids(self.n)
+    }
+    fn store(&self, csr: bool) -> VecGraph {
+        let ids = self.ids();
+        VecGraph::new(
+            ids.clone(),
+            self.edges
+                .iter()
+                .map(|&(u, v, _)| (ids[u], ids[v]))
+                .collect(),
+            self.directed,
+            Some(self.edges.iter().map(|e| e.2).collect()),
+        )
+        .with_csr(csr)
+    }
+    fn out(&self) -> Vec<Vec<(usize, f64)>> {
+        let mut a = vec![Vec::new(); self.n];
+        for &(u, v, w) in &self.edges {
+            a[u].push((v, w));
+            if !self.directed {
+                a[v].push((u, w));
+            }
+        }
+        a
+    }
+    fn inn(&self) -> Vec<Vec<usize>> {
+        let mut a = vec![Vec::new(); self.n];
+        for &(u, v, _) in &self.edges {
+            a[v].push(u);
+            if !self.directed {
+                a[u].push(v);
+            }
+        }
+        a
+    }
+}
+
+fn ref_bfs(g: &G, s: usize) -> Vec<Option<i64>> {
+    let out = g.out();
+    let mut d = vec![None; g.n];
+    d[s] = Some(0);
+    let mut q = VecDeque::from([s]);
+    while let Some(u) = q.pop_front() {
+        for &(v, _) in &out[u] {
+            if d[v].is_none() {
+                d[v] = Some(d[u].unwrap() + 1);
+                q.push_back(v);
+            }
+        }
+    }
+    d
+}
+
+fn ref_sssp(g: &G, s: usize) -> Vec<Option<f64>> {
+    #[derive(PartialEq)]
+    struct E(f64, usize);
+    impl Eq for E {}
+    impl PartialOrd for E {
+        fn partial_cmp(&self, o: &Self) -> Option<std::cmp::Ordering> {
+            Some(self.cmp(o))
+        }
+    }
+    impl Ord for E {
+        fn cmp(&self, o: &Self) -> std::cmp::Ordering {
+            o.0.partial_cmp(&self.0).unwrap().then(o.1.cmp(&self.1))
+        }
+    }
+    let out = g.out();
+    let mut d = vec![f64::INFINITY; g.n];
+    d[s] = 0.0;
+    let mut h = BinaryHeap::from([E(0.0, s)]);
+    while let Some(E(du, u)) = h.pop() {
+        if du > d[u] {
+            continue;
+        }
+        for &(v, w) in &out[u] {
+            if du + w < d[v] {
+                d[v] = du + w;
+                h.push(E(d[v], v));
+            }
+        }
+    }
+    d.into_iter().map(|x| x.is_finite().then_some(x)).collect()
+}
+
+fn ref_pr(g: &G, iters: u32, damp: f64) -> Vec<f64> {
+    let out = g.out();
+    let inn = g.inn();
+    let n = g.n as f64;
+    let mut r = vec![1.0 / n; g.n];
+    for _ in 0..iters {
+        let sink: f64 = (0..g.n).filter(|&v| out[v].is_empty()).map(|v| r[v]).sum();
+        r = (0..g.n)
+            .map(|v| {
+                (1.0 - damp) / n
+                    + damp
+                        * inn[v]
+                            .iter()
+                            .map(|&u| r[u] / out[u].len() as f64)
+                            .sum::<f64>()
+                    + damp * sink / n
+            })
+            .collect();
+    }
+    r
+}
+
+fn ref_wcc(g: &G) -> Vec<u64> {
+    let ids = g.ids();
+    let mut label: Vec<u64> = ids.clone();
+    loop {
+        let mut changed = false;
+        for &(u, v, _) in &g.edges {
+            let m = label[u].min(label[v]);
+            if label[u] != m || label[v] != m {
+                label[u] = m;
+                label[v] = m;
+                changed = true;
+            }
+        }
+        if !changed {
+            return label;
+        }
+    }
+}
+
+fn ref_cdlp(g: &G, iters: u32) -> Vec<u64> {
+    let ids = g.ids();
+    let out = g.out();
+    let inn = g.inn();
+    let mut l = ids.clone();
+    for _ in 0..iters {
+        l = (0..g.n)
+            .map(|v| {
+                let mut hist = std::collections::BTreeMap::new();
+                let ns: Vec<usize> = if g.directed {
+                    inn[v]
+                        .iter()
+                        .copied()
+                        .chain(out[v].iter().map(|e| e.0))
+                        .collect()
+                } else {
+                    out[v].iter().map(|e| e.0).collect()
+                };
+                for u in ns {
+                    *hist.entry(l[u]).or_insert(0) += 1;
+                }
+                let mut best = (0, l[v]);
+                for (lab, c) in hist {
+                    if c > best.0 {
+                        best = (c, lab);
+                    }
+                }
+                best.1
+            })
+            .collect();
+    }
+    l
+}
+
+fn ref_lcc(g: &G) -> Vec<f64> {
+    let out = g.out();
+    let inn = g.inn();
+    let arcs: BTreeSet<(usize, usize)> = (0..g.n)
+        .flat_map(|u| out[u].iter().map(move |e| (u, e.0)))
+        .collect();
+    (0..g.n)
+        .map(|v| {
+            let nb: BTreeSet<usize> = out[v]
+                .iter()
+                .map(|e| e.0)
+                .chain(inn[v].iter().copied())
+                .collect();
+            let d = nb.len();
+            if d <= 1 {
+                return 0.0;
+            }
+            let t = nb
+                .iter()
+                .flat_map(|&a| nb.iter().map(move |&b| (a, b)))
+                .filter(|p| arcs.contains(p))
+                .count();
+            t as f64 / (d * (d - 1)) as f64
+        })
+        .collect()
+}
+
+fn close(a: f64, b: f64) -> bool {
+    (a - b).abs() <= 1e-9 * a.abs().max(b.abs()).max(1e-300)
+}
+
+fn configs() -> Vec<(Mode, usize, bool)> {
+    let mut v = Vec::new();
+    for mode in [Mode::Auto, Mode::Push, Mode::Block, Mode::Pull] {
+        for threads in [1, 2] {
+            for csr in [true, false] {
+                v.push((mode, threads, csr));
+            }
+        }
+    }
+    v
+}
+
+fn go(g: &G, csr: bool, mode: Mode, threads: usize, call: &AlgoCall) -> ResultTable {
+    let cfg = RunConfig {
+        mode,
+        ..RunConfig::with_threads(threads)
+    };
+    run(&g.store(csr), call, &cfg).unwrap()
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 24, ..ProptestConfig::default() })]
+
+    #[test]
+    fn kernels_equal_the_definitions(g in graph(), s in 0usize..40) {
+        let s = s % g.n;
+        let bfs = ref_bfs(&g, s);
+        let sssp = ref_sssp(&g, s);
+        let pr = ref_pr(&g, 7, 0.85);
+        let wcc = ref_wcc(&g);
+        let cdlp = ref_cdlp(&g, 4);
+        let lcc = ref_lcc(&g);
+        let ids = g.ids();
+        for (mode, threads, csr) in configs() {
+            let t = go(&g, csr, mode, threads, &AlgoCall::Bfs { source: s as u32 });
+            prop_assert_eq!(u64_col(&t, "vertex"), ids.iter().map(|&i| Some(i)).collect::<Vec<_>>());
+            prop_assert_eq!(i64_col(&t, "depth"), bfs.clone());
+            let t = go(&g, csr, mode, threads, &AlgoCall::Sssp { source: s as u32 });
+            let got = f64_col(&t, "distance");
+            for (a, b) in got.iter().zip(&sssp) {
+                prop_assert!(match (a, b) { (Some(a), Some(b)) => close(*a, *b), (None, None) => true, _ => false }, "{:?} vs {:?}", got, sssp);
+            }
+            let t = go(&g, csr, mode, threads, &AlgoCall::PageRank { iterations: 7, damping: 0.85 });
+            for (a, b) in f64_col(&t, "rank").iter().zip(&pr) {
+                prop_assert!(close(a.unwrap(), *b));
+            }
+            let t = go(&g, csr, mode, threads, &AlgoCall::Wcc);
+            prop_assert_eq!(u64_col(&t, "component"), wcc.iter().map(|&i| Some(i)).collect::<Vec<_>>());
+            let t = go(&g, csr, mode, threads, &AlgoCall::Cdlp { iterations: 4 });
+            prop_assert_eq!(u64_col(&t, "label"), cdlp.iter().map(|&i| Some(i)).collect::<Vec<_>>());
+            let t = go(&g, csr, mode, threads, &AlgoCall::Lcc);
+            for (a, b) in f64_col(&t, "coefficient").iter().zip(&lcc) {
+                prop_assert!(close(a.unwrap(), *b) || (a.unwrap() == 0.0 && *b == 0.0));
+            }
+            let t = go(&g, csr, mode, threads, &AlgoCall::Degree);
+            let out = g.out();
+            let inn = g.inn();
+            prop_assert_eq!(u64_col(&t, "out_degree"), out.iter().map(|l| Some(l.len() as u64)).collect::<Vec<_>>());
+            prop_assert_eq!(u64_col(&t, "in_degree"), inn.iter().map(|l| Some(l.len() as u64)).collect::<Vec<_>>());
+        }
+    }
+}

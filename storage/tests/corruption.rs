@@ -1,0 +1,97 @@
+//! Damaged graph files are refused: any flipped byte in the superblock (section table
+//! included) or in a small section at open, truncation at open, and a flipped edge or weight
+//! byte by `verify_file` (naming the block and its section) and by `MemoryStore::load`.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+
+use common::*;
+use storage::blockfile::format::{SectionKind, BLOCK_SIZE};
+use storage::blockfile::memory::MemoryStore;
+use storage::blockfile::open::GraphFile;
+use storage::blockfile::verify::verify_file;
+use storage::import::InputFormat;
+use storage::StoreError;
+
+fn make(dir: &Path) -> PathBuf {
+    let src = dir.join("g.txt");
+    let mut edges = Vec::new();
+    for i in 0..3000u64 {
+        edges.push((i % 50, (i * 7919) % 2000, (i % 10) as f64));
+    }
+    write_edgelist(&src, &edges, true);
+    let dest = dir.join("g.frontier");
+    let mut req = request(&src, InputFormat::Edgelist, &dest, dir);
+    req.weighted = true;
+    run(&req).unwrap();
+    dest
+}
+
+fn flipped(good: &[u8], at: usize, path: &Path) {
+    let mut b = good.to_vec();
+    b[at] ^= 0x10;
+    std::fs::write(path, b).unwrap();
+}
+
+#[test]
+fn flipped_superblock_and_small_section_bytes_are_refused_at_open() {
+    let dir = tempfile::tempdir().unwrap();
+    let g = make(dir.path());
+    let good = std::fs::read(&g).unwrap();
+    let gf = GraphFile::open(&g).unwrap();
+    let bad = dir.path().join("bad.frontier");
+    for at in 0..BLOCK_SIZE {
+        flipped(&good, at, &bad);
+        let err = GraphFile::open(&bad).unwrap_err();
+        assert!(matches!(err, StoreError::Corrupt { .. }), "byte {at}: {err}");
+    }
+    for kind in [SectionKind::IdMap, SectionKind::OutIndex, SectionKind::InIndex, SectionKind::BlockCrcs] {
+        let s = gf.superblock.section(kind).unwrap();
+        for at in [s.offset, s.offset + s.length / 2, s.offset + s.length - 1] {
+            flipped(&good, at as usize, &bad);
+            let err = GraphFile::open(&bad).unwrap_err().to_string();
+            assert!(err.contains(&format!("{kind:?}")) && err.contains("checksum"), "{err}");
+        }
+    }
+}
+
+#[test]
+fn truncated_files_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let g = make(dir.path());
+    let good = std::fs::read(&g).unwrap();
+    let bad = dir.path().join("bad.frontier");
+    for len in [0, 100, BLOCK_SIZE, good.len() / 2, good.len() - 1] {
+        std::fs::write(&bad, &good[..len]).unwrap();
+        let err = GraphFile::open(&bad).unwrap_err();
+        assert!(matches!(err, StoreError::Corrupt { .. }), "len {len}: {err}");
+        assert!(err.to_string().contains("truncated"), "len {len}: {err}");
+        assert!(verify_file(&bad).is_err());
+        assert!(MemoryStore::load(&bad).is_err());
+    }
+}
+
+#[test]
+fn verify_names_a_flipped_edge_block() {
+    let dir = tempfile::tempdir().unwrap();
+    let g = make(dir.path());
+    let report = verify_file(&g).unwrap();
+    assert_eq!(report.blocks_checked as usize, std::fs::metadata(&g).unwrap().len() as usize / BLOCK_SIZE - 1 - 1);
+    let good = std::fs::read(&g).unwrap();
+    let gf = GraphFile::open(&g).unwrap();
+    let bad = dir.path().join("bad.frontier");
+    for kind in [SectionKind::OutEdges, SectionKind::InWeights] {
+        let s = gf.superblock.section(kind).unwrap();
+        assert!(s.blocks() >= 2, "{kind:?} has {} blocks", s.blocks());
+        let at = s.offset + BLOCK_SIZE as u64 + 17;
+        flipped(&good, at as usize, &bad);
+        let block = at / BLOCK_SIZE as u64;
+        let err = verify_file(&bad).unwrap_err().to_string();
+        assert!(err.contains(&format!("block {block} (section {kind:?}, its block 1)")), "{err}");
+        // Open does not read edge blocks; the in-memory load checks every one.
+        GraphFile::open(&bad).unwrap();
+        let err = MemoryStore::load(&bad).unwrap_err().to_string();
+        assert!(err.contains(&format!("block {block}")), "{err}");
+    }
+}

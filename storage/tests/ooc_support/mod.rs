@@ -1,0 +1,166 @@
+//! Builds graph files for the out-of-core tests with the block-file writer, and reads every list
+//! back through a store for comparison.
+#![allow(dead_code)]
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use storage::blockfile::writer::{write_graph_file, GraphFileContents, ListWriter};
+use storage::{Direction, FetchOrder, GraphStore};
+
+/// A small deterministic generator (no external crate needed).
+pub struct Rng(pub u64);
+impl Rng {
+    pub fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+    pub fn below(&mut self, n: u64) -> u64 {
+        self.next() % n.max(1)
+    }
+}
+
+/// Adjacency: sorted, de-duplicated lists with weights.
+pub type Adj = Vec<Vec<(u32, f64)>>;
+
+/// A random graph of `n` vertices with mostly small lists, some isolated vertices, a few lists
+/// of 1000–3000 and `hubs` lists longer than 4096.
+pub fn random_adjacency(n: u32, hubs: u32, seed: u64) -> Adj {
+    let mut rng = Rng(seed | 1);
+    let mut adj: Vec<BTreeMap<u32, f64>> = vec![BTreeMap::new(); n as usize];
+    for v in 0..n {
+        let deg = match rng.below(100) {
+            0..=9 => 0,
+            10..=94 => rng.below(40),
+            _ => 1000 + rng.below(2000),
+        };
+        for _ in 0..deg {
+            let u = rng.below(n as u64) as u32;
+            adj[v as usize].insert(u, (rng.below(1000) as f64) / 8.0 + 0.5);
+        }
+    }
+    for h in 0..hubs {
+        let v = rng.below(n as u64) as usize;
+        let want = 4100 + rng.below(2000) + h as u64;
+        while (adj[v].len() as u64) < want.min(n as u64) {
+            let u = rng.below(n as u64) as u32;
+            adj[v].insert(u, rng.below(100) as f64 + 0.25);
+        }
+    }
+    adj.into_iter().map(|m| m.into_iter().collect()).collect()
+}
+
+/// Makes `adj` symmetric (undirected), weights taken from the smaller endpoint's list.
+pub fn symmetrise(adj: &Adj) -> Adj {
+    let mut m: Vec<BTreeMap<u32, f64>> = vec![BTreeMap::new(); adj.len()];
+    for (v, l) in adj.iter().enumerate() {
+        for &(u, w) in l {
+            m[v].entry(u).or_insert(w);
+            m[u as usize].entry(v as u32).or_insert(w);
+        }
+    }
+    m.into_iter().map(|x| x.into_iter().collect()).collect()
+}
+
+pub fn transpose(adj: &Adj) -> Adj {
+    let mut t: Adj = vec![Vec::new(); adj.len()];
+    for (v, l) in adj.iter().enumerate() {
+        for &(u, w) in l {
+            t[u as usize].push((v as u32, w));
+        }
+    }
+    t
+}
+
+fn write_lists(
+    dir: &Path,
+    name: &str,
+    adj: &Adj,
+    weighted: bool,
+) -> storage::blockfile::writer::WrittenLists {
+    let mut w = ListWriter::new(dir, name, adj.len() as u32, weighted).unwrap();
+    for (v, l) in adj.iter().enumerate() {
+        let ns: Vec<u32> = l.iter().map(|x| x.0).collect();
+        let ws: Vec<f64> = l.iter().map(|x| x.1).collect();
+        w.push(v as u32, &ns, weighted.then_some(&ws[..])).unwrap();
+    }
+    w.finish().unwrap()
+}
+
+/// Writes a graph file: `adj` is the out-adjacency (symmetric when undirected).
+pub fn write_graph(dir: &Path, name: &str, adj: &Adj, directed: bool, weighted: bool) -> PathBuf {
+    let out = write_lists(dir, &format!("{name}-out"), adj, weighted);
+    let inn = directed.then(|| write_lists(dir, &format!("{name}-in"), &transpose(adj), weighted));
+    let arcs: u64 = adj.iter().map(|l| l.len() as u64).sum();
+    let dest = dir.join(format!("{name}.frontier"));
+    write_graph_file(
+        &dest,
+        &GraphFileContents {
+            // Gapped input ids, so input and internal ids differ.
+            ids: (0..adj.len() as u64).map(|i| 10 + 3 * i).collect(),
+            edges: if directed { arcs } else { arcs / 2 },
+            directed,
+            weighted,
+            out,
+            inn,
+        },
+    )
+    .unwrap();
+    dest
+}
+
+/// One visited list.
+pub type Seen = BTreeMap<u32, (Vec<u32>, Option<Vec<f64>>)>;
+
+/// Fetches `vertices` through `store`, checking each is visited exactly once.
+pub fn fetch<S: GraphStore>(
+    store: &S,
+    dir: Direction,
+    vertices: &[u32],
+    order: FetchOrder,
+    want_weights: bool,
+) -> Seen {
+    let mut seen = Seen::new();
+    let mut count = 0usize;
+    store
+        .for_each_list(dir, vertices, order, want_weights, |v, ns, ws| {
+            count += 1;
+            seen.insert(v, (ns.to_vec(), ws.map(|w| w.to_vec())));
+        })
+        .unwrap();
+    assert_eq!(count, vertices.len(), "every vertex visited exactly once");
+    seen
+}
+
+/// Scans `range`, checking the vertex order.
+pub fn scan<S: GraphStore>(
+    store: &S,
+    dir: Direction,
+    range: std::ops::Range<u32>,
+    want_weights: bool,
+) -> Seen {
+    let mut seen = Seen::new();
+    let mut last: Option<u32> = None;
+    store
+        .scan_lists(dir, range.clone(), want_weights, |v, ns, ws| {
+            assert!(last.is_none_or(|l| l + 1 == v), "scan out of order at {v}");
+            last = Some(v);
+            seen.insert(v, (ns.to_vec(), ws.map(|w| w.to_vec())));
+        })
+        .unwrap();
+    assert_eq!(seen.len(), range.len());
+    seen
+}
+
+/// A random subset of `0..n` in random order (distinct).
+pub fn random_subset(n: u32, k: usize, rng: &mut Rng) -> Vec<u32> {
+    let mut all: Vec<u32> = (0..n).collect();
+    for i in (1..all.len()).rev() {
+        let j = rng.below(i as u64 + 1) as usize;
+        all.swap(i, j);
+    }
+    all.truncate(k);
+    all
+}

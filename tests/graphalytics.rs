@@ -1,0 +1,124 @@
+//! The LDBC Graphalytics validation suite through the real binary: every reference output in
+//! tests/data/graphalytics must pass the official validation rules (exact, epsilon 1e-4
+//! relative, equivalence), from memory and out of core (`SET cache = '8KB'`: the small graphs' files are larger than that).
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use exec::verify::{read_reference, validate, Kernel};
+
+const BIN: &str = env!("CARGO_BIN_EXE_frontier");
+
+fn data_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/graphalytics")
+}
+
+/// `graph.<name>.<key>` values of a .properties file.
+fn properties(path: &Path) -> HashMap<String, String> {
+    let text = std::fs::read_to_string(path).unwrap();
+    text.lines()
+        .filter(|l| !l.trim_start().starts_with('#'))
+        .filter_map(|l| l.split_once('='))
+        .filter_map(|(k, v)| {
+            let k = k.trim();
+            let key = k.strip_prefix("graph.")?.split_once('.')?.1;
+            Some((key.to_string(), v.trim().to_string()))
+        })
+        .collect()
+}
+
+/// The RUN clause and the kernel for a reference output suffix.
+fn run_clause(suffix: &str, p: &HashMap<String, String>) -> (String, Kernel) {
+    match suffix {
+        "BFS" => (format!("bfs ON g FROM {}", p["bfs.source-vertex"]), Kernel::Bfs),
+        "SSSP" => (format!("sssp ON g FROM {}", p["sssp.source-vertex"]), Kernel::Sssp),
+        "PR" => (
+            format!(
+                "pagerank ON g ITER {} damping {}",
+                p["pr.num-iterations"], p["pr.damping-factor"]
+            ),
+            Kernel::PageRank,
+        ),
+        "CDLP" => (format!("cdlp ON g ITER {}", p["cdlp.max-iterations"]), Kernel::Cdlp),
+        "WCC" => ("wcc ON g".to_string(), Kernel::Wcc),
+        "LCC" => ("lcc ON g".to_string(), Kernel::Lcc),
+        other => panic!("unknown reference suffix {other}"),
+    }
+}
+
+fn run_suite(settings: &str) -> usize {
+    let work = tempfile::tempdir().unwrap();
+    let mut checked = 0;
+    let mut datasets: Vec<PathBuf> = std::fs::read_dir(data_root())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.is_dir() && p.file_name().unwrap() != "validator-selftest")
+        .collect();
+    datasets.sort();
+    for dir in datasets {
+        let name = dir.file_name().unwrap().to_str().unwrap().to_string();
+        let props_path = dir.join(format!("{name}.properties"));
+        let props = properties(&props_path);
+        let mut script = format!(
+            "{settings}\nCREATE OR REPLACE GRAPH g FROM '{}' FORMAT graphalytics;\n",
+            props_path.display()
+        );
+        let mut expected = Vec::new();
+        for suffix in ["BFS", "CDLP", "LCC", "PR", "SSSP", "WCC"] {
+            let reference = dir.join(format!("{name}-{suffix}"));
+            if !reference.exists() {
+                continue;
+            }
+            let (clause, kernel) = run_clause(suffix, &props);
+            let out = work.path().join(format!("{name}-{suffix}.out"));
+            script.push_str(&format!(
+                "RUN {clause} INTO '{}' FORMAT graphalytics;\n",
+                out.display()
+            ));
+            expected.push((reference, out, kernel));
+        }
+        let output = Command::new(BIN)
+            .arg("--data")
+            .arg(work.path().join("data"))
+            .args(["-c", &script])
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        assert!(
+            output.status.success(),
+            "{name}: {}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        for (reference, out, kernel) in expected {
+            let want = read_reference(&reference).unwrap();
+            let got = read_reference(&out).unwrap();
+            if let Err(e) = validate(kernel.rule(), &want, &got) {
+                panic!("{} ({settings}): {e}", reference.display());
+            }
+            checked += 1;
+        }
+    }
+    checked
+}
+
+#[test]
+fn all_reference_outputs_pass_from_memory() {
+    assert_eq!(run_suite("SET cache = '1GB';"), 24);
+}
+
+#[test]
+fn all_reference_outputs_pass_out_of_core() {
+    assert_eq!(run_suite("SET cache = '8KB'; SET io_depth = 8;"), 24);
+}
+
+#[test]
+fn results_do_not_depend_on_threads_or_mode() {
+    for settings in [
+        "SET threads = 1; SET mode = push;",
+        "SET threads = 2; SET mode = block; SET cache = '8KB';",
+        "SET threads = 2; SET mode = pull;",
+    ] {
+        assert_eq!(run_suite(settings), 24, "{settings}");
+    }
+}
