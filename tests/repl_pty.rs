@@ -3,9 +3,15 @@
 
 use std::process::Command;
 
-use rexpect::session::spawn_command;
+use rexpect::session::{spawn_command, PtySession};
 
 const BIN: &str = env!("CARGO_BIN_EXE_frontier");
+
+/// Types `s` and makes sure the REPL sees it at once.
+fn keys(p: &mut PtySession, s: &str) -> Result<(), rexpect::error::Error> {
+    p.send(s)?;
+    p.flush()
+}
 
 #[test]
 fn a_person_at_the_repl() {
@@ -32,22 +38,22 @@ fn a_person_at_the_repl() {
     p.exp_string("frontier> ").unwrap();
 
     // Tab completion: `pager` completes to `pagerank`, or the statement would fail.
-    p.send("RUN pager").unwrap();
-    p.send("\t").unwrap();
+    keys(&mut p, "RUN pager").unwrap();
+    keys(&mut p, "\t").unwrap();
     p.exp_string("ank").unwrap();
-    p.send(" ON g ITER 2 ORDER BY rank DESC LIMIT 3;\r").unwrap();
+    keys(&mut p, " ON g ITER 2 ORDER BY rank DESC LIMIT 3;\r").unwrap();
     p.exp_string("3 rows").unwrap();
     p.exp_string("frontier> ").unwrap();
 
     // History recall: the up arrow brings the last statement back.
-    p.send("\x1b[A").unwrap();
+    keys(&mut p, "\x1b[A").unwrap();
     p.exp_string("LIMIT 3;").unwrap();
-    p.send("\r").unwrap();
+    keys(&mut p, "\r").unwrap();
     p.exp_string("3 rows").unwrap();
     p.exp_string("frontier> ").unwrap();
 
     // Ctrl-C on a half-typed line drops it.
-    p.send("RUN bfs ON").unwrap();
+    keys(&mut p, "RUN bfs ON").unwrap();
     p.send_control('c').unwrap();
     p.exp_string("frontier> ").unwrap();
 

@@ -6,7 +6,7 @@
 use std::path::PathBuf;
 
 use arrow_array::RecordBatch;
-use arrow_schema::SchemaRef;
+use arrow_schema::{DataType, SchemaRef};
 use parquet::arrow::ArrowWriter;
 use parquet::basic::{Compression, ZstdLevel};
 use parquet::file::metadata::KeyValue;
@@ -40,11 +40,15 @@ impl ParquetSink {
             .set_compression(Compression::ZSTD(level))
             .set_max_row_group_row_count(Some(ROW_GROUP_ROWS))
             .set_created_by(format!("frontier {}", env!("CARGO_PKG_VERSION")));
-        // A vertex id column is unique: a dictionary would only be built to be thrown away.
-        if let Some(first) = schema.fields().first() {
-            if first.name() == "vertex" {
-                props = props
-                    .set_column_dictionary_enabled(ColumnPath::from(first.name().as_str()), false);
+        // A vertex id column is unique and float values (ranks, distances, coefficients) rarely
+        // repeat: a dictionary would be built only to be thrown away, which costs more than
+        // the rest of the write. Integer value columns (components, labels, depths) keep it.
+        for field in schema.fields() {
+            let unique_ids = field.name() == "vertex";
+            let float = matches!(field.data_type(), DataType::Float32 | DataType::Float64);
+            if unique_ids || float {
+                props =
+                    props.set_column_dictionary_enabled(ColumnPath::from(field.name().as_str()), false);
             }
         }
         let writer = ArrowWriter::try_new(file, schema, Some(props.build())).map_err(perr)?;
