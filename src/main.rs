@@ -133,7 +133,13 @@ fn main() -> ExitCode {
     let stdout = std::io::stdout();
     let stderr = std::io::stderr();
     let run = |session: &mut Session, text: &str, source: &str| -> BatchOutcome {
-        run_script(session, text, source, &mut stdout.lock(), &mut stderr.lock())
+        run_script(
+            session,
+            text,
+            source,
+            &mut stdout.lock(),
+            &mut stderr.lock(),
+        )
     };
     if let Some(text) = &cli.command {
         return code(run(&mut session, text, "-c"));

@@ -40,12 +40,21 @@ fn a_query_file_stops_at_the_first_failing_statement() {
     assert_eq!(out.status.code(), Some(1));
     let err = text(&out.stderr);
     assert!(
-        err.starts_with(&format!("error: {}:3:14: graph `nosuch` does not exist", q.display())),
+        err.starts_with(&format!(
+            "error: {}:3:14: graph `nosuch` does not exist",
+            q.display()
+        )),
         "{err}"
     );
     let stdout = text(&out.stdout);
-    assert!(stdout.contains("threads"), "the statements before ran: {stdout}");
-    assert!(!stdout.contains("storage"), "SHOW GRAPHS after the failure did not run: {stdout}");
+    assert!(
+        stdout.contains("threads"),
+        "the statements before ran: {stdout}"
+    );
+    assert!(
+        !stdout.contains("storage"),
+        "SHOW GRAPHS after the failure did not run: {stdout}"
+    );
 }
 
 #[test]
@@ -68,7 +77,11 @@ fn statements_on_piped_stdin_run() {
         .unwrap();
     let out = child.wait_with_output().unwrap();
     assert!(out.status.success(), "{}", text(&out.stderr));
-    assert!(text(&out.stdout).contains("mode,block,"), "{}", text(&out.stdout));
+    assert!(
+        text(&out.stdout).contains("mode,block,"),
+        "{}",
+        text(&out.stdout)
+    );
 }
 
 #[test]
@@ -77,7 +90,10 @@ fn a_bad_setting_suggests_the_nearest_name() {
     let out = frontier(&d.path().join("data"), &["-c", "SET thraeds = 2;"]);
     assert_eq!(out.status.code(), Some(1));
     let err = text(&out.stderr);
-    assert!(err.contains("-c:1:5: unknown setting `thraeds` (did you mean `threads`?)"), "{err}");
+    assert!(
+        err.contains("-c:1:5: unknown setting `thraeds` (did you mean `threads`?)"),
+        "{err}"
+    );
 }
 
 #[test]

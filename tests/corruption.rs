@@ -32,9 +32,17 @@ fn setup(dir: &Path) -> (PathBuf, PathBuf) {
     }
     std::fs::write(&edges, s).unwrap();
     let data = dir.join("data");
-    let out = frontier(&data, &format!("CREATE GRAPH g FROM '{}';", edges.display()));
+    let out = frontier(
+        &data,
+        &format!("CREATE GRAPH g FROM '{}';", edges.display()),
+    );
     assert!(out.status.success(), "{}", text(&out.stderr));
-    let file = std::fs::read_dir(data.join("graphs")).unwrap().next().unwrap().unwrap().path();
+    let file = std::fs::read_dir(data.join("graphs"))
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
     (data, file)
 }
 
@@ -51,15 +59,30 @@ fn flipped_superblock_and_section_table_bytes_are_refused() {
     let dir = tempfile::tempdir().unwrap();
     let (data, file) = setup(dir.path());
     // Magic, version, flags, counts, every byte of the section table, and the checksum.
-    let offsets: Vec<usize> = (0..48).step_by(5).chain((48..48 + 8 * 32).step_by(7)).chain([4092, 4095]).collect();
+    let offsets: Vec<usize> = (0..48)
+        .step_by(5)
+        .chain((48..48 + 8 * 32).step_by(7))
+        .chain([4092, 4095])
+        .collect();
     for offset in offsets {
         let original = flip(&file, offset);
-        for stmt in ["RUN degree ON g;", "SET cache = '64KB'; RUN bfs ON g FROM 0;", "DESCRIBE GRAPH g;"] {
+        for stmt in [
+            "RUN degree ON g;",
+            "SET cache = '64KB'; RUN bfs ON g FROM 0;",
+            "DESCRIBE GRAPH g;",
+        ] {
             let out = frontier(&data, stmt);
             let err = text(&out.stderr);
-            assert_eq!(out.status.code(), Some(1), "byte {offset}, {stmt}: accepted");
+            assert_eq!(
+                out.status.code(),
+                Some(1),
+                "byte {offset}, {stmt}: accepted"
+            );
             assert!(err.contains("corrupt graph file"), "byte {offset}: {err}");
-            assert!(err.contains(&file.display().to_string()), "byte {offset}: {err}");
+            assert!(
+                err.contains(&file.display().to_string()),
+                "byte {offset}: {err}"
+            );
         }
         std::fs::write(&file, original).unwrap();
     }
@@ -76,7 +99,11 @@ fn a_truncated_file_is_refused() {
         f.set_len(cut).unwrap();
         let out = frontier(&data, "RUN degree ON g;");
         assert_eq!(out.status.code(), Some(1), "cut at {cut}: accepted");
-        assert!(text(&out.stderr).contains("corrupt graph file"), "{}", text(&out.stderr));
+        assert!(
+            text(&out.stderr).contains("corrupt graph file"),
+            "{}",
+            text(&out.stderr)
+        );
     }
 }
 
@@ -104,7 +131,15 @@ fn a_flipped_edge_block_is_named_and_never_computed_from() {
     assert!(err.contains(&format!("block {block}")), "{err}");
     for stmt in ["RUN wcc ON g;", "SET cache = '64KB'; RUN wcc ON g;"] {
         let out = frontier(&data, stmt);
-        assert_eq!(out.status.code(), Some(1), "{stmt} computed from a corrupt block");
-        assert!(text(&out.stderr).contains("corrupt"), "{}", text(&out.stderr));
+        assert_eq!(
+            out.status.code(),
+            Some(1),
+            "{stmt} computed from a corrupt block"
+        );
+        assert!(
+            text(&out.stderr).contains("corrupt"),
+            "{}",
+            text(&out.stderr)
+        );
     }
 }

@@ -27,7 +27,11 @@ fn text(b: &[u8]) -> String {
 /// `(vertices, edges)` of `name` per SHOW GRAPHS, if the catalog has it.
 fn graph_size(data: &Path, name: &str) -> Option<(u64, u64)> {
     let out = frontier(data, "SHOW GRAPHS;");
-    assert!(out.status.success(), "catalog unreadable: {}", text(&out.stderr));
+    assert!(
+        out.status.success(),
+        "catalog unreadable: {}",
+        text(&out.stderr)
+    );
     text(&out.stdout).lines().skip(1).find_map(|l| {
         let cells: Vec<&str> = l.split(',').collect();
         (cells[0] == name).then(|| (cells[1].parse().unwrap(), cells[2].parse().unwrap()))
@@ -37,8 +41,15 @@ fn graph_size(data: &Path, name: &str) -> Option<(u64, u64)> {
 /// The graph can be read whole: degrees of every vertex sum to its arcs.
 fn assert_readable(data: &Path, name: &str, vertices: u64) {
     let out = frontier(data, &format!("VERIFY GRAPH {name}; RUN degree ON {name};"));
-    assert!(out.status.success(), "graph {name} unreadable: {}", text(&out.stderr));
-    let rows = text(&out.stdout).lines().filter(|l| l.chars().next().is_some_and(|c| c.is_ascii_digit())).count();
+    assert!(
+        out.status.success(),
+        "graph {name} unreadable: {}",
+        text(&out.stderr)
+    );
+    let rows = text(&out.stdout)
+        .lines()
+        .filter(|l| l.chars().next().is_some_and(|c| c.is_ascii_digit()))
+        .count();
     assert_eq!(rows as u64, vertices, "{name}: one degree row per vertex");
 }
 
@@ -72,7 +83,10 @@ fn run_and_kill(data: &Path, statements: &str, delay: Duration) {
 struct Lcg(u64);
 impl Lcg {
     fn next_below(&mut self, n: u64) -> u64 {
-        self.0 = self.0.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        self.0 = self
+            .0
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
         (self.0 >> 33) % n.max(1)
     }
 }
@@ -80,7 +94,14 @@ impl Lcg {
 fn make_edges(dir: &Path, name: &str, vertices: u64, edges: u64, seed: u64) -> PathBuf {
     let path = dir.join(name);
     let out = Command::new(BIN)
-        .args(["gen", "uniform", "--vertices", &vertices.to_string(), "--edges", &edges.to_string()])
+        .args([
+            "gen",
+            "uniform",
+            "--vertices",
+            &vertices.to_string(),
+            "--edges",
+            &edges.to_string(),
+        ])
         .args(["--seed", &seed.to_string(), "-o"])
         .arg(&path)
         .output()
@@ -127,7 +148,10 @@ fn killed_statements_leave_a_consistent_catalog() {
         let delay = Duration::from_millis(rng.next_below(span));
         run_and_kill(&data, &create_new, delay);
         let size = graph_size(&data, "g").expect("a killed replace lost the old graph");
-        assert!(size == old_size || size == new_size, "kill after {delay:?}: {size:?}");
+        assert!(
+            size == old_size || size == new_size,
+            "kill after {delay:?}: {size:?}"
+        );
         assert_readable(&data, "g", size.0);
         assert_no_leftovers(&data, 1);
 

@@ -31,8 +31,14 @@ fn properties(path: &Path) -> HashMap<String, String> {
 /// The RUN clause and the kernel for a reference output suffix.
 fn run_clause(suffix: &str, p: &HashMap<String, String>) -> (String, Kernel) {
     match suffix {
-        "BFS" => (format!("bfs ON g FROM {}", p["bfs.source-vertex"]), Kernel::Bfs),
-        "SSSP" => (format!("sssp ON g FROM {}", p["sssp.source-vertex"]), Kernel::Sssp),
+        "BFS" => (
+            format!("bfs ON g FROM {}", p["bfs.source-vertex"]),
+            Kernel::Bfs,
+        ),
+        "SSSP" => (
+            format!("sssp ON g FROM {}", p["sssp.source-vertex"]),
+            Kernel::Sssp,
+        ),
         "PR" => (
             format!(
                 "pagerank ON g ITER {} damping {}",
@@ -40,7 +46,10 @@ fn run_clause(suffix: &str, p: &HashMap<String, String>) -> (String, Kernel) {
             ),
             Kernel::PageRank,
         ),
-        "CDLP" => (format!("cdlp ON g ITER {}", p["cdlp.max-iterations"]), Kernel::Cdlp),
+        "CDLP" => (
+            format!("cdlp ON g ITER {}", p["cdlp.max-iterations"]),
+            Kernel::Cdlp,
+        ),
         "WCC" => ("wcc ON g".to_string(), Kernel::Wcc),
         "LCC" => ("lcc ON g".to_string(), Kernel::Lcc),
         other => panic!("unknown reference suffix {other}"),

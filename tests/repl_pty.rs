@@ -18,7 +18,17 @@ fn a_person_at_the_repl() {
     let dir = tempfile::tempdir().unwrap();
     let edges = dir.path().join("g.txt");
     let status = Command::new(BIN)
-        .args(["gen", "uniform", "--vertices", "20000", "--edges", "200000", "--seed", "3", "-o"])
+        .args([
+            "gen",
+            "uniform",
+            "--vertices",
+            "20000",
+            "--edges",
+            "200000",
+            "--seed",
+            "3",
+            "-o",
+        ])
         .arg(&edges)
         .status()
         .unwrap();
@@ -31,7 +41,8 @@ fn a_person_at_the_repl() {
     p.exp_string("frontier> ").unwrap();
 
     // A statement over two lines: the first line alone is not run.
-    p.send_line(&format!("CREATE GRAPH g FROM '{}'", edges.display())).unwrap();
+    p.send_line(&format!("CREATE GRAPH g FROM '{}'", edges.display()))
+        .unwrap();
     p.exp_string("... ").unwrap();
     p.send_line("  FORMAT edgelist;").unwrap();
     p.exp_string("created graph g").unwrap();

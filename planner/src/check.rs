@@ -55,7 +55,10 @@ pub fn plan_run(
         (None, SourceRule::Required) => {
             return Err(PlanError::new(
                 run.graph.pos,
-                format!("{} needs a source vertex: RUN {} ON {} FROM <vertex id>", spec.name, spec.name, run.graph.name),
+                format!(
+                    "{} needs a source vertex: RUN {} ON {} FROM <vertex id>",
+                    spec.name, spec.name, run.graph.name
+                ),
             ))
         }
         (Some(lit), SourceRule::NotAccepted) => {
@@ -70,7 +73,10 @@ pub fn plan_run(
                 ref other => {
                     return Err(PlanError::new(
                         lit.pos,
-                        format!("FROM expects a vertex id (a whole number ≥ 0), got {}", describe(other)),
+                        format!(
+                            "FROM expects a vertex id (a whole number ≥ 0), got {}",
+                            describe(other)
+                        ),
                     ))
                 }
             };
@@ -88,13 +94,15 @@ pub fn plan_run(
     // Parameters: ITER and key/value pairs, each at most once.
     let mut given: Vec<(&'static str, &Literal, Pos)> = Vec::new();
     if let Some(iter) = &run.iter {
-        let name = spec.iter_param.ok_or_else(|| {
-            PlanError::new(iter.pos, format!("{} takes no ITER", spec.name))
-        })?;
+        let name = spec
+            .iter_param
+            .ok_or_else(|| PlanError::new(iter.pos, format!("{} takes no ITER", spec.name)))?;
         given.push((name, iter, iter.pos));
     }
     for p in &run.params {
-        let param = spec.param(&p.key.name).ok_or_else(|| unknown_param(spec, &p.key))?;
+        let param = spec
+            .param(&p.key.name)
+            .ok_or_else(|| unknown_param(spec, &p.key))?;
         if given.iter().any(|(n, _, _)| *n == param.name) {
             return Err(PlanError::new(
                 p.key.pos,
@@ -107,23 +115,35 @@ pub fn plan_run(
     let mut floats = std::collections::HashMap::new();
     let mut shown = Vec::new();
     for param in spec.params {
-        let lit = given.iter().find(|(n, _, _)| *n == param.name).map(|(_, l, _)| *l);
+        let lit = given
+            .iter()
+            .find(|(n, _, _)| *n == param.name)
+            .map(|(_, l, _)| *l);
         match param.kind {
             ParamKind::Int { min, max, default } => {
                 let v = match lit {
                     None => default,
                     Some(l) => match l.value {
-                        Value::Int(n) if n >= 0 && (n as u64) >= min && (n as u64) <= max => n as u64,
+                        Value::Int(n) if n >= 0 && (n as u64) >= min && (n as u64) <= max => {
+                            n as u64
+                        }
                         Value::Int(n) => {
                             return Err(PlanError::new(
                                 l.pos,
-                                format!("parameter `{}` must be in {min}..={max}, got {n}", param.name),
+                                format!(
+                                    "parameter `{}` must be in {min}..={max}, got {n}",
+                                    param.name
+                                ),
                             ))
                         }
                         ref other => {
                             return Err(PlanError::new(
                                 l.pos,
-                                format!("parameter `{}` expects a whole number, got {}", param.name, describe(other)),
+                                format!(
+                                    "parameter `{}` expects a whole number, got {}",
+                                    param.name,
+                                    describe(other)
+                                ),
                             ))
                         }
                     },
@@ -141,14 +161,21 @@ pub fn plan_run(
                             ref other => {
                                 return Err(PlanError::new(
                                     l.pos,
-                                    format!("parameter `{}` expects a number, got {}", param.name, describe(other)),
+                                    format!(
+                                        "parameter `{}` expects a number, got {}",
+                                        param.name,
+                                        describe(other)
+                                    ),
                                 ))
                             }
                         };
                         if !(min..=max).contains(&v) {
                             return Err(PlanError::new(
                                 l.pos,
-                                format!("parameter `{}` must be in {min}..={max}, got {v}", param.name),
+                                format!(
+                                    "parameter `{}` must be in {min}..={max}, got {v}",
+                                    param.name
+                                ),
                             ));
                         }
                         v
@@ -165,14 +192,20 @@ pub fn plan_run(
 
     let internal_source = source.map(|(_, i)| i);
     let call = match spec.name {
-        "bfs" => AlgoCall::Bfs { source: internal_source.unwrap_or(0) },
+        "bfs" => AlgoCall::Bfs {
+            source: internal_source.unwrap_or(0),
+        },
         "pagerank" => AlgoCall::PageRank {
             iterations: ints["iter"] as u32,
             damping: floats["damping"],
         },
         "wcc" => AlgoCall::Wcc,
-        "sssp" => AlgoCall::Sssp { source: internal_source.unwrap_or(0) },
-        "cdlp" => AlgoCall::Cdlp { iterations: ints["iter"] as u32 },
+        "sssp" => AlgoCall::Sssp {
+            source: internal_source.unwrap_or(0),
+        },
+        "cdlp" => AlgoCall::Cdlp {
+            iterations: ints["iter"] as u32,
+        },
         "lcc" => AlgoCall::Lcc,
         "randomwalk" => AlgoCall::RandomWalk {
             start: internal_source,
@@ -180,7 +213,9 @@ pub fn plan_run(
             length: ints["length"] as u32,
             seed: ints["seed"],
         },
-        "dfs" => AlgoCall::Dfs { source: internal_source.unwrap_or(0) },
+        "dfs" => AlgoCall::Dfs {
+            source: internal_source.unwrap_or(0),
+        },
         "degree" => AlgoCall::Degree,
         other => {
             return Err(PlanError::new(
@@ -207,7 +242,11 @@ pub fn plan_run(
                         spec.name,
                         o.column.name,
                         did_you_mean(&o.column.name, spec.columns.iter().map(|c| c.name)),
-                        spec.columns.iter().map(|c| c.name).collect::<Vec<_>>().join(", ")
+                        spec.columns
+                            .iter()
+                            .map(|c| c.name)
+                            .collect::<Vec<_>>()
+                            .join(", ")
                     ),
                 )
             })?;
@@ -244,7 +283,11 @@ pub fn plan_run(
     if run.into_format == Some(OutputFormat::Graphalytics) && spec.columns.len() != 2 {
         return Err(PlanError::new(
             run.into_pos.unwrap_or(run.graph.pos),
-            format!("FORMAT graphalytics writes `id value` lines; {} has {} columns", spec.name, spec.columns.len()),
+            format!(
+                "FORMAT graphalytics writes `id value` lines; {} has {} columns",
+                spec.name,
+                spec.columns.len()
+            ),
         ));
     }
 
@@ -280,7 +323,11 @@ fn unknown_param(spec: &AlgorithmSpec, key: &Ident) -> PlanError {
         .params
         .iter()
         .map(|p| p.name)
-        .chain(if spec.source == SourceRule::NotAccepted { None } else { Some("from") })
+        .chain(if spec.source == SourceRule::NotAccepted {
+            None
+        } else {
+            Some("from")
+        })
         .collect();
     let hint = if key.name.eq_ignore_ascii_case("from") {
         String::new()
@@ -290,7 +337,11 @@ fn unknown_param(spec: &AlgorithmSpec, key: &Ident) -> PlanError {
         format!(
             "; {} takes {}",
             spec.name,
-            spec.params.iter().map(|p| p.name).collect::<Vec<_>>().join(", ")
+            spec.params
+                .iter()
+                .map(|p| p.name)
+                .collect::<Vec<_>>()
+                .join(", ")
         )
     };
     PlanError::new(
@@ -342,7 +393,10 @@ mod tests {
     }
 
     fn lit(value: Value, col: usize) -> Literal {
-        Literal { value, pos: at(col) }
+        Literal {
+            value,
+            pos: at(col),
+        }
     }
 
     fn run(algo: &str) -> Run {
@@ -371,7 +425,13 @@ mod tests {
         let mut r = run("PageRank");
         r.iter = Some(lit(Value::Int(5), 30));
         let p = plan(&r).unwrap();
-        assert_eq!(p.call, AlgoCall::PageRank { iterations: 5, damping: 0.85 });
+        assert_eq!(
+            p.call,
+            AlgoCall::PageRank {
+                iterations: 5,
+                damping: 0.85
+            }
+        );
         let mut r = run("bfs");
         r.from = Some(lit(Value::Int(3), 25));
         assert_eq!(plan(&r).unwrap().call, AlgoCall::Bfs { source: 2 });
@@ -380,59 +440,112 @@ mod tests {
     #[test]
     fn errors_point_at_the_fault_and_suggest() {
         let cases: Vec<(Run, usize, &str)> = vec![
-            (run("pagernak"), 5, "unknown algorithm `pagernak` (did you mean `pagerank`?)"),
+            (
+                run("pagernak"),
+                5,
+                "unknown algorithm `pagernak` (did you mean `pagerank`?)",
+            ),
             (run("bfs"), 20, "bfs needs a source vertex"),
-            ({
-                let mut r = run("bfs");
-                r.from = Some(lit(Value::Int(99), 25));
-                r
-            }, 25, "vertex 99 is not a vertex of graph `web`"),
-            ({
-                let mut r = run("wcc");
-                r.from = Some(lit(Value::Int(1), 25));
-                r
-            }, 25, "wcc takes no FROM vertex"),
-            ({
-                let mut r = run("pagerank");
-                r.params.push(Param { key: ident("dampign", 30), value: lit(Value::Float(0.5), 38) });
-                r
-            }, 30, "unknown parameter `dampign` for pagerank (did you mean `damping`?)"),
-            ({
-                let mut r = run("pagerank");
-                r.params.push(Param { key: ident("damping", 30), value: lit(Value::Float(1.5), 38) });
-                r
-            }, 38, "parameter `damping` must be in 0..=1, got 1.5"),
-            ({
-                let mut r = run("pagerank");
-                r.iter = Some(lit(Value::Int(0), 33));
-                r
-            }, 33, "parameter `iter` must be in 1..=1000000, got 0"),
-            ({
-                let mut r = run("bfs");
-                r.iter = Some(lit(Value::Int(3), 33));
-                r.from = Some(lit(Value::Int(1), 25));
-                r
-            }, 33, "bfs takes no ITER"),
-            ({
-                let mut r = run("pagerank");
-                r.order_by = Some(grammar::OrderBy { column: ident("rnak", 40), descending: true });
-                r
-            }, 40, "pagerank has no column `rnak` (did you mean `rank`?)"),
-            ({
-                let mut r = run("pagerank");
-                r.limit = Some(lit(Value::Int(-1), 50));
-                r
-            }, 50, "LIMIT expects a whole number ≥ 0"),
-            ({
-                let mut r = run("pagerank");
-                r.into = Some("out.xlsx".into());
-                r.into_pos = Some(at(60));
-                r
-            }, 60, "cannot tell the output format of 'out.xlsx'"),
+            (
+                {
+                    let mut r = run("bfs");
+                    r.from = Some(lit(Value::Int(99), 25));
+                    r
+                },
+                25,
+                "vertex 99 is not a vertex of graph `web`",
+            ),
+            (
+                {
+                    let mut r = run("wcc");
+                    r.from = Some(lit(Value::Int(1), 25));
+                    r
+                },
+                25,
+                "wcc takes no FROM vertex",
+            ),
+            (
+                {
+                    let mut r = run("pagerank");
+                    r.params.push(Param {
+                        key: ident("dampign", 30),
+                        value: lit(Value::Float(0.5), 38),
+                    });
+                    r
+                },
+                30,
+                "unknown parameter `dampign` for pagerank (did you mean `damping`?)",
+            ),
+            (
+                {
+                    let mut r = run("pagerank");
+                    r.params.push(Param {
+                        key: ident("damping", 30),
+                        value: lit(Value::Float(1.5), 38),
+                    });
+                    r
+                },
+                38,
+                "parameter `damping` must be in 0..=1, got 1.5",
+            ),
+            (
+                {
+                    let mut r = run("pagerank");
+                    r.iter = Some(lit(Value::Int(0), 33));
+                    r
+                },
+                33,
+                "parameter `iter` must be in 1..=1000000, got 0",
+            ),
+            (
+                {
+                    let mut r = run("bfs");
+                    r.iter = Some(lit(Value::Int(3), 33));
+                    r.from = Some(lit(Value::Int(1), 25));
+                    r
+                },
+                33,
+                "bfs takes no ITER",
+            ),
+            (
+                {
+                    let mut r = run("pagerank");
+                    r.order_by = Some(grammar::OrderBy {
+                        column: ident("rnak", 40),
+                        descending: true,
+                    });
+                    r
+                },
+                40,
+                "pagerank has no column `rnak` (did you mean `rank`?)",
+            ),
+            (
+                {
+                    let mut r = run("pagerank");
+                    r.limit = Some(lit(Value::Int(-1), 50));
+                    r
+                },
+                50,
+                "LIMIT expects a whole number ≥ 0",
+            ),
+            (
+                {
+                    let mut r = run("pagerank");
+                    r.into = Some("out.xlsx".into());
+                    r.into_pos = Some(at(60));
+                    r
+                },
+                60,
+                "cannot tell the output format of 'out.xlsx'",
+            ),
         ];
         for (r, col, message) in cases {
             let e = plan(&r).unwrap_err();
-            assert!(e.message.contains(message), "{} — wanted {message}", e.message);
+            assert!(
+                e.message.contains(message),
+                "{} — wanted {message}",
+                e.message
+            );
             assert_eq!(e.pos.col, col, "{}", e.message);
         }
     }

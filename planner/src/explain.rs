@@ -16,10 +16,19 @@ pub struct ReaderInfo {
 /// The strategy rule EdgeMap will follow in each iteration under `mode`.
 pub fn strategy_rule(mode: Mode, dense_algorithm: bool) -> String {
     match (mode, dense_algorithm) {
-        (Mode::Auto, false) => "auto: SparsePush while the frontier's out-degree sum ≤ |E|/20, else DensePull".into(),
-        (Mode::Auto, true) => "auto: every vertex is active, so DensePull (scan in-edges in block order)".into(),
-        (Mode::Push, _) => "forced push: SparsePush (fetch each active vertex's list, many in flight)".into(),
-        (Mode::Block, _) => "forced block: BlockPush (group the frontier by edge block, read each block once)".into(),
+        (Mode::Auto, false) => {
+            "auto: SparsePush while the frontier's out-degree sum ≤ |E|/20, else DensePull".into()
+        }
+        (Mode::Auto, true) => {
+            "auto: every vertex is active, so DensePull (scan in-edges in block order)".into()
+        }
+        (Mode::Push, _) => {
+            "forced push: SparsePush (fetch each active vertex's list, many in flight)".into()
+        }
+        (Mode::Block, _) => {
+            "forced block: BlockPush (group the frontier by edge block, read each block once)"
+                .into()
+        }
         (Mode::Pull, _) => "forced pull: DensePull (scan in-edges in block order)".into(),
     }
 }
@@ -34,7 +43,10 @@ pub fn explain(plan: &RunPlan, reader: &ReaderInfo, settings: &Settings) -> Stri
         .map(|(k, v)| format!("{k}={v}"))
         .collect::<Vec<_>>()
         .join(" ");
-    out.push_str(&format!("RUN {} ON {} {}\n", plan.spec.name, g.name, params));
+    out.push_str(&format!(
+        "RUN {} ON {} {}\n",
+        plan.spec.name, g.name, params
+    ));
     out.push_str(&format!(
         "  graph:     {} vertices, {} edges, {}, {}\n",
         g.vertices,
@@ -49,7 +61,10 @@ pub fn explain(plan: &RunPlan, reader: &ReaderInfo, settings: &Settings) -> Stri
     for (i, op) in plan.spec.operators.iter().enumerate() {
         out.push_str(&format!("    {}. {op}\n", i + 1));
     }
-    out.push_str(&format!("  strategy:  {}\n", strategy_rule(plan.mode, plan.spec.dense)));
+    out.push_str(&format!(
+        "  strategy:  {}\n",
+        strategy_rule(plan.mode, plan.spec.dense)
+    ));
     out.push_str(&format!("  reader:    {}\n", reader.description));
     out.push_str(&format!(
         "  threads:   {}   io_depth: {}   cache: {}\n",
@@ -58,7 +73,11 @@ pub fn explain(plan: &RunPlan, reader: &ReaderInfo, settings: &Settings) -> Stri
         format_size(settings.cache)
     ));
     let edge_bytes = g.arcs.saturating_mul(4);
-    let weight_bytes = if plan.spec.uses_weights && g.weighted { g.arcs.saturating_mul(8) } else { 0 };
+    let weight_bytes = if plan.spec.uses_weights && g.weighted {
+        g.arcs.saturating_mul(8)
+    } else {
+        0
+    };
     let per_dense = edge_bytes + weight_bytes;
     let estimate = if reader.in_memory {
         format!(
@@ -68,7 +87,10 @@ pub fn explain(plan: &RunPlan, reader: &ReaderInfo, settings: &Settings) -> Stri
     } else if plan.spec.name == "degree" {
         "nothing: degrees come from the vertex index".to_string()
     } else if plan.spec.dense {
-        format!("about {} per iteration (every edge block once)", format_size(per_dense))
+        format!(
+            "about {} per iteration (every edge block once)",
+            format_size(per_dense)
+        )
     } else {
         format!(
             "at most about {} per iteration, in proportion to the frontier's out-degree sum",
@@ -80,7 +102,14 @@ pub fn explain(plan: &RunPlan, reader: &ReaderInfo, settings: &Settings) -> Stri
         .spec
         .columns
         .iter()
-        .map(|c| format!("{} {}{}", c.name, c.ty.name(), if c.nullable { " (nullable)" } else { "" }))
+        .map(|c| {
+            format!(
+                "{} {}{}",
+                c.name,
+                c.ty.name(),
+                if c.nullable { " (nullable)" } else { "" }
+            )
+        })
         .collect::<Vec<_>>()
         .join(", ");
     out.push_str(&format!("  output:    {columns}\n"));
@@ -88,7 +117,9 @@ pub fn explain(plan: &RunPlan, reader: &ReaderInfo, settings: &Settings) -> Stri
         out.push_str(&format!(
             "  order:     {col} {}{}\n",
             if *desc { "DESC" } else { "ASC" },
-            plan.limit.map(|l| format!(", top {l} by a bounded heap")).unwrap_or_default()
+            plan.limit
+                .map(|l| format!(", top {l} by a bounded heap"))
+                .unwrap_or_default()
         ));
     } else if let Some(l) = plan.limit {
         out.push_str(&format!("  limit:     first {l} rows\n"));

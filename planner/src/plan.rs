@@ -29,13 +29,29 @@ impl Mode {
 /// A validated algorithm call. Vertex fields are internal ids.
 #[derive(Debug, Clone, PartialEq)]
 pub enum AlgoCall {
-    Bfs { source: u32 },
-    PageRank { iterations: u32, damping: f64 },
+    Bfs {
+        source: u32,
+    },
+    PageRank {
+        iterations: u32,
+        damping: f64,
+    },
     Wcc,
-    Sssp { source: u32 },
-    Cdlp { iterations: u32 },
+    Sssp {
+        source: u32,
+    },
+    Cdlp {
+        iterations: u32,
+    },
     Lcc,
-    RandomWalk { start: Option<u32>, walks: u64, length: u32, seed: u64 },
-    Dfs { source: u32 },
+    RandomWalk {
+        start: Option<u32>,
+        walks: u64,
+        length: u32,
+        seed: u64,
+    },
+    Dfs {
+        source: u32,
+    },
     Degree,
 }

@@ -36,10 +36,19 @@ pub const SETTINGS: &[(&str, &str)] = &[
     ("cache", "block cache / in-memory budget for graph data"),
     ("io_depth", "reads kept in flight by the I/O engine"),
     ("mode", "EdgeMap strategy: auto, push, block or pull"),
-    ("import_memory", "working memory of an import; beyond it, external sort"),
+    (
+        "import_memory",
+        "working memory of an import; beyond it, external sort",
+    ),
     ("memory_nodes", "host:port,... of the disaggregated store"),
-    ("memory_token_file", "shared secret presented to memory nodes"),
-    ("cn_cache", "this compute node's budget for DM data and attributes"),
+    (
+        "memory_token_file",
+        "shared secret presented to memory nodes",
+    ),
+    (
+        "cn_cache",
+        "this compute node's budget for DM data and attributes",
+    ),
 ];
 
 impl Settings {
@@ -188,7 +197,11 @@ fn size(v: &Literal, min: u64) -> Result<u64, String> {
         }
     };
     if n < min {
-        return Err(format!("{} is below the minimum {}", format_size(n), format_size(min)));
+        return Err(format!(
+            "{} is below the minimum {}",
+            format_size(n),
+            format_size(min)
+        ));
     }
     Ok(n)
 }
@@ -196,7 +209,10 @@ fn size(v: &Literal, min: u64) -> Result<u64, String> {
 fn word(v: &Literal) -> Result<String, String> {
     match &v.value {
         Value::Word(w) | Value::Str(w) => Ok(w.clone()),
-        other => Err(format!("expected a word or a quoted string, got {}", describe(other))),
+        other => Err(format!(
+            "expected a word or a quoted string, got {}",
+            describe(other)
+        )),
     }
 }
 
@@ -242,9 +258,13 @@ mod tests {
         let mut s = Settings::defaults(None);
         s.set(&ident("threads"), &lit(Value::Int(2))).unwrap();
         s.set(&ident("cache"), &lit(Value::Size(65536))).unwrap();
-        s.set(&ident("MODE"), &lit(Value::Word("block".into()))).unwrap();
-        s.set(&ident("memory_nodes"), &lit(Value::Str("127.0.0.1:7000, h:1".into())))
+        s.set(&ident("MODE"), &lit(Value::Word("block".into())))
             .unwrap();
+        s.set(
+            &ident("memory_nodes"),
+            &lit(Value::Str("127.0.0.1:7000, h:1".into())),
+        )
+        .unwrap();
         assert_eq!((s.threads, s.cache, s.mode), (2, 65536, Mode::Block));
         assert_eq!(s.memory_nodes, vec!["127.0.0.1:7000", "h:1"]);
     }
@@ -253,7 +273,11 @@ mod tests {
     fn unknown_names_suggest_the_nearest() {
         let mut s = Settings::defaults(None);
         let e = s.set(&ident("thraeds"), &lit(Value::Int(2))).unwrap_err();
-        assert!(e.message.contains("did you mean `threads`"), "{}", e.message);
+        assert!(
+            e.message.contains("did you mean `threads`"),
+            "{}",
+            e.message
+        );
         assert_eq!(e.pos.col, 5);
     }
 

@@ -57,6 +57,9 @@ mod tests {
     fn suggests_only_plausible_names() {
         assert_eq!(nearest("pagernak", ["bfs", "pagerank"]), Some("pagerank"));
         assert_eq!(nearest("xyz", ["bfs", "pagerank"]), None);
-        assert_eq!(did_you_mean("thraeds", ["threads", "cache"]), " (did you mean `threads`?)");
+        assert_eq!(
+            did_you_mean("thraeds", ["threads", "cache"]),
+            " (did you mean `threads`?)"
+        );
     }
 }

@@ -39,7 +39,11 @@ pub fn run_script(
     let statements = match grammar::parse(text) {
         Ok(s) => s,
         Err(e) => {
-            let _ = writeln!(err, "{}", crate::error::StatementError::from(e).render(source));
+            let _ = writeln!(
+                err,
+                "{}",
+                crate::error::StatementError::from(e).render(source)
+            );
             return BatchOutcome::Failed;
         }
     };

@@ -24,7 +24,12 @@ pub fn create(
     out: &mut dyn Write,
 ) -> Result<(), StatementError> {
     let name = &c.name.name;
-    if !c.or_replace && s.catalog.get(name).map_err(|e| StatementError::store(pos, e))?.is_some() {
+    if !c.or_replace
+        && s.catalog
+            .get(name)
+            .map_err(|e| StatementError::store(pos, e))?
+            .is_some()
+    {
         return Err(StatementError::at(
             c.name.pos,
             format!("graph `{name}` already exists (use CREATE OR REPLACE GRAPH to replace it)"),
@@ -57,7 +62,10 @@ pub fn create(
         };
         options.push((p.key.name.to_ascii_lowercase(), v));
     }
-    let rel_file = s.catalog.new_graph_file(name).map_err(|e| StatementError::store(pos, e))?;
+    let rel_file = s
+        .catalog
+        .new_graph_file(name)
+        .map_err(|e| StatementError::store(pos, e))?;
     let dest = s.catalog.dir().join(&rel_file);
     let req = ImportRequest {
         source: PathBuf::from(&c.source),
@@ -104,7 +112,11 @@ pub fn create(
         "created graph {name}: {} vertices, {} edges, {}{}, {} in {:.2} s ({:.0} edges/s)",
         summary.vertices,
         summary.edges,
-        if summary.directed { "directed" } else { "undirected" },
+        if summary.directed {
+            "directed"
+        } else {
+            "undirected"
+        },
         if summary.weighted { ", weighted" } else { "" },
         format_size(summary.file_bytes),
         secs,
@@ -152,7 +164,9 @@ pub fn show(s: &mut Session, out: &mut dyn Write) -> Result<(), StatementError> 
         .catalog
         .list()
         .map_err(|e| StatementError::store(Pos::default(), e))?;
-    let mut t = TextTable::new(&["name", "vertices", "edges", "directed", "weighted", "storage", "size"]);
+    let mut t = TextTable::new(&[
+        "name", "vertices", "edges", "directed", "weighted", "storage", "size",
+    ]);
     for g in &graphs {
         t.row(vec![
             g.name.clone(),
@@ -218,7 +232,11 @@ pub fn describe(s: &mut Session, name: &Ident, out: &mut dyn Write) -> Result<()
         let min = idx.degrees.iter().copied().min().unwrap_or(0);
         let max = idx.degrees.iter().copied().max().unwrap_or(0);
         let sum: u64 = idx.degrees.iter().map(|&d| d as u64).sum();
-        let prefix = if label.is_empty() { "degree".to_string() } else { format!("{label}-degree") };
+        let prefix = if label.is_empty() {
+            "degree".to_string()
+        } else {
+            format!("{label}-degree")
+        };
         add(
             &format!("{prefix} min/mean/max"),
             format!("{min} / {:.2} / {max}", sum as f64 / n),
@@ -243,7 +261,10 @@ pub fn describe(s: &mut Session, name: &Ident, out: &mut dyn Write) -> Result<()
     if edge_bytes > 0 {
         add(
             "bin-packing fill",
-            format!("{:.1} % of edge-block slots hold edges", 100.0 * used as f64 / edge_bytes as f64),
+            format!(
+                "{:.1} % of edge-block slots hold edges",
+                100.0 * used as f64 / edge_bytes as f64
+            ),
         );
     }
     t.print(s.style, out)
@@ -264,5 +285,5 @@ pub fn verify(s: &mut Session, name: &Ident, out: &mut dyn Write) -> Result<(), 
         report.sections_checked,
         format_size(report.bytes_read)
     )
-        .map_err(|e| StatementError::at(name.pos, e.to_string()))
+    .map_err(|e| StatementError::at(name.pos, e.to_string()))
 }

@@ -21,8 +21,17 @@ pub fn text() -> String {
          \x20 HELP\n\nAlgorithms:\n",
     );
     for a in ALGORITHMS {
-        let cols = a.columns.iter().map(|c| c.name).collect::<Vec<_>>().join(", ");
-        s.push_str(&format!("  {:<44} → ({cols})\n      {}\n", a.usage(), a.summary));
+        let cols = a
+            .columns
+            .iter()
+            .map(|c| c.name)
+            .collect::<Vec<_>>()
+            .join(", ");
+        s.push_str(&format!(
+            "  {:<44} → ({cols})\n      {}\n",
+            a.usage(),
+            a.summary
+        ));
     }
     s.push_str("\nSettings:\n");
     for (name, meaning) in SETTINGS {

@@ -38,7 +38,10 @@ impl Completer for FrontierHelper {
         if prefix.is_empty() {
             return Ok((start, Vec::new()));
         }
-        let upper = prefix.chars().next().is_some_and(|c| c.is_ascii_uppercase());
+        let upper = prefix
+            .chars()
+            .next()
+            .is_some_and(|c| c.is_ascii_uppercase());
         let mut seen = std::collections::BTreeSet::new();
         for w in &self.words {
             if w.len() >= prefix.len() && w[..prefix.len()].eq_ignore_ascii_case(prefix) {
@@ -83,7 +86,11 @@ impl Helper for FrontierHelper {}
 fn completion_words(session: &Session) -> Vec<String> {
     let mut words: Vec<String> = grammar::KEYWORDS.iter().map(|k| k.to_string()).collect();
     words.extend(planner::registry::algorithm_names().map(String::from));
-    words.extend(planner::settings::SETTINGS.iter().map(|(n, _)| n.to_string()));
+    words.extend(
+        planner::settings::SETTINGS
+            .iter()
+            .map(|(n, _)| n.to_string()),
+    );
     for col in planner::ALGORITHMS.iter().flat_map(|a| a.columns) {
         words.push(col.name.to_string());
     }
@@ -104,13 +111,20 @@ pub fn run_repl(session: &mut Session) -> i32 {
     };
     let history = session.data_dir().join("history");
     let _ = editor.load_history(&history);
-    println!("frontier {} — type HELP; for the statements, Ctrl-D to leave.", env!("CARGO_PKG_VERSION"));
+    println!(
+        "frontier {} — type HELP; for the statements, Ctrl-D to leave.",
+        env!("CARGO_PKG_VERSION")
+    );
     let mut buffer = String::new();
     loop {
         editor.set_helper(Some(FrontierHelper {
             words: completion_words(session),
         }));
-        let prompt = if buffer.is_empty() { "frontier> " } else { "      ... " };
+        let prompt = if buffer.is_empty() {
+            "frontier> "
+        } else {
+            "      ... "
+        };
         match editor.readline(prompt) {
             Ok(line) => {
                 if !buffer.is_empty() {

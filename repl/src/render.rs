@@ -87,7 +87,9 @@ pub fn write_table(
                     batch
                         .columns()
                         .iter()
-                        .map(|c| truncate(cell_text(c.as_ref(), r).unwrap_or_else(|| "NULL".into())))
+                        .map(|c| {
+                            truncate(cell_text(c.as_ref(), r).unwrap_or_else(|| "NULL".into()))
+                        })
                         .collect(),
                 );
             }
@@ -139,7 +141,11 @@ pub fn write_csv(out: &mut dyn Write, table: &ResultTable) -> io::Result<()> {
 
 /// The CSV header line; with [`write_csv_batch`], lets a caller stream batches as they come.
 pub fn write_csv_header(out: &mut dyn Write, schema: &Schema) -> io::Result<()> {
-    let names: Vec<String> = schema.fields().iter().map(|f| csv_field(f.name())).collect();
+    let names: Vec<String> = schema
+        .fields()
+        .iter()
+        .map(|f| csv_field(f.name()))
+        .collect();
     writeln!(out, "{}", names.join(","))
 }
 
@@ -314,7 +320,13 @@ mod tests {
             let ids: Vec<u64> = (start..end).collect();
             let ranks: Vec<Option<f64>> = ids
                 .iter()
-                .map(|&i| if i % 3 == 2 { None } else { Some(1.0 / (i as f64 + 3.0)) })
+                .map(|&i| {
+                    if i % 3 == 2 {
+                        None
+                    } else {
+                        Some(1.0 / (i as f64 + 3.0))
+                    }
+                })
                 .collect();
             t.batches.push(
                 RecordBatch::try_new(
@@ -416,7 +428,10 @@ mod tests {
         assert_eq!(format_float(2.5e20), "2.5e20");
         assert_eq!(format_float(f64::INFINITY), "inf");
         for x in [1.0 / 3.0, 1e-7, 9.99e15, 1e16, 5e-324, f64::MAX, -0.0] {
-            assert_eq!(format_float(x).parse::<f64>().unwrap().to_bits(), x.to_bits());
+            assert_eq!(
+                format_float(x).parse::<f64>().unwrap().to_bits(),
+                x.to_bits()
+            );
         }
 
         let schema = Arc::new(Schema::new(vec![

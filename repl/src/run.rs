@@ -101,7 +101,11 @@ pub fn run(
         let in_memory = meta.file_bytes <= cache;
         let reader = ReaderInfo {
             description: if in_memory {
-                format!("memory (the {} file fits the {} cache)", format_size(meta.file_bytes), format_size(cache))
+                format!(
+                    "memory (the {} file fits the {} cache)",
+                    format_size(meta.file_bytes),
+                    format_size(cache)
+                )
             } else {
                 format!(
                     "out of core (io_depth {}, cache {} for a {} file)",
@@ -191,10 +195,21 @@ fn print_profile(
 ) -> std::io::Result<()> {
     let reader = with_store!(store, st => st.describe_reader());
     if style == OutputStyle::Table {
-        writeln!(out, "\nprofile ({reader}; algorithm {:.3} s):", table.algorithm_time.as_secs_f64())?;
+        writeln!(
+            out,
+            "\nprofile ({reader}; algorithm {:.3} s):",
+            table.algorithm_time.as_secs_f64()
+        )?;
     }
     let mut t = TextTable::new(&[
-        "iteration", "active", "edges", "strategy", "blocks read", "hit rate", "bytes read", "time ms",
+        "iteration",
+        "active",
+        "edges",
+        "strategy",
+        "blocks read",
+        "hit rate",
+        "bytes read",
+        "time ms",
     ]);
     for it in &table.iterations {
         t.row(vec![

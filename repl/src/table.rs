@@ -41,9 +41,21 @@ impl TextTable {
         match style {
             OutputStyle::Table => self.print_aligned(out),
             OutputStyle::Csv => {
-                writeln!(out, "{}", self.header.iter().map(|c| csv_cell(c)).collect::<Vec<_>>().join(","))?;
+                writeln!(
+                    out,
+                    "{}",
+                    self.header
+                        .iter()
+                        .map(|c| csv_cell(c))
+                        .collect::<Vec<_>>()
+                        .join(",")
+                )?;
                 for r in &self.rows {
-                    writeln!(out, "{}", r.iter().map(|c| csv_cell(c)).collect::<Vec<_>>().join(","))?;
+                    writeln!(
+                        out,
+                        "{}",
+                        r.iter().map(|c| csv_cell(c)).collect::<Vec<_>>().join(",")
+                    )?;
                 }
                 Ok(())
             }
@@ -84,7 +96,11 @@ impl TextTable {
         writeln!(
             out,
             "{}",
-            width.iter().map(|w| "─".repeat(*w)).collect::<Vec<_>>().join("─┼─")
+            width
+                .iter()
+                .map(|w| "─".repeat(*w))
+                .collect::<Vec<_>>()
+                .join("─┼─")
         )?;
         for r in &self.rows {
             writeln!(out, "{}", line(r))?;
@@ -111,12 +127,18 @@ mod tests {
         t.row(vec!["a".into(), "1,2".into()]);
         let mut s = Vec::new();
         t.print(OutputStyle::Table, &mut s).unwrap();
-        assert_eq!(String::from_utf8(s).unwrap(), "name │ value\n─────┼──────\na    │ 1,2\n");
+        assert_eq!(
+            String::from_utf8(s).unwrap(),
+            "name │ value\n─────┼──────\na    │ 1,2\n"
+        );
         let mut s = Vec::new();
         t.print(OutputStyle::Csv, &mut s).unwrap();
         assert_eq!(String::from_utf8(s).unwrap(), "name,value\na,\"1,2\"\n");
         let mut s = Vec::new();
         t.print(OutputStyle::Json, &mut s).unwrap();
-        assert_eq!(String::from_utf8(s).unwrap(), "{\"name\":\"a\",\"value\":\"1,2\"}\n");
+        assert_eq!(
+            String::from_utf8(s).unwrap(),
+            "{\"name\":\"a\",\"value\":\"1,2\"}\n"
+        );
     }
 }

@@ -166,7 +166,9 @@ impl Catalog {
         let k = key(&meta.name);
         let v = serde_json::to_vec(meta).map_err(|e| StoreError::Other(e.to_string()))?;
         let old = if replace {
-            self.db.insert(k, v).map_err(|e| catalog_error(&self.dir, e))?
+            self.db
+                .insert(k, v)
+                .map_err(|e| catalog_error(&self.dir, e))?
         } else {
             match self
                 .db

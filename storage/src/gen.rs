@@ -82,7 +82,9 @@ fn write_edge(w: &mut impl Write, a: u64, b: u64, weight: Option<f64>) -> std::i
 /// produces them; the importer drops duplicates.
 pub fn gen_rmat(scale: u32, edge_factor: u64, seed: u64, weighted: bool, out: &Path) -> Result<()> {
     if scale > 40 {
-        return Err(StoreError::Other(format!("R-MAT scale {scale} is too large (at most 40)")));
+        return Err(StoreError::Other(format!(
+            "R-MAT scale {scale} is too large (at most 40)"
+        )));
     }
     let n = 1u64 << scale;
     let m = edge_factor.saturating_mul(n);

@@ -2,9 +2,9 @@
 //! cache, the in-memory path and the disaggregated-memory store. Knows nothing of algorithms.
 
 pub mod blockfile;
-pub mod dm;
 pub mod cache;
 pub mod catalog;
+pub mod dm;
 pub mod error;
 pub mod gen;
 pub mod import;

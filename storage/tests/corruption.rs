@@ -44,14 +44,25 @@ fn flipped_superblock_and_small_section_bytes_are_refused_at_open() {
     for at in 0..BLOCK_SIZE {
         flipped(&good, at, &bad);
         let err = GraphFile::open(&bad).unwrap_err();
-        assert!(matches!(err, StoreError::Corrupt { .. }), "byte {at}: {err}");
+        assert!(
+            matches!(err, StoreError::Corrupt { .. }),
+            "byte {at}: {err}"
+        );
     }
-    for kind in [SectionKind::IdMap, SectionKind::OutIndex, SectionKind::InIndex, SectionKind::BlockCrcs] {
+    for kind in [
+        SectionKind::IdMap,
+        SectionKind::OutIndex,
+        SectionKind::InIndex,
+        SectionKind::BlockCrcs,
+    ] {
         let s = gf.superblock.section(kind).unwrap();
         for at in [s.offset, s.offset + s.length / 2, s.offset + s.length - 1] {
             flipped(&good, at as usize, &bad);
             let err = GraphFile::open(&bad).unwrap_err().to_string();
-            assert!(err.contains(&format!("{kind:?}")) && err.contains("checksum"), "{err}");
+            assert!(
+                err.contains(&format!("{kind:?}")) && err.contains("checksum"),
+                "{err}"
+            );
         }
     }
 }
@@ -65,7 +76,10 @@ fn truncated_files_are_refused() {
     for len in [0, 100, BLOCK_SIZE, good.len() / 2, good.len() - 1] {
         std::fs::write(&bad, &good[..len]).unwrap();
         let err = GraphFile::open(&bad).unwrap_err();
-        assert!(matches!(err, StoreError::Corrupt { .. }), "len {len}: {err}");
+        assert!(
+            matches!(err, StoreError::Corrupt { .. }),
+            "len {len}: {err}"
+        );
         assert!(err.to_string().contains("truncated"), "len {len}: {err}");
         assert!(verify_file(&bad).is_err());
         assert!(MemoryStore::load(&bad).is_err());
@@ -77,7 +91,10 @@ fn verify_names_a_flipped_edge_block() {
     let dir = tempfile::tempdir().unwrap();
     let g = make(dir.path());
     let report = verify_file(&g).unwrap();
-    assert_eq!(report.blocks_checked as usize, std::fs::metadata(&g).unwrap().len() as usize / BLOCK_SIZE - 1 - 1);
+    assert_eq!(
+        report.blocks_checked as usize,
+        std::fs::metadata(&g).unwrap().len() as usize / BLOCK_SIZE - 1 - 1
+    );
     let good = std::fs::read(&g).unwrap();
     let gf = GraphFile::open(&g).unwrap();
     let bad = dir.path().join("bad.frontier");
@@ -88,7 +105,10 @@ fn verify_names_a_flipped_edge_block() {
         flipped(&good, at as usize, &bad);
         let block = at / BLOCK_SIZE as u64;
         let err = verify_file(&bad).unwrap_err().to_string();
-        assert!(err.contains(&format!("block {block} (section {kind:?}, its block 1)")), "{err}");
+        assert!(
+            err.contains(&format!("block {block} (section {kind:?}, its block 1)")),
+            "{err}"
+        );
         // Open does not read edge blocks; the in-memory load checks every one.
         GraphFile::open(&bad).unwrap();
         let err = MemoryStore::load(&bad).unwrap_err().to_string();

@@ -15,7 +15,10 @@ fn all_graphalytics_datasets_import() {
         .unwrap()
         .filter_map(|e| {
             let e = e.unwrap();
-            e.file_type().unwrap().is_dir().then(|| e.file_name().to_string_lossy().into_owned())
+            e.file_type()
+                .unwrap()
+                .is_dir()
+                .then(|| e.file_name().to_string_lossy().into_owned())
         })
         .collect();
     names.sort();
@@ -27,7 +30,11 @@ fn all_graphalytics_datasets_import() {
         let ds = storage::import::graphalytics::read_properties(&props).unwrap();
         let dest = tmp.path().join(format!("{name}.frontier"));
         // Alternate between naming the properties file and the dataset directory.
-        let source = if i % 2 == 0 { props.clone() } else { dir.clone() };
+        let source = if i % 2 == 0 {
+            props.clone()
+        } else {
+            dir.clone()
+        };
         let mut req = request(&source, InputFormat::Graphalytics, &dest, tmp.path());
         req.memory_budget = if i % 3 == 0 { 200 } else { 1 << 20 };
         let s = run(&req).unwrap();
@@ -44,7 +51,11 @@ fn all_graphalytics_datasets_import() {
             .lines()
             .map(|l| {
                 let t: Vec<&str> = l.split_whitespace().collect();
-                let w = if ds.weighted { t[2].parse().unwrap() } else { 0.0 };
+                let w = if ds.weighted {
+                    t[2].parse().unwrap()
+                } else {
+                    0.0
+                };
                 (t[0].parse().unwrap(), t[1].parse().unwrap(), w)
             })
             .collect();

@@ -36,7 +36,12 @@ fn bad_edgelists_name_path_and_line() {
         (b"1 2\nx 3\n", false, "not an unsigned integer", 2),
         (b"1 2\n\n# c\n1 -2\n", false, "negative vertex id", 4),
         (b"1 18446744073709551616\n", false, "larger than 2^64-1", 1),
-        (b"1 18446744073709551615\n1 2.5\n", false, "not an unsigned integer", 2),
+        (
+            b"1 18446744073709551615\n1 2.5\n",
+            false,
+            "not an unsigned integer",
+            2,
+        ),
         (b"1 2 0.5\n3 4\n", true, "no weight column", 2),
         (b"1 2 NaN\n", true, "NaN", 1),
         (b"1 2 -0.5\n", true, "negative", 1),
@@ -56,7 +61,12 @@ fn bad_edgelists_name_path_and_line() {
 fn a_missing_file_is_an_io_error_naming_it() {
     let dir = tempfile::tempdir().unwrap();
     let src = dir.path().join("nope.txt");
-    let req = request(&src, InputFormat::Edgelist, &dir.path().join("g"), dir.path());
+    let req = request(
+        &src,
+        InputFormat::Edgelist,
+        &dir.path().join("g"),
+        dir.path(),
+    );
     let err = run(&req).unwrap_err();
     assert!(matches!(err, StoreError::Io { .. }), "{err}");
     assert!(err.to_string().contains("nope.txt"), "{err}");
@@ -83,11 +93,17 @@ fn graphalytics_errors_name_the_right_file() {
     let mut req = request(&props, InputFormat::Graphalytics, &dest, dir.path());
     req.directed = Some(false);
     let err = run(&req).unwrap_err().to_string();
-    assert!(err.contains("test-bfs-directed.properties") && err.contains("UNDIRECTED"), "{err}");
+    assert!(
+        err.contains("test-bfs-directed.properties") && err.contains("UNDIRECTED"),
+        "{err}"
+    );
     req.directed = None;
     req.weighted = true;
     let err = run(&req).unwrap_err().to_string();
-    assert!(err.contains(".properties") && err.contains("WEIGHTED"), "{err}");
+    assert!(
+        err.contains(".properties") && err.contains("WEIGHTED"),
+        "{err}"
+    );
     req.weighted = false;
 
     // An edge naming a vertex the .v file lacks.
@@ -97,14 +113,24 @@ fn graphalytics_errors_name_the_right_file() {
     std::fs::write(&e, &text).unwrap();
     let line = text.lines().count();
     let err = run(&req).unwrap_err().to_string();
-    assert!(err.contains(&format!("test-bfs-directed.e:{line}:")), "{err}");
+    assert!(
+        err.contains(&format!("test-bfs-directed.e:{line}:")),
+        "{err}"
+    );
     assert!(err.contains("vertex 77 is not in the vertex file"), "{err}");
 
     // meta.edges no longer matches.
-    let text: String = text.lines().take(line - 2).map(|l| format!("{l}\n")).collect();
+    let text: String = text
+        .lines()
+        .take(line - 2)
+        .map(|l| format!("{l}\n"))
+        .collect();
     std::fs::write(&e, text).unwrap();
     let err = run(&req).unwrap_err().to_string();
-    assert!(err.contains(".properties") && err.contains("meta.edges = 17"), "{err}");
+    assert!(
+        err.contains(".properties") && err.contains("meta.edges = 17"),
+        "{err}"
+    );
     assert!(!dest.exists());
 }
 
@@ -120,7 +146,10 @@ fn csv_errors_name_path_and_line() {
     assert!(err.contains("e.csv:3:") && err.contains("`x`"), "{err}");
     req.options.push(("src".into(), "source".into()));
     let err = run(&req).unwrap_err().to_string();
-    assert!(err.contains("e.csv:1:") && err.contains("no column `source`"), "{err}");
+    assert!(
+        err.contains("e.csv:1:") && err.contains("no column `source`"),
+        "{err}"
+    );
     req.options = vec![("bogus".into(), "1".into())];
     let err = run(&req).unwrap_err().to_string();
     assert!(err.contains("unknown option `bogus`"), "{err}");
@@ -141,16 +170,25 @@ fn csv_and_parquet_import() {
         ("weight".into(), "w".into()),
     ];
     let s = run(&req).unwrap();
-    assert_eq!((s.vertices, s.edges, s.directed, s.weighted), (3, 3, true, true));
+    assert_eq!(
+        (s.vertices, s.edges, s.directed, s.weighted),
+        (3, 3, true, true)
+    );
 
     // Parquet: signed and unsigned id columns, a float weight.
     let pq = dir.path().join("e.parquet");
     let write = |src: Vec<i32>| {
         let n = src.len();
         let batch = RecordBatch::try_from_iter([
-            ("a", StdArc::new(Int32Array::from(src)) as arrow_array::ArrayRef),
+            (
+                "a",
+                StdArc::new(Int32Array::from(src)) as arrow_array::ArrayRef,
+            ),
             ("b", StdArc::new(UInt64Array::from(vec![9u64; n])) as _),
-            ("weight", StdArc::new(Float64Array::from(vec![0.25; n])) as _),
+            (
+                "weight",
+                StdArc::new(Float64Array::from(vec![0.25; n])) as _,
+            ),
         ])
         .unwrap();
         let f = std::fs::File::create(&pq).unwrap();
@@ -166,7 +204,10 @@ fn csv_and_parquet_import() {
     assert_eq!((s.vertices, s.edges, s.arcs), (4, 3, 6));
     write(vec![1, -2, 3]);
     let err = run(&req).unwrap_err().to_string();
-    assert!(err.contains("e.parquet:2:") && err.contains("negative vertex id -2"), "{err}");
+    assert!(
+        err.contains("e.parquet:2:") && err.contains("negative vertex id -2"),
+        "{err}"
+    );
     req.options = vec![("dst".into(), "nope".into())];
     let err = run(&req).unwrap_err().to_string();
     assert!(err.contains("no column `nope`"), "{err}");

@@ -39,7 +39,14 @@ fn case() -> impl Strategy<Value = Case> {
             }
             let n = ids.len();
             let edges = proptest::collection::vec((0..n, 0..n, 0u32..1000), 0..400);
-            (Just(ids), edges, Just(directed), Just(weighted), Just(vertex_file), Just(tiny))
+            (
+                Just(ids),
+                edges,
+                Just(directed),
+                Just(weighted),
+                Just(vertex_file),
+                Just(tiny),
+            )
         })
         .prop_map(|(ids, e, directed, weighted, vertex_file, tiny_budget)| {
             let edges = e
@@ -87,7 +94,10 @@ fn check(c: &Case) {
     let (want_out, want_in, want_edges) = expected(&c.edges, c.directed, c.weighted);
     assert_eq!(summary.vertices, want_ids.len() as u64);
     assert_eq!(summary.edges, want_edges);
-    assert_eq!(summary.duplicates_dropped, c.edges.len() as u64 - want_edges);
+    assert_eq!(
+        summary.duplicates_dropped,
+        c.edges.len() as u64 - want_edges
+    );
     let store = MemoryStore::load(&dest).unwrap();
     let (ids, out, inn) = read_back(&store);
     assert_eq!(ids, want_ids);
@@ -108,7 +118,11 @@ fn check(c: &Case) {
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
         .collect();
     left.sort();
-    assert!(left.iter().all(|n| n == "g.txt" || n == "g.v" || n == "g.frontier"), "{left:?}");
+    assert!(
+        left.iter()
+            .all(|n| n == "g.txt" || n == "g.v" || n == "g.frontier"),
+        "{left:?}"
+    );
 }
 
 proptest! {
@@ -196,5 +210,9 @@ fn cancel_leaves_nothing_behind() {
     assert!(matches!(err, storage::StoreError::Cancelled), "{err}");
     assert_eq!(reports, 1);
     assert!(!dest.exists());
-    assert_eq!(std::fs::read_dir(&tmp).unwrap().count(), 0, "temp files removed");
+    assert_eq!(
+        std::fs::read_dir(&tmp).unwrap().count(),
+        0,
+        "temp files removed"
+    );
 }

@@ -61,7 +61,8 @@ pub const SECTION_TABLE_OFFSET: usize = 48;
 /// Where the superblock checksum lives.
 pub const SUPERBLOCK_CRC_OFFSET: usize = BLOCK_SIZE - 4;
 /// Sections that fit in the superblock.
-pub const MAX_SECTIONS: usize = (SUPERBLOCK_CRC_OFFSET - SECTION_TABLE_OFFSET) / SECTION_ENTRY_BYTES;
+pub const MAX_SECTIONS: usize =
+    (SUPERBLOCK_CRC_OFFSET - SECTION_TABLE_OFFSET) / SECTION_ENTRY_BYTES;
 /// Bytes of one vertex-index entry.
 pub const INDEX_ENTRY_BYTES: usize = 16;
 /// Filler of unused edge slots.
@@ -183,7 +184,8 @@ impl Superblock {
         if &block[0..8] != MAGIC {
             return Err(bad("not a frontier graph file (bad magic)".into()));
         }
-        let stored = u32::from_le_bytes(block[SUPERBLOCK_CRC_OFFSET..BLOCK_SIZE].try_into().unwrap());
+        let stored =
+            u32::from_le_bytes(block[SUPERBLOCK_CRC_OFFSET..BLOCK_SIZE].try_into().unwrap());
         if crc32fast::hash(&block[..SUPERBLOCK_CRC_OFFSET]) != stored {
             return Err(bad("superblock checksum mismatch".into()));
         }
@@ -276,7 +278,10 @@ mod tests {
         for i in 0..BLOCK_SIZE {
             let mut c = b.clone();
             c[i] ^= 0x40;
-            assert!(Superblock::decode(&c, Path::new("g"), 8192).is_err(), "byte {i}");
+            assert!(
+                Superblock::decode(&c, Path::new("g"), 8192).is_err(),
+                "byte {i}"
+            );
         }
     }
 

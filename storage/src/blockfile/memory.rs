@@ -119,10 +119,7 @@ fn read_checked(
             if want != Some(crc32fast::hash(b)) {
                 return Err(StoreError::Corrupt {
                     path: path.clone(),
-                    why: format!(
-                        "block {block} (section {:?}) checksum mismatch",
-                        s.kind
-                    ),
+                    why: format!("block {block} (section {:?}) checksum mismatch", s.kind),
                 });
             }
             block += 1;

@@ -11,9 +11,7 @@ use std::fs::File;
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 
-use crate::blockfile::format::{
-    Section, SectionKind, Superblock, BLOCK_SIZE, INDEX_ENTRY_BYTES,
-};
+use crate::blockfile::format::{Section, SectionKind, Superblock, BLOCK_SIZE, INDEX_ENTRY_BYTES};
 use crate::error::{Result, StoreError};
 use crate::store::{Direction, GraphShape};
 
@@ -62,10 +60,7 @@ impl GraphFile {
     pub fn open(path: impl AsRef<Path>) -> Result<GraphFile> {
         let path = path.as_ref().to_path_buf();
         let file = File::open(&path).map_err(|e| StoreError::io(&path, e))?;
-        let file_len = file
-            .metadata()
-            .map_err(|e| StoreError::io(&path, e))?
-            .len();
+        let file_len = file.metadata().map_err(|e| StoreError::io(&path, e))?.len();
         let bad = |why: String| StoreError::Corrupt {
             path: path.clone(),
             why,
@@ -122,8 +117,16 @@ impl GraphFile {
             if sb.section(*k).is_some() {
                 return Err(bad(format!(
                     "section {k:?} present in a{} {} graph",
-                    if sb.directed { " directed" } else { "n undirected" },
-                    if sb.weighted { "weighted" } else { "unweighted" }
+                    if sb.directed {
+                        " directed"
+                    } else {
+                        "n undirected"
+                    },
+                    if sb.weighted {
+                        "weighted"
+                    } else {
+                        "unweighted"
+                    }
                 )));
             }
         }
@@ -136,7 +139,10 @@ impl GraphFile {
         spans.sort_by_key(|s| (s.0, s.1));
         for w in spans.windows(2) {
             if w[0].1 > w[1].0 {
-                return Err(bad(format!("sections {:?} and {:?} overlap", w[0].2, w[1].2)));
+                return Err(bad(format!(
+                    "sections {:?} and {:?} overlap",
+                    w[0].2, w[1].2
+                )));
             }
         }
 
@@ -208,7 +214,10 @@ impl GraphFile {
         // edge and weight block.
         let crcs = section(BlockCrcs);
         if crcs.length & 3 != 0 {
-            return Err(bad(format!("BlockCrcs is {} bytes, not a multiple of 4", crcs.length)));
+            return Err(bad(format!(
+                "BlockCrcs is {} bytes, not a multiple of 4",
+                crcs.length
+            )));
         }
         let raw = read_section(&file, &path, &crcs)?;
         let block_crcs: Vec<u32> = raw

@@ -30,7 +30,13 @@ fn section_of(sb: &Superblock, block: u64) -> String {
     sb.sections
         .iter()
         .find(|s| block >= s.first_block() && block < s.first_block() + s.blocks())
-        .map(|s| format!("section {:?}, its block {}", s.kind, block - s.first_block()))
+        .map(|s| {
+            format!(
+                "section {:?}, its block {}",
+                s.kind,
+                block - s.first_block()
+            )
+        })
         .unwrap_or_else(|| "in no section".into())
 }
 
@@ -49,7 +55,8 @@ pub fn verify_file(path: impl AsRef<Path>) -> Result<VerifyReport> {
             "file is {file_len} bytes, shorter than its superblock (truncated?)"
         )));
     }
-    f.read_exact(&mut block).map_err(|e| StoreError::io(path, e))?;
+    f.read_exact(&mut block)
+        .map_err(|e| StoreError::io(path, e))?;
     let sb = Superblock::decode(&block, path, file_len)?;
     let crc_section = *sb
         .section(SectionKind::BlockCrcs)

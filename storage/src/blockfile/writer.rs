@@ -433,7 +433,12 @@ pub fn write_graph_file(dest: &Path, c: &GraphFileContents) -> Result<u64> {
         }
         Ok(())
     };
-    lists(&mut sink, &c.out, SectionKind::OutEdges, SectionKind::OutWeights)?;
+    lists(
+        &mut sink,
+        &c.out,
+        SectionKind::OutEdges,
+        SectionKind::OutWeights,
+    )?;
     if let Some(inn) = &c.inn {
         lists(&mut sink, inn, SectionKind::InEdges, SectionKind::InWeights)?;
     }

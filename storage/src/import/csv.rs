@@ -67,8 +67,14 @@ fn split_fields(l: &[u8], delim: u8, out: &mut Vec<Vec<u8>>) -> bool {
     }
     out.push(field);
     for f in out.iter_mut() {
-        let s = f.iter().position(|c| !c.is_ascii_whitespace()).unwrap_or(f.len());
-        let e = f.iter().rposition(|c| !c.is_ascii_whitespace()).map_or(s, |e| e + 1);
+        let s = f
+            .iter()
+            .position(|c| !c.is_ascii_whitespace())
+            .unwrap_or(f.len());
+        let e = f
+            .iter()
+            .rposition(|c| !c.is_ascii_whitespace())
+            .map_or(s, |e| e + 1);
         if s > 0 || e < f.len() {
             *f = f[s..e.max(s)].to_vec();
         }
@@ -129,7 +135,10 @@ pub(crate) fn read_csv(
                     None => Err(input_err(
                         path,
                         line,
-                        format!("the header has {} columns, no column for `{what}`", names.len()),
+                        format!(
+                            "the header has {} columns, no column for `{what}`",
+                            names.len()
+                        ),
                     )),
                     Some(want) => names.iter().position(|n| n == want).ok_or_else(|| {
                         input_err(

@@ -35,15 +35,17 @@ pub(crate) fn parse_id(tok: &[u8], path: &Path, line: u64) -> Result<u64> {
     for &c in tok {
         let d = c.wrapping_sub(b'0');
         if d > 9 {
-            return Err(if tok[0] == b'-' && tok.len() > 1 && tok[1..].iter().all(u8::is_ascii_digit) {
-                input_err(path, line, format!("negative vertex id {}", show(tok)))
-            } else {
-                input_err(
-                    path,
-                    line,
-                    format!("{} is not an unsigned integer vertex id", show(tok)),
-                )
-            });
+            return Err(
+                if tok[0] == b'-' && tok.len() > 1 && tok[1..].iter().all(u8::is_ascii_digit) {
+                    input_err(path, line, format!("negative vertex id {}", show(tok)))
+                } else {
+                    input_err(
+                        path,
+                        line,
+                        format!("{} is not an unsigned integer vertex id", show(tok)),
+                    )
+                },
+            );
         }
         v = v
             .checked_mul(10)
@@ -60,15 +62,28 @@ pub(crate) fn parse_id(tok: &[u8], path: &Path, line: u64) -> Result<u64> {
 }
 
 /// Checks a weight: finite and not negative (zero is allowed).
-pub(crate) fn check_weight(w: f64, shown: &dyn Fn() -> String, path: &Path, line: u64) -> Result<f64> {
+pub(crate) fn check_weight(
+    w: f64,
+    shown: &dyn Fn() -> String,
+    path: &Path,
+    line: u64,
+) -> Result<f64> {
     if w.is_nan() {
         return Err(input_err(path, line, format!("weight {} is NaN", shown())));
     }
     if w.is_infinite() {
-        return Err(input_err(path, line, format!("weight {} is infinite", shown())));
+        return Err(input_err(
+            path,
+            line,
+            format!("weight {} is infinite", shown()),
+        ));
     }
     if w < 0.0 {
-        return Err(input_err(path, line, format!("weight {} is negative", shown())));
+        return Err(input_err(
+            path,
+            line,
+            format!("weight {} is negative", shown()),
+        ));
     }
     Ok(w)
 }
@@ -76,11 +91,20 @@ pub(crate) fn check_weight(w: f64, shown: &dyn Fn() -> String, path: &Path, line
 /// Parses an `f64` weight.
 #[inline]
 pub(crate) fn parse_weight(tok: &[u8], path: &Path, line: u64) -> Result<f64> {
-    let s = std::str::from_utf8(tok)
-        .map_err(|_| input_err(path, line, "binary data (not UTF-8 text) where a weight belongs"))?;
-    let w: f64 = s
-        .parse()
-        .map_err(|_| input_err(path, line, format!("{} is not a number (weight)", show(tok))))?;
+    let s = std::str::from_utf8(tok).map_err(|_| {
+        input_err(
+            path,
+            line,
+            "binary data (not UTF-8 text) where a weight belongs",
+        )
+    })?;
+    let w: f64 = s.parse().map_err(|_| {
+        input_err(
+            path,
+            line,
+            format!("{} is not a number (weight)", show(tok)),
+        )
+    })?;
     check_weight(w, &|| show(tok), path, line)
 }
 
@@ -139,7 +163,10 @@ pub(crate) fn read_edgelist(
         };
         let mut arr: [&[u8]; MAX_COLS] = [&[]; MAX_COLS];
         let mut count = 0usize;
-        for t in l.split(|c| c.is_ascii_whitespace()).filter(|t| !t.is_empty()) {
+        for t in l
+            .split(|c| c.is_ascii_whitespace())
+            .filter(|t| !t.is_empty())
+        {
             if count < MAX_COLS {
                 arr[count] = t;
             }

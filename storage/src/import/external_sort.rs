@@ -117,7 +117,13 @@ impl<R: Record> Sorter<R> {
     /// `<dir>/<name>-<n>.run`. `stable` keeps input order among equal keys (costs a scratch
     /// buffer of half the records while sorting). `read_buffer` is the bytes of each run
     /// reader's buffer while merging.
-    pub fn new(dir: &Path, name: &str, buffer_bytes: usize, stable: bool, read_buffer: usize) -> Self {
+    pub fn new(
+        dir: &Path,
+        name: &str,
+        buffer_bytes: usize,
+        stable: bool,
+        read_buffer: usize,
+    ) -> Self {
         let cap = (buffer_bytes / std::mem::size_of::<R>()).max(16);
         Sorter {
             dir: dir.to_path_buf(),
@@ -171,7 +177,9 @@ impl<R: Record> Sorter<R> {
     }
 
     fn run_path(&mut self) -> PathBuf {
-        let p = self.dir.join(format!("{}-{}.run", self.name, self.next_run));
+        let p = self
+            .dir
+            .join(format!("{}-{}.run", self.name, self.next_run));
         self.next_run += 1;
         p
     }
@@ -315,8 +323,7 @@ impl<R: Record> Merged<R> {
             *slot = None;
             return Ok(());
         }
-        rr.r
-            .read_exact(&mut self.scratch)
+        rr.r.read_exact(&mut self.scratch)
             .map_err(|e| StoreError::io(&rr.path, e))?;
         rr.left -= 1;
         let rec = R::decode(&self.scratch);
@@ -358,7 +365,9 @@ mod tests {
         let mut x: u64 = 12345;
         let mut input = Vec::new();
         for i in 0..5000u64 {
-            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
             let e = InputEdge {
                 src: (x >> 60) % 7,
                 dst: (x >> 50) % 11,

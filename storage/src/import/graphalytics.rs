@@ -68,7 +68,11 @@ pub fn read_properties(path: &Path) -> Result<GraphalyticsDataset> {
             continue;
         }
         let Some(sep) = l.find(['=', ':']) else {
-            return Err(err(path, i as u64 + 1, format!("expected `key = value`, found `{l}`")));
+            return Err(err(
+                path,
+                i as u64 + 1,
+                format!("expected `key = value`, found `{l}`"),
+            ));
         };
         props.push((
             l[..sep].trim().to_string(),
@@ -92,14 +96,21 @@ pub fn read_properties(path: &Path) -> Result<GraphalyticsDataset> {
             .find(|(k, _, _)| *k == full)
             .map(|(_, v, l)| (v.clone(), *l))
     };
-    let need = |key: &str| get(key).ok_or_else(|| err(path, 0, format!("no `graph.{name}.{key}` key")));
+    let need =
+        |key: &str| get(key).ok_or_else(|| err(path, 0, format!("no `graph.{name}.{key}` key")));
     let folder = path.parent().unwrap_or(Path::new("."));
     let vertex_file = folder.join(need("vertex-file")?.0);
     let edge_file = folder.join(need("edge-file")?.0);
     let directed = match need("directed")? {
         (v, _) if v.eq_ignore_ascii_case("true") => true,
         (v, _) if v.eq_ignore_ascii_case("false") => false,
-        (v, l) => return Err(err(path, l, format!("`directed` must be true or false, found `{v}`"))),
+        (v, l) => {
+            return Err(err(
+                path,
+                l,
+                format!("`directed` must be true or false, found `{v}`"),
+            ))
+        }
     };
     let property_names: Vec<String> = get("edge-properties.names")
         .map(|(v, _)| {
@@ -139,5 +150,8 @@ pub(crate) fn edge_property_count(ds: &GraphalyticsDataset) -> usize {
 
 /// The 0-based column of the weight in the edge file, when the graph is weighted.
 pub(crate) fn weight_column(ds: &GraphalyticsDataset) -> Option<usize> {
-    ds.property_names.iter().position(|n| n == "weight").map(|p| p + 2)
+    ds.property_names
+        .iter()
+        .position(|n| n == "weight")
+        .map(|p| p + 2)
 }

@@ -128,7 +128,14 @@ pub(crate) struct EdgeSink<'a> {
 impl EdgeSink<'_> {
     /// One input edge read at `path:line`.
     #[inline]
-    pub(crate) fn edge(&mut self, src: u64, dst: u64, weight: f64, path: &Path, line: u64) -> Result<()> {
+    pub(crate) fn edge(
+        &mut self,
+        src: u64,
+        dst: u64,
+        weight: f64,
+        path: &Path,
+        line: u64,
+    ) -> Result<()> {
         if let Some((set, vpath)) = self.vertex_set {
             for id in [src, dst] {
                 if set.map(id).is_none() {
@@ -147,7 +154,11 @@ impl EdgeSink<'_> {
             ids.add(src);
             ids.add(dst);
         }
-        let (src, dst) = if !self.directed && dst < src { (dst, src) } else { (src, dst) };
+        let (src, dst) = if !self.directed && dst < src {
+            (dst, src)
+        } else {
+            (src, dst)
+        };
         self.sorter.push(InputEdge { src, dst, weight })?;
         self.edges += 1;
         if self.edges & (REPORT_EVERY - 1) == 0 {
@@ -188,7 +199,11 @@ fn check_options(req: &ImportRequest, allowed: &[&str]) -> Result<()> {
             return Err(StoreError::Other(format!(
                 "unknown option `{k}` for {:?} input (known: {})",
                 req.format,
-                if allowed.is_empty() { "none".to_string() } else { allowed.join(", ") }
+                if allowed.is_empty() {
+                    "none".to_string()
+                } else {
+                    allowed.join(", ")
+                }
             )));
         }
     }
@@ -306,11 +321,15 @@ pub fn import(
     let read_buffer = (budget / 8 / FAN_IN as u64) as usize;
     let mut sink = EdgeSink {
         directed,
-        vertex_set: given_mapper
-            .as_ref()
-            .zip(vertex_file.as_deref()),
+        vertex_set: given_mapper.as_ref().zip(vertex_file.as_deref()),
         ids: given_ids.is_none().then(|| IdCollector::new(budget / 8)),
-        sorter: Sorter::new(tmp.path(), "edges", (budget * 3 / 10) as usize, true, read_buffer),
+        sorter: Sorter::new(
+            tmp.path(),
+            "edges",
+            (budget * 3 / 10) as usize,
+            true,
+            read_buffer,
+        ),
         edges: 0,
         bytes_read,
         progress,
@@ -387,7 +406,8 @@ pub fn import(
     let mut edges = 0u64;
     let mut duplicates = 0u64;
     let mut merged_count = 0u64;
-    let unknown = |id: u64| StoreError::Other(format!("import: vertex {id} missing from the id map"));
+    let unknown =
+        |id: u64| StoreError::Other(format!("import: vertex {id} missing from the id map"));
     while let Some(e) = merged.next()? {
         merged_count += 1;
         if merged_count & (REPORT_EVERY - 1) == 0 {
@@ -408,11 +428,23 @@ pub fn import(
         let b = mapper.map(e.dst).ok_or_else(|| unknown(e.dst))?;
         if let Some(w) = &mut out_writer {
             list.add(w, a, b, e.weight, weighted)?;
-            again.push(Arc { from: b, to: a, weight: e.weight })?;
+            again.push(Arc {
+                from: b,
+                to: a,
+                weight: e.weight,
+            })?;
         } else {
-            again.push(Arc { from: a, to: b, weight: e.weight })?;
+            again.push(Arc {
+                from: a,
+                to: b,
+                weight: e.weight,
+            })?;
             if a != b {
-                again.push(Arc { from: b, to: a, weight: e.weight })?;
+                again.push(Arc {
+                    from: b,
+                    to: a,
+                    weight: e.weight,
+                })?;
             }
         }
     }
@@ -421,11 +453,31 @@ pub fn import(
         Some(mut w) => {
             list.flush(&mut w, weighted)?;
             let out = w.finish()?;
-            let inn = lists_from(again, tmp.path(), "in", n, weighted, progress, cancel, bytes_read, &mut runs_spilled)?;
+            let inn = lists_from(
+                again,
+                tmp.path(),
+                "in",
+                n,
+                weighted,
+                progress,
+                cancel,
+                bytes_read,
+                &mut runs_spilled,
+            )?;
             (out, Some(inn))
         }
         None => {
-            let out = lists_from(again, tmp.path(), "out", n, weighted, progress, cancel, bytes_read, &mut runs_spilled)?;
+            let out = lists_from(
+                again,
+                tmp.path(),
+                "out",
+                n,
+                weighted,
+                progress,
+                cancel,
+                bytes_read,
+                &mut runs_spilled,
+            )?;
             (out, None)
         }
     };
@@ -499,7 +551,14 @@ struct ListBuf {
 
 impl ListBuf {
     #[inline]
-    fn add(&mut self, w: &mut ListWriter, from: u32, to: u32, weight: f64, weighted: bool) -> Result<()> {
+    fn add(
+        &mut self,
+        w: &mut ListWriter,
+        from: u32,
+        to: u32,
+        weight: f64,
+        weighted: bool,
+    ) -> Result<()> {
         if self.vertex != Some(from) {
             self.flush(w, weighted)?;
             self.vertex = Some(from);

@@ -25,7 +25,10 @@ fn ids(col: &dyn Array, path: &Path, first_row: u64, what: &str) -> Result<Vec<u
     let row_err = |i: usize, m: String| input_err(path, first_row + i as u64, m);
     let null_check = |i: usize| -> Result<()> {
         if col.is_null(i) {
-            Err(row_err(i, format!("row {}: `{what}` is null", first_row + i as u64)))
+            Err(row_err(
+                i,
+                format!("row {}: `{what}` is null", first_row + i as u64),
+            ))
         } else {
             Ok(())
         }
@@ -40,7 +43,10 @@ fn ids(col: &dyn Array, path: &Path, first_row: u64, what: &str) -> Result<Vec<u
                 if v < 0 {
                     return Err(row_err(
                         i,
-                        format!("row {}: negative vertex id {v} in `{what}`", first_row + i as u64),
+                        format!(
+                            "row {}: negative vertex id {v} in `{what}`",
+                            first_row + i as u64
+                        ),
                     ));
                 }
                 out.push(v as u64);
@@ -124,19 +130,30 @@ pub(crate) fn read_parquet(
         match name {
             Some(n) => schema.index_of(n).map_err(|_| {
                 let names: Vec<&str> = schema.fields().iter().map(|f| f.name().as_str()).collect();
-                input_err(path, 0, format!("no column `{n}` (columns: {})", names.join(", ")))
+                input_err(
+                    path,
+                    0,
+                    format!("no column `{n}` (columns: {})", names.join(", ")),
+                )
             }),
             None if default < schema.fields().len() => Ok(default),
             None => Err(input_err(
                 path,
                 0,
-                format!("the file has {} columns, none for `{what}`", schema.fields().len()),
+                format!(
+                    "the file has {} columns, none for `{what}`",
+                    schema.fields().len()
+                ),
             )),
         }
     };
     let s = col(src, 0, "src")?;
     let d = col(dst, 1, "dst")?;
-    let w = if weighted { Some(col(weight, 2, "weight")?) } else { None };
+    let w = if weighted {
+        Some(col(weight, 2, "weight")?)
+    } else {
+        None
+    };
     let reader = builder.with_batch_size(BATCH).build().map_err(pq)?;
     let mut row = 1u64;
     for batch in reader {
@@ -144,7 +161,12 @@ pub(crate) fn read_parquet(
         let sv = ids(batch.column(s).as_ref(), path, row, schema.field(s).name())?;
         let dv = ids(batch.column(d).as_ref(), path, row, schema.field(d).name())?;
         let wv = match w {
-            Some(w) => Some(weights(batch.column(w).as_ref(), path, row, schema.field(w).name())?),
+            Some(w) => Some(weights(
+                batch.column(w).as_ref(),
+                path,
+                row,
+                schema.field(w).name(),
+            )?),
             None => None,
         };
         for i in 0..sv.len() {
