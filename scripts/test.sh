@@ -2,4 +2,6 @@
 # The whole test suite, as README.md tells a newcomer to run it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# One test reads a Parquet file written by frontier with pyarrow (a 55 MB wheel, ~7 s to install).
+python3 -c "import pyarrow.parquet" 2>/dev/null || python3 -m pip install --quiet pyarrow
 cargo test --workspace --all-targets

@@ -291,7 +291,7 @@ pub fn plan_run(
         ));
     }
 
-    Ok(RunPlan {
+    let plan = RunPlan {
         spec,
         call,
         graph: graph.clone(),
@@ -303,7 +303,68 @@ pub fn plan_run(
         into_format: run.into_format,
         threads: settings.threads,
         mode: settings.mode,
-    })
+    };
+    check_memory(&plan, settings, run.algorithm.pos)?;
+    Ok(plan)
+}
+
+/// Bytes of per-vertex state (attribute arrays, frontiers, result columns) each algorithm
+/// keeps, a deliberate over-estimate.
+fn bytes_per_vertex(call: &AlgoCall) -> u64 {
+    match call {
+        AlgoCall::Bfs { .. } | AlgoCall::Sssp { .. } => 40,
+        AlgoCall::PageRank { .. } => 48,
+        AlgoCall::Wcc => 32,
+        AlgoCall::Cdlp { .. } => 56,
+        AlgoCall::Lcc => 48,
+        AlgoCall::Dfs { .. } => 56,
+        AlgoCall::Degree => 24,
+        AlgoCall::RandomWalk { .. } => 0,
+    }
+}
+
+/// An estimate of the memory a run needs: the graph when it is loaded whole, the per-vertex
+/// state, and the result rows.
+pub fn estimate_memory(plan: &RunPlan, settings: &Settings) -> u64 {
+    let g = &plan.graph;
+    let in_memory =
+        g.storage == storage::catalog::StorageKind::Memory || g.file_bytes <= settings.cache;
+    let graph = if in_memory {
+        g.file_bytes
+    } else {
+        settings.cache.min(g.file_bytes)
+    };
+    let per_vertex = g.vertices.saturating_mul(bytes_per_vertex(&plan.call));
+    let walks = match plan.call {
+        // walk u64 + step u32 + vertex u64 per row, one row per step and the start.
+        AlgoCall::RandomWalk { walks, length, .. } => walks
+            .saturating_mul(u64::from(length) + 1)
+            .saturating_mul(20),
+        _ => 0,
+    };
+    graph.saturating_add(per_vertex).saturating_add(walks)
+}
+
+/// Refuses, before anything runs, a statement estimated to need more than `memory_limit`.
+fn check_memory(plan: &RunPlan, settings: &Settings, pos: Pos) -> Result<(), PlanError> {
+    let need = estimate_memory(plan, settings);
+    if need > settings.memory_limit {
+        let hint = match plan.call {
+            AlgoCall::RandomWalk { .. } => "lower WALKS or LENGTH, or raise memory_limit",
+            _ => "lower the cache setting so the graph is read out of core, or raise memory_limit",
+        };
+        return Err(PlanError::new(
+            pos,
+            format!(
+                "RUN {} on graph `{}` would need about {} (graph, attribute arrays and results), more than the memory_limit setting ({}); {hint}",
+                plan.spec.name,
+                plan.graph.name,
+                crate::settings::format_size(need),
+                crate::settings::format_size(settings.memory_limit)
+            ),
+        ));
+    }
+    Ok(())
 }
 
 /// The error for a graph name the catalog does not have, with a suggestion.
@@ -548,5 +609,39 @@ mod tests {
             );
             assert_eq!(e.pos.col, col, "{}", e.message);
         }
+    }
+
+    #[test]
+    fn a_run_needing_more_memory_than_allowed_is_refused_before_it_starts() {
+        let mut r = run("randomwalk");
+        r.params.push(Param {
+            key: ident("walks", 30),
+            value: lit(Value::Int(1_000_000_000), 36),
+        });
+        r.params.push(Param {
+            key: ident("length", 47),
+            value: lit(Value::Int(1_000_000), 54),
+        });
+        let e = plan(&r).unwrap_err();
+        assert!(
+            e.message.contains("more than the memory_limit setting"),
+            "{}",
+            e.message
+        );
+        assert!(e.message.contains("lower WALKS or LENGTH"), "{}", e.message);
+        assert_eq!(e.pos.col, 5);
+        // The graph itself counts when it would be loaded whole.
+        let mut settings = Settings::defaults(None);
+        settings.memory_limit = 1 << 20;
+        settings.cache = 1 << 30;
+        let resolve = |_: u64| Some(0);
+        let e = plan_run(&run("wcc"), &meta(), &resolve, &settings).unwrap_err();
+        assert!(
+            e.message.contains("lower the cache setting"),
+            "{}",
+            e.message
+        );
+        settings.cache = 64 << 10;
+        plan_run(&run("wcc"), &meta(), &resolve, &settings).unwrap();
     }
 }

@@ -28,6 +28,9 @@ pub struct Settings {
     pub memory_token_file: Option<PathBuf>,
     /// This compute node's budget for DM data and attributes, in bytes.
     pub cn_cache: u64,
+    /// Memory a RUN may use for its graph copy, attribute arrays and results, in bytes; a
+    /// statement estimated to need more is refused before it starts.
+    pub memory_limit: u64,
 }
 
 /// Name and one-line meaning of every setting, in display order.
@@ -66,6 +69,7 @@ impl Settings {
             memory_nodes: Vec::new(),
             memory_token_file: None,
             cn_cache: 64 << 20,
+            memory_limit: ram / 4 * 3,
         }
     }
 
@@ -122,6 +126,7 @@ impl Settings {
                 };
             }
             "cn_cache" => self.cn_cache = size(value, 4096).map_err(|e| bad(&e))?,
+            "memory_limit" => self.memory_limit = size(value, 1 << 20).map_err(|e| bad(&e))?,
             other => {
                 return Err(PlanError::new(
                     name.pos,
@@ -153,6 +158,7 @@ impl Settings {
                         .map(|p| p.display().to_string())
                         .unwrap_or_default(),
                     "cn_cache" => format_size(self.cn_cache),
+                    "memory_limit" => format_size(self.memory_limit),
                     _ => String::new(),
                 };
                 (name.to_string(), value, meaning.to_string())

@@ -47,8 +47,8 @@ impl ParquetSink {
             let unique_ids = field.name() == "vertex";
             let float = matches!(field.data_type(), DataType::Float32 | DataType::Float64);
             if unique_ids || float {
-                props =
-                    props.set_column_dictionary_enabled(ColumnPath::from(field.name().as_str()), false);
+                props = props
+                    .set_column_dictionary_enabled(ColumnPath::from(field.name().as_str()), false);
             }
         }
         let writer = ArrowWriter::try_new(file, schema, Some(props.build())).map_err(perr)?;
