@@ -63,6 +63,23 @@ enum Tool {
         #[arg(long, default_value_t = 0)]
         node_id: u16,
     },
+    /// Probe the device under the data directory (4 KiB O_DIRECT random reads at depths
+    /// 1..256) and store its concurrency as the default `io_depth` in DIR/device.json
+    Calibrate {
+        /// Data directory to probe and to write device.json into
+        /// [default: $FRONTIER_DATA, else ./frontier-data]
+        #[arg(long, value_name = "DIR")]
+        dir: Option<PathBuf>,
+        /// Seconds of reads at each depth
+        #[arg(long, default_value_t = 1.0)]
+        seconds: f64,
+        /// Size of the temporary probe file, in MiB
+        #[arg(long, default_value_t = 1024)]
+        file_mib: u64,
+        /// Comma-separated depths to probe
+        #[arg(long, default_value = "1,2,4,8,16,32,64,128,256")]
+        depths: String,
+    },
 }
 
 #[derive(Subcommand)]
@@ -106,6 +123,18 @@ fn main() -> ExitCode {
             token_file,
             node_id,
         }) => return memnode(listen, &capacity, token_file, node_id),
+        Some(Tool::Calibrate {
+            dir,
+            seconds,
+            file_mib,
+            depths,
+        }) => {
+            let dir = dir
+                .or_else(|| cli.data.clone())
+                .or_else(|| std::env::var_os("FRONTIER_DATA").map(PathBuf::from))
+                .unwrap_or_else(|| PathBuf::from("frontier-data"));
+            return calibrate(&dir, seconds, file_mib, &depths);
+        }
         None => {}
     }
     let data = cli
@@ -230,4 +259,107 @@ fn memnode(
             ExitCode::from(1)
         }
     }
+}
+
+fn calibrate(dir: &std::path::Path, seconds: f64, file_mib: u64, depths: &str) -> ExitCode {
+    let depths: Result<Vec<u32>, _> = depths
+        .split(',')
+        .filter(|d| !d.trim().is_empty())
+        .map(|d| d.trim().parse::<u32>())
+        .collect();
+    let depths = match depths {
+        Ok(d) if !d.is_empty() && d.iter().all(|&x| (1..=4096).contains(&x)) => d,
+        _ => {
+            eprintln!("error: --depths: expected comma-separated depths in 1..=4096");
+            return ExitCode::from(2);
+        }
+    };
+    if !(seconds.is_finite() && seconds > 0.0 && seconds <= 600.0) {
+        eprintln!("error: --seconds: expected a number of seconds in (0, 600]");
+        return ExitCode::from(2);
+    }
+    if let Err(e) = std::fs::create_dir_all(dir) {
+        eprintln!("error: {}: {e}", dir.display());
+        return ExitCode::from(1);
+    }
+    let file_bytes = file_mib.max(1).saturating_mul(1 << 20);
+    eprintln!(
+        "probing {} with a {} MiB file, {seconds} s per depth ...",
+        dir.display(),
+        file_bytes >> 20
+    );
+    let report = match storage::io::probe_device(dir, &depths, file_bytes, seconds) {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::from(1);
+        }
+    };
+    println!(
+        "engine: {}{}",
+        report.engine,
+        if report.direct {
+            ""
+        } else {
+            " (not O_DIRECT: figures include the page cache)"
+        }
+    );
+    println!("{:>6} {:>12} {:>10}", "depth", "reads/s", "MB/s");
+    for r in &report.results {
+        println!(
+            "{:>6} {:>12.0} {:>10.1}",
+            r.depth, r.reads_per_sec, r.mb_per_sec
+        );
+    }
+    println!(
+        "concurrency (saturation depth): {}; peak {:.0} reads/s = {:.1} MB/s",
+        report.saturation_depth, report.peak_reads_per_sec, report.peak_mb_per_sec
+    );
+    let results: Vec<String> = report
+        .results
+        .iter()
+        .map(|r| {
+            format!(
+                "    {{\"depth\": {}, \"reads_per_sec\": {:.1}, \"mb_per_sec\": {:.2}}}",
+                r.depth, r.reads_per_sec, r.mb_per_sec
+            )
+        })
+        .collect();
+    let text = format!(
+        "{{\n  \"io_depth\": {},\n  \"peak_reads_per_sec\": {:.1},\n  \"peak_mb_per_sec\": {:.2},\n  \"engine\": \"{}\",\n  \"direct\": {},\n  \"file_bytes\": {},\n  \"seconds_per_depth\": {},\n  \"results\": [\n{}\n  ]\n}}\n",
+        report.saturation_depth,
+        report.peak_reads_per_sec,
+        report.peak_mb_per_sec,
+        json_escape(&report.engine),
+        report.direct,
+        report.file_bytes,
+        seconds,
+        results.join(",\n")
+    );
+    let path = dir.join("device.json");
+    let tmp = dir.join("device.json.tmp");
+    if let Err(e) = std::fs::write(&tmp, text).and_then(|()| std::fs::rename(&tmp, &path)) {
+        eprintln!("error: {}: {e}", path.display());
+        return ExitCode::from(1);
+    }
+    println!(
+        "wrote {} (io_depth {} is now the default for this data directory)",
+        path.display(),
+        report.saturation_depth
+    );
+    ExitCode::SUCCESS
+}
+
+/// Escapes `s` for a JSON string literal.
+fn json_escape(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            c if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04x}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out
 }

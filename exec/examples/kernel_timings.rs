@@ -2,6 +2,7 @@
 //! c=.19), through the test store's CSR view.
 //!
 //! `cargo run --release -p exec --example kernel_timings -- [scale] [edge_factor] [threads]`
+//! (`KERNELS=Bfs,PageRank` to run only some).
 
 use std::time::Instant;
 
@@ -11,14 +12,22 @@ use planner::AlgoCall;
 use storage::{Direction, GraphStore};
 
 fn main() {
-    let args: Vec<u64> = std::env::args().skip(1).filter_map(|a| a.parse().ok()).collect();
+    let args: Vec<u64> = std::env::args()
+        .skip(1)
+        .filter_map(|a| a.parse().ok())
+        .collect();
     let scale = args.first().copied().unwrap_or(20) as u32;
     let factor = args.get(1).copied().unwrap_or(8);
-    let threads = args.get(2).copied().unwrap_or(exec::default_threads() as u64) as usize;
+    let threads = args
+        .get(2)
+        .copied()
+        .unwrap_or(exec::default_threads() as u64) as usize;
     let n = 1u64 << scale;
     let mut state = 0x1234_5678_u64;
     let mut rnd = || {
-        state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        state = state
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
         (state >> 11) as f64 / (1u64 << 53) as f64
     };
     let t = Instant::now();
@@ -60,15 +69,33 @@ fn main() {
     let calls = [
         AlgoCall::Degree,
         AlgoCall::Bfs { source },
-        AlgoCall::PageRank { iterations: 20, damping: 0.85 },
+        AlgoCall::PageRank {
+            iterations: 20,
+            damping: 0.85,
+        },
         AlgoCall::Wcc,
         AlgoCall::Sssp { source },
         AlgoCall::Cdlp { iterations: 10 },
         AlgoCall::Lcc,
-        AlgoCall::RandomWalk { start: None, walks: 100_000, length: 80, seed: 0 },
+        AlgoCall::RandomWalk {
+            start: None,
+            walks: 100_000,
+            length: 80,
+            seed: 0,
+        },
         AlgoCall::Dfs { source },
     ];
+    // KERNELS=Lcc,Dfs runs only the calls whose name starts with one of those.
+    let only: Option<Vec<String>> = std::env::var("KERNELS")
+        .ok()
+        .map(|k| k.split(',').map(str::to_string).collect());
     for call in &calls {
+        let name = format!("{call:?}");
+        if let Some(only) = &only {
+            if !only.iter().any(|k| name.starts_with(k.as_str())) {
+                continue;
+            }
+        }
         let mut best = f64::MAX;
         for _ in 0..3 {
             let t = Instant::now();
@@ -83,7 +110,11 @@ fn main() {
                     best * 1e3,
                     total * 1e3,
                     r.iterations.len(),
-                    if strategies.len() <= 12 { strategies.join(",") } else { String::new() }
+                    if strategies.len() <= 12 {
+                        strategies.join(",")
+                    } else {
+                        String::new()
+                    }
                 );
             }
         }

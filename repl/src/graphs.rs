@@ -38,13 +38,18 @@ pub fn create(
     let storage = match c.storage {
         None | Some(AstStorage::Blockfile) => StorageKind::Blockfile,
         Some(AstStorage::Memory) => StorageKind::Memory,
-        Some(AstStorage::Dm) => {
-            return Err(StatementError::at(
-                pos,
-                "STORAGE dm is not available yet: the disaggregated graph store is not built",
-            ))
-        }
+        Some(AstStorage::Dm) => StorageKind::Dm,
     };
+    // Check the pool settings before a possibly long import, so a missing one fails at once.
+    let pool = if storage == StorageKind::Dm {
+        Some(
+            crate::run::dm_pool(&s.settings, &s.settings.memory_nodes)
+                .map_err(|m| StatementError::at(pos, format!("STORAGE dm: {m}")))?,
+        )
+    } else {
+        None
+    };
+    let previous = s.catalog.get(name).ok().flatten();
     let format = match c.format {
         Some(InputFormat::Edgelist) => import::InputFormat::Edgelist,
         Some(InputFormat::Graphalytics) => import::InputFormat::Graphalytics,
@@ -85,6 +90,32 @@ pub fn create(
         let _ = std::fs::remove_file(&dest);
         StatementError::store(c.source_pos, e)
     })?;
+    // STORAGE dm: the block file stays as the durable copy; its lists go into the pool.
+    let mut dm_note = String::new();
+    let mut extra = None;
+    if let Some(pool) = &pool {
+        s.stores.forget(name);
+        let loaded = (|| {
+            let src = storage::blockfile::open_store::open_store(
+                &dest,
+                &storage::blockfile::open_store::ReaderOptions {
+                    cache_bytes: s.settings.cache,
+                    io_depth: s.settings.io_depth,
+                },
+            )?;
+            storage::with_block_store!(&src, st => storage::dm::load::load(st, pool, s.settings.threads))
+        })();
+        let layout = loaded.map_err(|e| {
+            let _ = std::fs::remove_file(&dest);
+            StatementError::store(pos, e)
+        })?;
+        dm_note = format!(
+            ", loaded into {} memory nodes ({:.1} % of lists in place)",
+            layout.nodes.len(),
+            100.0 * layout.in_place_fraction(Direction::Out)
+        );
+        extra = Some(layout.to_json());
+    }
     let meta = GraphMeta {
         name: name.clone(),
         file: rel_file,
@@ -98,18 +129,30 @@ pub fn create(
         created_at: now_secs(),
         storage,
         file_bytes: summary.file_bytes,
-        memory_nodes: Vec::new(),
-        extra: None,
+        memory_nodes: if pool.is_some() {
+            s.settings.memory_nodes.clone()
+        } else {
+            Vec::new()
+        },
+        extra,
     };
     if let Err(e) = s.catalog.register(&meta, c.or_replace) {
         let _ = std::fs::remove_file(&dest);
+        if let (Some(pool), Some(x)) = (&pool, &meta.extra) {
+            if let Ok(l) = storage::dm::DmLayout::from_json(x) {
+                let _ = storage::dm::load::free_layout(&l, pool);
+            }
+        }
         return Err(StatementError::store(pos, e));
     }
     s.stores.forget(name);
+    if let Some(old) = previous {
+        free_dm(s, &old);
+    }
     let secs = summary.elapsed.as_secs_f64();
     writeln!(
         out,
-        "created graph {name}: {} vertices, {} edges, {}{}, {} in {:.2} s ({:.0} edges/s)",
+        "created graph {name}: {} vertices, {} edges, {}{}, {} in {:.2} s ({:.0} edges/s){dm_note}",
         summary.vertices,
         summary.edges,
         if summary.directed {
@@ -123,6 +166,21 @@ pub fn create(
         summary.edges as f64 / secs.max(1e-9)
     )
     .map_err(|e| StatementError::at(pos, e.to_string()))
+}
+
+/// Frees the memory-node regions of a replaced or dropped DM graph. Best effort: a node that is
+/// gone has lost them anyway, and the catalog no longer refers to them.
+fn free_dm(s: &Session, meta: &GraphMeta) {
+    if meta.storage != StorageKind::Dm {
+        return;
+    }
+    let (Ok(pool), Some(Ok(layout))) = (
+        crate::run::dm_pool(&s.settings, &meta.memory_nodes),
+        meta.extra.as_ref().map(storage::dm::DmLayout::from_json),
+    ) else {
+        return;
+    };
+    let _ = storage::dm::load::free_layout(&layout, &pool);
 }
 
 fn guess_format(path: &str) -> import::InputFormat {
@@ -150,6 +208,9 @@ pub fn drop(
         .drop_graph(&name.name)
         .map_err(|e| StatementError::store(name.pos, e))?;
     s.stores.forget(&name.name);
+    if let Some(old) = &removed {
+        free_dm(s, old);
+    }
     match removed {
         Some(_) => writeln!(out, "dropped graph {}", name.name)
             .map_err(|e| StatementError::at(name.pos, e.to_string())),
@@ -221,6 +282,17 @@ pub fn describe(s: &mut Session, name: &Ident, out: &mut dyn Write) -> Result<()
     add("source", meta.source.clone());
     add("file", path.display().to_string());
     add("file size", format_size(meta.file_bytes));
+    if meta.storage == StorageKind::Dm {
+        add("memory nodes", meta.memory_nodes.join(", "));
+        if let Ok(l) = crate::run::dm_layout(&meta) {
+            add(
+                "in-place lists",
+                format!("{:.1} %", 100.0 * l.in_place_fraction(Direction::Out)),
+            );
+            add("tiny chunks", l.tiny_chunks.len().to_string());
+            add("partitions", format!("{:?}", l.bounds));
+        }
+    }
     let dirs: &[(Direction, &str)] = if meta.directed {
         &[(Direction::Out, "out"), (Direction::In, "in")]
     } else {

@@ -12,7 +12,8 @@ use planner::{ReaderInfo, RunPlan, Settings};
 use storage::blockfile::open::GraphFile;
 use storage::blockfile::open_store::{open_store, BlockStore, ReaderOptions};
 use storage::catalog::{Catalog, GraphMeta, StorageKind};
-use storage::GraphStore;
+use storage::dm::{DmLayout, DmOptions, DmStore, PoolConfig, TcpOptions};
+use storage::{Direction, GraphStore};
 
 use crate::error::StatementError;
 use crate::session::{OutputStyle, Session};
@@ -23,16 +24,73 @@ use crate::table::TextTable;
 macro_rules! with_store {
     ($store:expr, $s:ident => $body:expr) => {
         match $store {
-            BlockStore::Memory($s) => $body,
-            BlockStore::OutOfCore($s) => $body,
+            OpenStore::Block(BlockStore::Memory($s)) => $body,
+            OpenStore::Block(BlockStore::OutOfCore($s)) => $body,
+            OpenStore::Dm($s) => $body,
         }
     };
+}
+
+/// An opened graph: a block file (in memory or out of core) or a graph in memory nodes.
+// One per open graph, always behind an `Arc`: the variants' sizes do not matter.
+#[allow(clippy::large_enum_variant)]
+pub enum OpenStore {
+    Block(BlockStore),
+    Dm(DmStore),
+}
+
+/// The settings an opened store depends on; a change reopens it.
+#[derive(Debug, Clone, PartialEq)]
+struct OpenKey {
+    cache: u64,
+    io_depth: u32,
+    cn_cache: u64,
+    threads: usize,
+    token_file: Option<std::path::PathBuf>,
 }
 
 /// Opened stores, kept between statements so repeated RUNs on a graph do not reload it.
 #[derive(Default)]
 pub struct StoreCache {
-    open: HashMap<String, (GraphMeta, u64, u32, Arc<BlockStore>)>,
+    open: HashMap<String, (GraphMeta, OpenKey, Arc<OpenStore>)>,
+}
+
+/// The memory-node pool of `nodes` with the session's token: errors name the setting to fix.
+pub(crate) fn dm_pool(settings: &Settings, nodes: &[String]) -> Result<PoolConfig, String> {
+    if nodes.is_empty() {
+        return Err(
+            "no memory nodes: SET memory_nodes = 'host:port,host:port' first (the `frontier memnode` processes to use)"
+                .into(),
+        );
+    }
+    let Some(path) = &settings.memory_token_file else {
+        return Err(
+            "memory_token_file is not set: SET memory_token_file = 'path' (the file the memory nodes were given with --token-file)"
+                .into(),
+        );
+    };
+    let token = std::fs::read_to_string(path)
+        .map_err(|e| format!("memory_token_file '{}': {e}", path.display()))?;
+    let token = token.trim();
+    if token.is_empty() {
+        return Err(format!("memory_token_file '{}' is empty", path.display()));
+    }
+    Ok(PoolConfig {
+        nodes: nodes.to_vec(),
+        token: token.to_string(),
+        tcp: TcpOptions::default(),
+    })
+}
+
+/// The layout a DM graph's catalog entry carries.
+pub(crate) fn dm_layout(meta: &GraphMeta) -> Result<DmLayout, storage::StoreError> {
+    match &meta.extra {
+        Some(v) => DmLayout::from_json(v),
+        None => Err(storage::StoreError::Other(format!(
+            "graph `{}` is marked STORAGE dm but has no layout; CREATE OR REPLACE it",
+            meta.name
+        ))),
+    }
 }
 
 impl StoreCache {
@@ -51,25 +109,49 @@ impl StoreCache {
         catalog: &Catalog,
         meta: &GraphMeta,
         settings: &Settings,
-    ) -> Result<Arc<BlockStore>, storage::StoreError> {
+    ) -> Result<Arc<OpenStore>, storage::StoreError> {
         let cache = effective_cache(meta, settings);
-        if let Some((m, c, d, st)) = self.open.get(&meta.name) {
-            if m == meta && *c == cache && *d == settings.io_depth {
+        let key = OpenKey {
+            cache,
+            io_depth: settings.io_depth,
+            cn_cache: settings.cn_cache,
+            threads: settings.threads,
+            token_file: settings.memory_token_file.clone(),
+        };
+        if let Some((m, k, st)) = self.open.get(&meta.name) {
+            if m == meta && *k == key {
                 return Ok(st.clone());
             }
         }
+        // A stale store (other settings) is dropped first: its connections close.
+        self.open.remove(&meta.name);
         let path = catalog.graph_path(meta);
-        let store = Arc::new(open_store(
-            &path,
-            &ReaderOptions {
-                cache_bytes: cache,
-                io_depth: settings.io_depth,
-            },
-        )?);
-        self.open.insert(
-            meta.name.clone(),
-            (meta.clone(), cache, settings.io_depth, store.clone()),
-        );
+        let store = if meta.storage == StorageKind::Dm {
+            let layout = dm_layout(meta)?;
+            let pool = dm_pool(settings, &meta.memory_nodes).map_err(|m| {
+                storage::StoreError::Other(format!("graph `{}` is in memory nodes: {m}", meta.name))
+            })?;
+            OpenStore::Dm(DmStore::open(
+                &path,
+                layout,
+                &DmOptions {
+                    pool,
+                    cn_cache: settings.cn_cache,
+                    threads: settings.threads,
+                },
+            )?)
+        } else {
+            OpenStore::Block(open_store(
+                &path,
+                &ReaderOptions {
+                    cache_bytes: cache,
+                    io_depth: settings.io_depth,
+                },
+            )?)
+        };
+        let store = Arc::new(store);
+        self.open
+            .insert(meta.name.clone(), (meta.clone(), key, store.clone()));
         Ok(store)
     }
 }
@@ -99,22 +181,51 @@ pub fn run(
         let plan = planner::plan_run(run, &meta, &|id| file.internal_id(id), &s.settings)?;
         let cache = effective_cache(&meta, &s.settings);
         let in_memory = meta.file_bytes <= cache;
-        let reader = ReaderInfo {
-            description: if in_memory {
-                format!(
-                    "memory (the {} file fits the {} cache)",
-                    format_size(meta.file_bytes),
-                    format_size(cache)
-                )
+        let reader = if meta.storage == StorageKind::Dm {
+            let layout = dm_layout(&meta).map_err(|e| StatementError::store(pos, e))?;
+            let dirs: &[(Direction, &str)] = if layout.directed {
+                &[(Direction::Out, "out"), (Direction::In, "in")]
             } else {
-                format!(
-                    "out of core (io_depth {}, cache {} for a {} file)",
-                    s.settings.io_depth,
-                    format_size(cache),
-                    format_size(meta.file_bytes)
-                )
-            },
-            in_memory,
+                &[(Direction::Out, "lists")]
+            };
+            let parts: Vec<String> = dirs
+                .iter()
+                .map(|&(d, label)| {
+                    format!(
+                        "{label}: {:.1} % in place, {:.2} expected reads per vertex",
+                        100.0 * layout.in_place_fraction(d),
+                        layout.expected_reads_per_vertex(d)
+                    )
+                })
+                .collect();
+            ReaderInfo {
+                description: format!(
+                    "disaggregated memory ({} memory nodes: {}; 32-byte index entries; {}; cn_cache {})",
+                    layout.nodes.len(),
+                    meta.memory_nodes.join(", "),
+                    parts.join("; "),
+                    format_size(s.settings.cn_cache)
+                ),
+                in_memory: false,
+            }
+        } else {
+            ReaderInfo {
+                description: if in_memory {
+                    format!(
+                        "memory (the {} file fits the {} cache)",
+                        format_size(meta.file_bytes),
+                        format_size(cache)
+                    )
+                } else {
+                    format!(
+                        "out of core (io_depth {}, cache {} for a {} file)",
+                        s.settings.io_depth,
+                        format_size(cache),
+                        format_size(meta.file_bytes)
+                    )
+                },
+                in_memory,
+            }
         };
         return write!(out, "{}", planner::explain(&plan, &reader, &s.settings)).map_err(werr);
     }
@@ -131,6 +242,10 @@ pub fn run(
         progress: crate::progress::run_progress(s.show_progress, &plan),
     };
     let started = Instant::now();
+    let remote_before = match &*store {
+        OpenStore::Dm(d) => Some(d.remote_stats()),
+        OpenStore::Block(_) => None,
+    };
     let table = with_store!(&*store, st => exec::run(st, &plan.call, &cfg));
     crate::progress::clear_run_progress(s.show_progress);
     let table = table.map_err(|e| exec_error(pos, e))?;
@@ -162,6 +277,9 @@ pub fn run(
     }
     if mode == RunMode::Profile {
         print_profile(&table, &store, s.style, out).map_err(werr)?;
+        if let (OpenStore::Dm(d), Some(before)) = (&*store, remote_before) {
+            print_remote(&table, d, &before, s.style, out).map_err(werr)?;
+        }
     }
     Ok(())
 }
@@ -187,9 +305,45 @@ fn result_meta(plan: &RunPlan, elapsed: std::time::Duration) -> exec::sink::Resu
     }
 }
 
+/// PROFILE's totals of remote work for a DM graph, and what they would cost on RDMA.
+fn print_remote(
+    table: &exec::ResultTable,
+    d: &DmStore,
+    before: &storage::dm::StatsSnapshot,
+    style: OutputStyle,
+    out: &mut dyn Write,
+) -> std::io::Result<()> {
+    let r = d.remote_stats().since(before);
+    let active: u64 = table.iterations.iter().map(|i| i.active).sum();
+    let mut t = TextTable::new(&["remote", "value"]);
+    let mut add = |k: &str, v: String| t.row(vec![k.to_string(), v]);
+    add("remote operations", r.nic_ops().to_string());
+    add("remote reads", r.reads.to_string());
+    add("round trips", r.round_trips.to_string());
+    add("bytes received", format_size(r.bytes_received));
+    add("bytes sent", format_size(r.bytes_sent));
+    add("active vertices", active.to_string());
+    add(
+        "round trips per active vertex",
+        if active == 0 {
+            "-".into()
+        } else {
+            format!("{:.3}", r.round_trips as f64 / active as f64)
+        },
+    );
+    add(
+        "RDMA estimate (100 Gb/s cost model)",
+        format!("{:.3} ms", d.rdma_estimate(&r).as_secs_f64() * 1000.0),
+    );
+    if style == OutputStyle::Table {
+        writeln!(out, "\nremote operations (all iterations):")?;
+    }
+    t.print(style, out)
+}
+
 fn print_profile(
     table: &exec::ResultTable,
-    store: &BlockStore,
+    store: &OpenStore,
     style: OutputStyle,
     out: &mut dyn Write,
 ) -> std::io::Result<()> {
@@ -201,12 +355,17 @@ fn print_profile(
             table.algorithm_time.as_secs_f64()
         )?;
     }
+    // On DM a "block" is a remote round trip (a doorbell batch to one memory node).
+    let blocks = match store {
+        OpenStore::Dm(_) => "round trips",
+        OpenStore::Block(_) => "blocks read",
+    };
     let mut t = TextTable::new(&[
         "iteration",
         "active",
         "edges",
         "strategy",
-        "blocks read",
+        blocks,
         "hit rate",
         "bytes read",
         "time ms",
@@ -218,7 +377,11 @@ fn print_profile(
             it.edges.to_string(),
             it.strategy.to_string(),
             it.blocks_read.to_string(),
-            format!("{:.1} %", it.hit_rate * 100.0),
+            match store {
+                // No cache between the compute node and the pool yet: nothing to hit.
+                OpenStore::Dm(_) => "-".to_string(),
+                OpenStore::Block(_) => format!("{:.1} %", it.hit_rate * 100.0),
+            },
             format_size(it.bytes_read),
             format!("{:.3}", it.elapsed.as_secs_f64() * 1000.0),
         ]);

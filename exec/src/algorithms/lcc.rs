@@ -45,6 +45,12 @@ pub fn compute<S: GraphStore>(ctx: &RunContext<'_, S>) -> Result<Vec<f64>, ExecE
     let mut coef = vec![0.0; n];
     let strategy = match (csr_out, csr_in) {
         (Some(out), Some(inn)) => {
+            let sorted = ctx.pool.install(|| {
+                (0..shape.vertices)
+                    .into_par_iter()
+                    .with_min_len(1024)
+                    .all(|v| out.neighbours(v).is_sorted())
+            });
             ctx.pool.install(|| {
                 coef.par_chunks_mut(CHUNK)
                     .enumerate()
@@ -61,7 +67,7 @@ pub fn compute<S: GraphStore>(ctx: &RunContext<'_, S>) -> Result<Vec<f64>, ExecE
                             neighbourhood(&mut nbrs, v);
                             let t: u64 = nbrs
                                 .iter()
-                                .map(|&u| links_into(u, out_list(&out, u), &nbrs))
+                                .map(|&u| links_into(u, out_list(&out, u), sorted, &nbrs))
                                 .sum();
                             *slot = coefficient(t, nbrs.len());
                         }
@@ -105,12 +111,20 @@ fn neighbourhood(nbrs: &mut Vec<u32>, v: u32) {
     }
 }
 
-/// Number of arcs `u → w` with `w` in the sorted set `nbrs` (self-loops excluded).
+/// Number of arcs `u → w` with `w` in the sorted set `nbrs` (self-loops excluded). When
+/// `outs` is sorted and longer than `nbrs`, the smaller side is searched in the larger one, so
+/// a hub's list costs O(|nbrs| log |outs|) instead of O(|outs|) for each of its neighbours.
 #[inline]
-fn links_into(u: u32, outs: &[u32], nbrs: &[u32]) -> u64 {
-    outs.iter()
-        .filter(|&&w| w != u && nbrs.binary_search(&w).is_ok())
-        .count() as u64
+fn links_into(u: u32, outs: &[u32], outs_sorted: bool, nbrs: &[u32]) -> u64 {
+    if outs_sorted && outs.len() > nbrs.len() {
+        nbrs.iter()
+            .filter(|&&w| w != u && outs.binary_search(&w).is_ok())
+            .count() as u64
+    } else {
+        outs.iter()
+            .filter(|&&w| w != u && nbrs.binary_search(&w).is_ok())
+            .count() as u64
+    }
 }
 
 /// t / (d(d−1)), or 0 when d ≤ 1.
@@ -168,9 +182,10 @@ fn chunk_from_lists<S: GraphStore>(
     };
     let mut t = vec![0u64; len];
     store.for_each_list(Direction::Out, &lists, order, false, |u, outs, _| {
+        let sorted = outs.is_sorted();
         let from = wanted.partition_point(|w| w.0 < u);
         for &(_, i) in wanted[from..].iter().take_while(|w| w.0 == u) {
-            t[i as usize] += links_into(u, outs, &gathered[i as usize]);
+            t[i as usize] += links_into(u, outs, sorted, &gathered[i as usize]);
         }
     })?;
     for (i, slot) in slots.iter_mut().enumerate() {
@@ -188,4 +203,19 @@ pub fn batches<S: GraphStore>(
     per_vertex_batches(store, schema, |r| {
         vec![Arc::new(Float64Array::from(coef[r].to_vec())) as ArrayRef]
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn both_search_directions_count_the_same() {
+        let nbrs = [2, 4, 6, 8];
+        let outs = [1, 2, 3, 4, 5, 6, 7, 9];
+        assert_eq!(links_into(4, &outs, true, &nbrs), 2);
+        assert_eq!(links_into(4, &outs, false, &nbrs), 2);
+        assert_eq!(coefficient(2, 4), 2.0 / 12.0);
+        assert_eq!(coefficient(0, 1), 0.0);
+    }
 }

@@ -197,9 +197,7 @@ pub fn decode(e: &[u8], weighted: bool) -> Result<Entry, LayoutError> {
         return Ok(Entry::InPlace { targets, weights });
     }
     let degree = word & MAX_DEGREE;
-    let addr = GlobalAddr::from_raw(u64::from_le_bytes(
-        e[4..12].try_into().unwrap_or([0; 8]),
-    ));
+    let addr = GlobalAddr::from_raw(u64::from_le_bytes(e[4..12].try_into().unwrap_or([0; 8])));
     let n = e[12] as usize;
     let mut segments = Vec::with_capacity(n);
     let mut at = 13;
@@ -210,7 +208,9 @@ pub fn decode(e: &[u8], weighted: bool) -> Result<Entry, LayoutError> {
         at += used;
     }
     if !segments.is_empty() && segments.iter().map(|&s| s as u64).sum::<u64>() != degree as u64 {
-        return Err(LayoutError::Malformed("segment lengths disagree with degree"));
+        return Err(LayoutError::Malformed(
+            "segment lengths disagree with degree",
+        ));
     }
     Ok(Entry::OutOfPlace {
         degree,
@@ -225,7 +225,17 @@ mod tests {
 
     #[test]
     fn varint_round_trips_every_width() {
-        for n in [0, 1, 63, 64, 0x3FFF, 0x4000, 0x3F_FFFF, 0x40_0000, MAX_SEGMENT] {
+        for n in [
+            0,
+            1,
+            63,
+            64,
+            0x3FFF,
+            0x4000,
+            0x3F_FFFF,
+            0x40_0000,
+            MAX_SEGMENT,
+        ] {
             let mut b = Vec::new();
             encode_varint(n, &mut b).unwrap();
             assert_eq!(decode_varint(&b), Some((n, b.len())), "{n}");
@@ -269,7 +279,9 @@ mod tests {
         // Too many large segments to fit: recorded as none.
         let big = vec![MAX_SEGMENT / 8; 8];
         let e = encode_out_of_place(MAX_SEGMENT, a, &big).unwrap();
-        assert!(matches!(decode(&e, false).unwrap(), Entry::OutOfPlace { segments, .. } if segments.is_empty()));
+        assert!(
+            matches!(decode(&e, false).unwrap(), Entry::OutOfPlace { segments, .. } if segments.is_empty())
+        );
     }
 
     #[test]

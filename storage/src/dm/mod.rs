@@ -6,10 +6,15 @@
 //! Layers: [`protocol`] (frames), [`region`] (the server's memory and its checks), [`server`]
 //! (`frontier memnode`), [`transport`] (the client trait) with [`inproc`], [`tcp`] and, behind
 //! feature `rdma`, `rdma`; [`stats`] counts every operation and projects it onto an RDMA network.
+//! The graph store on top: [`layout`] (32-byte index entries), [`load`] (block file → pool) and
+//! [`graph_store`] (`DmStore`, merged and batched retrieval).
 //! See docs/DM.md.
 
 pub mod addr;
+pub mod graph_store;
 pub mod inproc;
+pub mod layout;
+pub mod load;
 pub mod protocol;
 #[cfg(feature = "rdma")]
 pub mod rdma;
@@ -20,6 +25,8 @@ pub mod tcp;
 pub mod transport;
 
 pub use addr::GlobalAddr;
+pub use graph_store::{DmOptions, DmStore};
+pub use load::{DmLayout, PoolConfig};
 pub use inproc::InProcTransport;
 pub use protocol::{
     decode_frame, AttrKind, ErrorCode, Frame, FrameError, Message, UpdateItem, UpdateOp, Verb,

@@ -1,0 +1,245 @@
+#!/usr/bin/env bash
+# frontier's algorithm benchmark: one entry point.
+#
+#   bench/run.sh [--quick] [--scales "18 20"] [--caches "100 25 3"] [--modes "auto push block pull"]
+#                [--algos "bfs pagerank wcc sssp"] [--threads 2] [--work DIR] [--timeout SECS]
+#                [--repeat N] [--calibrate] [--networkit | --no-networkit]
+#
+# For every scale: generates a Graph500 R-MAT graph (edge factor 16, weighted edge list) with
+# `frontier gen rmat`, imports it UNDIRECTED (and UNDIRECTED WEIGHTED for sssp), then runs every
+# algorithm x cache (percent of the graph's block file) x EdgeMap mode as `PROFILE RUN ... LIMIT 1`
+# in a fresh process, and prints one row per run: the algorithm time (PROFILE's "algorithm X s",
+# which excludes loading the store and rendering rows), edges traversed per second, blocks read,
+# cache hit rate, device MB/s (blocks read x 4 KiB / algorithm time, and as % of the probed peak),
+# and the process's peak RSS. With --repeat N each cell is run N times and the median time kept.
+#
+# The device is probed first (`frontier calibrate`, stored in DATA/device.json) unless a probe is
+# already there; --calibrate forces a new one. With --networkit (default when the Python package
+# `networkit` imports) bench/networkit_compare.py times NetworKit on the same edge list and prints
+# ratios against the in-memory (cache 100 %, mode auto) rows.
+#
+# FRONTIER_BIN=path uses that binary instead of building `cargo build --release --bin frontier`.
+# --quick: scale 8, caches "100 3", modes "auto block", a tiny probe, no NetworKit (the smoke test).
+# Results also go to WORK/results.csv. Nothing here is a pass/fail check on time.
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+SCALES="18"
+CACHES="100 25 3"
+MODES="auto push block pull"
+ALGOS="bfs pagerank wcc sssp"
+THREADS=2
+WORK=""
+TIMEOUT=600
+REPEAT=1
+CALIBRATE=0
+NETWORKIT=auto
+QUICK=0
+EDGE_FACTOR=16
+PR_ITER=10
+
+while [ $# -gt 0 ]; do
+    case "$1" in
+        --quick) QUICK=1 ;;
+        --scales) SCALES="$2"; shift ;;
+        --caches) CACHES="$2"; shift ;;
+        --modes) MODES="$2"; shift ;;
+        --algos) ALGOS="$2"; shift ;;
+        --threads) THREADS="$2"; shift ;;
+        --work) WORK="$2"; shift ;;
+        --timeout) TIMEOUT="$2"; shift ;;
+        --repeat) REPEAT="$2"; shift ;;
+        --calibrate) CALIBRATE=1 ;;
+        --networkit) NETWORKIT=yes ;;
+        --no-networkit) NETWORKIT=no ;;
+        -h|--help) sed -n '2,25p' "$0"; exit 0 ;;
+        *) echo "bench/run.sh: unknown argument $1 (see --help)" >&2; exit 2 ;;
+    esac
+    shift
+done
+if [ "$QUICK" = 1 ]; then
+    # Explicit options given before or after --quick still win for scales/caches/modes only if
+    # they differ from the defaults; --quick is meant for the smoke test.
+    [ "$SCALES" = "18" ] && SCALES="8"
+    [ "$CACHES" = "100 25 3" ] && CACHES="100 3"
+    [ "$MODES" = "auto push block pull" ] && MODES="auto block"
+    [ "$NETWORKIT" = auto ] && NETWORKIT=no
+    TIMEOUT=120
+fi
+WORK="${WORK:-$ROOT/bench/work}"
+mkdir -p "$WORK"
+WORK="$(cd "$WORK" && pwd)"
+DATA="$WORK/data"
+mkdir -p "$DATA"
+
+if [ -n "${FRONTIER_BIN:-}" ]; then
+    BIN="$FRONTIER_BIN"
+else
+    echo "# building: cargo build --release --bin frontier" >&2
+    (cd "$ROOT" && cargo build --release --bin frontier >&2)
+    BIN="$ROOT/target/release/frontier"
+fi
+[ -x "$BIN" ] || { echo "bench/run.sh: no frontier binary at $BIN" >&2; exit 1; }
+
+TIME_BIN=""
+[ -x /usr/bin/time ] && TIME_BIN=/usr/bin/time
+
+# ---- the device -------------------------------------------------------------------------
+if [ "$CALIBRATE" = 1 ] || [ ! -f "$DATA/device.json" ]; then
+    if [ "$QUICK" = 1 ]; then
+        "$BIN" calibrate --dir "$DATA" --seconds 0.05 --file-mib 4 --depths 1,2,4 >&2
+    else
+        "$BIN" calibrate --dir "$DATA" --seconds 1 --file-mib 1024 >&2
+    fi
+fi
+json_field() { sed -n "s/.*\"$1\": *\"\{0,1\}\([^\",]*\)\"\{0,1\},\{0,1\}$/\1/p" "$DATA/device.json" | head -1; }
+IO_DEPTH="$(json_field io_depth)"
+PEAK_MB="$(json_field peak_mb_per_sec)"
+ENGINE="$(json_field engine)"
+
+echo "# machine: $(nproc) cores, $(awk '/MemTotal/ {printf "%.1f GiB", $2/1048576}' /proc/meminfo) RAM, $(sed -n 's/^model name\s*: //p' /proc/cpuinfo | head -1)"
+echo "# device: io_depth $IO_DEPTH, peak $PEAK_MB MB/s of 4 KiB random reads ($ENGINE), from $DATA/device.json"
+echo "# threads $THREADS, repeat $REPEAT (median), timeout ${TIMEOUT}s per run, binary $BIN"
+
+RESULTS="$WORK/results.csv"
+echo "scale,vertices,edges,algo,cache_pct,cache_bytes,mode,status,algo_s,edges_traversed,edges_per_s,blocks_read,hit_rate,dev_mb_s,dev_pct_peak,peak_rss_mb,iterations" > "$RESULTS"
+
+median() { tr ' ' '\n' | grep -v '^$' | sort -g | awk '{a[NR]=$1} END {if (NR==0) print ""; else if (NR%2) print a[(NR+1)/2]; else print (a[NR/2]+a[NR/2+1])/2}'; }
+
+# Parses one PROFILE output (table style) on stdin into:
+#   algo_s edges blocks hit_rate iterations
+parse_profile() {
+    awk -F' │ ' '
+        /^profile \(/ { match($0, /algorithm [0-9.]+ s/); t = substr($0, RSTART + 10, RLENGTH - 12); inprof = 1; next }
+        inprof && /^iteration/ { hdr = 1; next }
+        inprof && hdr && /^─/ { next }
+        inprof && hdr && NF >= 8 {
+            it++; edges += $3; b = $5 + 0; blocks += b
+            hr = $6; sub(/ *%.*/, "", hr); hr = hr / 100
+            if (hr < 1) { hits += b * hr / (1 - hr) } else if (b == 0) { full++ }
+        }
+        END {
+            if (t == "") { print "ERR"; exit }
+            acc = hits + blocks
+            rate = (acc > 0) ? hits / acc : 1
+            printf "%s %d %d %.4f %d\n", t, edges, blocks, rate, it
+        }'
+}
+
+run_cell() { # scale graph algo query cache_pct cache_bytes mode V E
+    local scale="$1" graph="$2" algo="$3" query="$4" pct="$5" cbytes="$6" mode="$7" nv="$8" ne="$9"
+    local times="" parsed="" status=ok rss=0 out err
+    out="$WORK/last.out"; err="$WORK/last.err"
+    local i
+    for ((i = 0; i < REPEAT; i++)); do
+        local stmt="SET threads = $THREADS; SET cache = $cbytes; SET mode = $mode; PROFILE RUN $query LIMIT 1;"
+        local rc=0
+        if [ -n "$TIME_BIN" ]; then
+            "$TIME_BIN" -f "RSS_KB %M" timeout "$TIMEOUT" "$BIN" --data "$DATA" -c "$stmt" > "$out" 2> "$err" || rc=$?
+        else
+            timeout "$TIMEOUT" "$BIN" --data "$DATA" -c "$stmt" > "$out" 2> "$err" || rc=$?
+        fi
+        if [ "$rc" = 124 ]; then status="timeout"; break; fi
+        if [ "$rc" != 0 ]; then status="error"; sed 's/^/#   /' "$err" | head -5 >&2; break; fi
+        local p; p="$(parse_profile < "$out")"
+        if [ "$p" = ERR ]; then status="noprofile"; break; fi
+        parsed="$p"
+        times="$times ${p%% *}"
+        local r; r="$(sed -n 's/^RSS_KB //p' "$err" | tail -1)"
+        [ -n "$r" ] && [ "$r" -gt "$rss" ] && rss="$r"
+    done
+    local t="" edges="" blocks="" rate="" iters=""
+    if [ "$status" = ok ]; then
+        t="$(echo "$times" | median)"
+        read -r _ edges blocks rate iters <<< "$parsed"
+    fi
+    awk -v scale="$scale" -v nv="$nv" -v ne="$ne" -v algo="$algo" -v pct="$pct" -v cb="$cbytes" \
+        -v mode="$mode" -v st="$status" -v t="$t" -v edges="$edges" -v blocks="$blocks" \
+        -v rate="$rate" -v rss="$rss" -v iters="$iters" -v peak="$PEAK_MB" 'BEGIN {
+        if (st != "ok") { printf "%s,%s,%s,%s,%s,%s,%s,%s,,,,,,,,%.1f,\n", scale, nv, ne, algo, pct, cb, mode, st, rss / 1024; exit }
+        eps = (t > 0) ? edges / t : 0
+        mbs = (t > 0) ? blocks * 4096 / t / 1e6 : 0
+        pp = (peak > 0) ? 100 * mbs / peak : 0
+        printf "%s,%s,%s,%s,%s,%s,%s,%s,%.4f,%d,%.0f,%d,%.4f,%.1f,%.1f,%.1f,%d\n", scale, nv, ne, algo, pct, cb, mode, st, t, edges, eps, blocks, rate, mbs, pp, rss / 1024, iters
+    }' >> "$RESULTS"
+}
+
+graph_stats() { # graph -> "file_bytes vertices edges" (empty when the graph does not exist)
+    local d
+    d="$("$BIN" --data "$DATA" --format csv -c "DESCRIBE GRAPH $1;" 2>/dev/null)" || return 0
+    local f v e
+    f="$(echo "$d" | awk -F, '$1 == "file" { print $2 }')"
+    v="$(echo "$d" | awk -F, '$1 == "vertices" { print $2 }')"
+    e="$(echo "$d" | awk -F, '$1 == "edges" { print $2 }')"
+    [ -n "$f" ] && [ -f "$f" ] && echo "$(stat -c %s "$f") $v $e"
+    return 0
+}
+
+for S in $SCALES; do
+    EL="$WORK/rmat-$S.el"
+    if [ ! -s "$EL" ]; then
+        echo "# generating $EL: frontier gen rmat --scale $S --edge-factor $EDGE_FACTOR --weighted" >&2
+        "$BIN" gen rmat --scale "$S" --edge-factor "$EDGE_FACTOR" --weighted -o "$EL.tmp"
+        mv "$EL.tmp" "$EL"
+    fi
+    SRC="$(awk 'NR == 1 { print $1; exit }' "$EL")"
+    G="r$S"; GW="rw$S"
+    if [ -z "$(graph_stats "$G")" ]; then
+        echo "# importing $G: CREATE OR REPLACE GRAPH $G FROM '$EL' FORMAT edgelist UNDIRECTED;" >&2
+        "$BIN" --data "$DATA" -c "CREATE OR REPLACE GRAPH $G FROM '$EL' FORMAT edgelist UNDIRECTED;" >&2
+    fi
+    case " $ALGOS " in *" sssp "*)
+        if [ -z "$(graph_stats "$GW")" ]; then
+            echo "# importing $GW: CREATE OR REPLACE GRAPH $GW FROM '$EL' FORMAT edgelist UNDIRECTED WEIGHTED;" >&2
+            "$BIN" --data "$DATA" -c "CREATE OR REPLACE GRAPH $GW FROM '$EL' FORMAT edgelist UNDIRECTED WEIGHTED;" >&2
+        fi ;;
+    esac
+    for A in $ALGOS; do
+        g="$G"
+        case "$A" in
+            bfs) q="bfs ON $G FROM $SRC" ;;
+            pagerank) q="pagerank ON $G ITER $PR_ITER" ;;
+            wcc) q="wcc ON $G" ;;
+            sssp) q="sssp ON $GW FROM $SRC"; g="$GW" ;;
+            *) q="$A ON $G" ;;
+        esac
+        read -r FB NV NE <<< "$(graph_stats "$g")"
+        for C in $CACHES; do
+            CB=$(( FB * C / 100 ))
+            [ "$CB" -lt 4096 ] && CB=4096
+            for M in $MODES; do
+                echo "# scale $S $A cache ${C}% ($CB B of $FB) mode $M" >&2
+                run_cell "$S" "$g" "$A" "$q" "$C" "$CB" "$M" "$NV" "$NE"
+            done
+        done
+    done
+done
+
+echo
+echo "## frontier: algorithm time (PROFILE), $THREADS threads"
+echo
+awk -F, 'NR == 1 { next }
+    BEGIN { print "| scale | algo | cache | mode | time s | edges/s | blocks read | hit rate | device MB/s | % of peak | peak RSS MB |"
+            print "|---:|---|---:|---|---:|---:|---:|---:|---:|---:|---:|" }
+    {
+        if ($8 != "ok") { printf "| %s | %s | %s %% | %s | %s | | | | | | %s |\n", $1, $4, $5, $7, $8, $16; next }
+        eps = $11; u = ""
+        if (eps >= 1e9) { eps /= 1e9; u = " G" } else if (eps >= 1e6) { eps /= 1e6; u = " M" } else if (eps >= 1e3) { eps /= 1e3; u = " k" }
+        printf "| %s | %s | %s %% | %s | %.3f | %.1f%s | %d | %.1f %% | %.1f | %.0f %% | %.0f |\n", $1, $4, $5, $7, $9, eps, u, $12, 100 * $13, $14, $15, $16
+    }' "$RESULTS"
+echo
+echo "(results: $RESULTS)"
+
+# ---- NetworKit ---------------------------------------------------------------------------
+if [ "$NETWORKIT" = auto ]; then
+    if python3 -c "import networkit" 2>/dev/null; then NETWORKIT=yes; else NETWORKIT=no; echo "# networkit is not importable: skipping the comparison (pip install networkit)"; fi
+fi
+if [ "$NETWORKIT" = yes ]; then
+    for S in $SCALES; do
+        EL="$WORK/rmat-$S.el"
+        SRC="$(awk 'NR == 1 { print $1; exit }' "$EL")"
+        python3 "$ROOT/bench/networkit_compare.py" --edges "$EL" --scale "$S" --source "$SRC" \
+            --threads "$THREADS" --iterations "$PR_ITER" --frontier-csv "$RESULTS" --repeat "$REPEAT" \
+            $(case " $ALGOS " in *" sssp "*) echo --sssp ;; esac)
+    done
+fi

@@ -1,0 +1,265 @@
+//! The LDBC Graphalytics validation suite over `STORAGE dm`, through the real binary: two
+//! `frontier memnode` processes on loopback, a token file, and every reference output in
+//! tests/data/graphalytics checked with the official rules, with a large and a tiny `cn_cache`.
+//! Then a memory node killed in the middle of a query: the query fails naming the node, and the
+//! session goes on.
+
+use std::collections::HashMap;
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+
+use exec::verify::{read_reference, validate, Kernel};
+use rexpect::session::spawn_command;
+
+const BIN: &str = env!("CARGO_BIN_EXE_frontier");
+
+/// A `frontier memnode` child process, killed when dropped.
+struct Memnode {
+    child: Child,
+    addr: String,
+}
+
+impl Memnode {
+    fn start(token_file: &Path, id: u16) -> Memnode {
+        let mut child = Command::new(BIN)
+            .args(["memnode", "--listen", "127.0.0.1:0", "--capacity", "512MiB"])
+            .arg("--token-file")
+            .arg(token_file)
+            .args(["--node-id", &id.to_string()])
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        // The first line says where it listens: "memnode N listening on ADDR, capacity ...".
+        let mut line = String::new();
+        let stdout = child.stdout.take().unwrap();
+        let mut r = BufReader::new(stdout);
+        r.read_line(&mut line).unwrap();
+        let addr = line
+            .split_whitespace()
+            .skip_while(|w| *w != "on")
+            .nth(1)
+            .unwrap_or_else(|| panic!("memnode said {line:?}"))
+            .trim_end_matches(',')
+            .to_string();
+        // Keep draining its output so it never blocks on a full pipe.
+        std::thread::spawn(move || {
+            let mut sink = String::new();
+            while r.read_line(&mut sink).map(|n| n > 0).unwrap_or(false) {
+                sink.clear();
+            }
+        });
+        Memnode { child, addr }
+    }
+}
+
+impl Drop for Memnode {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Two memory nodes and the statements that point a session at them.
+fn pool(dir: &Path) -> (Memnode, Memnode, String) {
+    let token = dir.join("token");
+    std::fs::write(&token, "dm-graphalytics-token\n").unwrap();
+    let a = Memnode::start(&token, 1);
+    let b = Memnode::start(&token, 2);
+    let set = format!(
+        "SET memory_nodes = '{},{}'; SET memory_token_file = '{}';",
+        a.addr,
+        b.addr,
+        token.display()
+    );
+    (a, b, set)
+}
+
+fn data_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/graphalytics")
+}
+
+/// `graph.<name>.<key>` values of a .properties file.
+fn properties(path: &Path) -> HashMap<String, String> {
+    let text = std::fs::read_to_string(path).unwrap();
+    text.lines()
+        .filter(|l| !l.trim_start().starts_with('#'))
+        .filter_map(|l| l.split_once('='))
+        .filter_map(|(k, v)| {
+            let k = k.trim();
+            let key = k.strip_prefix("graph.")?.split_once('.')?.1;
+            Some((key.to_string(), v.trim().to_string()))
+        })
+        .collect()
+}
+
+/// The RUN clause and the kernel for a reference output suffix.
+fn run_clause(suffix: &str, p: &HashMap<String, String>) -> (String, Kernel) {
+    match suffix {
+        "BFS" => (
+            format!("bfs ON g FROM {}", p["bfs.source-vertex"]),
+            Kernel::Bfs,
+        ),
+        "SSSP" => (
+            format!("sssp ON g FROM {}", p["sssp.source-vertex"]),
+            Kernel::Sssp,
+        ),
+        "PR" => (
+            format!(
+                "pagerank ON g ITER {} damping {}",
+                p["pr.num-iterations"], p["pr.damping-factor"]
+            ),
+            Kernel::PageRank,
+        ),
+        "CDLP" => (
+            format!("cdlp ON g ITER {}", p["cdlp.max-iterations"]),
+            Kernel::Cdlp,
+        ),
+        "WCC" => ("wcc ON g".to_string(), Kernel::Wcc),
+        "LCC" => ("lcc ON g".to_string(), Kernel::Lcc),
+        other => panic!("unknown reference suffix {other}"),
+    }
+}
+
+fn run_suite(settings: &str) -> usize {
+    let work = tempfile::tempdir().unwrap();
+    let (_a, _b, set) = pool(work.path());
+    let mut checked = 0;
+    let mut datasets: Vec<PathBuf> = std::fs::read_dir(data_root())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.is_dir() && p.file_name().unwrap() != "validator-selftest")
+        .collect();
+    datasets.sort();
+    for dir in datasets {
+        let name = dir.file_name().unwrap().to_str().unwrap().to_string();
+        let props_path = dir.join(format!("{name}.properties"));
+        let props = properties(&props_path);
+        let mut script = format!(
+            "{set} {settings}\nCREATE OR REPLACE GRAPH g FROM '{}' FORMAT graphalytics STORAGE dm;\n",
+            props_path.display()
+        );
+        let mut expected = Vec::new();
+        for suffix in ["BFS", "CDLP", "LCC", "PR", "SSSP", "WCC"] {
+            let reference = dir.join(format!("{name}-{suffix}"));
+            if !reference.exists() {
+                continue;
+            }
+            let (clause, kernel) = run_clause(suffix, &props);
+            let out = work.path().join(format!("{name}-{suffix}.out"));
+            script.push_str(&format!(
+                "RUN {clause} INTO '{}' FORMAT graphalytics;\n",
+                out.display()
+            ));
+            expected.push((reference, out, kernel));
+        }
+        let output = Command::new(BIN)
+            .arg("--data")
+            .arg(work.path().join("data"))
+            .args(["-c", &script])
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        assert!(
+            output.status.success(),
+            "{name}: {}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        assert!(
+            String::from_utf8_lossy(&output.stdout).contains("memory nodes"),
+            "{name}: not loaded into the pool"
+        );
+        for (reference, out, kernel) in expected {
+            let want = read_reference(&reference).unwrap();
+            let got = read_reference(&out).unwrap();
+            if let Err(e) = validate(kernel.rule(), &want, &got) {
+                panic!("{} ({settings}): {e}", reference.display());
+            }
+            checked += 1;
+        }
+    }
+    checked
+}
+
+#[test]
+fn all_reference_outputs_pass_over_dm_with_a_large_cn_cache() {
+    assert_eq!(run_suite("SET cn_cache = '1GB';"), 24);
+}
+
+#[test]
+fn all_reference_outputs_pass_over_dm_with_a_tiny_cn_cache() {
+    assert_eq!(
+        run_suite("SET cn_cache = '4KiB'; SET threads = 2; SET mode = push;"),
+        24
+    );
+}
+
+#[test]
+fn missing_pool_settings_are_named() {
+    let work = tempfile::tempdir().unwrap();
+    let props = data_root().join("example-directed/example-directed.properties");
+    let run = |script: &str| {
+        Command::new(BIN)
+            .arg("--data")
+            .arg(work.path().join("data"))
+            .args(["-c", script])
+            .stdin(Stdio::null())
+            .output()
+            .unwrap()
+    };
+    let create = format!(
+        "CREATE GRAPH g FROM '{}' FORMAT graphalytics STORAGE dm;",
+        props.display()
+    );
+    let o = run(&create);
+    assert!(!o.status.success());
+    assert!(String::from_utf8_lossy(&o.stderr).contains("memory_nodes"));
+    let o = run(&format!("SET memory_nodes = '127.0.0.1:9'; {create}"));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("memory_token_file"));
+}
+
+#[test]
+fn a_killed_memory_node_fails_the_query_and_the_session_goes_on() {
+    let work = tempfile::tempdir().unwrap();
+    let (_a, mut b, set) = pool(work.path());
+    let edges = work.path().join("g.txt");
+    let status = Command::new(BIN)
+        .args(["gen", "rmat", "--scale", "12", "--seed", "5", "-o"])
+        .arg(&edges)
+        .status()
+        .unwrap();
+    assert!(status.success());
+
+    let mut cmd = Command::new(BIN);
+    cmd.arg("--data").arg(work.path().join("data"));
+    cmd.env("TERM", "xterm");
+    // A bound that only catches a hang: every expectation below normally takes well under it.
+    let mut p = spawn_command(cmd, Some(60_000)).unwrap();
+    p.exp_string("frontier> ").unwrap();
+    p.send_line(&set).unwrap();
+    p.exp_string("frontier> ").unwrap();
+    p.send_line(&format!(
+        "CREATE GRAPH g FROM '{}' FORMAT edgelist STORAGE dm;",
+        edges.display()
+    ))
+    .unwrap();
+    p.exp_string("created graph g").unwrap();
+    p.exp_string("frontier> ").unwrap();
+    // Tiny cn_cache: many small round trips, so the query is still running when the node dies.
+    p.send_line("SET cn_cache = '4KiB';").unwrap();
+    p.exp_string("frontier> ").unwrap();
+    p.send_line("RUN pagerank ON g ITER 1000000;").unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    let _ = b.child.kill();
+    let _ = b.child.wait();
+    let dead = b.addr.clone();
+    p.exp_string(&dead).unwrap();
+    p.exp_string("frontier> ").unwrap();
+    p.send_line("SHOW GRAPHS;").unwrap();
+    p.exp_string("dm").unwrap();
+    p.exp_string("frontier> ").unwrap();
+    p.send_control('d').unwrap();
+    p.exp_eof().unwrap();
+}
