@@ -26,8 +26,8 @@ pub mod transport;
 
 pub use addr::GlobalAddr;
 pub use graph_store::{DmOptions, DmStore};
-pub use load::{DmLayout, PoolConfig};
 pub use inproc::InProcTransport;
+pub use load::{DmLayout, PoolConfig};
 pub use protocol::{
     decode_frame, AttrKind, ErrorCode, Frame, FrameError, Message, UpdateItem, UpdateOp, Verb,
     VerbReply,
