@@ -264,14 +264,16 @@ pub fn run(
         if s.style == OutputStyle::Table {
             writeln!(
                 out,
-                "wrote {} rows to {} in {:.3} s",
-                table.num_rows(),
+                "wrote {} rows ({}, {}) to {}: run {:.3} s, write {:.3} s",
+                summary.rows,
+                exec::sink::format_name(summary.format),
+                format_size(summary.bytes),
                 path.display(),
-                elapsed.as_secs_f64()
+                elapsed.as_secs_f64(),
+                summary.elapsed.as_secs_f64()
             )
             .map_err(werr)?;
         }
-        let _ = summary;
     } else {
         crate::render::render(&table, s.style, elapsed, out).map_err(werr)?;
     }
