@@ -95,7 +95,7 @@ fi
 json_field() { sed -n "s/.*\"$1\": *\"\{0,1\}\([^\",]*\)\"\{0,1\},\{0,1\}$/\1/p" "$DATA/device.json" | head -1; }
 IO_DEPTH="$(json_field io_depth)"
 PEAK_MB="$(json_field peak_mb_per_sec)"
-ENGINE="$(json_field engine)"
+ENGINE="$(sed -n 's/.*"engine": *"\([^"]*\)".*/\1/p' "$DATA/device.json" | head -1)"
 
 echo "# machine: $(nproc) cores, $(awk '/MemTotal/ {printf "%.1f GiB", $2/1048576}' /proc/meminfo) RAM, $(sed -n 's/^model name\s*: //p' /proc/cpuinfo | head -1)"
 echo "# device: io_depth $IO_DEPTH, peak $PEAK_MB MB/s of 4 KiB random reads ($ENGINE), from $DATA/device.json"
