@@ -97,7 +97,12 @@ pub fn compute<S: GraphStore>(ctx: &RunContext<'_, S>) -> Result<Vec<u64>, ExecE
     ctx.pool.install(|| {
         (0..n).into_par_iter().with_min_len(1024).for_each(|v| {
             let root = comp[v as usize].load(Ordering::Relaxed) as usize;
-            min_id[root].fetch_min(store.input_id(v), Ordering::Relaxed);
+            let id = store.input_id(v);
+            // Read first: the giant component's root is hit by most vertices, and a contended
+            // read-modify-write per vertex on one cache line costs more than the whole search.
+            if id < min_id[root].load(Ordering::Relaxed) {
+                min_id[root].fetch_min(id, Ordering::Relaxed);
+            }
         });
         Ok((0..n)
             .into_par_iter()
