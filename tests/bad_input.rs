@@ -24,7 +24,12 @@ fn text(b: &[u8]) -> String {
 fn assert_fails(data: &Path, statements: &str, wanted: &[&str]) {
     let out = frontier(data, statements);
     let err = text(&out.stderr);
-    assert_eq!(out.status.code(), Some(1), "{statements}: exit {:?}, stderr {err}", out.status);
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{statements}: exit {:?}, stderr {err}",
+        out.status
+    );
     assert!(!err.contains("panicked"), "{statements}: {err}");
     assert!(err.starts_with("error: "), "{statements}: {err}");
     for w in wanted {
@@ -42,8 +47,16 @@ fn malformed_statements_name_line_and_column() {
         ("RUN pagerank ON;", "-c:1:16:", "graph name"),
         ("RUN bfs ON g FROM;", "-c:1:18:", "vertex"),
         ("RUN pagerank ON g ITER x1;", "-c:1:24:", "number"),
-        ("RUN pagerank ON g ITER 99999999999999999999;", "-c:1:24:", "out of range"),
-        ("CREATE GRAPH g FROM 'edges.txt;", "-c:1:21:", "unterminated string"),
+        (
+            "RUN pagerank ON g ITER 99999999999999999999;",
+            "-c:1:24:",
+            "out of range",
+        ),
+        (
+            "CREATE GRAPH g FROM 'edges.txt;",
+            "-c:1:21:",
+            "unterminated string",
+        ),
         ("CREATE GRAPH g FROM edges.txt;", "-c:1:21:", "quoted path"),
         ("FROBNICATE GRAPH g;", "-c:1:1:", "unknown statement"),
         ("SHOW GRAPHS extra;", "-c:1:13:", "`;`"),
@@ -58,13 +71,33 @@ fn malformed_statements_name_line_and_column() {
         ("RUN pagerank ON g ORDER BY;", "-c:1:27:", "column"),
         ("RUN pagerank ON g LIMIT;", "-c:1:24:", "number"),
         ("RUN pagerank ON g INTO;", "-c:1:23:", "path"),
-        ("RUN pagerank ON g INTO 'x.parquet' FORMAT xlsx;", "-c:1:43:", "parquet"),
-        ("CREATE GRAPH g FROM 'x' FORMAT docx;", "-c:1:32:", "edgelist"),
-        ("CREATE GRAPH g FROM 'x' STORAGE cloud;", "-c:1:33:", "blockfile"),
-        ("SHOW GRAPHS;\nRUN pagerank ON g ITER 1.5;", "-c:2:24:", "whole number"),
+        (
+            "RUN pagerank ON g INTO 'x.parquet' FORMAT xlsx;",
+            "-c:1:43:",
+            "parquet",
+        ),
+        (
+            "CREATE GRAPH g FROM 'x' FORMAT docx;",
+            "-c:1:32:",
+            "edgelist",
+        ),
+        (
+            "CREATE GRAPH g FROM 'x' STORAGE cloud;",
+            "-c:1:33:",
+            "blockfile",
+        ),
+        (
+            "SHOW GRAPHS;\nRUN pagerank ON g ITER 1.5;",
+            "-c:2:24:",
+            "whole number",
+        ),
         ("SHOW GRAPHS\nSHOW SETTINGS;", "-c:1:12:", "`;`"),
         ("RUN pagerank ON FROM;", "-c:1:17:", "keyword"),
-        ("CREATE GRAPH g FROM 'a' DIRECTED UNDIRECTED;", "-c:1:34:", "twice"),
+        (
+            "CREATE GRAPH g FROM 'a' DIRECTED UNDIRECTED;",
+            "-c:1:34:",
+            "twice",
+        ),
         ("RUN bfs ON g FROM 1 FROM 2;", "-c:1:21:", "twice"),
         (";", "-c:1:1:", "empty statement"),
         ("RUN pagerank ON g ) ;", "-c:1:19:", "`)`"),
@@ -100,47 +133,166 @@ fn bad_settings_parameters_and_files_name_the_fault() {
     let csv = f("bad.csv", b"from,to\n1,2\n");
     let table: Vec<(String, Vec<String>)> = vec![
         // statements and parameters
-        ("RUN pagerank ON nosuch;".into(), vec!["-c:1:17:".into(), "graph `nosuch` does not exist".into()]),
-        ("RUN pagerank ON gg;".into(), vec!["did you mean `g`?".into()]),
-        ("RUN pagernk ON g;".into(), vec!["-c:1:5:".into(), "did you mean `pagerank`?".into()]),
-        ("RUN bfs ON g;".into(), vec!["bfs needs a source vertex".into()]),
-        ("RUN bfs ON g FROM 999;".into(), vec!["-c:1:19:".into(), "vertex 999 is not a vertex of graph `g`".into()]),
-        ("RUN wcc ON g FROM 1;".into(), vec!["wcc takes no FROM".into()]),
-        ("RUN pagerank ON g dampign 0.5;".into(), vec!["-c:1:19:".into(), "unknown parameter `dampign`".into(), "`damping`".into()]),
-        ("RUN pagerank ON g damping 2;".into(), vec!["parameter `damping` must be in".into()]),
-        ("RUN pagerank ON g ITER 0;".into(), vec!["parameter `iter` must be in".into()]),
-        ("RUN cdlp ON g ITER -3;".into(), vec!["parameter `iter`".into()]),
-        ("RUN randomwalk ON g WALKS 0;".into(), vec!["parameter `walks`".into()]),
-        ("RUN pagerank ON g ORDER BY rnak;".into(), vec!["no column `rnak`".into(), "`rank`".into()]),
+        (
+            "RUN pagerank ON nosuch;".into(),
+            vec!["-c:1:17:".into(), "graph `nosuch` does not exist".into()],
+        ),
+        (
+            "RUN pagerank ON gg;".into(),
+            vec!["did you mean `g`?".into()],
+        ),
+        (
+            "RUN pagernk ON g;".into(),
+            vec!["-c:1:5:".into(), "did you mean `pagerank`?".into()],
+        ),
+        (
+            "RUN bfs ON g;".into(),
+            vec!["bfs needs a source vertex".into()],
+        ),
+        (
+            "RUN bfs ON g FROM 999;".into(),
+            vec![
+                "-c:1:19:".into(),
+                "vertex 999 is not a vertex of graph `g`".into(),
+            ],
+        ),
+        (
+            "RUN wcc ON g FROM 1;".into(),
+            vec!["wcc takes no FROM".into()],
+        ),
+        (
+            "RUN pagerank ON g dampign 0.5;".into(),
+            vec![
+                "-c:1:19:".into(),
+                "unknown parameter `dampign`".into(),
+                "`damping`".into(),
+            ],
+        ),
+        (
+            "RUN pagerank ON g damping 2;".into(),
+            vec!["parameter `damping` must be in".into()],
+        ),
+        (
+            "RUN pagerank ON g ITER 0;".into(),
+            vec!["parameter `iter` must be in".into()],
+        ),
+        (
+            "RUN cdlp ON g ITER -3;".into(),
+            vec!["parameter `iter`".into()],
+        ),
+        (
+            "RUN randomwalk ON g WALKS 0;".into(),
+            vec!["parameter `walks`".into()],
+        ),
+        (
+            "RUN pagerank ON g ORDER BY rnak;".into(),
+            vec!["no column `rnak`".into(), "`rank`".into()],
+        ),
         ("RUN pagerank ON g LIMIT -1;".into(), vec!["LIMIT".into()]),
-        ("RUN pagerank ON g INTO 'out.xlsx';".into(), vec!["'out.xlsx'".into(), ".parquet".into()]),
-        (format!("RUN pagerank ON g INTO '{}/no/such/dir/x.parquet';", d.path().display()), vec!["no/such/dir".into()]),
-        ("RUN randomwalk ON g WALKS 1000000000 LENGTH 1000000;".into(), vec!["memory_limit".into()]),
-        ("DROP GRAPH nosuch;".into(), vec!["graph `nosuch` does not exist".into()]),
-        ("DESCRIBE GRAPH nosuch;".into(), vec!["graph `nosuch` does not exist".into()]),
-        (format!("CREATE GRAPH g FROM '{}';", good.display()), vec!["graph `g` already exists".into()]),
+        (
+            "RUN pagerank ON g INTO 'out.xlsx';".into(),
+            vec!["'out.xlsx'".into(), ".parquet".into()],
+        ),
+        (
+            format!(
+                "RUN pagerank ON g INTO '{}/no/such/dir/x.parquet';",
+                d.path().display()
+            ),
+            vec!["no/such/dir".into()],
+        ),
+        (
+            "RUN randomwalk ON g WALKS 1000000000 LENGTH 1000000;".into(),
+            vec!["memory_limit".into()],
+        ),
+        (
+            "DROP GRAPH nosuch;".into(),
+            vec!["graph `nosuch` does not exist".into()],
+        ),
+        (
+            "DESCRIBE GRAPH nosuch;".into(),
+            vec!["graph `nosuch` does not exist".into()],
+        ),
+        (
+            format!("CREATE GRAPH g FROM '{}';", good.display()),
+            vec!["graph `g` already exists".into()],
+        ),
         // settings
-        ("SET thraeds = 2;".into(), vec!["unknown setting `thraeds`".into(), "`threads`".into()]),
+        (
+            "SET thraeds = 2;".into(),
+            vec!["unknown setting `thraeds`".into(), "`threads`".into()],
+        ),
         ("SET threads = 0;".into(), vec!["setting `threads`".into()]),
         ("SET cache = 'lots';".into(), vec!["setting `cache`".into()]),
-        ("SET mode = fast;".into(), vec!["setting `mode`".into(), "auto, push, block or pull".into()]),
-        ("SET io_depth = 100000;".into(), vec!["setting `io_depth`".into()]),
-        ("SET memory_nodes = 'nohost';".into(), vec!["setting `memory_nodes`".into(), "host:port".into()]),
-        ("SET import_memory = '1KB';".into(), vec!["setting `import_memory`".into(), "minimum".into()]),
+        (
+            "SET mode = fast;".into(),
+            vec!["setting `mode`".into(), "auto, push, block or pull".into()],
+        ),
+        (
+            "SET io_depth = 100000;".into(),
+            vec!["setting `io_depth`".into()],
+        ),
+        (
+            "SET memory_nodes = 'nohost';".into(),
+            vec!["setting `memory_nodes`".into(), "host:port".into()],
+        ),
+        (
+            "SET import_memory = '1KB';".into(),
+            vec!["setting `import_memory`".into(), "minimum".into()],
+        ),
         // files
-        (format!("CREATE GRAPH h FROM '{non_numeric}';"), vec![format!("{non_numeric}:2:")]),
-        (format!("CREATE GRAPH h FROM '{negative}';"), vec![format!("{negative}:3:")]),
-        (format!("CREATE GRAPH h FROM '{overflow}';"), vec![format!("{overflow}:2:")]),
-        (format!("CREATE GRAPH h FROM '{nan}' WEIGHTED;"), vec![format!("{nan}:2:")]),
-        (format!("CREATE GRAPH h FROM '{missing_weight}' WEIGHTED;"), vec![format!("{missing_weight}:2:")]),
-        (format!("CREATE GRAPH h FROM '{negative_weight}' WEIGHTED;"), vec![format!("{negative_weight}:2:")]),
-        (format!("CREATE GRAPH h FROM '{garbage}';"), vec![format!("{garbage}:2:")]),
-        (format!("CREATE GRAPH h FROM '{}/missing.txt';", d.path().display()), vec!["missing.txt".into()]),
-        (format!("CREATE GRAPH h FROM '{props}' FORMAT graphalytics;"), vec![props.clone()]),
-        (format!("CREATE GRAPH h FROM '{csv}' FORMAT csv src 'a' dst 'b';"), vec![csv.clone()]),
-        (format!("CREATE GRAPH h FROM '{}' VERTICES '{}/nov.txt';", good.display(), d.path().display()), vec!["nov.txt".into()]),
+        (
+            format!("CREATE GRAPH h FROM '{non_numeric}';"),
+            vec![format!("{non_numeric}:2:")],
+        ),
+        (
+            format!("CREATE GRAPH h FROM '{negative}';"),
+            vec![format!("{negative}:3:")],
+        ),
+        (
+            format!("CREATE GRAPH h FROM '{overflow}';"),
+            vec![format!("{overflow}:2:")],
+        ),
+        (
+            format!("CREATE GRAPH h FROM '{nan}' WEIGHTED;"),
+            vec![format!("{nan}:2:")],
+        ),
+        (
+            format!("CREATE GRAPH h FROM '{missing_weight}' WEIGHTED;"),
+            vec![format!("{missing_weight}:2:")],
+        ),
+        (
+            format!("CREATE GRAPH h FROM '{negative_weight}' WEIGHTED;"),
+            vec![format!("{negative_weight}:2:")],
+        ),
+        (
+            format!("CREATE GRAPH h FROM '{garbage}';"),
+            vec![format!("{garbage}:2:")],
+        ),
+        (
+            format!("CREATE GRAPH h FROM '{}/missing.txt';", d.path().display()),
+            vec!["missing.txt".into()],
+        ),
+        (
+            format!("CREATE GRAPH h FROM '{props}' FORMAT graphalytics;"),
+            vec![props.clone()],
+        ),
+        (
+            format!("CREATE GRAPH h FROM '{csv}' FORMAT csv src 'a' dst 'b';"),
+            vec![csv.clone()],
+        ),
+        (
+            format!(
+                "CREATE GRAPH h FROM '{}' VERTICES '{}/nov.txt';",
+                good.display(),
+                d.path().display()
+            ),
+            vec!["nov.txt".into()],
+        ),
         // a bad file in CREATE OR REPLACE keeps the old graph (checked below)
-        (format!("CREATE OR REPLACE GRAPH g FROM '{nan}' WEIGHTED;"), vec![format!("{nan}:2:")]),
+        (
+            format!("CREATE OR REPLACE GRAPH g FROM '{nan}' WEIGHTED;"),
+            vec![format!("{nan}:2:")],
+        ),
     ];
     assert!(table.len() >= 30);
     for (statements, wanted) in &table {
