@@ -3,22 +3,14 @@
 //! and column, the setting, the parameter, or the file and line — and never panic.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Output};
 
-const BIN: &str = env!("CARGO_BIN_EXE_frontier");
+mod common;
+
+use common::{text, BIN};
 
 fn frontier(data: &Path, statements: &str) -> Output {
-    Command::new(BIN)
-        .arg("--data")
-        .arg(data)
-        .args(["-c", statements])
-        .stdin(Stdio::null())
-        .output()
-        .unwrap()
-}
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
+    common::run(data, &["-c", statements])
 }
 
 fn assert_fails(data: &Path, statements: &str, wanted: &[&str]) {

@@ -32,7 +32,11 @@ fn bench_runs_on_a_tiny_graph() {
 
     // 4 algorithms x 2 caches x 2 modes, every one ran and was profiled.
     let results = std::fs::read_to_string(work.path().join("results.csv")).unwrap();
-    let rows: Vec<Vec<&str>> = results.lines().skip(1).map(|l| l.split(',').collect()).collect();
+    let rows: Vec<Vec<&str>> = results
+        .lines()
+        .skip(1)
+        .map(|l| l.split(',').collect())
+        .collect();
     assert_eq!(rows.len(), 16, "{results}");
     for r in &rows {
         assert_eq!(r[7], "ok", "a cell did not run: {r:?}\n{stderr}");

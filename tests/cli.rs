@@ -3,20 +3,12 @@
 use std::io::Write;
 use std::process::{Command, Output, Stdio};
 
-const BIN: &str = env!("CARGO_BIN_EXE_frontier");
+mod common;
+
+use common::{text, BIN};
 
 fn frontier(data: &std::path::Path, args: &[&str]) -> Output {
-    Command::new(BIN)
-        .arg("--data")
-        .arg(data)
-        .args(args)
-        .stdin(Stdio::null())
-        .output()
-        .unwrap()
-}
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
+    common::run(data, args)
 }
 
 #[test]

@@ -3,22 +3,14 @@
 //! named by VERIFY GRAPH and stops a run instead of giving wrong results.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::Output;
 
-const BIN: &str = env!("CARGO_BIN_EXE_frontier");
+mod common;
+
+use common::text;
 
 fn frontier(data: &Path, statements: &str) -> Output {
-    Command::new(BIN)
-        .arg("--data")
-        .arg(data)
-        .args(["--format", "csv", "-c", statements])
-        .stdin(Stdio::null())
-        .output()
-        .unwrap()
-}
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
+    common::csv(data, statements)
 }
 
 /// Imports a small graph and returns the data directory and the graph's file.

@@ -7,21 +7,13 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-const BIN: &str = env!("CARGO_BIN_EXE_frontier");
+mod common;
+
+use common::{text, BIN};
 const KILLS_PER_KIND: usize = 20;
 
 fn frontier(data: &Path, statements: &str) -> Output {
-    Command::new(BIN)
-        .arg("--data")
-        .arg(data)
-        .args(["--format", "csv", "-c", statements])
-        .stdin(Stdio::null())
-        .output()
-        .unwrap()
-}
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
+    common::csv(data, statements)
 }
 
 /// `(vertices, edges)` of `name` per SHOW GRAPHS, if the catalog has it.
