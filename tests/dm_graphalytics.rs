@@ -4,15 +4,16 @@
 //! Then a memory node killed in the middle of a query: the query fails naming the node, and the
 //! session goes on.
 
-use std::collections::HashMap;
+mod common;
+
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 
-use exec::verify::{read_reference, validate, Kernel};
+use common::graphalytics::{data_root, properties, run_clause};
+use common::BIN;
+use exec::verify::{read_reference, validate};
 use rexpect::session::spawn_command;
-
-const BIN: &str = env!("CARGO_BIN_EXE_frontier");
 
 /// A `frontier memnode` child process, killed when dropped.
 struct Memnode {
@@ -75,52 +76,6 @@ fn pool(dir: &Path) -> (Memnode, Memnode, String) {
         token.display()
     );
     (a, b, set)
-}
-
-fn data_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/graphalytics")
-}
-
-/// `graph.<name>.<key>` values of a .properties file.
-fn properties(path: &Path) -> HashMap<String, String> {
-    let text = std::fs::read_to_string(path).unwrap();
-    text.lines()
-        .filter(|l| !l.trim_start().starts_with('#'))
-        .filter_map(|l| l.split_once('='))
-        .filter_map(|(k, v)| {
-            let k = k.trim();
-            let key = k.strip_prefix("graph.")?.split_once('.')?.1;
-            Some((key.to_string(), v.trim().to_string()))
-        })
-        .collect()
-}
-
-/// The RUN clause and the kernel for a reference output suffix.
-fn run_clause(suffix: &str, p: &HashMap<String, String>) -> (String, Kernel) {
-    match suffix {
-        "BFS" => (
-            format!("bfs ON g FROM {}", p["bfs.source-vertex"]),
-            Kernel::Bfs,
-        ),
-        "SSSP" => (
-            format!("sssp ON g FROM {}", p["sssp.source-vertex"]),
-            Kernel::Sssp,
-        ),
-        "PR" => (
-            format!(
-                "pagerank ON g ITER {} damping {}",
-                p["pr.num-iterations"], p["pr.damping-factor"]
-            ),
-            Kernel::PageRank,
-        ),
-        "CDLP" => (
-            format!("cdlp ON g ITER {}", p["cdlp.max-iterations"]),
-            Kernel::Cdlp,
-        ),
-        "WCC" => ("wcc ON g".to_string(), Kernel::Wcc),
-        "LCC" => ("lcc ON g".to_string(), Kernel::Lcc),
-        other => panic!("unknown reference suffix {other}"),
-    }
 }
 
 fn run_suite(settings: &str) -> usize {

@@ -1,6 +1,8 @@
 //! Helpers shared by the end-to-end tests: run the real binary against a data directory.
 #![allow(dead_code)]
 
+pub mod graphalytics;
+
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
 
