@@ -7,12 +7,12 @@
 mod common;
 
 use std::io::{BufRead, BufReader};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Child, Command, Stdio};
 
-use common::graphalytics::{data_root, properties, run_clause};
+use common::graphalytics::data_root;
 use common::BIN;
-use exec::verify::{read_reference, validate};
+
 use rexpect::session::spawn_command;
 
 /// A `frontier memnode` child process, killed when dropped.
@@ -81,61 +81,16 @@ fn pool(dir: &Path) -> (Memnode, Memnode, String) {
 fn run_suite(settings: &str) -> usize {
     let work = tempfile::tempdir().unwrap();
     let (_a, _b, set) = pool(work.path());
-    let mut checked = 0;
-    let mut datasets: Vec<PathBuf> = std::fs::read_dir(data_root())
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.is_dir() && p.file_name().unwrap() != "validator-selftest")
-        .collect();
-    datasets.sort();
-    for dir in datasets {
-        let name = dir.file_name().unwrap().to_str().unwrap().to_string();
-        let props_path = dir.join(format!("{name}.properties"));
-        let props = properties(&props_path);
-        let mut script = format!(
-            "{set} {settings}\nCREATE OR REPLACE GRAPH g FROM '{}' FORMAT graphalytics STORAGE dm;\n",
-            props_path.display()
-        );
-        let mut expected = Vec::new();
-        for suffix in ["BFS", "CDLP", "LCC", "PR", "SSSP", "WCC"] {
-            let reference = dir.join(format!("{name}-{suffix}"));
-            if !reference.exists() {
-                continue;
-            }
-            let (clause, kernel) = run_clause(suffix, &props);
-            let out = work.path().join(format!("{name}-{suffix}.out"));
-            script.push_str(&format!(
-                "RUN {clause} INTO '{}' FORMAT graphalytics;\n",
-                out.display()
-            ));
-            expected.push((reference, out, kernel));
-        }
-        let output = Command::new(BIN)
-            .arg("--data")
-            .arg(work.path().join("data"))
-            .args(["-c", &script])
-            .stdin(Stdio::null())
-            .output()
-            .unwrap();
-        assert!(
-            output.status.success(),
-            "{name}: {}",
-            String::from_utf8_lossy(&output.stderr)
-        );
-        assert!(
-            String::from_utf8_lossy(&output.stdout).contains("memory nodes"),
-            "{name}: not loaded into the pool"
-        );
-        for (reference, out, kernel) in expected {
-            let want = read_reference(&reference).unwrap();
-            let got = read_reference(&out).unwrap();
-            if let Err(e) = validate(kernel.rule(), &want, &got) {
-                panic!("{} ({settings}): {e}", reference.display());
-            }
-            checked += 1;
-        }
-    }
-    checked
+    common::graphalytics::run_suite(
+        &format!("{set} {settings}"),
+        "STORAGE dm",
+        |name, stdout| {
+            assert!(
+                stdout.contains("memory nodes"),
+                "{name}: not loaded into the pool"
+            );
+        },
+    )
 }
 
 #[test]
