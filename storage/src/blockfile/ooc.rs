@@ -24,7 +24,8 @@ use crate::blockfile::open::{GraphFile, VertexIndex};
 use crate::cache::{BlockCache, BlockRef};
 use crate::error::{Result, StoreError};
 use crate::io::{
-    human_bytes, AlignedBuf, Completion, EngineOptions, IoCounters, IoEngine, ReadRequest, Session,
+    human_bytes, AlignedBuf, BufPool, Completion, EngineOptions, IoCounters, IoEngine, ReadRequest,
+    Session,
 };
 use crate::store::{Direction, FetchOrder, GraphShape, GraphStore, IoStats};
 
@@ -34,8 +35,12 @@ const MAX_READ_BLOCKS: u64 = 256;
 const SCAN_CHUNK_BLOCKS: u64 = 256;
 /// Scan reads kept in flight (each is large, so a few saturate the device).
 const SCAN_DEPTH: usize = 4;
-/// Scan chunks kept after use, for lists that first-fit packing placed slightly behind.
-const SCAN_RETAIN_CHUNKS: usize = 8;
+/// Chunks behind the current list kept while some later list of the range still needs them
+/// (first-fit packing can leave a half-empty block open for long); beyond this many the oldest
+/// is dropped and re-read if needed. Chunks no remaining list needs are dropped at once.
+const SCAN_RETAIN_CHUNKS: usize = 4;
+/// Idle scan buffers kept for reuse: what two scanning threads hold at once.
+const SCAN_POOL_KEEP: usize = 2 * (SCAN_RETAIN_CHUNKS + SCAN_DEPTH);
 /// Weight slots per weight block.
 const WEIGHTS_PER_BLOCK: u64 = (BLOCK_SIZE / 8) as u64;
 const SLOTS: u64 = SLOTS_PER_BLOCK as u64;
@@ -46,6 +51,9 @@ pub struct OutOfCoreStore {
     engine: IoEngine,
     cache: BlockCache,
     counters: Arc<IoCounters>,
+    /// Recycled buffers of sequential-scan reads (edges, and weights at twice the size).
+    scan_edges: BufPool,
+    scan_weights: BufPool,
 }
 
 impl std::fmt::Debug for OutOfCoreStore {
@@ -138,6 +146,8 @@ impl OutOfCoreStore {
             engine,
             cache,
             counters,
+            scan_edges: BufPool::new(SCAN_CHUNK_BLOCKS as usize, SCAN_POOL_KEEP),
+            scan_weights: BufPool::new(2 * SCAN_CHUNK_BLOCKS as usize, SCAN_POOL_KEEP),
         })
     }
 
@@ -669,6 +679,17 @@ impl OutOfCoreStore {
         }
         let chunks = (hi - lo) / SCAN_CHUNK_BLOCKS + 1;
         let chunk_of = |b: u64| (b - lo) / SCAN_CHUNK_BLOCKS;
+        // How many lists of the range still need each chunk: a chunk is read only if some list
+        // needs it and released as soon as the last one is visited.
+        let mut uses = vec![0u32; chunks as usize];
+        for v in range.clone() {
+            let s = lay.span(v);
+            if s.deg > 0 {
+                for c in chunk_of(s.e_first)..=chunk_of(s.e_last) {
+                    uses[c as usize] += 1;
+                }
+            }
+        }
         let chunk_blocks = |c: u64| {
             let f = lo + c * SCAN_CHUNK_BLOCKS;
             (f, (hi + 1 - f).min(SCAN_CHUNK_BLOCKS))
@@ -677,6 +698,15 @@ impl OutOfCoreStore {
             edges: Option<AlignedBuf>,
             weights: Option<AlignedBuf>,
         }
+        // Hands a used chunk's buffers back to the pools.
+        let recycle = |ch: Chunk| {
+            if let Some(b) = ch.edges {
+                self.scan_edges.give(b);
+            }
+            if let Some(b) = ch.weights {
+                self.scan_weights.give(b);
+            }
+        };
         let mut loaded: BTreeMap<u64, Chunk> = BTreeMap::new();
         let mut pending: HashMap<u64, Chunk> = HashMap::new();
         let mut issued: HashSet<u64> = HashSet::new();
@@ -693,14 +723,14 @@ impl OutOfCoreStore {
             session.submit(ReadRequest {
                 tag: c << 1,
                 offset: f * BLOCK_SIZE as u64,
-                buf: AlignedBuf::new(n as usize),
+                buf: self.scan_edges.take(n as usize),
             })?;
             if let Some(w0) = lay.w0 {
                 let wf = w0 + 2 * (f - lay.e0);
                 session.submit(ReadRequest {
                     tag: (c << 1) | 1,
                     offset: wf * BLOCK_SIZE as u64,
-                    buf: AlignedBuf::new(2 * n as usize),
+                    buf: self.scan_weights.take(2 * n as usize),
                 })?;
             }
             Ok(())
@@ -710,13 +740,17 @@ impl OutOfCoreStore {
         let read_ahead = |session: &mut Session<'_>,
                           loaded: &BTreeMap<u64, Chunk>,
                           issued: &mut HashSet<u64>,
-                          next_issue: &mut u64|
+                          next_issue: &mut u64,
+                          uses: &[u32]|
          -> Result<()> {
             while *next_issue < chunks
                 && session.in_flight() < SCAN_DEPTH * reads_per_chunk
                 && loaded.len() + issued.len() < SCAN_RETAIN_CHUNKS + SCAN_DEPTH
             {
-                if !loaded.contains_key(next_issue) && !issued.contains(next_issue) {
+                if uses[*next_issue as usize] > 0
+                    && !loaded.contains_key(next_issue)
+                    && !issued.contains(next_issue)
+                {
                     if !session.has_room() {
                         break;
                     }
@@ -750,7 +784,7 @@ impl OutOfCoreStore {
                         continue;
                     }
                 }
-                read_ahead(&mut session, &loaded, &mut issued, &mut next_issue)?;
+                read_ahead(&mut session, &loaded, &mut issued, &mut next_issue, &uses)?;
                 session.wait(|c| done.push(c))?;
                 for c in done.drain(..) {
                     self.landed(&c)?;
@@ -778,7 +812,7 @@ impl OutOfCoreStore {
                     }
                 }
             }
-            read_ahead(&mut session, &loaded, &mut issued, &mut next_issue)?;
+            read_ahead(&mut session, &loaded, &mut issued, &mut next_issue, &uses)?;
             // All of v's chunks are in.
             let slot_in = |c: u64, slot: u64, per: u64| -> usize {
                 let (f, _) = chunk_blocks(c);
@@ -818,15 +852,24 @@ impl OutOfCoreStore {
                 self.check_list(v, &assembled)?;
                 visit(v, &assembled, want_w.then_some(&wassembled[..]));
             }
-            // Drop chunks behind this list beyond the retention window.
-            while loaded.len() > SCAN_RETAIN_CHUNKS {
-                match loaded.first_key_value() {
-                    Some((&k, _)) if k < c0 => {
-                        loaded.remove(&k);
+            // Release the chunks no later list needs, then the oldest beyond the retention cap.
+            for c in c0..=c1 {
+                let u = &mut uses[c as usize];
+                *u -= 1;
+                if *u == 0 {
+                    if let Some(ch) = loaded.remove(&c) {
+                        recycle(ch);
                     }
-                    _ => break,
                 }
             }
+            while loaded.range(..c0).count() > SCAN_RETAIN_CHUNKS {
+                if let Some((_, ch)) = loaded.pop_first() {
+                    recycle(ch);
+                }
+            }
+        }
+        for (_, ch) in std::mem::take(&mut loaded) {
+            recycle(ch);
         }
         Ok(())
     }

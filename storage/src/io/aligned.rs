@@ -5,6 +5,7 @@
 
 use std::alloc::{self, Layout};
 use std::ptr::NonNull;
+use std::sync::Mutex;
 
 use crate::blockfile::format::BLOCK_SIZE;
 
@@ -20,7 +21,10 @@ pub const ALIGN: usize = BLOCK_SIZE;
 /// io_uring engine hand its address to the kernel while the value sits in a table.
 pub struct AlignedBuf {
     ptr: NonNull<u8>,
+    /// Bytes in use (what reads fill and the typed views show).
     len: usize,
+    /// Bytes allocated; `len <= cap`, so a pooled buffer can serve a shorter read.
+    cap: usize,
 }
 
 // SAFETY: `AlignedBuf` owns its allocation exclusively (like `Vec<u8>`); shared references only
@@ -41,7 +45,23 @@ impl AlignedBuf {
         // SAFETY: `layout` has a non-zero size.
         let raw = unsafe { alloc::alloc_zeroed(layout) };
         let ptr = NonNull::new(raw).unwrap_or_else(|| alloc::handle_alloc_error(layout));
-        AlignedBuf { ptr, len }
+        AlignedBuf { ptr, len, cap: len }
+    }
+
+    /// Uses the first `blocks` blocks (at least one) of the allocation. The bytes are whatever
+    /// the buffer held before: callers that read into it overwrite them.
+    ///
+    /// # Panics
+    /// If `blocks` blocks do not fit the allocation (a caller bug, not an input error).
+    pub fn set_blocks(&mut self, blocks: usize) {
+        let len = blocks.max(1) * BLOCK_SIZE;
+        assert!(len <= self.cap, "set_blocks beyond the allocation");
+        self.len = len;
+    }
+
+    /// Blocks allocated (the most [`AlignedBuf::set_blocks`] accepts).
+    pub fn capacity_blocks(&self) -> usize {
+        self.cap / BLOCK_SIZE
     }
 
     /// Length in bytes (a multiple of [`BLOCK_SIZE`]).
@@ -96,9 +116,59 @@ impl AlignedBuf {
 
 impl Drop for AlignedBuf {
     fn drop(&mut self) {
-        let layout = Layout::from_size_align(self.len, ALIGN).expect("valid layout");
+        let layout = Layout::from_size_align(self.cap, ALIGN).expect("valid layout");
         // SAFETY: `ptr` was allocated in `new` with exactly this layout and is freed once.
         unsafe { alloc::dealloc(self.ptr.as_ptr(), layout) }
+    }
+}
+
+/// A small free list of equally sized buffers, for the large sequential-scan reads.
+///
+/// Scans allocate and drop 1–2 MiB buffers at a high rate; glibc keeps such freed chunks in
+/// its arenas, so without reuse the process's RSS grows far past the cache budget (measured:
+/// 269 MB instead of 42 MB for an out-of-core BFS at scale 20) and every fresh buffer is zeroed
+/// for nothing. The pool hands back recycled buffers instead and keeps at most `keep` idle.
+pub struct BufPool {
+    blocks: usize,
+    keep: usize,
+    free: Mutex<Vec<AlignedBuf>>,
+}
+
+impl BufPool {
+    /// A pool of `blocks`-block buffers keeping at most `keep` idle ones.
+    pub fn new(blocks: usize, keep: usize) -> BufPool {
+        BufPool {
+            blocks: blocks.max(1),
+            keep,
+            free: Mutex::new(Vec::new()),
+        }
+    }
+
+    /// A buffer of `blocks` blocks: recycled when it fits the pool's size, new otherwise.
+    pub fn take(&self, blocks: usize) -> AlignedBuf {
+        if blocks > self.blocks {
+            return AlignedBuf::new(blocks);
+        }
+        let recycled = self.free.lock().unwrap_or_else(|p| p.into_inner()).pop();
+        let mut buf = recycled.unwrap_or_else(|| AlignedBuf::new(self.blocks));
+        buf.set_blocks(blocks);
+        buf
+    }
+
+    /// Returns a buffer for reuse (dropped when it is not the pool's size or the pool is full).
+    pub fn give(&self, buf: AlignedBuf) {
+        if buf.capacity_blocks() != self.blocks {
+            return;
+        }
+        let mut free = self.free.lock().unwrap_or_else(|p| p.into_inner());
+        if free.len() < self.keep {
+            free.push(buf);
+        }
+    }
+
+    /// Idle buffers held right now.
+    pub fn idle(&self) -> usize {
+        self.free.lock().unwrap_or_else(|p| p.into_inner()).len()
     }
 }
 
@@ -124,5 +194,28 @@ mod tests {
         assert_eq!(b.as_f64s()[1], 2.5);
         assert_eq!(b.as_u32s().len(), 2048);
         assert_eq!(AlignedBuf::new(0).len(), BLOCK_SIZE);
+    }
+
+    #[test]
+    fn pool_recycles_its_size_and_bounds_idle_buffers() {
+        let pool = BufPool::new(4, 2);
+        let mut a = pool.take(3);
+        assert_eq!(a.blocks(), 3);
+        assert_eq!(a.capacity_blocks(), 4);
+        let ptr = a.as_mut_ptr();
+        pool.give(a);
+        let mut b = pool.take(4);
+        assert_eq!(b.as_mut_ptr(), ptr, "the idle buffer is reused");
+        assert_eq!(b.blocks(), 4);
+        // Larger than the pool's size: a fresh buffer, never pooled.
+        let big = pool.take(9);
+        assert_eq!(big.blocks(), 9);
+        pool.give(big);
+        assert_eq!(pool.idle(), 0);
+        pool.give(b);
+        pool.give(pool.take(1));
+        pool.give(AlignedBuf::new(4));
+        pool.give(AlignedBuf::new(4));
+        assert_eq!(pool.idle(), 2, "at most `keep` idle buffers");
     }
 }

@@ -28,7 +28,7 @@ use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
 
-pub use aligned::AlignedBuf;
+pub use aligned::{AlignedBuf, BufPool};
 
 use crate::blockfile::format::BLOCK_SIZE;
 use crate::error::{Result, StoreError};
