@@ -11,7 +11,8 @@
 # in a fresh process, and prints one row per run: the algorithm time (PROFILE's "algorithm X s",
 # which excludes loading the store and rendering rows), edges traversed per second, blocks read,
 # cache hit rate, device MB/s (blocks read x 4 KiB / algorithm time, and as % of the probed peak),
-# and the process's peak RSS. With --repeat N each cell is run N times and the median time kept.
+# and the process's peak RSS next to EXPLAIN's memory estimate (cache + per-vertex state) and their ratio.
+# With --repeat N each cell is run N times and the median time kept.
 #
 # The device is probed first (`frontier calibrate`, stored in DATA/device.json) unless a probe is
 # already there; --calibrate forces a new one. With --networkit (default when the Python package
@@ -101,8 +102,15 @@ echo "# machine: $(nproc) cores, $(awk '/MemTotal/ {printf "%.1f GiB", $2/104857
 echo "# device: io_depth $IO_DEPTH, peak $PEAK_MB MB/s of 4 KiB random reads ($ENGINE), from $DATA/device.json"
 echo "# threads $THREADS, repeat $REPEAT (median), timeout ${TIMEOUT}s per run, binary $BIN"
 
+# The idle process (binary, runtime, catalog): subtracted from peak RSS in "RSS / estimate".
+BASE_RSS_KB=0
+if [ -n "$TIME_BIN" ]; then
+    BASE_RSS_KB="$("$TIME_BIN" -f "RSS_KB %M" "$BIN" --data "$DATA" -c "SHOW SETTINGS;" 2>&1 >/dev/null | sed -n 's/^RSS_KB //p' | tail -1)"
+fi
+echo "# idle process peak RSS: $((BASE_RSS_KB / 1024)) MiB (subtracted from peak RSS in the RSS / estimate column)"
+
 RESULTS="$WORK/results.csv"
-echo "scale,vertices,edges,algo,cache_pct,cache_bytes,mode,status,algo_s,edges_traversed,edges_per_s,blocks_read,hit_rate,dev_mb_s,dev_pct_peak,peak_rss_mb,iterations" > "$RESULTS"
+echo "scale,vertices,edges,algo,cache_pct,cache_bytes,mode,status,algo_s,edges_traversed,edges_per_s,blocks_read,hit_rate,dev_mb_s,dev_pct_peak,peak_rss_mb,iterations,budget_mb" > "$RESULTS"
 
 median() { tr ' ' '\n' | grep -v '^$' | sort -g | awk '{a[NR]=$1} END {if (NR==0) print ""; else if (NR%2) print a[(NR+1)/2]; else print (a[NR/2]+a[NR/2+1])/2}'; }
 
@@ -148,6 +156,12 @@ run_cell() { # scale graph algo query cache_pct cache_bytes mode V E
         local r; r="$(sed -n 's/^RSS_KB //p' "$err" | tail -1)"
         [ -n "$r" ] && [ "$r" -gt "$rss" ] && rss="$r"
     done
+    # EXPLAIN's memory estimate: the cache budget plus the per-vertex state (in MB).
+    local budget
+    budget="$("$BIN" --data "$DATA" -c "SET threads = $THREADS; SET cache = $cbytes; EXPLAIN RUN $query;" 2>/dev/null |
+        awk '/^  memory: / { v = $3; u = $4; sub(/:$/, "", u)
+            m = (u == "GiB") ? 1073741824 : (u == "MiB") ? 1048576 : (u == "KiB") ? 1024 : 1
+            printf "%.1f", v * m / 1e6 }')"
     local t="" edges="" blocks="" rate="" iters=""
     if [ "$status" = ok ]; then
         t="$(echo "$times" | median)"
@@ -155,12 +169,12 @@ run_cell() { # scale graph algo query cache_pct cache_bytes mode V E
     fi
     awk -v scale="$scale" -v nv="$nv" -v ne="$ne" -v algo="$algo" -v pct="$pct" -v cb="$cbytes" \
         -v mode="$mode" -v st="$status" -v t="$t" -v edges="$edges" -v blocks="$blocks" \
-        -v rate="$rate" -v rss="$rss" -v iters="$iters" -v peak="$PEAK_MB" 'BEGIN {
-        if (st != "ok") { printf "%s,%s,%s,%s,%s,%s,%s,%s,,,,,,,,%.1f,\n", scale, nv, ne, algo, pct, cb, mode, st, rss / 1024; exit }
+        -v rate="$rate" -v rss="$rss" -v iters="$iters" -v peak="$PEAK_MB" -v budget="$budget" 'BEGIN {
+        if (st != "ok") { printf "%s,%s,%s,%s,%s,%s,%s,%s,,,,,,,,%.1f,,%s\n", scale, nv, ne, algo, pct, cb, mode, st, rss / 1024, budget; exit }
         eps = (t > 0) ? edges / t : 0
         mbs = (t > 0) ? blocks * 4096 / t / 1e6 : 0
         pp = (peak > 0) ? 100 * mbs / peak : 0
-        printf "%s,%s,%s,%s,%s,%s,%s,%s,%.4f,%d,%.0f,%d,%.4f,%.1f,%.1f,%.1f,%d\n", scale, nv, ne, algo, pct, cb, mode, st, t, edges, eps, blocks, rate, mbs, pp, rss / 1024, iters
+        printf "%s,%s,%s,%s,%s,%s,%s,%s,%.4f,%d,%.0f,%d,%.4f,%.1f,%.1f,%.1f,%d,%s\n", scale, nv, ne, algo, pct, cb, mode, st, t, edges, eps, blocks, rate, mbs, pp, rss / 1024, iters, budget
     }' >> "$RESULTS"
 }
 
@@ -218,14 +232,15 @@ done
 echo
 echo "## frontier: algorithm time (PROFILE), $THREADS threads"
 echo
-awk -F, 'NR == 1 { next }
-    BEGIN { print "| scale | algo | cache | mode | time s | edges/s | blocks read | hit rate | device MB/s | % of peak | peak RSS MB |"
-            print "|---:|---|---:|---|---:|---:|---:|---:|---:|---:|---:|" }
+awk -F, -v base="$BASE_RSS_KB" 'NR == 1 { next }
+    BEGIN { print "| scale | algo | cache | mode | time s | edges/s | blocks read | hit rate | device MB/s | % of peak | peak RSS MB | estimate MB | RSS / estimate |"
+            print "|---:|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|" }
     {
         if ($8 != "ok") { printf "| %s | %s | %s %% | %s | %s | | | | | | %s |\n", $1, $4, $5, $7, $8, $16; next }
         eps = $11; u = ""
         if (eps >= 1e9) { eps /= 1e9; u = " G" } else if (eps >= 1e6) { eps /= 1e6; u = " M" } else if (eps >= 1e3) { eps /= 1e3; u = " k" }
-        printf "| %s | %s | %s %% | %s | %.3f | %.1f%s | %d | %.1f %% | %.1f | %.0f %% | %.0f |\n", $1, $4, $5, $7, $9, eps, u, $12, 100 * $13, $14, $15, $16
+        ratio = ($18 > 0) ? sprintf("%.2f", (($16 - base / 1024) * 1.048576) / $18) : "-"
+        printf "| %s | %s | %s %% | %s | %.3f | %.1f%s | %d | %.1f %% | %.1f | %.0f %% | %.0f | %s | %s |\n", $1, $4, $5, $7, $9, eps, u, $12, 100 * $13, $14, $15, $16, $18, ratio
     }' "$RESULTS"
 echo
 echo "(results: $RESULTS)"

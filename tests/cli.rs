@@ -117,3 +117,28 @@ fn a_data_directory_held_by_another_process_is_named_not_waited_for() {
     drop(holder.stdin.take());
     holder.wait().unwrap();
 }
+
+/// EXPLAIN tells a user what a run will read and hold before it runs: out of core, the reads
+/// per iteration and a memory estimate split into the cache and the per-vertex state.
+#[test]
+fn explain_shows_reads_and_the_memory_estimate() {
+    let d = tempfile::tempdir().unwrap();
+    let props = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("examples/data/example-directed/example-directed.properties");
+    let stmt = format!(
+        "CREATE GRAPH g FROM '{}' FORMAT graphalytics; SET cache = '8KB'; EXPLAIN RUN pagerank ON g ITER 3;",
+        props.display()
+    );
+    let out = frontier(&d.path().join("data"), &["-c", &stmt]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let s = text(&out.stdout);
+    assert!(s.contains("reader:    out of core"), "{s}");
+    assert!(s.contains("reads:     about"), "{s}");
+    // 10 vertices x 48 bytes of PageRank state, plus the 8 KB (7.8 KiB) cache.
+    assert!(
+        s.contains(
+            "memory:    about 8.3 KiB: cache 7.8 KiB + per-vertex state 480 B (48 B x 10 vertices)"
+        ),
+        "{s}"
+    );
+}

@@ -323,9 +323,28 @@ fn bytes_per_vertex(call: &AlgoCall) -> u64 {
     }
 }
 
-/// An estimate of the memory a run needs: the graph when it is loaded whole, the per-vertex
-/// state, and the result rows.
-pub fn estimate_memory(plan: &RunPlan, settings: &Settings) -> u64 {
+/// What a run is expected to hold in memory, in bytes, by part.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MemoryEstimate {
+    /// The graph when it is loaded whole, otherwise the reader's cache budget.
+    pub graph: u64,
+    /// Per-vertex state: attribute arrays, frontiers, the id map and the vertex index.
+    pub per_vertex: u64,
+    /// Result rows that are not one per vertex (random walks).
+    pub extra_rows: u64,
+}
+
+impl MemoryEstimate {
+    pub fn total(&self) -> u64 {
+        self.graph
+            .saturating_add(self.per_vertex)
+            .saturating_add(self.extra_rows)
+    }
+}
+
+/// An estimate of the memory a run needs: the graph when it is loaded whole (else the cache),
+/// the per-vertex state, and the result rows.
+pub fn estimate_memory(plan: &RunPlan, settings: &Settings) -> MemoryEstimate {
     let g = &plan.graph;
     let in_memory =
         g.storage == storage::catalog::StorageKind::Memory || g.file_bytes <= settings.cache;
@@ -334,20 +353,23 @@ pub fn estimate_memory(plan: &RunPlan, settings: &Settings) -> u64 {
     } else {
         settings.cache.min(g.file_bytes)
     };
-    let per_vertex = g.vertices.saturating_mul(bytes_per_vertex(&plan.call));
-    let walks = match plan.call {
+    let extra_rows = match plan.call {
         // walk u64 + step u32 + vertex u64 per row, one row per step and the start.
         AlgoCall::RandomWalk { walks, length, .. } => walks
             .saturating_mul(u64::from(length) + 1)
             .saturating_mul(20),
         _ => 0,
     };
-    graph.saturating_add(per_vertex).saturating_add(walks)
+    MemoryEstimate {
+        graph,
+        per_vertex: g.vertices.saturating_mul(bytes_per_vertex(&plan.call)),
+        extra_rows,
+    }
 }
 
 /// Refuses, before anything runs, a statement estimated to need more than `memory_limit`.
 fn check_memory(plan: &RunPlan, settings: &Settings, pos: Pos) -> Result<(), PlanError> {
-    let need = estimate_memory(plan, settings);
+    let need = estimate_memory(plan, settings).total();
     if need > settings.memory_limit {
         let hint = match plan.call {
             AlgoCall::RandomWalk { .. } => "lower WALKS or LENGTH, or raise memory_limit",

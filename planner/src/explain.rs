@@ -1,6 +1,6 @@
 //! EXPLAIN text: what will run, how, and what will be read — before anything is read.
 
-use crate::check::RunPlan;
+use crate::check::{estimate_memory, RunPlan};
 use crate::plan::Mode;
 use crate::settings::{format_size, Settings};
 
@@ -98,6 +98,21 @@ pub fn explain(plan: &RunPlan, reader: &ReaderInfo, settings: &Settings) -> Stri
         )
     };
     out.push_str(&format!("  reads:     {estimate}\n"));
+    let mem = estimate_memory(plan, settings);
+    out.push_str(&format!(
+        "  memory:    about {}: {} {} + per-vertex state {} ({} B x {} vertices){}\n",
+        format_size(mem.total()),
+        if reader.in_memory { "graph" } else { "cache" },
+        format_size(mem.graph),
+        format_size(mem.per_vertex),
+        mem.per_vertex / g.vertices.max(1),
+        g.vertices,
+        if mem.extra_rows > 0 {
+            format!(" + result rows {}", format_size(mem.extra_rows))
+        } else {
+            String::new()
+        }
+    ));
     let columns = plan
         .spec
         .columns

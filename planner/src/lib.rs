@@ -9,7 +9,7 @@ pub mod registry;
 pub mod settings;
 pub mod suggest;
 
-pub use check::{plan_run, unknown_graph, RunPlan};
+pub use check::{estimate_memory, plan_run, unknown_graph, MemoryEstimate, RunPlan};
 pub use error::PlanError;
 pub use explain::{explain, ReaderInfo};
 pub use plan::{AlgoCall, Mode};

@@ -258,7 +258,8 @@ fn a_scan_reads_each_block_once_even_when_packing_reaches_far_back() {
         idx.starts[(n - 1) as usize] / spb,
         "the test needs the last list packed into the first vertex's block"
     );
-    let ooc = OutOfCoreStore::open(&path, 4096, &EngineOptions::default()).unwrap();
+    // 16 MiB: 8 MiB of it for scan buffers, i.e. eight 1 MiB chunks, fewer than the file's 12.
+    let ooc = OutOfCoreStore::open(&path, 16 << 20, &EngineOptions::default()).unwrap();
     let before = ooc.io_stats();
     let seen = scan(&ooc, Direction::Out, 0..n, false);
     let st = ooc.io_stats().since(&before);

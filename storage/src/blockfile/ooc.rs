@@ -17,6 +17,7 @@
 use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
 use std::ops::Range;
 use std::path::Path;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use crate::blockfile::format::{BLOCK_SIZE, SLOTS_PER_BLOCK};
@@ -31,16 +32,16 @@ use crate::store::{Direction, FetchOrder, GraphShape, GraphStore, IoStats};
 
 /// Largest single read (blocks): 1 MiB.
 const MAX_READ_BLOCKS: u64 = 256;
-/// Blocks per sequential-scan read: 1 MiB of edges (2 MiB of weights alongside).
-const SCAN_CHUNK_BLOCKS: u64 = 256;
-/// Scan reads kept in flight (each is large, so a few saturate the device).
+/// Largest sequential-scan read (blocks): 1 MiB of edges (2 MiB of weights alongside).
+const SCAN_CHUNK_MAX_BLOCKS: u64 = 256;
+/// Smallest sequential-scan read (blocks): 64 KiB.
+const SCAN_CHUNK_MIN_BLOCKS: u64 = 16;
+/// Scan reads kept in flight per scan (each is large, so a few saturate the device).
 const SCAN_DEPTH: usize = 4;
-/// Chunks behind the current list kept while some later list of the range still needs them
-/// (first-fit packing can leave a half-empty block open for long); beyond this many the oldest
-/// is dropped and re-read if needed. Chunks no remaining list needs are dropped at once.
-const SCAN_RETAIN_CHUNKS: usize = 4;
-/// Idle scan buffers kept for reuse: what two scanning threads hold at once.
-const SCAN_POOL_KEEP: usize = 2 * (SCAN_RETAIN_CHUNKS + SCAN_DEPTH);
+/// Caches below this are all block cache; scans then use the smallest reads.
+const SCAN_RESERVE_FROM: u64 = 1 << 20;
+/// The most of the cache budget set aside for scan buffers.
+const SCAN_RESERVE_MAX: u64 = 8 << 20;
 /// Weight slots per weight block.
 const WEIGHTS_PER_BLOCK: u64 = (BLOCK_SIZE / 8) as u64;
 const SLOTS: u64 = SLOTS_PER_BLOCK as u64;
@@ -54,6 +55,28 @@ pub struct OutOfCoreStore {
     /// Recycled buffers of sequential-scan reads (edges, and weights at twice the size).
     scan_edges: BufPool,
     scan_weights: BufPool,
+    /// Blocks per scan read.
+    scan_chunk: u64,
+    /// Bytes of the cache budget the scans' buffers may use (shared by concurrent scans).
+    scan_reserve: u64,
+    /// Scans running now, so each takes its share of `scan_reserve`.
+    active_scans: AtomicUsize,
+}
+
+/// Counts a running scan for as long as it lives.
+struct ActiveScan<'a>(&'a AtomicUsize);
+
+impl<'a> ActiveScan<'a> {
+    fn enter(count: &'a AtomicUsize) -> (ActiveScan<'a>, usize) {
+        let now = count.fetch_add(1, Ordering::Relaxed) + 1;
+        (ActiveScan(count), now)
+    }
+}
+
+impl Drop for ActiveScan<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::Relaxed);
+    }
 }
 
 impl std::fmt::Debug for OutOfCoreStore {
@@ -140,14 +163,27 @@ impl OutOfCoreStore {
     ) -> Result<OutOfCoreStore> {
         let counters = Arc::new(IoCounters::default());
         let engine = IoEngine::open(&file.path, engine, counters.clone())?;
-        let cache = BlockCache::new(cache_bytes, counters.clone());
+        // `cache` is the reader's whole buffer budget: part of it (up to 8 MiB) holds the large
+        // reads of sequential scans, the rest is the block cache.
+        let scan_reserve = if cache_bytes >= SCAN_RESERVE_FROM {
+            (cache_bytes / 2).min(SCAN_RESERVE_MAX)
+        } else {
+            0
+        };
+        let scan_chunk = (scan_reserve / 8 / BLOCK_SIZE as u64)
+            .clamp(SCAN_CHUNK_MIN_BLOCKS, SCAN_CHUNK_MAX_BLOCKS);
+        let keep = (scan_reserve / (scan_chunk * BLOCK_SIZE as u64)).max(2) as usize;
+        let cache = BlockCache::new(cache_bytes - scan_reserve, counters.clone());
         Ok(OutOfCoreStore {
             file,
             engine,
             cache,
             counters,
-            scan_edges: BufPool::new(SCAN_CHUNK_BLOCKS as usize, SCAN_POOL_KEEP),
-            scan_weights: BufPool::new(2 * SCAN_CHUNK_BLOCKS as usize, SCAN_POOL_KEEP),
+            scan_edges: BufPool::new(scan_chunk as usize, keep),
+            scan_weights: BufPool::new(2 * scan_chunk as usize, keep.div_ceil(2)),
+            scan_chunk,
+            scan_reserve,
+            active_scans: AtomicUsize::new(0),
         })
     }
 
@@ -677,8 +713,14 @@ impl OutOfCoreStore {
             }
             return Ok(());
         }
-        let chunks = (hi - lo) / SCAN_CHUNK_BLOCKS + 1;
-        let chunk_of = |b: u64| (b - lo) / SCAN_CHUNK_BLOCKS;
+        let chunk_len = self.scan_chunk;
+        let chunks = (hi - lo) / chunk_len + 1;
+        let chunk_of = |b: u64| (b - lo) / chunk_len;
+        // This scan's share of the scan buffers, in chunks (edges plus weights): at least the
+        // chunk in use and one read ahead.
+        let (_active, scans) = ActiveScan::enter(&self.active_scans);
+        let chunk_bytes = chunk_len * BLOCK_SIZE as u64 * if want_w { 3 } else { 1 };
+        let budget = ((self.scan_reserve / scans as u64 / chunk_bytes) as usize).max(2);
         // How many lists of the range still need each chunk: a chunk is read only if some list
         // needs it and released as soon as the last one is visited.
         let mut uses = vec![0u32; chunks as usize];
@@ -691,8 +733,8 @@ impl OutOfCoreStore {
             }
         }
         let chunk_blocks = |c: u64| {
-            let f = lo + c * SCAN_CHUNK_BLOCKS;
-            (f, (hi + 1 - f).min(SCAN_CHUNK_BLOCKS))
+            let f = lo + c * chunk_len;
+            (f, (hi + 1 - f).min(chunk_len))
         };
         struct Chunk {
             edges: Option<AlignedBuf>,
@@ -736,7 +778,7 @@ impl OutOfCoreStore {
             Ok(())
         };
 
-        // Keeps up to SCAN_DEPTH chunks in flight ahead of the one being used.
+        // Keeps up to SCAN_DEPTH chunks in flight ahead of the one being used, within budget.
         let read_ahead = |session: &mut Session<'_>,
                           loaded: &BTreeMap<u64, Chunk>,
                           issued: &mut HashSet<u64>,
@@ -745,7 +787,7 @@ impl OutOfCoreStore {
          -> Result<()> {
             while *next_issue < chunks
                 && session.in_flight() < SCAN_DEPTH * reads_per_chunk
-                && loaded.len() + issued.len() < SCAN_RETAIN_CHUNKS + SCAN_DEPTH
+                && loaded.len() + issued.len() < budget
             {
                 if uses[*next_issue as usize] > 0
                     && !loaded.contains_key(next_issue)
@@ -852,7 +894,8 @@ impl OutOfCoreStore {
                 self.check_list(v, &assembled)?;
                 visit(v, &assembled, want_w.then_some(&wassembled[..]));
             }
-            // Release the chunks no later list needs, then the oldest beyond the retention cap.
+            // Release the chunks no later list needs, then the oldest still-needed ones behind
+            // this list while over budget (they are re-read if needed).
             for c in c0..=c1 {
                 let u = &mut uses[c as usize];
                 *u -= 1;
@@ -862,7 +905,7 @@ impl OutOfCoreStore {
                     }
                 }
             }
-            while loaded.range(..c0).count() > SCAN_RETAIN_CHUNKS {
+            while loaded.len() + issued.len() > budget && loaded.range(..c0).next().is_some() {
                 if let Some((_, ch)) = loaded.pop_first() {
                     recycle(ch);
                 }
@@ -930,10 +973,12 @@ impl GraphStore for OutOfCoreStore {
 
     fn describe_reader(&self) -> String {
         format!(
-            "out of core ({}, depth {}, cache {})",
+            "out of core ({}, depth {}, cache {}: {} of blocks, {} of scan buffers)",
             self.engine.describe(),
             self.engine.depth(),
-            human_bytes(self.cache.capacity_bytes())
+            human_bytes(self.cache.capacity_bytes() + self.scan_reserve),
+            human_bytes(self.cache.capacity_bytes()),
+            human_bytes(self.scan_reserve)
         )
     }
 }
