@@ -9,4 +9,5 @@ pub mod lcc;
 pub mod pagerank;
 pub mod randomwalk;
 pub mod sssp;
+pub mod sssp_delta;
 pub mod wcc;

@@ -1,7 +1,8 @@
 //! Single-source shortest paths over out-edges (Graphalytics SSSP): the distance from the
 //! source with the edges' f64 weights (1.0 on unweighted graphs), null when unreachable.
 //!
-//! Frontier Bellman-Ford: each EdgeMap round relaxes the out-edges of the vertices whose
+//! In memory under `SET mode = auto`, with non-negative weights, it runs delta-stepping
+//! (`sssp_delta.rs`). Otherwise, frontier Bellman-Ford: each EdgeMap round relaxes the out-edges of the vertices whose
 //! distance dropped in the previous round (push: compare-exchange min on the distance's bits;
 //! pull: a vertex relaxes from its active in-neighbours). With non-negative weights it reaches
 //! the same fixpoint as Dijkstra. A round count above |V| can only come from a negative cycle,
@@ -12,6 +13,7 @@ use std::sync::Arc;
 
 use arrow_array::{ArrayRef, Float64Array, RecordBatch};
 use arrow_schema::SchemaRef;
+use planner::Mode;
 use storage::{Direction, GraphStore};
 
 use crate::context::RunContext;
@@ -19,6 +21,8 @@ use crate::edgemap::{EdgeFunc, EdgeMap};
 use crate::error::ExecError;
 use crate::output::per_vertex_batches;
 use crate::subset::VertexSubset;
+
+use super::sssp_delta;
 
 /// Relaxes `dst` through `src`.
 struct Relax<'d> {
@@ -50,6 +54,23 @@ impl EdgeFunc for Relax<'_> {
 
 /// Distances from `source` (+∞ when unreachable).
 pub fn compute<S: GraphStore>(ctx: &RunContext<'_, S>, source: u32) -> Result<Vec<f64>, ExecError> {
+    if ctx.cfg.mode == Mode::Auto {
+        if let Some(csr) = ctx.store.csr(Direction::Out) {
+            let shape = ctx.store.shape();
+            let average_degree = shape.arcs as f64 / f64::from(shape.vertices.max(1));
+            if let Some(delta) = sssp_delta::pick_delta(&csr, average_degree) {
+                return sssp_delta::compute(ctx, csr, source, delta);
+            }
+        }
+    }
+    bellman_ford(ctx, source)
+}
+
+/// Frontier Bellman-Ford over EdgeMap: any store, any mode, any weights.
+fn bellman_ford<S: GraphStore>(
+    ctx: &RunContext<'_, S>,
+    source: u32,
+) -> Result<Vec<f64>, ExecError> {
     let n = ctx.n();
     let dist: Vec<AtomicU64> = (0..n)
         .map(|_| AtomicU64::new(f64::INFINITY.to_bits()))
