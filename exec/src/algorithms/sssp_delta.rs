@@ -60,7 +60,7 @@ pub fn pick_delta(csr: &CsrView<'_>, average_degree: f64) -> Option<f64> {
         Some(w) => w,
         None => return Some(per_degree),
     };
-    if weights.iter().any(|w| !(*w >= 0.0)) {
+    if weights.iter().any(|w| w.is_nan() || *w < 0.0) {
         return None;
     }
     let step = (weights.len() / 4096).max(1);
