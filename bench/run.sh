@@ -11,7 +11,7 @@
 # in a fresh process, and prints one row per run: the algorithm time (PROFILE's "algorithm X s",
 # which excludes loading the store and rendering rows), edges traversed per second, blocks read,
 # cache hit rate, device MB/s (blocks read x 4 KiB / algorithm time, and as % of the probed peak),
-# and the process's peak RSS next to EXPLAIN's memory estimate (cache + per-vertex state) and their ratio.
+# and the process's peak RSS next to EXPLAIN's memory estimate (cache + per-vertex arrays) and their ratio.
 # With --repeat N each cell is run N times and the median time kept.
 #
 # The device is probed first (`frontier calibrate`, stored in DATA/device.json) unless a probe is
@@ -156,7 +156,7 @@ run_cell() { # scale graph algo query cache_pct cache_bytes mode V E
         local r; r="$(sed -n 's/^RSS_KB //p' "$err" | tail -1)"
         [ -n "$r" ] && [ "$r" -gt "$rss" ] && rss="$r"
     done
-    # EXPLAIN's memory estimate: the cache budget plus the per-vertex state (in MB).
+    # EXPLAIN's memory estimate: the cache budget plus the per-vertex arrays (in MB).
     local budget
     budget="$("$BIN" --data "$DATA" -c "SET threads = $THREADS; SET cache = $cbytes; EXPLAIN RUN $query;" 2>/dev/null |
         awk '/^  memory: / { v = $3; u = $4; sub(/:$/, "", u)

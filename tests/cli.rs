@@ -119,7 +119,7 @@ fn a_data_directory_held_by_another_process_is_named_not_waited_for() {
 }
 
 /// EXPLAIN tells a user what a run will read and hold before it runs: out of core, the reads
-/// per iteration and a memory estimate split into the cache and the per-vertex state.
+/// per iteration and a memory estimate split into the cache and the per-vertex arrays.
 #[test]
 fn explain_shows_reads_and_the_memory_estimate() {
     let d = tempfile::tempdir().unwrap();
@@ -134,10 +134,11 @@ fn explain_shows_reads_and_the_memory_estimate() {
     let s = text(&out.stdout);
     assert!(s.contains("reader:    out of core"), "{s}");
     assert!(s.contains("reads:     about"), "{s}");
-    // 10 vertices x 48 bytes of PageRank state, plus the 8 KB (7.8 KiB) cache.
+    // 10 vertices x (48 bytes of PageRank state and results + 8 of id map + 2 x 12 of vertex
+    // index, read out of core), plus the 8 KB (7.8 KiB) cache.
     assert!(
         s.contains(
-            "memory:    about 8.3 KiB: cache 7.8 KiB + per-vertex state 480 B (48 B x 10 vertices)"
+            "memory:    about 8.6 KiB: cache 7.8 KiB + per-vertex arrays 800 B (80 B x 10 vertices)"
         ),
         "{s}"
     );

@@ -360,9 +360,18 @@ pub fn estimate_memory(plan: &RunPlan, settings: &Settings) -> MemoryEstimate {
             .saturating_mul(20),
         _ => 0,
     };
+    // Out of core the id map (8 bytes) and each stored direction's vertex index (12 bytes:
+    // start slot and degree) stay in memory; loaded whole, they are part of the graph.
+    let index = if in_memory || g.storage != storage::catalog::StorageKind::Blockfile {
+        0
+    } else {
+        8 + if g.directed { 24 } else { 12 }
+    };
     MemoryEstimate {
         graph,
-        per_vertex: g.vertices.saturating_mul(bytes_per_vertex(&plan.call)),
+        per_vertex: g
+            .vertices
+            .saturating_mul(bytes_per_vertex(&plan.call) + index),
         extra_rows,
     }
 }

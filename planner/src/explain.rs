@@ -100,7 +100,7 @@ pub fn explain(plan: &RunPlan, reader: &ReaderInfo, settings: &Settings) -> Stri
     out.push_str(&format!("  reads:     {estimate}\n"));
     let mem = estimate_memory(plan, settings);
     out.push_str(&format!(
-        "  memory:    about {}: {} {} + per-vertex state {} ({} B x {} vertices){}\n",
+        "  memory:    about {}: {} {} + per-vertex arrays {} ({} B x {} vertices){}\n",
         format_size(mem.total()),
         if reader.in_memory { "graph" } else { "cache" },
         format_size(mem.graph),
