@@ -61,6 +61,9 @@ pub struct IoStats {
     pub round_trips: u64,
     /// Remote operations (disaggregated store only).
     pub remote_ops: u64,
+    /// Bytes sent to the network (disaggregated store only): remote attribute updates send
+    /// more than they receive, so `bytes_read` alone would hide them.
+    pub bytes_sent: u64,
 }
 
 impl IoStats {
@@ -74,6 +77,7 @@ impl IoStats {
             inflight_high_water: self.inflight_high_water,
             round_trips: self.round_trips - earlier.round_trips,
             remote_ops: self.remote_ops - earlier.remote_ops,
+            bytes_sent: self.bytes_sent - earlier.bytes_sent,
         }
     }
 

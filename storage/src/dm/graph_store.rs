@@ -729,6 +729,7 @@ impl GraphStore for DmStore {
             inflight_high_water: DEPTH as u64,
             round_trips: s.round_trips,
             remote_ops: s.nic_ops(),
+            bytes_sent: s.bytes_sent,
         }
     }
 
