@@ -13,6 +13,8 @@
 
 use std::ops::Range;
 
+use crate::dm::attrs::RemoteArray;
+use crate::dm::AttrKind;
 use crate::error::StoreError;
 
 /// Which adjacency to read. Undirected graphs answer `In` with the same lists as `Out`.
@@ -178,4 +180,22 @@ pub trait GraphStore: Send + Sync {
     /// A one-line description for EXPLAIN, e.g. `memory` or `out of core (io_uring, depth 32,
     /// cache 64.0 KiB)`.
     fn describe_reader(&self) -> String;
+
+    /// Where per-vertex state can live outside the compute node, when the store offers that
+    /// (the disaggregated store does); `None` keeps every kernel's state local.
+    fn remote_attributes(&self) -> Option<&dyn AttributeSpace> {
+        None
+    }
+}
+
+/// Remote memory for vertex attribute arrays (DMG §4.3.2). Object safe, so a kernel generic over
+/// its store can ask any store for it through [`GraphStore::remote_attributes`].
+pub trait AttributeSpace: Send + Sync {
+    /// The compute node's budget for graph data and attributes (`SET cn_cache`), in bytes: a
+    /// kernel whose per-vertex state is larger keeps it remote.
+    fn local_budget(&self) -> u64;
+
+    /// A new array of `len` elements of `kind`, each `fill` (raw bits), range-partitioned over
+    /// the memory nodes like the vertex index. Its traffic counts in the store's `io_stats`.
+    fn alloc_attr(&self, len: u64, kind: AttrKind, fill: u64) -> Result<RemoteArray, StoreError>;
 }
