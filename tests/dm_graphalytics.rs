@@ -98,12 +98,13 @@ fn all_reference_outputs_pass_over_dm_with_a_large_cn_cache() {
     assert_eq!(run_suite("SET cn_cache = '1GB';"), 24);
 }
 
+/// A budget below every test graph's BFS depths (4 B per vertex) and SSSP distances (8 B): those
+/// kernels keep their state in the memory nodes (see `tiny_cn_cache_keeps_bfs_and_sssp_state_remote`).
+const TINY: &str = "SET cn_cache = '16B'; SET threads = 2; SET mode = push;";
+
 #[test]
 fn all_reference_outputs_pass_over_dm_with_a_tiny_cn_cache() {
-    assert_eq!(
-        run_suite("SET cn_cache = '4KiB'; SET threads = 2; SET mode = push;"),
-        24
-    );
+    assert_eq!(run_suite(TINY), 24);
 }
 
 /// Runs `statements` after pointing the session at the pool, output as JSON lines; returns the
@@ -185,6 +186,50 @@ fn profile_over_dm_shows_remote_work_per_iteration() {
     }
     let per_iteration: u64 = rows.iter().map(|r| cell(r, "round trips")).sum();
     assert!(per_iteration <= remote_total(&lines, "round trips"));
+}
+
+/// The tiny suite's BFS and SSSP runs take the remote-state path: EXPLAIN says so, and their
+/// PROFILE shows the CAS updates of direct remote update on every round; with a large budget the
+/// same runs keep their state local and send no CAS.
+#[test]
+fn tiny_cn_cache_keeps_bfs_and_sssp_state_remote() {
+    for (dataset, clause) in [
+        ("test-bfs-directed", "bfs ON g FROM 1"),
+        ("test-sssp-undirected", "sssp ON g FROM 1"),
+    ] {
+        let work = tempfile::tempdir().unwrap();
+        let (_a, _b, set) = pool(work.path());
+        create_example(work.path(), &set, dataset);
+        let explain = Command::new(BIN)
+            .arg("--data")
+            .arg(work.path().join("data"))
+            .args(["-c", &format!("{set} {TINY} EXPLAIN RUN {clause};")])
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&explain.stdout);
+        assert!(text.contains("state:     remote ("), "{dataset}: {text}");
+
+        let lines = json_lines(work.path(), &set, &format!("{TINY} PROFILE RUN {clause};"));
+        let rows = profile_rows(&lines);
+        assert!(!rows.is_empty(), "{dataset}: {lines:?}");
+        for r in &rows {
+            assert_eq!(r["strategy"], "push remote", "{dataset}: {r}");
+            assert!(cell(r, "round trips") > 0, "{dataset}: {r}");
+        }
+        assert!(
+            remote_total(&lines, "remote CAS") > 0,
+            "{dataset}: {lines:?}"
+        );
+
+        let big = "SET cn_cache = '1GB'; SET threads = 2; SET mode = push;";
+        let lines = json_lines(work.path(), &set, &format!("{big} PROFILE RUN {clause};"));
+        assert_eq!(
+            remote_total(&lines, "remote CAS"),
+            0,
+            "{dataset}: state local"
+        );
+        assert!(profile_rows(&lines).iter().all(|r| r["strategy"] == "push"));
+    }
 }
 
 #[test]

@@ -227,7 +227,15 @@ pub fn run(
                 in_memory,
             }
         };
-        return write!(out, "{}", planner::explain(&plan, &reader, &s.settings)).map_err(werr);
+        let mut text = planner::explain(&plan, &reader, &s.settings);
+        if meta.storage == StorageKind::Dm {
+            // Where the kernel's per-vertex state will live, right after the reader.
+            let state =
+                exec::remote::explain_state(&plan.call, plan.graph.vertices, s.settings.cn_cache);
+            let at = text.find("\n  threads:").map_or(text.len(), |i| i + 1);
+            text.insert_str(at, &format!("  state:     {state}\n"));
+        }
+        return write!(out, "{text}").map_err(werr);
     }
 
     let store = s
