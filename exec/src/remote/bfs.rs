@@ -6,7 +6,7 @@
 use storage::dm::AttrKind;
 use storage::{AttributeSpace, Direction, GraphStore};
 
-use super::{push_round, read_back, update_buffer_len, STRATEGY};
+use super::{push_round, read_back, update_buffer_len, RoundLists, STRATEGY};
 use crate::algorithms::bfs::UNREACHED;
 use crate::context::RunContext;
 use crate::error::ExecError;
@@ -31,10 +31,12 @@ pub fn compute<S: GraphStore>(
         let start = ctx.begin();
         let (mut next, edges) = push_round(
             ctx,
-            &frontier,
-            Direction::Out,
-            false,
-            buffer,
+            RoundLists {
+                frontier: &frontier,
+                dir: Direction::Out,
+                want_weights: false,
+                buffer_len: buffer,
+            },
             |_| (),
             |_, dst, _| Some(dst as u64),
             |buf: &mut Vec<u64>| {

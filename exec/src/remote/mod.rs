@@ -96,16 +96,24 @@ pub fn update_buffer_len(budget: u64, threads: usize) -> usize {
     (share as usize).clamp(MIN_BUFFER, MAX_BUFFER)
 }
 
-/// One push round over `frontier` (sorted, no duplicates). For each fetched list, `per_src(v)`
-/// is evaluated once and `emit(&that, dst, weight)` once per edge; emitted updates are buffered
-/// and `flush(buffer)` sends them (and must empty the buffer), returning what they activated.
+/// The lists one push round reads, and how many updates a worker buffers.
+#[derive(Debug, Clone, Copy)]
+pub struct RoundLists<'f> {
+    /// The active vertices, sorted, no duplicates.
+    pub frontier: &'f [u32],
+    pub dir: Direction,
+    pub want_weights: bool,
+    /// Updates buffered per worker before they are sent ([`update_buffer_len`]).
+    pub buffer_len: usize,
+}
+
+/// One push round over `lists.frontier`. For each fetched list, `per_src(v)` is evaluated once
+/// and `emit(&that, dst, weight)` once per edge; emitted updates are buffered and
+/// `flush(buffer)` sends them (and must empty the buffer), returning what they activated.
 /// Returns everything activated, in no particular order, and the number of edges examined.
 pub fn push_round<S, P, U, A>(
     ctx: &RunContext<'_, S>,
-    frontier: &[u32],
-    dir: Direction,
-    want_weights: bool,
-    buffer_len: usize,
+    lists: RoundLists<'_>,
     per_src: impl Fn(u32) -> P + Sync,
     emit: impl Fn(&P, u32, f64) -> Option<U> + Sync,
     flush: impl Fn(&mut Vec<U>) -> Result<Vec<A>, ExecError> + Sync,
@@ -116,6 +124,12 @@ where
     A: Send,
 {
     let store = ctx.store;
+    let RoundLists {
+        frontier,
+        dir,
+        want_weights,
+        buffer_len,
+    } = lists;
     let chunk = ctx.pool.chunk_len(frontier.len(), 16, 4096);
     let parts = ctx.pool.install(|| {
         frontier

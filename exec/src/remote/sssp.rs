@@ -7,7 +7,7 @@
 use storage::dm::AttrKind;
 use storage::{AttributeSpace, Direction, GraphStore};
 
-use super::{push_round, read_back, update_buffer_len, STRATEGY};
+use super::{push_round, read_back, update_buffer_len, RoundLists, STRATEGY};
 use crate::context::RunContext;
 use crate::error::ExecError;
 
@@ -39,10 +39,12 @@ pub fn compute<S: GraphStore>(
         let start = ctx.begin();
         let (mut next, edges) = push_round(
             ctx,
-            &verts,
-            Direction::Out,
-            true,
-            buffer,
+            RoundLists {
+                frontier: &verts,
+                dir: Direction::Out,
+                want_weights: true,
+                buffer_len: buffer,
+            },
             |v| {
                 verts
                     .binary_search(&v)
