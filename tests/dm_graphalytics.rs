@@ -98,8 +98,8 @@ fn all_reference_outputs_pass_over_dm_with_a_large_cn_cache() {
     assert_eq!(run_suite("SET cn_cache = '1GB';"), 24);
 }
 
-/// A budget below every test graph's BFS depths (4 B per vertex) and SSSP distances (8 B): those
-/// kernels keep their state in the memory nodes (see `tiny_cn_cache_keeps_bfs_and_sssp_state_remote`).
+/// A budget below every test graph's BFS depths (4 B per vertex), SSSP distances (8 B) and
+/// PageRank ranks (24 B): those kernels keep their state in the memory nodes (see `tiny_cn_cache_keeps_bfs_sssp_and_pagerank_state_remote`).
 const TINY: &str = "SET cn_cache = '16B'; SET threads = 2; SET mode = push;";
 
 #[test]
@@ -188,14 +188,19 @@ fn profile_over_dm_shows_remote_work_per_iteration() {
     assert!(per_iteration <= remote_total(&lines, "round trips"));
 }
 
-/// The tiny suite's BFS and SSSP runs take the remote-state path: EXPLAIN says so, and their
-/// PROFILE shows the CAS updates of direct remote update on every round; with a large budget the
-/// same runs keep their state local and send no CAS.
+/// The tiny suite's BFS, SSSP and PageRank runs take the remote-state path: EXPLAIN says so, and
+/// their PROFILE shows remote updates (CAS, or pass-by-value adds for PageRank) and remote push
+/// rounds; with a large budget the same runs keep their state local and send no updates.
 #[test]
-fn tiny_cn_cache_keeps_bfs_and_sssp_state_remote() {
-    for (dataset, clause) in [
-        ("test-bfs-directed", "bfs ON g FROM 1"),
-        ("test-sssp-undirected", "sssp ON g FROM 1"),
+fn tiny_cn_cache_keeps_bfs_sssp_and_pagerank_state_remote() {
+    for (dataset, clause, remote_op) in [
+        ("test-bfs-directed", "bfs ON g FROM 1", "remote CAS"),
+        ("test-sssp-undirected", "sssp ON g FROM 1", "remote CAS"),
+        (
+            "test-pr-directed",
+            "pagerank ON g ITER 3",
+            "pass-by-value items",
+        ),
     ] {
         let work = tempfile::tempdir().unwrap();
         let (_a, _b, set) = pool(work.path());
@@ -216,18 +221,11 @@ fn tiny_cn_cache_keeps_bfs_and_sssp_state_remote() {
             assert_eq!(r["strategy"], "push remote", "{dataset}: {r}");
             assert!(cell(r, "round trips") > 0, "{dataset}: {r}");
         }
-        assert!(
-            remote_total(&lines, "remote CAS") > 0,
-            "{dataset}: {lines:?}"
-        );
+        assert!(remote_total(&lines, remote_op) > 0, "{dataset}: {lines:?}");
 
         let big = "SET cn_cache = '1GB'; SET threads = 2; SET mode = push;";
         let lines = json_lines(work.path(), &set, &format!("{big} PROFILE RUN {clause};"));
-        assert_eq!(
-            remote_total(&lines, "remote CAS"),
-            0,
-            "{dataset}: state local"
-        );
+        assert_eq!(remote_total(&lines, remote_op), 0, "{dataset}: state local");
         assert!(profile_rows(&lines).iter().all(|r| r["strategy"] == "push"));
     }
 }

@@ -6,6 +6,9 @@
 //! [`storage::dm::RemoteArray`] and the kernel runs its variant here; otherwise the local kernel
 //! runs unchanged, with no extra cost beyond that one check.
 //!
+//! PageRank ([`pagerank`]) has no frontier: every round walks the vertices in ranges of one
+//! update buffer, reading their ranks and adding contributions remotely.
+//!
 //! **What stays local.** Only the frontier, as a sparse list (the vertices activated, plus for
 //! SSSP the distance each was given, so the next round needs no read of the sources' state), and
 //! per-thread update buffers of at most [`update_buffer_len`] items. No |V|-sized array is kept
@@ -20,6 +23,7 @@
 //! remote state.
 
 pub mod bfs;
+pub mod pagerank;
 pub mod sssp;
 
 use planner::AlgoCall;
@@ -55,8 +59,7 @@ pub fn state_bytes_per_vertex(call: &AlgoCall) -> (u64, bool) {
     match call {
         AlgoCall::Bfs { .. } => (bfs::STATE_BYTES, true),
         AlgoCall::Sssp { .. } => (sssp::STATE_BYTES, true),
-        // Rank, next rank and contribution (f64 each).
-        AlgoCall::PageRank { .. } => (24, false),
+        AlgoCall::PageRank { .. } => (pagerank::STATE_BYTES, true),
         // Union-find parent (u32) and smallest input id per root (u64).
         AlgoCall::Wcc => (12, false),
         // Label and next label (u64 each).
