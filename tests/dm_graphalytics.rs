@@ -98,8 +98,8 @@ fn all_reference_outputs_pass_over_dm_with_a_large_cn_cache() {
     assert_eq!(run_suite("SET cn_cache = '1GB';"), 24);
 }
 
-/// A budget below every test graph's BFS depths (4 B per vertex), SSSP distances (8 B) and
-/// PageRank ranks (24 B): those kernels keep their state in the memory nodes (see `tiny_cn_cache_keeps_bfs_sssp_and_pagerank_state_remote`).
+/// A budget below every test graph's BFS depths (4 B per vertex), SSSP distances (8 B), PageRank
+/// ranks (24 B) and WCC labels (12 B): those kernels keep their state in the memory nodes (see `tiny_cn_cache_keeps_converted_kernels_state_remote`).
 const TINY: &str = "SET cn_cache = '16B'; SET threads = 2; SET mode = push;";
 
 #[test]
@@ -188,11 +188,11 @@ fn profile_over_dm_shows_remote_work_per_iteration() {
     assert!(per_iteration <= remote_total(&lines, "round trips"));
 }
 
-/// The tiny suite's BFS, SSSP and PageRank runs take the remote-state path: EXPLAIN says so, and
+/// The tiny suite's BFS, SSSP, PageRank and WCC runs take the remote-state path: EXPLAIN says so, and
 /// their PROFILE shows remote updates (CAS, or pass-by-value adds for PageRank) and remote push
 /// rounds; with a large budget the same runs keep their state local and send no updates.
 #[test]
-fn tiny_cn_cache_keeps_bfs_sssp_and_pagerank_state_remote() {
+fn tiny_cn_cache_keeps_converted_kernels_state_remote() {
     for (dataset, clause, remote_op) in [
         ("test-bfs-directed", "bfs ON g FROM 1", "remote CAS"),
         ("test-sssp-undirected", "sssp ON g FROM 1", "remote CAS"),
@@ -201,6 +201,7 @@ fn tiny_cn_cache_keeps_bfs_sssp_and_pagerank_state_remote() {
             "pagerank ON g ITER 3",
             "pass-by-value items",
         ),
+        ("test-wcc-directed", "wcc ON g", "remote CAS"),
     ] {
         let work = tempfile::tempdir().unwrap();
         let (_a, _b, set) = pool(work.path());

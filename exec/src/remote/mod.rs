@@ -7,7 +7,8 @@
 //! runs unchanged, with no extra cost beyond that one check.
 //!
 //! PageRank ([`pagerank`]) has no frontier: every round walks the vertices in ranges of one
-//! update buffer, reading their ranks and adding contributions remotely.
+//! update buffer, reading their ranks and adding contributions remotely. WCC ([`wcc`]) keeps a
+//! bitmap frontier and walks the ranges that hold active vertices.
 //!
 //! **What stays local.** Only the frontier, as a sparse list (the vertices activated, plus for
 //! SSSP the distance each was given, so the next round needs no read of the sources' state), and
@@ -25,6 +26,7 @@
 pub mod bfs;
 pub mod pagerank;
 pub mod sssp;
+pub mod wcc;
 
 use planner::AlgoCall;
 use rayon::prelude::*;
@@ -60,8 +62,7 @@ pub fn state_bytes_per_vertex(call: &AlgoCall) -> (u64, bool) {
         AlgoCall::Bfs { .. } => (bfs::STATE_BYTES, true),
         AlgoCall::Sssp { .. } => (sssp::STATE_BYTES, true),
         AlgoCall::PageRank { .. } => (pagerank::STATE_BYTES, true),
-        // Union-find parent (u32) and smallest input id per root (u64).
-        AlgoCall::Wcc => (12, false),
+        AlgoCall::Wcc => (wcc::STATE_BYTES, true),
         // Label and next label (u64 each).
         AlgoCall::Cdlp { .. } => (16, false),
         // Coefficient (f64) and triangle count (u64).
