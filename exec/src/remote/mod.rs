@@ -211,3 +211,27 @@ pub fn read_back<T>(
     }
     Ok(out)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn explain_says_where_the_state_lives_and_why() {
+        let bfs = AlgoCall::Bfs { source: 0 };
+        let s = explain_state(&bfs, 10, 16);
+        assert!(s.starts_with("remote (4 B × 10 vertices = 40 B vs cn_cache 16 B"), "{s}");
+        assert!(explain_state(&bfs, 10, 40).starts_with("local ("));
+        let cdlp = AlgoCall::Cdlp { iterations: 2 };
+        assert!(explain_state(&cdlp, 10, 16).contains("no remote-state variant"));
+        assert!(explain_state(&AlgoCall::Degree, 10, 16).contains("no per-vertex state"));
+    }
+
+    #[test]
+    fn update_buffers_share_the_budget_within_bounds() {
+        assert_eq!(update_buffer_len(16, 2), MIN_BUFFER);
+        assert_eq!(update_buffer_len(1 << 40, 1), MAX_BUFFER);
+        // 1 MiB over 4 threads: half of it, 16 bytes per update.
+        assert_eq!(update_buffer_len(1 << 20, 4), (1 << 20) / 2 / 4 / 16);
+    }
+}
