@@ -220,7 +220,10 @@ mod tests {
     fn explain_says_where_the_state_lives_and_why() {
         let bfs = AlgoCall::Bfs { source: 0 };
         let s = explain_state(&bfs, 10, 16);
-        assert!(s.starts_with("remote (4 B × 10 vertices = 40 B vs cn_cache 16 B"), "{s}");
+        assert!(
+            s.starts_with("remote (4 B × 10 vertices = 40 B vs cn_cache 16 B"),
+            "{s}"
+        );
         assert!(explain_state(&bfs, 10, 40).starts_with("local ("));
         let cdlp = AlgoCall::Cdlp { iterations: 2 };
         assert!(explain_state(&cdlp, 10, 16).contains("no remote-state variant"));
