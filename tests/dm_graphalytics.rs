@@ -98,12 +98,137 @@ fn all_reference_outputs_pass_over_dm_with_a_large_cn_cache() {
     assert_eq!(run_suite("SET cn_cache = '1GB';"), 24);
 }
 
+/// A budget below every test graph's BFS depths (4 B per vertex), SSSP distances (8 B), PageRank
+/// ranks (24 B) and WCC labels (12 B): those kernels keep their state in the memory nodes (see `tiny_cn_cache_keeps_converted_kernels_state_remote`).
+const TINY: &str = "SET cn_cache = '16B'; SET threads = 2; SET mode = push;";
+
 #[test]
 fn all_reference_outputs_pass_over_dm_with_a_tiny_cn_cache() {
-    assert_eq!(
-        run_suite("SET cn_cache = '4KiB'; SET threads = 2; SET mode = push;"),
-        24
+    assert_eq!(run_suite(TINY), 24);
+}
+
+/// Runs `statements` after pointing the session at the pool, output as JSON lines; returns the
+/// parsed objects (result rows, PROFILE rows, remote totals alike).
+fn json_lines(work: &Path, set: &str, statements: &str) -> Vec<serde_json::Value> {
+    let o = Command::new(BIN)
+        .arg("--data")
+        .arg(work.join("data"))
+        .args(["--format", "json", "-c", &format!("{set} {statements}")])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        o.status.success(),
+        "{statements}: {}",
+        String::from_utf8_lossy(&o.stderr)
     );
+    stdout
+        .lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect()
+}
+
+/// PROFILE rows of a DM run: one object per iteration.
+fn profile_rows(lines: &[serde_json::Value]) -> Vec<&serde_json::Value> {
+    lines
+        .iter()
+        .filter(|l| l.get("iteration").is_some() && l.get("round trips").is_some())
+        .collect()
+}
+
+/// A value of PROFILE's remote totals table.
+fn remote_total(lines: &[serde_json::Value], key: &str) -> u64 {
+    lines
+        .iter()
+        .find(|l| l["remote"] == key)
+        .and_then(|l| l["value"].as_str())
+        .and_then(|v| v.parse().ok())
+        .unwrap_or_else(|| panic!("no remote total `{key}` in {lines:?}"))
+}
+
+fn cell(row: &serde_json::Value, key: &str) -> u64 {
+    row[key]
+        .as_str()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or_else(|| panic!("no `{key}` in {row}"))
+}
+
+fn create_example(work: &Path, set: &str, name: &str) {
+    let props = data_root().join(format!("{name}/{name}.properties"));
+    json_lines(
+        work,
+        set,
+        &format!(
+            "CREATE GRAPH g FROM '{}' FORMAT graphalytics STORAGE dm;",
+            props.display()
+        ),
+    );
+}
+
+#[test]
+fn profile_over_dm_shows_remote_work_per_iteration() {
+    let work = tempfile::tempdir().unwrap();
+    let (_a, _b, set) = pool(work.path());
+    create_example(work.path(), &set, "example-directed");
+    let lines = json_lines(
+        work.path(),
+        &set,
+        "SET cn_cache = '1GB'; PROFILE RUN bfs ON g FROM 1;",
+    );
+    let rows = profile_rows(&lines);
+    assert!(rows.len() >= 2, "one row per BFS level: {lines:?}");
+    for r in &rows {
+        assert!(cell(r, "active") > 0, "{r}");
+        assert!(cell(r, "round trips") > 0, "every level reads lists: {r}");
+        assert!(cell(r, "remote ops") >= cell(r, "round trips"), "{r}");
+        assert!(r.get("bytes sent").is_some(), "{r}");
+    }
+    let per_iteration: u64 = rows.iter().map(|r| cell(r, "round trips")).sum();
+    assert!(per_iteration <= remote_total(&lines, "round trips"));
+}
+
+/// The tiny suite's BFS, SSSP, PageRank and WCC runs take the remote-state path: EXPLAIN says so, and
+/// their PROFILE shows remote updates (CAS, or pass-by-value adds for PageRank) and remote push
+/// rounds; with a large budget the same runs keep their state local and send no updates.
+#[test]
+fn tiny_cn_cache_keeps_converted_kernels_state_remote() {
+    for (dataset, clause, remote_op) in [
+        ("test-bfs-directed", "bfs ON g FROM 1", "remote CAS"),
+        ("test-sssp-undirected", "sssp ON g FROM 1", "remote CAS"),
+        (
+            "test-pr-directed",
+            "pagerank ON g ITER 3",
+            "pass-by-value items",
+        ),
+        ("test-wcc-directed", "wcc ON g", "remote CAS"),
+    ] {
+        let work = tempfile::tempdir().unwrap();
+        let (_a, _b, set) = pool(work.path());
+        create_example(work.path(), &set, dataset);
+        let explain = Command::new(BIN)
+            .arg("--data")
+            .arg(work.path().join("data"))
+            .args(["-c", &format!("{set} {TINY} EXPLAIN RUN {clause};")])
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&explain.stdout);
+        assert!(text.contains("state:     remote ("), "{dataset}: {text}");
+
+        let lines = json_lines(work.path(), &set, &format!("{TINY} PROFILE RUN {clause};"));
+        let rows = profile_rows(&lines);
+        assert!(!rows.is_empty(), "{dataset}: {lines:?}");
+        for r in &rows {
+            assert_eq!(r["strategy"], "push remote", "{dataset}: {r}");
+            assert!(cell(r, "round trips") > 0, "{dataset}: {r}");
+        }
+        assert!(remote_total(&lines, remote_op) > 0, "{dataset}: {lines:?}");
+
+        let big = "SET cn_cache = '1GB'; SET threads = 2; SET mode = push;";
+        let lines = json_lines(work.path(), &set, &format!("{big} PROFILE RUN {clause};"));
+        assert_eq!(remote_total(&lines, remote_op), 0, "{dataset}: state local");
+        assert!(profile_rows(&lines).iter().all(|r| r["strategy"] == "push"));
+    }
 }
 
 #[test]

@@ -80,6 +80,9 @@ impl<'a, S: GraphStore> RunContext<'a, S> {
                 blocks_read: io.blocks_read,
                 hit_rate: io.hit_rate(),
                 bytes_read: io.bytes_read,
+                round_trips: io.round_trips,
+                remote_ops: io.remote_ops,
+                bytes_sent: io.bytes_sent,
                 elapsed: start.at.elapsed(),
             });
             iteration

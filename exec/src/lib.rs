@@ -11,6 +11,7 @@ pub mod error;
 pub mod lists;
 pub mod output;
 pub mod pool;
+pub mod remote;
 pub mod result;
 pub mod rng;
 pub mod run;

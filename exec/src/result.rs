@@ -24,6 +24,12 @@ pub struct IterationStats {
     pub hit_rate: f64,
     /// Bytes read during the iteration.
     pub bytes_read: u64,
+    /// Remote round trips (request/reply exchanges) during the iteration; 0 off DM.
+    pub round_trips: u64,
+    /// Remote operations (verbs plus two-sided calls) during the iteration; 0 off DM.
+    pub remote_ops: u64,
+    /// Bytes sent to memory nodes during the iteration (remote updates); 0 off DM.
+    pub bytes_sent: u64,
     pub elapsed: Duration,
 }
 

@@ -125,7 +125,9 @@ impl Settings {
                     Some(PathBuf::from(s))
                 };
             }
-            "cn_cache" => self.cn_cache = size(value, 4096).map_err(|e| bad(&e))?,
+            // As low as 16 bytes, so that even a test graph of ten vertices can have its
+            // kernel state pushed out to remote memory.
+            "cn_cache" => self.cn_cache = size(value, 16).map_err(|e| bad(&e))?,
             "memory_limit" => self.memory_limit = size(value, 1 << 20).map_err(|e| bad(&e))?,
             other => {
                 return Err(PlanError::new(

@@ -12,4 +12,4 @@ pub mod io;
 pub mod store;
 
 pub use error::{Result, StoreError};
-pub use store::{CsrView, Direction, FetchOrder, GraphShape, GraphStore, IoStats};
+pub use store::{AttributeSpace, CsrView, Direction, FetchOrder, GraphShape, GraphStore, IoStats};

@@ -5,6 +5,9 @@
 //! top-down push while the frontier is small, bottom-up pull with bitmaps — every unvisited
 //! vertex scans its in-list and stops at the first parent in the frontier — once the frontier's
 //! out-degree sum passes |arcs|/20. With a CSR view both directions run over slices.
+//!
+//! On a DM graph whose depths do not fit `cn_cache`, `compute` hands over to
+//! `remote::bfs`, which keeps the depths in the memory nodes.
 
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
@@ -17,6 +20,7 @@ use crate::context::RunContext;
 use crate::edgemap::{EdgeFunc, EdgeMap};
 use crate::error::ExecError;
 use crate::output::per_vertex_batches;
+use crate::remote;
 use crate::subset::VertexSubset;
 
 /// Depth of an unvisited vertex.
@@ -54,10 +58,14 @@ impl EdgeFunc for Level<'_> {
 /// nothing.
 pub fn compute<S: GraphStore>(ctx: &RunContext<'_, S>, source: u32) -> Result<Vec<u32>, ExecError> {
     let n = ctx.n();
-    let depth: Vec<AtomicU32> = (0..n).map(|_| AtomicU32::new(UNREACHED)).collect();
     if source >= n {
         return Ok(vec![UNREACHED; n as usize]);
     }
+    // Depths too large for the compute node's budget stay in remote memory.
+    if let Some(space) = remote::remote_space(ctx.store, remote::bfs::STATE_BYTES) {
+        return remote::bfs::compute(ctx, space, source);
+    }
+    let depth: Vec<AtomicU32> = (0..n).map(|_| AtomicU32::new(UNREACHED)).collect();
     depth[source as usize].store(0, Ordering::Relaxed);
     let mut frontier = VertexSubset::single(n, source);
     let mut edge_map = EdgeMap::new(ctx);

@@ -8,6 +8,9 @@
 //! contributions (CSR slices when in memory, `scan_lists` otherwise). The sum follows list
 //! order, so the result does not depend on the thread count. A forced `push`/`block` mode adds
 //! contributions along out-edges with atomic f64 additions instead.
+//!
+//! On a DM graph whose ranks do not fit `cn_cache`, `compute` hands over to
+//! `remote::pagerank`, which keeps them in the memory nodes.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -22,6 +25,7 @@ use crate::context::RunContext;
 use crate::error::ExecError;
 use crate::lists::{each_list, pass_name, range_lists};
 use crate::output::per_vertex_batches;
+use crate::remote;
 
 /// Vertices per pull chunk (fixed, so sink sums are added up in the same order every run).
 const CHUNK: usize = 4096;
@@ -36,6 +40,10 @@ pub fn compute<S: GraphStore>(
     let n = ctx.n() as usize;
     if n == 0 {
         return Ok(Vec::new());
+    }
+    // Ranks too large for the compute node's budget stay in remote memory.
+    if let Some(space) = remote::remote_space(store, remote::pagerank::STATE_BYTES) {
+        return remote::pagerank::compute(ctx, space, iterations, damping);
     }
     let arcs = store.shape().arcs;
     let outdeg: Vec<u64> = ctx.pool.install(|| {

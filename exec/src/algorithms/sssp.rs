@@ -7,6 +7,9 @@
 //! pull: a vertex relaxes from its active in-neighbours). With non-negative weights it reaches
 //! the same fixpoint as Dijkstra. A round count above |V| can only come from a negative cycle,
 //! which is reported instead of looping.
+//!
+//! On a DM graph whose distances do not fit `cn_cache`, `compute` hands over to
+//! `remote::sssp`, which keeps the distances in the memory nodes.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -20,6 +23,7 @@ use crate::context::RunContext;
 use crate::edgemap::{EdgeFunc, EdgeMap};
 use crate::error::ExecError;
 use crate::output::per_vertex_batches;
+use crate::remote;
 use crate::subset::VertexSubset;
 
 use super::sssp_delta;
@@ -72,6 +76,12 @@ fn bellman_ford<S: GraphStore>(
     source: u32,
 ) -> Result<Vec<f64>, ExecError> {
     let n = ctx.n();
+    // Distances too large for the compute node's budget stay in remote memory.
+    if source < n {
+        if let Some(space) = remote::remote_space(ctx.store, remote::sssp::STATE_BYTES) {
+            return remote::sssp::compute(ctx, space, source);
+        }
+    }
     let dist: Vec<AtomicU64> = (0..n)
         .map(|_| AtomicU64::new(f64::INFINITY.to_bits()))
         .collect();

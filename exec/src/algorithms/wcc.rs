@@ -7,6 +7,9 @@
 //! two out-edges of every vertex, find the component most vertices already joined by sampling,
 //! and finish only the vertices outside it (their remaining out-edges, and in-edges on directed
 //! graphs). Without one, one pass over every out-list links every edge.
+//!
+//! On a DM graph whose state does not fit `cn_cache`, `compute` hands over to `remote::wcc`
+//! (label propagation with the labels in the memory nodes).
 
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::Arc;
@@ -20,6 +23,7 @@ use crate::context::RunContext;
 use crate::error::ExecError;
 use crate::lists::{each_list, pass_name};
 use crate::output::per_vertex_batches;
+use crate::remote;
 use crate::rng::Xoshiro256;
 
 /// Out-edges per vertex linked before sampling (GAPBS's `neighbor_rounds`).
@@ -30,6 +34,10 @@ const SAMPLES: usize = 1024;
 /// The component label (smallest input id of the component) of every vertex.
 pub fn compute<S: GraphStore>(ctx: &RunContext<'_, S>) -> Result<Vec<u64>, ExecError> {
     let store = ctx.store;
+    // Labels too large for the compute node's budget stay in remote memory.
+    if let Some(space) = remote::remote_space(store, remote::wcc::STATE_BYTES) {
+        return remote::wcc::compute(ctx, space);
+    }
     let n = ctx.n();
     let comp: Vec<AtomicU32> = (0..n).map(AtomicU32::new).collect();
     let directed = store.shape().directed;

@@ -24,15 +24,16 @@ use std::path::Path;
 use std::sync::{Arc, Mutex};
 
 use super::addr::GlobalAddr;
+use super::attrs::{NodeSet, RemoteArray};
 use super::layout::{self, Entry, ENTRY_BYTES};
 use super::load::{header, DmLayout, PoolConfig};
-use super::protocol::VerbReply;
+use super::protocol::{AttrKind, VerbReply};
 use super::stats::{CostModel, StatsSnapshot};
 use super::tcp::TcpTransport;
 use super::transport::{Batch, Ticket, Transport};
 use crate::blockfile::open::GraphFile;
 use crate::error::{Result, StoreError};
-use crate::store::{Direction, FetchOrder, GraphShape, GraphStore, IoStats};
+use crate::store::{AttributeSpace, Direction, FetchOrder, GraphShape, GraphStore, IoStats};
 
 /// Most vertices in one window.
 const MAX_WINDOW: usize = 512;
@@ -139,6 +140,9 @@ pub struct DmStore {
     /// Bytes of list data one window may carry.
     window_bytes: u64,
     cn_cache: u64,
+    /// The connections remote attribute arrays share (multiplexed across threads), opened on
+    /// first use; registered with the pool so their traffic counts in `remote_stats`.
+    attr_conns: Mutex<Option<Arc<ConnSet>>>,
 }
 
 impl std::fmt::Debug for DmStore {
@@ -240,7 +244,49 @@ impl DmStore {
             reported: Mutex::new(StatsSnapshot::default()),
             window_bytes,
             cn_cache: opts.cn_cache,
+            attr_conns: Mutex::new(None),
         })
+    }
+
+    /// A remote attribute array of `len` elements (see [`RemoteArray`]), partitioned with the
+    /// vertex index's boundaries scaled to `len` (the same boundaries when `len` is |V|).
+    /// Connections of a failed allocation are dropped, so a restarted node is reconnected.
+    pub fn alloc_attr(&self, len: u64, kind: AttrKind, fill: u64) -> Result<RemoteArray> {
+        let v = self.layout.vertices as u64;
+        let parts = self.layout.nodes.len() as u64;
+        let bounds: Vec<u64> = self
+            .layout
+            .bounds
+            .iter()
+            .enumerate()
+            .map(|(p, &b)| {
+                if v == 0 {
+                    len * p as u64 / parts.max(1)
+                } else {
+                    ((b as u128 * len as u128) / v as u128) as u64
+                }
+            })
+            .collect();
+        let set = {
+            let mut g = self.attr_conns.lock().unwrap_or_else(|e| e.into_inner());
+            match &*g {
+                Some(s) => s.clone(),
+                None => {
+                    let s = self.pool.connect()?;
+                    *g = Some(s.clone());
+                    s
+                }
+            }
+        };
+        let nodes: Arc<dyn NodeSet> = set.clone();
+        let r = RemoteArray::alloc(nodes, bounds, kind, fill);
+        if r.is_err() {
+            let mut g = self.attr_conns.lock().unwrap_or_else(|e| e.into_inner());
+            if g.as_ref().is_some_and(|s| Arc::ptr_eq(s, &set)) {
+                *g = None;
+            }
+        }
+        r
     }
 
     /// The layout (for EXPLAIN and tests).
@@ -729,7 +775,12 @@ impl GraphStore for DmStore {
             inflight_high_water: DEPTH as u64,
             round_trips: s.round_trips,
             remote_ops: s.nic_ops(),
+            bytes_sent: s.bytes_sent,
         }
+    }
+
+    fn remote_attributes(&self) -> Option<&dyn AttributeSpace> {
+        Some(self)
     }
 
     fn describe_reader(&self) -> String {
@@ -740,5 +791,15 @@ impl GraphStore for DmStore {
             DEPTH,
             self.cn_cache
         )
+    }
+}
+
+impl AttributeSpace for DmStore {
+    fn local_budget(&self) -> u64 {
+        self.cn_cache
+    }
+
+    fn alloc_attr(&self, len: u64, kind: AttrKind, fill: u64) -> Result<RemoteArray> {
+        DmStore::alloc_attr(self, len, kind, fill)
     }
 }

@@ -7,10 +7,12 @@
 //! (`frontier memnode`), [`transport`] (the client trait) with [`inproc`], [`tcp`] and, behind
 //! feature `rdma`, `rdma`; [`stats`] counts every operation and projects it onto an RDMA network.
 //! The graph store on top: [`layout`] (32-byte index entries), [`load`] (block file → pool) and
-//! [`graph_store`] (`DmStore`, merged and batched retrieval).
+//! [`graph_store`] (`DmStore`, merged and batched retrieval), and [`attrs`] (vertex attribute
+//! arrays kept remote, updated by direct remote update).
 //! See docs/DM.md.
 
 pub mod addr;
+pub mod attrs;
 pub mod graph_store;
 pub mod inproc;
 pub mod layout;
@@ -25,6 +27,7 @@ pub mod tcp;
 pub mod transport;
 
 pub use addr::GlobalAddr;
+pub use attrs::{NodeSet, RemoteArray};
 pub use graph_store::{DmOptions, DmStore};
 pub use inproc::InProcTransport;
 pub use load::{DmLayout, PoolConfig};

@@ -106,6 +106,7 @@ impl IoCounters {
             inflight_high_water: self.inflight_high_water.load(Ordering::Relaxed),
             round_trips: 0,
             remote_ops: 0,
+            bytes_sent: 0,
         }
     }
 }
