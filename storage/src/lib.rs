@@ -7,6 +7,7 @@ pub mod catalog;
 pub mod dm;
 pub mod error;
 pub mod gen;
+pub mod huge;
 pub mod import;
 pub mod io;
 pub mod store;

@@ -65,7 +65,7 @@ pub fn compute<S: GraphStore>(ctx: &RunContext<'_, S>, source: u32) -> Result<Ve
     if let Some(space) = remote::remote_space(ctx.store, remote::bfs::STATE_BYTES) {
         return remote::bfs::compute(ctx, space, source);
     }
-    let depth: Vec<AtomicU32> = (0..n).map(|_| AtomicU32::new(UNREACHED)).collect();
+    let depth: Vec<AtomicU32> = storage::huge::collect((0..n).map(|_| AtomicU32::new(UNREACHED)));
     depth[source as usize].store(0, Ordering::Relaxed);
     let mut frontier = VertexSubset::single(n, source);
     let mut edge_map = EdgeMap::new(ctx);

@@ -52,9 +52,9 @@ pub fn compute<S: GraphStore>(
             .map(|v| store.degree(Direction::Out, v))
             .collect()
     });
-    let mut rank = vec![1.0 / n as f64; n];
-    let mut next = vec![0.0; n];
-    let mut contrib = vec![0.0; n];
+    let mut rank = storage::huge::filled(n, 1.0 / n as f64);
+    let mut next = storage::huge::filled(n, 0.0);
+    let mut contrib = storage::huge::filled(n, 0.0);
     for _ in 0..iterations {
         ctx.check()?;
         let start = ctx.begin();

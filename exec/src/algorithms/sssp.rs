@@ -82,9 +82,8 @@ fn bellman_ford<S: GraphStore>(
             return remote::sssp::compute(ctx, space, source);
         }
     }
-    let dist: Vec<AtomicU64> = (0..n)
-        .map(|_| AtomicU64::new(f64::INFINITY.to_bits()))
-        .collect();
+    let dist: Vec<AtomicU64> =
+        storage::huge::collect((0..n).map(|_| AtomicU64::new(f64::INFINITY.to_bits())));
     if source < n {
         dist[source as usize].store(0f64.to_bits(), Ordering::Relaxed);
         let mut frontier = VertexSubset::single(n, source);

@@ -80,14 +80,13 @@ pub fn compute<S: GraphStore>(
     delta: f64,
 ) -> Result<Vec<f64>, ExecError> {
     let n = ctx.n() as usize;
-    let dist: Vec<AtomicU64> = (0..n)
-        .map(|_| AtomicU64::new(f64::INFINITY.to_bits()))
-        .collect();
+    let dist: Vec<AtomicU64> =
+        storage::huge::collect((0..n).map(|_| AtomicU64::new(f64::INFINITY.to_bits())));
     if (source as usize) >= n {
         return Ok(vec![f64::INFINITY; n]);
     }
     dist[source as usize].store(0f64.to_bits(), Ordering::Relaxed);
-    let queued: Vec<AtomicU32> = (0..n).map(|_| AtomicU32::new(NOT_QUEUED)).collect();
+    let queued: Vec<AtomicU32> = storage::huge::collect((0..n).map(|_| AtomicU32::new(NOT_QUEUED)));
     queued[source as usize].store(0, Ordering::Relaxed);
     let workers = ctx.pool.threads();
     let bins: Vec<Mutex<Vec<Vec<u32>>>> = (0..workers).map(|_| Mutex::new(Vec::new())).collect();

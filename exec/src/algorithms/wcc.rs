@@ -39,7 +39,7 @@ pub fn compute<S: GraphStore>(ctx: &RunContext<'_, S>) -> Result<Vec<u64>, ExecE
         return remote::wcc::compute(ctx, space);
     }
     let n = ctx.n();
-    let comp: Vec<AtomicU32> = (0..n).map(AtomicU32::new).collect();
+    let comp: Vec<AtomicU32> = storage::huge::collect((0..n).map(AtomicU32::new));
     let directed = store.shape().directed;
     let out = store.csr(Direction::Out);
     let inn = if directed {
@@ -101,7 +101,7 @@ pub fn compute<S: GraphStore>(ctx: &RunContext<'_, S>) -> Result<Vec<u64>, ExecE
         }
     }
     // Label each component with its smallest input id.
-    let min_id: Vec<AtomicU64> = (0..n).map(|_| AtomicU64::new(u64::MAX)).collect();
+    let min_id: Vec<AtomicU64> = storage::huge::collect((0..n).map(|_| AtomicU64::new(u64::MAX)));
     ctx.pool.install(|| {
         (0..n).into_par_iter().with_min_len(1024).for_each(|v| {
             let root = comp[v as usize].load(Ordering::Relaxed) as usize;

@@ -147,7 +147,7 @@ fn load_direction(
 ) -> Result<Adjacency> {
     let es = *gf.edge_section(dir);
     let slots = (es.length / 4) as usize;
-    let mut targets = Vec::with_capacity(slots);
+    let mut targets = crate::huge::with_capacity(slots);
     read_checked(gf, f, &es, stats, |b| {
         targets.extend(
             b.chunks_exact(4)
@@ -157,7 +157,7 @@ fn load_direction(
     let weights = match gf.weight_section(dir) {
         Some(ws) => {
             let ws = *ws;
-            let mut w = Vec::with_capacity(slots);
+            let mut w = crate::huge::with_capacity(slots);
             read_checked(gf, f, &ws, stats, |b| {
                 w.extend(
                     b.chunks_exact(8)

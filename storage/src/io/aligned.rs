@@ -37,8 +37,17 @@ impl AlignedBuf {
     /// A zeroed buffer of `blocks` blocks (at least one block is allocated, so the pointer is
     /// always valid for the kernel).
     pub fn new(blocks: usize) -> AlignedBuf {
+        if blocks <= 1 {
+            let ptr = single_blocks::take();
+            // SAFETY: `take` returns an exclusive, live, 4096-aligned block of BLOCK_SIZE bytes.
+            unsafe { std::ptr::write_bytes(ptr.as_ptr(), 0, BLOCK_SIZE) };
+            return AlignedBuf {
+                ptr,
+                len: BLOCK_SIZE,
+                cap: BLOCK_SIZE,
+            };
+        }
         let len = blocks
-            .max(1)
             .checked_mul(BLOCK_SIZE)
             .expect("buffer size overflows");
         let layout = Layout::from_size_align(len, ALIGN).expect("valid layout");
@@ -116,9 +125,52 @@ impl AlignedBuf {
 
 impl Drop for AlignedBuf {
     fn drop(&mut self) {
+        if self.cap == BLOCK_SIZE {
+            single_blocks::give(self.ptr);
+            return;
+        }
         let layout = Layout::from_size_align(self.cap, ALIGN).expect("valid layout");
         // SAFETY: `ptr` was allocated in `new` with exactly this layout and is freed once.
         unsafe { alloc::dealloc(self.ptr.as_ptr(), layout) }
+    }
+}
+
+/// Single blocks (the cache's unit) come from 256 KiB slabs and go back to a free list.
+///
+/// A 4 KiB allocation aligned to 4 KiB costs glibc up to twice its size (the alignment gap is
+/// split off and rarely reused), so a block cache of N bytes held about 2N. The free list keeps
+/// what it was given for reuse, so the memory of single blocks is their peak live count, exactly.
+mod single_blocks {
+    use super::{alloc, Layout, Mutex, NonNull, ALIGN, BLOCK_SIZE};
+
+    /// Blocks carved from one slab.
+    const SLAB_BLOCKS: usize = 64;
+
+    /// Free blocks, as addresses (so the list is `Send`).
+    static FREE: Mutex<Vec<usize>> = Mutex::new(Vec::new());
+
+    /// An exclusive block: a free one, or the first of a fresh slab.
+    pub(super) fn take() -> NonNull<u8> {
+        let mut free = FREE.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(addr) = free.pop() {
+            // Addresses on the list came from `NonNull`s (`give`, or a slab below).
+            return NonNull::new(addr as *mut u8).expect("free blocks are non-null");
+        }
+        let layout =
+            Layout::from_size_align(SLAB_BLOCKS * BLOCK_SIZE, ALIGN).expect("valid layout");
+        // SAFETY: `layout` has a non-zero size.
+        let raw = unsafe { alloc::alloc(layout) };
+        let slab = NonNull::new(raw).unwrap_or_else(|| alloc::handle_alloc_error(layout));
+        // Slabs live for the process: their blocks circulate through the free list.
+        free.extend((1..SLAB_BLOCKS).map(|i| slab.as_ptr() as usize + i * BLOCK_SIZE));
+        slab
+    }
+
+    /// Returns a block taken with [`take`] (and no longer used) to the free list.
+    pub(super) fn give(ptr: NonNull<u8>) {
+        FREE.lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push(ptr.as_ptr() as usize);
     }
 }
 
@@ -194,6 +246,27 @@ mod tests {
         assert_eq!(b.as_f64s()[1], 2.5);
         assert_eq!(b.as_u32s().len(), 2048);
         assert_eq!(AlignedBuf::new(0).len(), BLOCK_SIZE);
+    }
+
+    #[test]
+    fn single_blocks_are_reused_zeroed_and_aligned() {
+        let mut held: Vec<AlignedBuf> = (0..200).map(|_| AlignedBuf::new(1)).collect();
+        for b in &mut held {
+            assert_eq!(b.as_mut_ptr() as usize % ALIGN, 0);
+            b.as_bytes_mut().fill(0xAB);
+        }
+        let addrs: std::collections::HashSet<usize> =
+            held.iter_mut().map(|b| b.as_mut_ptr() as usize).collect();
+        assert_eq!(addrs.len(), 200, "live blocks never overlap");
+        drop(held);
+        for _ in 0..200 {
+            let b = AlignedBuf::new(1);
+            assert_eq!(b.len(), BLOCK_SIZE);
+            assert!(
+                b.as_bytes().iter().all(|&x| x == 0),
+                "recycled blocks are zeroed"
+            );
+        }
     }
 
     #[test]
