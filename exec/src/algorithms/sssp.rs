@@ -39,20 +39,7 @@ impl EdgeFunc for Relax<'_> {
     #[inline]
     fn update_atomic(&self, src: u32, dst: u32, w: f64) -> bool {
         let candidate = f64::from_bits(self.dist[src as usize].load(Ordering::Relaxed)) + w;
-        let slot = &self.dist[dst as usize];
-        let mut cur = slot.load(Ordering::Relaxed);
-        while candidate < f64::from_bits(cur) {
-            match slot.compare_exchange_weak(
-                cur,
-                candidate.to_bits(),
-                Ordering::Relaxed,
-                Ordering::Relaxed,
-            ) {
-                Ok(_) => return true,
-                Err(seen) => cur = seen,
-            }
-        }
-        false
+        sssp_delta::lower(&self.dist[dst as usize], candidate)
     }
 }
 

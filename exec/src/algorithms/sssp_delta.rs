@@ -30,9 +30,10 @@ const MAX_BINS_AHEAD: usize = 1 << 20;
 /// `queued[v]` when `v` has no unprocessed entry.
 const NOT_QUEUED: u32 = u32::MAX;
 
-/// `dist[dst] = min(dist[dst], candidate)`; true when it improved.
+/// `*slot = min(*slot, candidate)` on an f64 stored as bits; true when it lowered the value.
+/// (Bellman-Ford's push relaxation uses it too.)
 #[inline]
-fn relax(slot: &AtomicU64, candidate: f64) -> bool {
+pub(super) fn lower(slot: &AtomicU64, candidate: f64) -> bool {
     let mut cur = slot.load(Ordering::Relaxed);
     while candidate < f64::from_bits(cur) {
         match slot.compare_exchange_weak(
@@ -127,7 +128,7 @@ pub fn compute<S: GraphStore>(
                     let ws = csr.weights_of(u);
                     for (k, &v) in ns.iter().enumerate() {
                         let nd = du + ws.map_or(1.0, |w| w[k]);
-                        if relax(&dist[v as usize], nd) {
+                        if lower(&dist[v as usize], nd) {
                             let bin = ((nd / delta) as usize)
                                 .clamp(current, current + MAX_BINS_AHEAD)
                                 .min(NOT_QUEUED as usize - 1);
