@@ -221,6 +221,7 @@ pub static ALGORITHMS: &[AlgorithmSpec] = &[
         operators: &[
             "frontier := {source}, distance[source] := 0",
             "repeat until the frontier is empty: frontier := EdgeMap(frontier, out, relax distance[v] := min(distance[v], distance[u] + w))",
+            "(in memory under mode auto, with non-negative weights: delta-stepping, the frontier being the lowest non-empty bin of distance width delta = mean weight / (4 x average degree))",
         ],
         dense: false,
         uses_weights: true,

@@ -36,7 +36,10 @@ pub struct Settings {
 /// Name and one-line meaning of every setting, in display order.
 pub const SETTINGS: &[(&str, &str)] = &[
     ("threads", "worker threads"),
-    ("cache", "block cache / in-memory budget for graph data"),
+    (
+        "cache",
+        "budget for graph data: a larger graph is read out of core, through a block cache and scan buffers within it",
+    ),
     ("io_depth", "reads kept in flight by the I/O engine"),
     ("mode", "EdgeMap strategy: auto, push, block or pull"),
     (
