@@ -81,34 +81,20 @@ impl StatsSnapshot {
 
     /// Counter-wise difference `self - earlier` (saturating).
     pub fn since(&self, earlier: &StatsSnapshot) -> StatsSnapshot {
-        macro_rules! d {
-            ($($f:ident),*) => { StatsSnapshot { $($f: self.$f.saturating_sub(earlier.$f)),* } };
-        }
-        d!(
-            reads,
-            writes,
-            cas,
-            faa,
-            allocs,
-            frees,
-            mailbox_pushes,
-            mailbox_pulls,
-            applies,
-            apply_items,
-            other_calls,
-            bytes_sent,
-            bytes_received,
-            round_trips,
-            batches
-        )
+        self.zip(earlier, u64::saturating_sub)
     }
 
     /// Counter-wise sum, to total several transports (one per memory node).
     pub fn plus(&self, o: &StatsSnapshot) -> StatsSnapshot {
-        macro_rules! s {
-            ($($f:ident),*) => { StatsSnapshot { $($f: self.$f + o.$f),* } };
+        self.zip(o, |a, b| a + b)
+    }
+
+    /// `op` applied to each pair of counters; the one place that lists every field.
+    fn zip(&self, o: &StatsSnapshot, op: impl Fn(u64, u64) -> u64) -> StatsSnapshot {
+        macro_rules! each {
+            ($($f:ident),*) => { StatsSnapshot { $($f: op(self.$f, o.$f)),* } };
         }
-        s!(
+        each!(
             reads,
             writes,
             cas,
