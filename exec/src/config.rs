@@ -34,6 +34,9 @@ pub struct RunConfig {
     pub cancel: Arc<AtomicBool>,
     /// Where progress reports go, if anywhere.
     pub progress: Option<ProgressFn>,
+    /// Whether PageRank may copy the in-edges for its cache-blocked pull, which the planner
+    /// allows when the copy fits `memory_limit` (`planner::blocking`).
+    pub segmented_pull: bool,
 }
 
 impl RunConfig {
@@ -54,6 +57,7 @@ impl Default for RunConfig {
             mode: Mode::Auto,
             cancel: Arc::new(AtomicBool::new(false)),
             progress: None,
+            segmented_pull: true,
         }
     }
 }
@@ -65,6 +69,7 @@ impl fmt::Debug for RunConfig {
             .field("mode", &self.mode)
             .field("cancel", &self.cancel)
             .field("progress", &self.progress.as_ref().map(|_| "callback"))
+            .field("segmented_pull", &self.segmented_pull)
             .finish()
     }
 }

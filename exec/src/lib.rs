@@ -8,6 +8,7 @@ pub mod config;
 pub mod context;
 pub mod edgemap;
 pub mod error;
+pub mod gather;
 pub mod lists;
 pub mod output;
 pub mod pool;

@@ -29,6 +29,9 @@ pub struct RunPlan {
     pub into_format: Option<OutputFormat>,
     pub threads: usize,
     pub mode: Mode,
+    /// Whether PageRank may copy the in-edges for its cache-blocked pull (`blocking`): the
+    /// graph is loaded whole, large enough to gain, and the copy fits `memory_limit`.
+    pub segmented_pull: bool,
 }
 
 /// Checks `run` and builds its plan. `resolve` maps an input vertex id to an internal id (the
@@ -291,7 +294,7 @@ pub fn plan_run(
         ));
     }
 
-    let plan = RunPlan {
+    let mut plan = RunPlan {
         spec,
         call,
         graph: graph.clone(),
@@ -303,7 +306,9 @@ pub fn plan_run(
         into_format: run.into_format,
         threads: settings.threads,
         mode: settings.mode,
+        segmented_pull: false,
     };
+    plan.segmented_pull = segmented_pull_fits(&plan, settings);
     check_memory(&plan, settings, run.algorithm.pos)?;
     Ok(plan)
 }
@@ -313,7 +318,7 @@ pub fn plan_run(
 fn bytes_per_vertex(call: &AlgoCall) -> u64 {
     match call {
         AlgoCall::Bfs { .. } | AlgoCall::Sssp { .. } => 40,
-        AlgoCall::PageRank { .. } => 48,
+        AlgoCall::PageRank { .. } => 52,
         AlgoCall::Wcc => 32,
         AlgoCall::Cdlp { .. } => 56,
         AlgoCall::Lcc => 48,
@@ -321,6 +326,27 @@ fn bytes_per_vertex(call: &AlgoCall) -> u64 {
         AlgoCall::Degree => 24,
         AlgoCall::RandomWalk { .. } => 0,
     }
+}
+
+/// Whether `plan` gets PageRank's cache-blocked pull: a pull (mode auto or pull) over a graph
+/// loaded whole, large enough to gain from blocking, whose copy of the in-edges still fits
+/// `memory_limit` next to everything else. Otherwise PageRank pulls over the graph as it is.
+fn segmented_pull_fits(plan: &RunPlan, settings: &Settings) -> bool {
+    let g = &plan.graph;
+    let eligible = matches!(plan.call, AlgoCall::PageRank { .. })
+        && matches!(plan.mode, Mode::Auto | Mode::Pull)
+        && g.storage != storage::catalog::StorageKind::Dm
+        && in_memory(g, settings);
+    let Some(copy) = crate::blocking::copy_bytes(g.vertices, g.arcs) else {
+        return false;
+    };
+    eligible
+        && estimate_memory(plan, settings).total().saturating_add(copy) <= settings.memory_limit
+}
+
+/// Whether the run will load `g` whole rather than read it out of core.
+fn in_memory(g: &GraphMeta, settings: &Settings) -> bool {
+    g.storage == storage::catalog::StorageKind::Memory || g.file_bytes <= settings.cache
 }
 
 /// What a run is expected to hold in memory, in bytes, by part.
@@ -332,6 +358,8 @@ pub struct MemoryEstimate {
     pub per_vertex: u64,
     /// Result rows that are not one per vertex (random walks).
     pub extra_rows: u64,
+    /// PageRank's segmented copy of the in-edges (`RunPlan::segmented_pull`).
+    pub scratch: u64,
 }
 
 impl MemoryEstimate {
@@ -339,6 +367,7 @@ impl MemoryEstimate {
         self.graph
             .saturating_add(self.per_vertex)
             .saturating_add(self.extra_rows)
+            .saturating_add(self.scratch)
     }
 }
 
@@ -346,8 +375,7 @@ impl MemoryEstimate {
 /// the per-vertex state, and the result rows.
 pub fn estimate_memory(plan: &RunPlan, settings: &Settings) -> MemoryEstimate {
     let g = &plan.graph;
-    let in_memory =
-        g.storage == storage::catalog::StorageKind::Memory || g.file_bytes <= settings.cache;
+    let in_memory = in_memory(g, settings);
     let graph = if in_memory {
         g.file_bytes
     } else {
@@ -373,6 +401,11 @@ pub fn estimate_memory(plan: &RunPlan, settings: &Settings) -> MemoryEstimate {
             .vertices
             .saturating_mul(bytes_per_vertex(&plan.call) + index),
         extra_rows,
+        scratch: if plan.segmented_pull {
+            crate::blocking::copy_bytes(g.vertices, g.arcs).unwrap_or(0)
+        } else {
+            0
+        },
     }
 }
 

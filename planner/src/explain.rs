@@ -113,6 +113,13 @@ pub fn explain(plan: &RunPlan, reader: &ReaderInfo, settings: &Settings) -> Stri
             String::new()
         }
     ));
+    if mem.scratch > 0 {
+        out.push_str(&format!(
+            "  blocking:  {} segments of in-edges copied for a cache-blocked pull: + {}\n",
+            crate::blocking::segments(g.vertices).unwrap_or(0),
+            format_size(mem.scratch)
+        ));
+    }
     let columns = plan
         .spec
         .columns

@@ -248,6 +248,7 @@ pub fn run(
         mode: plan.mode,
         cancel: s.cancel.clone(),
         progress: crate::progress::run_progress(s.show_progress, &plan),
+        segmented_pull: plan.segmented_pull,
     };
     let started = Instant::now();
     let remote_before = match &*store {

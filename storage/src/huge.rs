@@ -15,6 +15,18 @@ pub fn filled<T: Clone>(len: usize, value: T) -> Vec<T> {
     v
 }
 
+/// A vector of `len` default values advised `MADV_HUGEPAGE`. For types whose default is all
+/// zero bits (integers, floats) the memory comes zeroed from the allocator and is not touched
+/// here, so the page faults happen later, in whichever threads fill it.
+pub fn zeroed<T: Clone + Default>(len: usize) -> Vec<T> {
+    let v = vec![T::default(); len];
+    advise(
+        v.as_ptr() as usize,
+        len.saturating_mul(std::mem::size_of::<T>()),
+    );
+    v
+}
+
 /// The items of `iter` in a vector advised `MADV_HUGEPAGE` before it is filled.
 pub fn collect<T>(iter: impl ExactSizeIterator<Item = T>) -> Vec<T> {
     let mut v = with_capacity(iter.len());
@@ -59,6 +71,8 @@ mod tests {
         let v = super::filled(3 << 20, 7u32);
         assert_eq!(v.len(), 3 << 20);
         assert!(v.iter().all(|&x| x == 7));
+        let z: Vec<u32> = super::zeroed(3 << 20);
+        assert!(z.len() == 3 << 20 && z.iter().all(|&x| x == 0));
         let mut w: Vec<f64> = super::with_capacity(10);
         w.extend([1.0, 2.0]);
         assert_eq!(w, [1.0, 2.0]);

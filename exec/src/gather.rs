@@ -1,0 +1,264 @@
+//! Cache-blocked pull: `out[v] = finish(Σ_{u ∈ list(v)} values[u])` over an in-memory CSR,
+//! with the random reads of `values` confined to one cache-sized segment of sources at a time.
+//!
+//! A plain pull reads `values[u]` for every edge at a random `u`. Once `values` outgrows the
+//! caches (19 MB of f64 at R-MAT scale 22, which has 2.4 M vertices), nearly every edge is a
+//! cache miss: on the benchmark machine a PageRank iteration took 0.7 s, against 0.15 s when
+//! the same loop's reads were masked into 4 MiB. CSR segmenting (Zhang et al., "Making caches
+//! work for graph analytics", 2017) sweeps all destinations once per segment of sources, so
+//! each sweep's reads hit a slice of `values` that stays in cache.
+//!
+//! Each sweep needs its edges contiguous, so the in-edges are copied once per query, segment
+//! by segment (`planner::blocking` sizes the copy and the planner only allows it within
+//! `memory_limit`). Two cheaper layouts were measured first and dropped: a cursor per
+//! destination that stopped at the first id past the segment (1.2×: the exit depends on a
+//! neighbour id that is usually a cache miss, so every destination cost a memory round trip
+//! per sweep), and a table of run ends into the original lists (1.6×: the runs of one sweep are
+//! scattered through the lists and the hardware prefetcher cannot follow them). The copy gives
+//! 2.6× on the whole PageRank at scale 22. Lists are sorted ascending (a block-file invariant),
+//! so a destination's edges into one segment are one run of its list and each sum still adds
+//! in list order: the result is bit-for-bit the plain pull's. An unsorted list would still be
+//! summed exactly once.
+
+use rayon::prelude::*;
+use storage::CsrView;
+
+use crate::error::ExecError;
+
+/// Destinations per parallel task.
+const CHUNK: usize = 4096;
+
+/// The in-edges of every destination, copied segment by segment.
+pub struct SegmentedPull {
+    segments: Vec<Segment>,
+    destinations: usize,
+}
+
+/// One destination chunk's share of a segment while it is built: the chunk's first offset,
+/// then its parts of the offsets and targets.
+type Piece<'s> = (u32, &'s mut [u32], &'s mut [u32]);
+
+/// The edges from one range of sources, grouped by destination.
+struct Segment {
+    /// `targets[offsets[v]..offsets[v + 1]]` are `v`'s in-neighbours in this segment.
+    offsets: Vec<u32>,
+    targets: Vec<u32>,
+}
+
+impl SegmentedPull {
+    /// Copies the lists of `csr`'s first `destinations` vertices, split over `sources` ids as
+    /// `planner::blocking` says. `None` when blocking does not pay at this size, or when a
+    /// segment has 2^32 edges or more (its offsets would not fit). Call from inside the pool.
+    pub fn new(csr: &CsrView<'_>, destinations: usize, sources: usize) -> Option<SegmentedPull> {
+        let count = planner::blocking::segments(sources as u64)? as usize;
+        let width = sources.div_ceil(count);
+        let chunks = destinations.div_ceil(CHUNK);
+        // Pass 1: where each segment's run ends in every list (destination-major, `count` per
+        // vertex), and how many edges each destination chunk has in each segment.
+        let mut ends: Vec<u32> = storage::huge::zeroed(destinations * count);
+        let per_chunk: Vec<Vec<u64>> = ends
+            .par_chunks_mut(CHUNK * count)
+            .enumerate()
+            .map(|(ci, ends)| {
+                let mut edges = vec![0u64; count];
+                for (i, row) in ends.chunks_mut(count).enumerate() {
+                    let list = csr.neighbours((ci * CHUNK + i) as u32);
+                    let mut at = 0;
+                    for (s, end) in row.iter_mut().enumerate() {
+                        let run = if s + 1 == count {
+                            list.len() - at
+                        } else {
+                            let bound = ((s + 1) * width).min(u32::MAX as usize) as u32;
+                            list[at..].partition_point(|&u| u < bound)
+                        };
+                        at += run;
+                        edges[s] += run as u64;
+                        *end = at as u32;
+                    }
+                }
+                edges
+            })
+            .collect();
+        // Each segment's edges must be addressable by u32 offsets.
+        let totals: Vec<u64> = (0..count)
+            .map(|s| per_chunk.iter().map(|c| c[s]).sum())
+            .collect();
+        if totals.iter().any(|&t| t > u64::from(u32::MAX)) {
+            return None;
+        }
+        let mut segments: Vec<Segment> = totals
+            .iter()
+            .map(|&t| Segment {
+                offsets: storage::huge::zeroed(destinations + 1),
+                targets: storage::huge::zeroed(t as usize),
+            })
+            .collect();
+        // Pass 2: every destination chunk gets its own piece of each segment's offsets and
+        // targets, and copies its lists' runs into them, reading each list once.
+        let mut pieces: Vec<Vec<Piece<'_>>> =
+            (0..chunks).map(|_| Vec::with_capacity(count)).collect();
+        for (s, seg) in segments.iter_mut().enumerate() {
+            let mut offsets = &mut seg.offsets[1..];
+            let mut targets = seg.targets.as_mut_slice();
+            let mut base = 0u64;
+            for (ci, piece) in pieces.iter_mut().enumerate() {
+                let len = CHUNK.min(destinations - ci * CHUNK);
+                let (o, rest) = offsets.split_at_mut(len);
+                offsets = rest;
+                let (t, rest) = targets.split_at_mut(per_chunk[ci][s] as usize);
+                targets = rest;
+                piece.push((base as u32, o, t));
+                base += per_chunk[ci][s];
+            }
+        }
+        pieces
+            .into_par_iter()
+            .enumerate()
+            .for_each(|(ci, mut piece)| {
+                let mut written = vec![0usize; count];
+                for i in 0..piece.first().map_or(0, |p| p.1.len()) {
+                    let v = ci * CHUNK + i;
+                    let list = csr.neighbours(v as u32);
+                    let row = &ends[v * count..(v + 1) * count];
+                    let mut from = 0;
+                    for (s, (base, offsets, targets)) in piece.iter_mut().enumerate() {
+                        let to = row[s] as usize;
+                        let at = written[s];
+                        targets[at..at + to - from].copy_from_slice(&list[from..to]);
+                        written[s] += to - from;
+                        offsets[i] = *base + written[s] as u32;
+                        from = to;
+                    }
+                }
+            });
+        Some(SegmentedPull {
+            segments,
+            destinations,
+        })
+    }
+
+    /// How many segments the sources were split into.
+    pub fn segments(&self) -> usize {
+        self.segments.len()
+    }
+
+    /// Writes `out[v] = finish(Σ values[u] for u in v's list)` for every destination.
+    /// `check` runs before every sweep, so a cancelled query stops within one sweep. Call from
+    /// inside the worker pool.
+    pub fn sum(
+        &self,
+        values: &[f64],
+        out: &mut [f64],
+        check: &(dyn Fn() -> Result<(), ExecError> + Sync),
+        finish: &(dyn Fn(f64) -> f64 + Sync),
+    ) -> Result<(), ExecError> {
+        let len = self.destinations.min(out.len());
+        let out = &mut out[..len];
+        let last = self.segments.len() - 1;
+        for (s, seg) in self.segments.iter().enumerate() {
+            check()?;
+            out.par_chunks_mut(CHUNK).enumerate().for_each(|(ci, out)| {
+                let base = ci * CHUNK;
+                for (i, slot) in out.iter_mut().enumerate() {
+                    let v = base + i;
+                    let run = seg.offsets[v] as usize..seg.offsets[v + 1] as usize;
+                    let mut sum = if s == 0 { 0.0 } else { *slot };
+                    for &u in &seg.targets[run] {
+                        sum += values[u as usize];
+                    }
+                    *slot = if s == last { finish(sum) } else { sum };
+                }
+            });
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use planner::blocking::SEGMENT_VERTICES;
+
+    const SEG: usize = SEGMENT_VERTICES as usize;
+
+    /// `SegmentedPull` over `lists` (packed back to back, as `CsrView` allows gaps but needs
+    /// none), with `finish = x + 0.5`; `None` when it declines to block.
+    fn run(lists: &[Vec<u32>], values: &[f64]) -> Option<Vec<f64>> {
+        let mut starts = Vec::new();
+        let mut degrees = Vec::new();
+        let mut targets = Vec::new();
+        for l in lists {
+            starts.push(targets.len() as u64);
+            degrees.push(l.len() as u32);
+            targets.extend_from_slice(l);
+        }
+        let csr = CsrView {
+            starts: &starts,
+            degrees: &degrees,
+            targets: &targets,
+            weights: None,
+        };
+        let pull = SegmentedPull::new(&csr, lists.len(), values.len())?;
+        let mut out = vec![f64::NAN; lists.len()];
+        pull.sum(values, &mut out, &|| Ok(()), &|x| x + 0.5)
+            .unwrap();
+        Some(out)
+    }
+
+    #[test]
+    fn equals_the_plain_pull_bit_for_bit_across_segments() {
+        // Three segments of sources; destinations with lists spanning none, one and all.
+        let n = 2 * SEG + 1000;
+        let values: Vec<f64> = (0..n).map(|i| 1.0 / (i as f64 + 3.0)).collect();
+        let s = SEG as u32;
+        let lists = vec![
+            vec![],
+            vec![1, 2, 3],
+            vec![0, s - 1, s, s + 1, 2 * s, n as u32 - 1],
+            vec![2 * s + 5],
+            vec![s, s],
+        ];
+        let got = run(&lists, &values).expect("three segments");
+        for (l, g) in lists.iter().zip(&got) {
+            let mut sum = 0.0;
+            for &u in l {
+                sum += values[u as usize];
+            }
+            assert_eq!(g.to_bits(), (sum + 0.5).to_bits(), "list {l:?}");
+        }
+    }
+
+    #[test]
+    fn an_unsorted_list_is_still_summed_exactly_once() {
+        let values = vec![1.0; 2 * SEG];
+        let s = SEG as u32;
+        let got = run(&[vec![s + 3, 1, 0, s + 1, 2]], &values).expect("two segments");
+        assert_eq!(got, vec![5.5]);
+    }
+
+    #[test]
+    fn small_graphs_are_not_blocked() {
+        assert_eq!(run(&[vec![0, 1]], &[1.0, 2.0]), None);
+    }
+
+    #[test]
+    fn a_cancelled_check_stops_the_sweep() {
+        let lists = [vec![0u32]];
+        let csr = CsrView {
+            starts: &[0],
+            degrees: &[1],
+            targets: &lists[0],
+            weights: None,
+        };
+        let pull = SegmentedPull::new(&csr, 1, 2 * SEG).unwrap();
+        let mut out = [7.0];
+        let r = pull.sum(
+            &vec![1.0; 2 * SEG],
+            &mut out,
+            &|| Err(ExecError::Cancelled),
+            &|x| x,
+        );
+        assert!(matches!(r, Err(ExecError::Cancelled)));
+        assert_eq!(out, [7.0]);
+    }
+}
