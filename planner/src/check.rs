@@ -318,7 +318,7 @@ pub fn plan_run(
 fn bytes_per_vertex(call: &AlgoCall) -> u64 {
     match call {
         AlgoCall::Bfs { .. } | AlgoCall::Sssp { .. } => 40,
-        AlgoCall::PageRank { .. } => 52,
+        AlgoCall::PageRank { .. } => 48,
         AlgoCall::Wcc => 32,
         AlgoCall::Cdlp { .. } => 56,
         AlgoCall::Lcc => 48,
@@ -707,5 +707,54 @@ mod tests {
         );
         settings.cache = 64 << 10;
         plan_run(&run("wcc"), &meta(), &resolve, &settings).unwrap();
+    }
+
+    #[test]
+    fn pagerank_blocks_large_in_memory_graphs_only_when_the_copy_fits() {
+        let mut g = meta();
+        g.vertices = 3 << 20;
+        g.arcs = 50 << 20;
+        g.file_bytes = 300 << 20;
+        let resolve = |_: u64| Some(0);
+        let mut settings = Settings::defaults(None);
+        settings.cache = 1 << 30;
+        settings.memory_limit = 4 << 30;
+        let p = plan_run(&run("pagerank"), &g, &resolve, &settings).unwrap();
+        assert!(p.segmented_pull);
+        let copy = crate::blocking::copy_bytes(g.vertices, g.arcs).unwrap();
+        let est = estimate_memory(&p, &settings);
+        assert_eq!(est.scratch, copy);
+        assert!(est.total() > g.file_bytes + copy);
+        // Without room for the copy the run is still allowed, pulling over the graph as is.
+        settings.memory_limit = est.total() - 1;
+        let p = plan_run(&run("pagerank"), &g, &resolve, &settings).unwrap();
+        assert!(!p.segmented_pull);
+        assert_eq!(estimate_memory(&p, &settings).scratch, 0);
+        // Out of core, forced push, small graphs and other kernels never block.
+        settings.memory_limit = 4 << 30;
+        settings.cache = 64 << 10;
+        assert!(
+            !plan_run(&run("pagerank"), &g, &resolve, &settings)
+                .unwrap()
+                .segmented_pull
+        );
+        settings.cache = 1 << 30;
+        settings.mode = Mode::Push;
+        assert!(
+            !plan_run(&run("pagerank"), &g, &resolve, &settings)
+                .unwrap()
+                .segmented_pull
+        );
+        settings.mode = Mode::Auto;
+        assert!(
+            !plan_run(&run("wcc"), &g, &resolve, &settings)
+                .unwrap()
+                .segmented_pull
+        );
+        assert!(
+            !plan_run(&run("pagerank"), &meta(), &resolve, &settings)
+                .unwrap()
+                .segmented_pull
+        );
     }
 }

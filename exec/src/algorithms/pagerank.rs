@@ -98,13 +98,11 @@ pub fn compute<S: GraphStore>(
             }
         }
         std::mem::swap(&mut rank, &mut next);
-        ctx.finish(
-            start,
-            n as u64,
-            arcs,
-            pass_name(ctx.cfg.mode),
-            Some(iterations),
-        )?;
+        let pass = match segmented {
+            Some(Some(_)) => "blocked pull",
+            _ => pass_name(ctx.cfg.mode),
+        };
+        ctx.finish(start, n as u64, arcs, pass, Some(iterations))?;
     }
     Ok(rank)
 }
