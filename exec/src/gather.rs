@@ -53,27 +53,27 @@ impl SegmentedPull {
         let count = planner::blocking::segments(sources as u64)? as usize;
         let width = sources.div_ceil(count);
         let chunks = destinations.div_ceil(CHUNK);
-        // Pass 1: where each segment's run ends in every list (destination-major, `count` per
-        // vertex), and how many edges each destination chunk has in each segment.
-        let mut ends: Vec<u32> = storage::huge::zeroed(destinations * count);
-        let per_chunk: Vec<Vec<u64>> = ends
-            .par_chunks_mut(CHUNK * count)
-            .enumerate()
-            .map(|(ci, ends)| {
+        // Where segment `s`'s run of `list` ends, given where the previous run ended.
+        let run_end = |list: &[u32], s: usize, at: usize| {
+            if s + 1 == count {
+                list.len()
+            } else {
+                let bound = ((s + 1) * width).min(u32::MAX as usize) as u32;
+                at + list[at..].partition_point(|&u| u < bound)
+            }
+        };
+        // Pass 1: how many edges each destination chunk has in each segment.
+        let per_chunk: Vec<Vec<u64>> = (0..chunks)
+            .into_par_iter()
+            .map(|ci| {
                 let mut edges = vec![0u64; count];
-                for (i, row) in ends.chunks_mut(count).enumerate() {
-                    let list = csr.neighbours((ci * CHUNK + i) as u32);
+                for v in ci * CHUNK..((ci + 1) * CHUNK).min(destinations) {
+                    let list = csr.neighbours(v as u32);
                     let mut at = 0;
-                    for (s, end) in row.iter_mut().enumerate() {
-                        let run = if s + 1 == count {
-                            list.len() - at
-                        } else {
-                            let bound = ((s + 1) * width).min(u32::MAX as usize) as u32;
-                            list[at..].partition_point(|&u| u < bound)
-                        };
-                        at += run;
-                        edges[s] += run as u64;
-                        *end = at as u32;
+                    for (s, e) in edges.iter_mut().enumerate() {
+                        let end = run_end(list, s, at);
+                        *e += (end - at) as u64;
+                        at = end;
                     }
                 }
                 edges
@@ -94,7 +94,8 @@ impl SegmentedPull {
             })
             .collect();
         // Pass 2: every destination chunk gets its own piece of each segment's offsets and
-        // targets, and copies its lists' runs into them, reading each list once.
+        // targets, and copies its lists' runs into them (finding them again: cheaper than a table of
+        // run ends, whose fresh pages cost more than the searches), reading each list once.
         let mut pieces: Vec<Vec<Piece<'_>>> =
             (0..chunks).map(|_| Vec::with_capacity(count)).collect();
         for (s, seg) in segments.iter_mut().enumerate() {
@@ -119,10 +120,9 @@ impl SegmentedPull {
                 for i in 0..piece.first().map_or(0, |p| p.1.len()) {
                     let v = ci * CHUNK + i;
                     let list = csr.neighbours(v as u32);
-                    let row = &ends[v * count..(v + 1) * count];
                     let mut from = 0;
                     for (s, (base, offsets, targets)) in piece.iter_mut().enumerate() {
-                        let to = row[s] as usize;
+                        let to = run_end(list, s, from);
                         let at = written[s];
                         targets[at..at + to - from].copy_from_slice(&list[from..to]);
                         written[s] += to - from;
