@@ -6,7 +6,9 @@
 //! The default is a pull over in-edges with no atomics: `contrib[u] = PR(u)/outdeg(u)` is
 //! precomputed, then every worker owns a slice of the next ranks and sums its in-neighbours'
 //! contributions (CSR slices when in memory, `scan_lists` otherwise). The sum follows list
-//! order, so the result does not depend on the thread count. A forced `push`/`block` mode adds
+//! order, so the result does not depend on the thread count. In memory, graphs of a million
+//! vertices and more are pulled cache-blocked (`gather`) over a segmented copy of the in-edges
+//! when the planner found room for it; the sums and so the ranks are the same bits. A forced `push`/`block` mode adds
 //! contributions along out-edges with atomic f64 additions instead.
 //!
 //! On a DM graph whose ranks do not fit `cn_cache`, `compute` hands over to
@@ -58,7 +60,6 @@ pub fn compute<S: GraphStore>(
     let mut contrib = storage::huge::filled(n, 0.0);
     // Large in-memory graphs are pulled segment by segment, so the reads stay in cache; the
     // segmented copy is built in the first iteration, so PROFILE counts it there.
-    let blocking = matches!(ctx.cfg.mode, Mode::Auto | Mode::Pull) && ctx.cfg.segmented_pull;
     let mut segmented: Option<Option<gather::SegmentedPull>> = None;
     for _ in 0..iterations {
         ctx.check()?;
@@ -89,7 +90,7 @@ pub fn compute<S: GraphStore>(
             Mode::Push | Mode::Block => push_round(ctx, &contrib, &mut next, base, damping)?,
             Mode::Pull | Mode::Auto => {
                 let segmented = segmented.get_or_insert_with(|| match store.csr(Direction::In) {
-                    Some(csr) if blocking => {
+                    Some(csr) if ctx.cfg.segmented_pull => {
                         ctx.pool.install(|| gather::SegmentedPull::new(&csr, n, n))
                     }
                     _ => None,
