@@ -223,6 +223,12 @@ fn tiny_cn_cache_keeps_converted_kernels_state_remote() {
             assert!(cell(r, "round trips") > 0, "{dataset}: {r}");
         }
         assert!(remote_total(&lines, remote_op) > 0, "{dataset}: {lines:?}");
+        if clause.starts_with("bfs") {
+            // The local claim filter: one CAS per vertex reached besides the source, however
+            // many edges lead to it.
+            let reached: u64 = rows.iter().map(|r| cell(r, "active")).sum();
+            assert_eq!(remote_total(&lines, remote_op), reached - 1, "{lines:?}");
+        }
 
         let big = "SET cn_cache = '1GB'; SET threads = 2; SET mode = push;";
         let lines = json_lines(work.path(), &set, &format!("{big} PROFILE RUN {clause};"));
