@@ -153,25 +153,29 @@ fn main() -> ExitCode {
             return ExitCode::from(1);
         }
     };
-    let cancel: Arc<AtomicBool> = session.cancel.clone();
-    if let Err(e) = ctrlc::set_handler(move || cancel.store(true, Ordering::SeqCst)) {
-        eprintln!("warning: Ctrl-C will not cancel statements: {e}");
-    }
+    let interactive =
+        cli.command.is_none() && cli.files.is_empty() && std::io::stdin().is_terminal();
+    install_ctrl_c(session.cancel.clone(), interactive);
     session.show_progress = std::io::stderr().is_terminal() && style == OutputStyle::Table;
 
     let stdout = std::io::stdout();
-    let stderr = std::io::stderr();
+    // stderr is not locked for the batch: the progress bar's timer thread draws on it too.
     let run = |session: &mut Session, text: &str, source: &str| -> BatchOutcome {
         run_script(
             session,
             text,
             source,
             &mut stdout.lock(),
-            &mut stderr.lock(),
+            &mut std::io::stderr(),
         )
     };
     if let Some(text) = &cli.command {
-        return code(run(&mut session, text, "-c"));
+        // Like `duckdb -c`, a lone statement need not end with `;`.
+        let mut text = text.clone();
+        if grammar::missing_final_semicolon(&text) {
+            text.push_str("\n;");
+        }
+        return code(run(&mut session, &text, "-c"));
     }
     if !cli.files.is_empty() {
         for file in &cli.files {
@@ -200,6 +204,22 @@ fn main() -> ExitCode {
         return ExitCode::from(1);
     }
     code(run(&mut session, &text, "<stdin>"))
+}
+
+/// Ctrl-C sets the session's cancel flag, which the running statement checks. In a batch, a
+/// second Ctrl-C while the first is still unanswered ends the process at once (exit 130), so
+/// a batch can always be stopped; the REPL keeps running and returns to its prompt.
+fn install_ctrl_c(cancel: Arc<AtomicBool>, interactive: bool) {
+    let result = ctrlc::set_handler(move || {
+        if !interactive && cancel.swap(true, Ordering::SeqCst) {
+            let _ = std::io::stderr().write_all(b"\ninterrupted\n");
+            std::process::exit(130);
+        }
+        cancel.store(true, Ordering::SeqCst);
+    });
+    if let Err(e) = result {
+        eprintln!("warning: Ctrl-C will not cancel statements: {e}");
+    }
 }
 
 fn code(outcome: BatchOutcome) -> ExitCode {

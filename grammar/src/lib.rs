@@ -157,3 +157,9 @@ pub fn parse(text: &str) -> Result<Vec<Statement>, ParseError> {
 pub fn statement_complete(text: &str) -> bool {
     scan::scan(text).last().is_some_and(|t| t.is_semi(text))
 }
+
+/// Whether `text` has a statement after its last `;` (or none at all): what `-c 'SHOW GRAPHS'`
+/// leaves off. Text of only whitespace and comments has nothing missing.
+pub fn missing_final_semicolon(text: &str) -> bool {
+    scan::scan(text).last().is_some_and(|t| !t.is_semi(text))
+}

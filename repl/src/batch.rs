@@ -15,6 +15,8 @@ pub enum BatchOutcome {
     Failed,
     /// The user pressed Ctrl-C.
     Cancelled,
+    /// The reader of the output went away (`frontier ... | head`); nothing was printed.
+    BrokenPipe,
 }
 
 impl BatchOutcome {
@@ -24,6 +26,8 @@ impl BatchOutcome {
             BatchOutcome::Ok => 0,
             BatchOutcome::Failed => 1,
             BatchOutcome::Cancelled => 130,
+            // What a shell reports for a process ended by SIGPIPE (128 + 13).
+            BatchOutcome::BrokenPipe => 141,
         }
     }
 }
@@ -48,8 +52,19 @@ pub fn run_script(
         }
     };
     for stmt in &statements {
+        // A Ctrl-C that came between two statements stops the batch too.
+        if session.cancel.load(std::sync::atomic::Ordering::SeqCst) {
+            let _ = writeln!(
+                err,
+                "cancelled before {source}:{}:{}",
+                stmt.pos.line, stmt.pos.col
+            );
+            return BatchOutcome::Cancelled;
+        }
         if let Err(e) = session.execute(stmt, out) {
-            let _ = out.flush();
+            if e.broken_pipe || is_broken_pipe(out.flush()) {
+                return BatchOutcome::BrokenPipe;
+            }
             let _ = writeln!(err, "{}", e.render(source));
             return if e.cancelled {
                 BatchOutcome::Cancelled
@@ -58,6 +73,12 @@ pub fn run_script(
             };
         }
     }
-    let _ = out.flush();
+    if is_broken_pipe(out.flush()) {
+        return BatchOutcome::BrokenPipe;
+    }
     BatchOutcome::Ok
+}
+
+fn is_broken_pipe(r: std::io::Result<()>) -> bool {
+    r.is_err_and(|e| e.kind() == std::io::ErrorKind::BrokenPipe)
 }

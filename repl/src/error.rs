@@ -17,6 +17,9 @@ pub struct StatementError {
     pub in_data_file: bool,
     /// The statement was cancelled by the user (Ctrl-C).
     pub cancelled: bool,
+    /// Writing the output failed because its reader went away (`| head`): the batch stops
+    /// quietly, as Unix tools do.
+    pub broken_pipe: bool,
 }
 
 impl StatementError {
@@ -28,6 +31,15 @@ impl StatementError {
             snippet: None,
             in_data_file: false,
             cancelled: false,
+            broken_pipe: false,
+        }
+    }
+
+    /// Writing the statement's output (to the screen, a pipe or a file) failed.
+    pub fn output(pos: Pos, e: &std::io::Error) -> StatementError {
+        StatementError {
+            broken_pipe: e.kind() == std::io::ErrorKind::BrokenPipe,
+            ..StatementError::at(pos, format!("cannot write output: {e}"))
         }
     }
 
@@ -41,6 +53,7 @@ impl StatementError {
             snippet: None,
             in_data_file,
             cancelled,
+            broken_pipe: false,
         }
     }
 
@@ -77,6 +90,7 @@ impl From<ParseError> for StatementError {
             snippet: Some(e.snippet).filter(|s| !s.is_empty()),
             in_data_file: false,
             cancelled: false,
+            broken_pipe: false,
         }
     }
 }

@@ -14,7 +14,7 @@ use storage::Direction;
 use crate::error::StatementError;
 use crate::progress::ImportProgressBar;
 use crate::session::Session;
-use crate::table::TextTable;
+use crate::table::{CellKind, TextTable};
 
 /// `CREATE [OR REPLACE] GRAPH ...`: import into a new file, then register it.
 pub fn create(
@@ -150,9 +150,9 @@ pub fn create(
         free_dm(s, &old);
     }
     let secs = summary.elapsed.as_secs_f64();
-    writeln!(
+    s.status(
         out,
-        "created graph {name}: {} vertices, {} edges, {}{}, {} in {:.2} s ({:.0} edges/s){dm_note}",
+        format_args!("created graph {name}: {} vertices, {} edges, {}{}, {} in {:.2} s ({:.0} edges/s){dm_note}",
         summary.vertices,
         summary.edges,
         if summary.directed {
@@ -164,8 +164,9 @@ pub fn create(
         format_size(summary.file_bytes),
         secs,
         summary.edges as f64 / secs.max(1e-9)
+    ),
     )
-    .map_err(|e| StatementError::at(pos, e.to_string()))
+    .map_err(|e| StatementError::output(pos, &e))
 }
 
 /// Frees the memory-node regions of a replaced or dropped DM graph. Best effort: a node that is
@@ -212,8 +213,9 @@ pub fn drop(
         free_dm(s, old);
     }
     match removed {
-        Some(_) => writeln!(out, "dropped graph {}", name.name)
-            .map_err(|e| StatementError::at(name.pos, e.to_string())),
+        Some(_) => s
+            .status(out, format_args!("dropped graph {}", name.name))
+            .map_err(|e| StatementError::output(name.pos, &e)),
         None if if_exists => Ok(()),
         None => Err(unknown(s, name)),
     }
@@ -227,7 +229,9 @@ pub fn show(s: &mut Session, out: &mut dyn Write) -> Result<(), StatementError> 
         .map_err(|e| StatementError::store(Pos::default(), e))?;
     let mut t = TextTable::new(&[
         "name", "vertices", "edges", "directed", "weighted", "storage", "size",
-    ]);
+    ])
+    .kinds(&["vertices", "edges"], CellKind::Number)
+    .kinds(&["directed", "weighted"], CellKind::Bool);
     for g in &graphs {
         t.row(vec![
             g.name.clone(),
@@ -240,10 +244,10 @@ pub fn show(s: &mut Session, out: &mut dyn Write) -> Result<(), StatementError> 
         ]);
     }
     t.print(s.style, out)
-        .map_err(|e| StatementError::at(Pos::default(), e.to_string()))?;
+        .map_err(|e| StatementError::output(Pos::default(), &e))?;
     if graphs.is_empty() && s.style == crate::session::OutputStyle::Table {
         writeln!(out, "(no graphs yet: CREATE GRAPH name FROM 'path' ...)")
-            .map_err(|e| StatementError::at(Pos::default(), e.to_string()))?;
+            .map_err(|e| StatementError::output(Pos::default(), &e))?;
     }
     Ok(())
 }
@@ -340,7 +344,7 @@ pub fn describe(s: &mut Session, name: &Ident, out: &mut dyn Write) -> Result<()
         );
     }
     t.print(s.style, out)
-        .map_err(|e| StatementError::at(name.pos, e.to_string()))
+        .map_err(|e| StatementError::output(name.pos, &e))
 }
 
 /// `VERIFY GRAPH name`: every block against its checksum.
@@ -349,13 +353,15 @@ pub fn verify(s: &mut Session, name: &Ident, out: &mut dyn Write) -> Result<(), 
     let path = s.catalog.graph_path(&meta);
     let report = storage::blockfile::verify::verify_file(&path)
         .map_err(|e| StatementError::store(name.pos, e))?;
-    writeln!(
+    s.status(
         out,
-        "graph {} is intact: {} blocks and {} sections match their checksums ({} read)",
-        name.name,
-        report.blocks_checked,
-        report.sections_checked,
-        format_size(report.bytes_read)
+        format_args!(
+            "graph {} is intact: {} blocks and {} sections match their checksums ({} read)",
+            name.name,
+            report.blocks_checked,
+            report.sections_checked,
+            format_size(report.bytes_read)
+        ),
     )
-    .map_err(|e| StatementError::at(name.pos, e.to_string()))
+    .map_err(|e| StatementError::output(name.pos, &e))
 }

@@ -17,7 +17,7 @@ use storage::{Direction, GraphStore};
 
 use crate::error::StatementError;
 use crate::session::{OutputStyle, Session};
-use crate::table::TextTable;
+use crate::table::{CellKind, TextTable};
 
 /// Calls `$body` with `$s` bound to the concrete store, so algorithms are monomorphised per
 /// store and no list access goes through dynamic dispatch.
@@ -173,7 +173,7 @@ pub fn run(
     out: &mut dyn Write,
 ) -> Result<(), StatementError> {
     let meta = crate::graphs::lookup(s, &run.graph)?;
-    let werr = |e: std::io::Error| StatementError::at(pos, format!("cannot write output: {e}"));
+    let werr = |e: std::io::Error| StatementError::output(pos, &e);
     if mode == RunMode::Explain {
         // EXPLAIN reads only the superblock and the vertex index, never edge data.
         let path = s.catalog.graph_path(&meta);
@@ -270,9 +270,9 @@ pub fn run(
         let meta_out = result_meta(&plan, elapsed);
         let summary = exec::sink::write_result(&table, path, plan.into_format, &meta_out)
             .map_err(|e| StatementError::at(run.into_pos.unwrap_or(pos), e.to_string()))?;
-        if s.style == OutputStyle::Table {
-            writeln!(
-                out,
+        s.status(
+            out,
+            format_args!(
                 "wrote {} rows ({}, {}) to {}: run {:.3} s, write {:.3} s",
                 summary.rows,
                 exec::sink::format_name(summary.format),
@@ -280,9 +280,9 @@ pub fn run(
                 path.display(),
                 elapsed.as_secs_f64(),
                 summary.elapsed.as_secs_f64()
-            )
-            .map_err(werr)?;
-        }
+            ),
+        )
+        .map_err(werr)?;
     } else {
         crate::render::render(&table, s.style, elapsed, out).map_err(werr)?;
     }
@@ -389,7 +389,11 @@ fn block_iterations(table: &exec::ResultTable) -> TextTable {
         "hit rate",
         "bytes read",
         "time ms",
-    ]);
+    ])
+    .kinds(
+        &["iteration", "active", "edges", "blocks read", "time ms"],
+        CellKind::Number,
+    );
     for it in &table.iterations {
         t.row(vec![
             it.iteration.to_string(),
@@ -419,7 +423,18 @@ fn dm_iterations(table: &exec::ResultTable) -> TextTable {
         "bytes received",
         "bytes sent",
         "time ms",
-    ]);
+    ])
+    .kinds(
+        &[
+            "iteration",
+            "active",
+            "edges",
+            "round trips",
+            "remote ops",
+            "time ms",
+        ],
+        CellKind::Number,
+    );
     for it in &table.iterations {
         t.row(vec![
             it.iteration.to_string(),

@@ -33,6 +33,9 @@ pub struct Session {
     pub cancel: Arc<AtomicBool>,
     /// Whether progress bars may be drawn (stderr is a terminal).
     pub show_progress: bool,
+    /// Where status lines ("created graph ...", "wrote N rows ...") go when they must not mix
+    /// with result rows (CSV and JSON output); `None` prints them with the results.
+    pub status_sink: Option<Box<dyn Write + Send>>,
     pub(crate) stores: crate::run::StoreCache,
 }
 
@@ -47,6 +50,10 @@ impl Session {
             style,
             cancel: Arc::new(AtomicBool::new(false)),
             show_progress: false,
+            status_sink: match style {
+                OutputStyle::Table => None,
+                OutputStyle::Csv | OutputStyle::Json => Some(Box::new(std::io::stderr())),
+            },
             stores: Default::default(),
         })
     }
@@ -54,6 +61,19 @@ impl Session {
     /// The data directory.
     pub fn data_dir(&self) -> PathBuf {
         self.catalog.dir().to_path_buf()
+    }
+
+    /// Writes a status line: to `out` beside table output, else to the status sink, so that
+    /// CSV and JSON on stdout hold result rows only.
+    pub fn status(
+        &mut self,
+        out: &mut dyn Write,
+        line: std::fmt::Arguments<'_>,
+    ) -> std::io::Result<()> {
+        match &mut self.status_sink {
+            Some(sink) => writeln!(sink, "{line}"),
+            None => writeln!(out, "{line}"),
+        }
     }
 
     /// Runs one statement, writing its output to `out`.
@@ -96,7 +116,7 @@ impl Session {
 }
 
 fn io_err(stmt: &Statement, e: std::io::Error) -> StatementError {
-    StatementError::at(stmt.pos, format!("cannot write output: {e}"))
+    StatementError::output(stmt.pos, &e)
 }
 
 /// The device's probed concurrency, if `frontier calibrate` stored one in the data directory.

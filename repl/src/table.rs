@@ -5,10 +5,23 @@ use std::io::{self, Write};
 
 use crate::session::OutputStyle;
 
+/// What a column holds, so that JSON output keeps its type (text cells are formatted for people,
+/// JSON readers want numbers as numbers).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum CellKind {
+    #[default]
+    Text,
+    /// An integer or decimal; an empty cell or `-` is null.
+    Number,
+    /// `true` or `false`.
+    Bool,
+}
+
 /// A table of text cells with a header.
 #[derive(Debug, Clone, Default)]
 pub struct TextTable {
     header: Vec<String>,
+    kinds: Vec<CellKind>,
     rows: Vec<Vec<String>>,
 }
 
@@ -17,8 +30,19 @@ impl TextTable {
     pub fn new(header: &[&str]) -> TextTable {
         TextTable {
             header: header.iter().map(|s| s.to_string()).collect(),
+            kinds: vec![CellKind::Text; header.len()],
             rows: Vec::new(),
         }
+    }
+
+    /// Declares the kind of the named columns (for JSON output).
+    pub fn kinds(mut self, columns: &[&str], kind: CellKind) -> TextTable {
+        for (h, k) in self.header.iter().zip(self.kinds.iter_mut()) {
+            if columns.contains(&h.as_str()) {
+                *k = kind;
+            }
+        }
+        self
     }
 
     /// Appends a row (missing cells print empty).
@@ -60,13 +84,22 @@ impl TextTable {
                 Ok(())
             }
             OutputStyle::Json => {
+                // Built by hand so the keys keep the column order.
                 for r in &self.rows {
-                    let mut obj = serde_json::Map::new();
-                    for (i, h) in self.header.iter().enumerate() {
-                        let cell = r.get(i).cloned().unwrap_or_default();
-                        obj.insert(h.clone(), serde_json::Value::String(cell));
-                    }
-                    writeln!(out, "{}", serde_json::Value::Object(obj))?;
+                    let fields: Vec<String> = self
+                        .header
+                        .iter()
+                        .enumerate()
+                        .map(|(i, h)| {
+                            let cell = r.get(i).map(String::as_str).unwrap_or_default();
+                            format!(
+                                "{}:{}",
+                                serde_json::Value::from(h.as_str()),
+                                json_value(cell, self.kinds[i])
+                            )
+                        })
+                        .collect();
+                    writeln!(out, "{{{}}}", fields.join(","))?;
                 }
                 Ok(())
             }
@@ -109,6 +142,37 @@ impl TextTable {
     }
 }
 
+/// A cell as a JSON value of its column's kind; a cell that does not read as its kind stays text.
+fn json_value(cell: &str, kind: CellKind) -> serde_json::Value {
+    use serde_json::Value;
+    match kind {
+        CellKind::Number if cell.is_empty() || cell == "-" => Value::Null,
+        CellKind::Number => {
+            if let Ok(i) = cell.parse::<i64>() {
+                Value::from(i)
+            } else if let Ok(u) = cell.parse::<u64>() {
+                Value::from(u)
+            } else {
+                match cell
+                    .parse::<f64>()
+                    .ok()
+                    .and_then(serde_json::Number::from_f64)
+                {
+                    Some(n) => Value::Number(n),
+                    None => Value::String(cell.to_string()),
+                }
+            }
+        }
+        CellKind::Bool => match cell {
+            "true" => Value::Bool(true),
+            "false" => Value::Bool(false),
+            "" => Value::Null,
+            _ => Value::String(cell.to_string()),
+        },
+        CellKind::Text => Value::String(cell.to_string()),
+    }
+}
+
 fn csv_cell(c: &str) -> String {
     if c.contains([',', '"', '\n']) {
         format!("\"{}\"", c.replace('"', "\"\""))
@@ -139,6 +203,26 @@ mod tests {
         assert_eq!(
             String::from_utf8(s).unwrap(),
             "{\"name\":\"a\",\"value\":\"1,2\"}\n"
+        );
+    }
+
+    #[test]
+    fn json_keeps_declared_kinds() {
+        let mut t = TextTable::new(&["name", "n", "x", "flag", "missing"])
+            .kinds(&["n", "x", "missing"], CellKind::Number)
+            .kinds(&["flag"], CellKind::Bool);
+        t.row(vec![
+            "7".into(),
+            "18446744073709551615".into(),
+            "0.5".into(),
+            "true".into(),
+            "".into(),
+        ]);
+        let mut s = Vec::new();
+        t.print(OutputStyle::Json, &mut s).unwrap();
+        assert_eq!(
+            String::from_utf8(s).unwrap(),
+            "{\"name\":\"7\",\"n\":18446744073709551615,\"x\":0.5,\"flag\":true,\"missing\":null}\n"
         );
     }
 }
