@@ -155,8 +155,8 @@ fn main() -> ExitCode {
     };
     let interactive =
         cli.command.is_none() && cli.files.is_empty() && std::io::stdin().is_terminal();
-    install_ctrl_c(session.cancel.clone(), interactive);
-    session.show_progress = std::io::stderr().is_terminal() && style == OutputStyle::Table;
+    install_ctrl_c(session.engine.cancel.clone(), interactive);
+    session.set_progress(std::io::stderr().is_terminal() && style == OutputStyle::Table);
 
     let stdout = std::io::stdout();
     // stderr is not locked for the batch: the progress bar's timer thread draws on it too.

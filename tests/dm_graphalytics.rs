@@ -149,9 +149,8 @@ fn remote_total(lines: &[serde_json::Value], key: &str) -> u64 {
 
 fn cell(row: &serde_json::Value, key: &str) -> u64 {
     row[key]
-        .as_str()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or_else(|| panic!("no `{key}` in {row}"))
+        .as_u64()
+        .unwrap_or_else(|| panic!("no number `{key}` in {row}"))
 }
 
 fn create_example(work: &Path, set: &str, name: &str) {

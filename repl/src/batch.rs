@@ -43,17 +43,17 @@ pub fn run_script(
     let statements = match grammar::parse(text) {
         Ok(s) => s,
         Err(e) => {
-            let _ = writeln!(
-                err,
-                "{}",
-                crate::error::StatementError::from(e).render(source)
-            );
+            let _ = writeln!(err, "{}", engine::StatementError::from(e).render(source));
             return BatchOutcome::Failed;
         }
     };
     for stmt in &statements {
         // A Ctrl-C that came between two statements stops the batch too.
-        if session.cancel.load(std::sync::atomic::Ordering::SeqCst) {
+        if session
+            .engine
+            .cancel
+            .load(std::sync::atomic::Ordering::SeqCst)
+        {
             let _ = writeln!(
                 err,
                 "cancelled before {source}:{}:{}",

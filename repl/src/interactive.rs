@@ -94,7 +94,7 @@ fn completion_words(session: &Session) -> Vec<String> {
     for col in planner::ALGORITHMS.iter().flat_map(|a| a.columns) {
         words.push(col.name.to_string());
     }
-    if let Ok(graphs) = session.catalog.list() {
+    if let Ok(graphs) = session.engine.catalog.list() {
         words.extend(graphs.into_iter().map(|g| g.name));
     }
     words
@@ -109,7 +109,7 @@ pub fn run_repl(session: &mut Session) -> i32 {
             return 1;
         }
     };
-    let history = session.data_dir().join("history");
+    let history = session.engine.data_dir().join("history");
     let _ = editor.load_history(&history);
     println!(
         "frontier {} — type HELP; for the statements, Ctrl-D to leave.",
@@ -146,7 +146,7 @@ pub fn run_repl(session: &mut Session) -> i32 {
                 let _ = editor.save_history(&history);
                 if bare_help {
                     match text.trim().to_ascii_lowercase().as_str() {
-                        "help" => print!("{}", crate::help::text()),
+                        "help" => print!("{}", engine::help::text()),
                         _ => break,
                     }
                     continue;
@@ -174,7 +174,7 @@ fn run_entry(session: &mut Session, text: &str) {
     let statements = match grammar::parse(text) {
         Ok(s) => s,
         Err(e) => {
-            eprintln!("{}", crate::error::StatementError::from(e).render("input"));
+            eprintln!("{}", engine::StatementError::from(e).render("input"));
             return;
         }
     };

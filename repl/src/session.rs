@@ -1,17 +1,14 @@
-//! A session: the catalog handle, the settings, the output style, and the statement dispatcher
-//! shared by the REPL and the batch runner.
+//! The front end's session: the engine's session plus how its outputs are printed (style,
+//! where status lines go, progress bars).
 
 use std::io::Write;
-use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::path::Path;
 use std::sync::Arc;
 
+use engine::{Output, StatementError};
 use grammar::{Statement, StatementKind};
-use planner::Settings;
-use storage::catalog::Catalog;
 
-use crate::error::StatementError;
-use crate::table::TextTable;
+use crate::table::print_table;
 
 /// How results are printed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -24,104 +21,71 @@ pub enum OutputStyle {
     Json,
 }
 
-/// One user's session over one data directory.
+/// One user's session over one data directory, as the REPL and batch runner print it.
 pub struct Session {
-    pub catalog: Catalog,
-    pub settings: Settings,
+    pub engine: engine::Session,
     pub style: OutputStyle,
-    /// Set by Ctrl-C; cleared before each statement.
-    pub cancel: Arc<AtomicBool>,
-    /// Whether progress bars may be drawn (stderr is a terminal).
+    /// Whether progress bars are drawn (stderr is a terminal).
     pub show_progress: bool,
     /// Where status lines ("created graph ...", "wrote N rows ...") go when they must not mix
     /// with result rows (CSV and JSON output); `None` prints them with the results.
     pub status_sink: Option<Box<dyn Write + Send>>,
-    pub(crate) stores: crate::run::StoreCache,
 }
 
 impl Session {
     /// Opens the data directory `dir` (creating it), with default settings.
     pub fn open(dir: &Path, style: OutputStyle) -> Result<Session, String> {
-        let catalog = Catalog::open(dir).map_err(|e| e.to_string())?;
-        let probed = read_probed_io_depth(dir);
         Ok(Session {
-            catalog,
-            settings: Settings::defaults(probed),
+            engine: engine::Session::open(dir)?,
             style,
-            cancel: Arc::new(AtomicBool::new(false)),
             show_progress: false,
             status_sink: match style {
                 OutputStyle::Table => None,
                 OutputStyle::Csv | OutputStyle::Json => Some(Box::new(std::io::stderr())),
             },
-            stores: Default::default(),
         })
     }
 
-    /// The data directory.
-    pub fn data_dir(&self) -> PathBuf {
-        self.catalog.dir().to_path_buf()
+    /// Draws progress bars on stderr for imports and runs from now on (or stops drawing).
+    pub fn set_progress(&mut self, on: bool) {
+        self.show_progress = on;
+        self.engine.watcher =
+            on.then(|| Arc::new(crate::progress::Bars::default()) as Arc<dyn engine::Watcher>);
     }
 
-    /// Writes a status line: to `out` beside table output, else to the status sink, so that
-    /// CSV and JSON on stdout hold result rows only.
-    pub fn status(
-        &mut self,
-        out: &mut dyn Write,
-        line: std::fmt::Arguments<'_>,
-    ) -> std::io::Result<()> {
-        match &mut self.status_sink {
-            Some(sink) => writeln!(sink, "{line}"),
-            None => writeln!(out, "{line}"),
-        }
-    }
-
-    /// Runs one statement, writing its output to `out`.
+    /// Runs one statement, printing its output to `out`.
     pub fn execute(&mut self, stmt: &Statement, out: &mut dyn Write) -> Result<(), StatementError> {
-        self.cancel.store(false, Ordering::SeqCst);
         let started = std::time::Instant::now();
-        let result = match &stmt.kind {
-            StatementKind::CreateGraph(c) => crate::graphs::create(self, stmt.pos, c, out),
-            StatementKind::DropGraph { name, if_exists } => {
-                crate::graphs::drop(self, name, *if_exists, out)
-            }
-            StatementKind::ShowGraphs => crate::graphs::show(self, out),
-            StatementKind::DescribeGraph { name } => crate::graphs::describe(self, name, out),
-            StatementKind::VerifyGraph { name } => crate::graphs::verify(self, name, out),
-            StatementKind::Run { mode, run } => crate::run::run(self, stmt.pos, *mode, run, out),
-            StatementKind::Set { name, value } => {
-                self.settings.set(name, value)?;
-                self.stores.clear();
-                Ok(())
-            }
-            StatementKind::ShowSettings => {
-                let mut t = TextTable::new(&["name", "value", "meaning"]);
-                for (n, v, m) in self.settings.rows() {
-                    t.row(vec![n, v, m]);
-                }
-                t.print(self.style, out).map_err(|e| io_err(stmt, e))
-            }
-            StatementKind::Help => {
-                write!(out, "{}", crate::help::text()).map_err(|e| io_err(stmt, e))
-            }
-        };
-        if result.is_ok() && self.style == OutputStyle::Table && self.show_progress {
+        let outputs = self.engine.execute(stmt)?;
+        for o in &outputs {
+            self.print(o, out)
+                .map_err(|e| StatementError::output(stmt.pos, &e))?;
+        }
+        if self.style == OutputStyle::Table && self.show_progress {
             let elapsed = started.elapsed();
             if elapsed.as_millis() >= 1 && !matches!(stmt.kind, StatementKind::Help) {
-                let _ = writeln!(out, "({:.3} s)", elapsed.as_secs_f64());
+                writeln!(out, "({:.3} s)", elapsed.as_secs_f64())
+                    .map_err(|e| StatementError::output(stmt.pos, &e))?;
             }
         }
-        result
+        Ok(())
     }
-}
 
-fn io_err(stmt: &Statement, e: std::io::Error) -> StatementError {
-    StatementError::output(stmt.pos, &e)
-}
-
-/// The device's probed concurrency, if `frontier calibrate` stored one in the data directory.
-pub fn read_probed_io_depth(dir: &Path) -> Option<u32> {
-    let text = std::fs::read_to_string(dir.join("device.json")).ok()?;
-    let v: serde_json::Value = serde_json::from_str(&text).ok()?;
-    v.get("io_depth")?.as_u64().map(|d| d.clamp(1, 4096) as u32)
+    fn print(&mut self, output: &Output, out: &mut dyn Write) -> std::io::Result<()> {
+        let people = self.style == OutputStyle::Table;
+        match output {
+            Output::Status(line) => match &mut self.status_sink {
+                Some(sink) => writeln!(sink, "{line}"),
+                None => writeln!(out, "{line}"),
+            },
+            Output::Rows { table, elapsed } => {
+                crate::render::render(table, self.style, *elapsed, out)
+            }
+            Output::Table(t) => print_table(t, self.style, out),
+            Output::Caption(c) if people => writeln!(out, "\n{c}:"),
+            Output::Hint(h) if people => writeln!(out, "{h}"),
+            Output::Caption(_) | Output::Hint(_) => Ok(()),
+            Output::Text(text) => write!(out, "{text}"),
+        }
+    }
 }

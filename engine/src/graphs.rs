@@ -1,6 +1,5 @@
 //! Catalog statements: CREATE GRAPH, DROP GRAPH, SHOW GRAPHS, DESCRIBE GRAPH, VERIFY GRAPH.
 
-use std::io::Write;
 use std::path::PathBuf;
 
 use grammar::{CreateGraph, Ident, InputFormat, Pos, StorageKind as AstStorage, Value};
@@ -12,17 +11,12 @@ use storage::import::{self, ImportRequest};
 use storage::Direction;
 
 use crate::error::StatementError;
-use crate::progress::ImportProgressBar;
+use crate::output::Output;
 use crate::session::Session;
 use crate::table::{CellKind, TextTable};
 
 /// `CREATE [OR REPLACE] GRAPH ...`: import into a new file, then register it.
-pub fn create(
-    s: &mut Session,
-    pos: Pos,
-    c: &CreateGraph,
-    out: &mut dyn Write,
-) -> Result<(), StatementError> {
+pub fn create(s: &mut Session, pos: Pos, c: &CreateGraph) -> Result<Vec<Output>, StatementError> {
     let name = &c.name.name;
     if !c.or_replace
         && s.catalog
@@ -83,9 +77,19 @@ pub fn create(
         memory_budget: s.settings.import_memory,
         temp_dir: s.catalog.tmp_dir(),
     };
-    let mut bar = ImportProgressBar::new(s.show_progress, &c.source);
-    let summary = import::import(&req, &mut |p| bar.update(&p), &s.cancel);
-    bar.finish();
+    let watcher = s.watcher.clone();
+    let summary = import::import(
+        &req,
+        &mut |p| {
+            if let Some(w) = &watcher {
+                w.import_progress(&c.source, &p);
+            }
+        },
+        &s.cancel,
+    );
+    if let Some(w) = &watcher {
+        w.import_done();
+    }
     let summary = summary.map_err(|e| {
         let _ = std::fs::remove_file(&dest);
         StatementError::store(c.source_pos, e)
@@ -150,9 +154,8 @@ pub fn create(
         free_dm(s, &old);
     }
     let secs = summary.elapsed.as_secs_f64();
-    s.status(
-        out,
-        format_args!("created graph {name}: {} vertices, {} edges, {}{}, {} in {:.2} s ({:.0} edges/s){dm_note}",
+    Ok(vec![Output::Status(format!(
+        "created graph {name}: {} vertices, {} edges, {}{}, {} in {:.2} s ({:.0} edges/s){dm_note}",
         summary.vertices,
         summary.edges,
         if summary.directed {
@@ -164,9 +167,7 @@ pub fn create(
         format_size(summary.file_bytes),
         secs,
         summary.edges as f64 / secs.max(1e-9)
-    ),
-    )
-    .map_err(|e| StatementError::output(pos, &e))
+    ))])
 }
 
 /// Frees the memory-node regions of a replaced or dropped DM graph. Best effort: a node that is
@@ -198,12 +199,7 @@ fn guess_format(path: &str) -> import::InputFormat {
 }
 
 /// `DROP GRAPH [IF EXISTS] name`.
-pub fn drop(
-    s: &mut Session,
-    name: &Ident,
-    if_exists: bool,
-    out: &mut dyn Write,
-) -> Result<(), StatementError> {
+pub fn drop(s: &mut Session, name: &Ident, if_exists: bool) -> Result<Vec<Output>, StatementError> {
     let removed = s
         .catalog
         .drop_graph(&name.name)
@@ -213,16 +209,14 @@ pub fn drop(
         free_dm(s, old);
     }
     match removed {
-        Some(_) => s
-            .status(out, format_args!("dropped graph {}", name.name))
-            .map_err(|e| StatementError::output(name.pos, &e)),
-        None if if_exists => Ok(()),
+        Some(_) => Ok(vec![Output::Status(format!("dropped graph {}", name.name))]),
+        None if if_exists => Ok(Vec::new()),
         None => Err(unknown(s, name)),
     }
 }
 
 /// `SHOW GRAPHS`.
-pub fn show(s: &mut Session, out: &mut dyn Write) -> Result<(), StatementError> {
+pub fn show(s: &mut Session) -> Result<Vec<Output>, StatementError> {
     let graphs = s
         .catalog
         .list()
@@ -243,13 +237,13 @@ pub fn show(s: &mut Session, out: &mut dyn Write) -> Result<(), StatementError> 
             format_size(g.file_bytes),
         ]);
     }
-    t.print(s.style, out)
-        .map_err(|e| StatementError::output(Pos::default(), &e))?;
-    if graphs.is_empty() && s.style == crate::session::OutputStyle::Table {
-        writeln!(out, "(no graphs yet: CREATE GRAPH name FROM 'path' ...)")
-            .map_err(|e| StatementError::output(Pos::default(), &e))?;
+    let mut outputs = vec![Output::Table(t)];
+    if graphs.is_empty() {
+        outputs.push(Output::Hint(
+            "(no graphs yet: CREATE GRAPH name FROM 'path' ...)".into(),
+        ));
     }
-    Ok(())
+    Ok(outputs)
 }
 
 /// The catalog entry of `name`, or an error suggesting the nearest name.
@@ -271,7 +265,7 @@ fn unknown(s: &Session, name: &Ident) -> StatementError {
 }
 
 /// `DESCRIBE GRAPH name`: sizes, degrees, sections and bin-packing fill.
-pub fn describe(s: &mut Session, name: &Ident, out: &mut dyn Write) -> Result<(), StatementError> {
+pub fn describe(s: &mut Session, name: &Ident) -> Result<Vec<Output>, StatementError> {
     let meta = lookup(s, name)?;
     let path = s.catalog.graph_path(&meta);
     let file = GraphFile::open(&path).map_err(|e| StatementError::store(name.pos, e))?;
@@ -343,25 +337,20 @@ pub fn describe(s: &mut Session, name: &Ident, out: &mut dyn Write) -> Result<()
             ),
         );
     }
-    t.print(s.style, out)
-        .map_err(|e| StatementError::output(name.pos, &e))
+    Ok(vec![Output::Table(t)])
 }
 
 /// `VERIFY GRAPH name`: every block against its checksum.
-pub fn verify(s: &mut Session, name: &Ident, out: &mut dyn Write) -> Result<(), StatementError> {
+pub fn verify(s: &mut Session, name: &Ident) -> Result<Vec<Output>, StatementError> {
     let meta = lookup(s, name)?;
     let path = s.catalog.graph_path(&meta);
     let report = storage::blockfile::verify::verify_file(&path)
         .map_err(|e| StatementError::store(name.pos, e))?;
-    s.status(
-        out,
-        format_args!(
-            "graph {} is intact: {} blocks and {} sections match their checksums ({} read)",
-            name.name,
-            report.blocks_checked,
-            report.sections_checked,
-            format_size(report.bytes_read)
-        ),
-    )
-    .map_err(|e| StatementError::output(name.pos, &e))
+    Ok(vec![Output::Status(format!(
+        "graph {} is intact: {} blocks and {} sections match their checksums ({} read)",
+        name.name,
+        report.blocks_checked,
+        report.sections_checked,
+        format_size(report.bytes_read)
+    ))])
 }

@@ -2,7 +2,6 @@
 //! to the terminal or a file.
 
 use std::collections::HashMap;
-use std::io::Write;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -16,7 +15,8 @@ use storage::dm::{DmLayout, DmOptions, DmStore, PoolConfig, TcpOptions};
 use storage::{Direction, GraphStore};
 
 use crate::error::StatementError;
-use crate::session::{OutputStyle, Session};
+use crate::output::Output;
+use crate::session::Session;
 use crate::table::{CellKind, TextTable};
 
 /// Calls `$body` with `$s` bound to the concrete store, so algorithms are monomorphised per
@@ -170,10 +170,8 @@ pub fn run(
     pos: Pos,
     mode: RunMode,
     run: &Run,
-    out: &mut dyn Write,
-) -> Result<(), StatementError> {
+) -> Result<Vec<Output>, StatementError> {
     let meta = crate::graphs::lookup(s, &run.graph)?;
-    let werr = |e: std::io::Error| StatementError::output(pos, &e);
     if mode == RunMode::Explain {
         // EXPLAIN reads only the superblock and the vertex index, never edge data.
         let path = s.catalog.graph_path(&meta);
@@ -235,7 +233,7 @@ pub fn run(
             let at = text.find("\n  threads:").map_or(text.len(), |i| i + 1);
             text.insert_str(at, &format!("  state:     {state}\n"));
         }
-        return write!(out, "{text}").map_err(werr);
+        return Ok(vec![Output::Text(text)]);
     }
 
     let store = s
@@ -247,7 +245,7 @@ pub fn run(
         threads: plan.threads,
         mode: plan.mode,
         cancel: s.cancel.clone(),
-        progress: crate::progress::run_progress(s.show_progress, &plan),
+        progress: s.watcher.as_ref().and_then(|w| w.run_started(&plan)),
         segmented_pull: plan.segmented_pull,
     };
     let started = Instant::now();
@@ -256,7 +254,9 @@ pub fn run(
         OpenStore::Block(_) => None,
     };
     let table = with_store!(&*store, st => exec::run(st, &plan.call, &cfg));
-    crate::progress::clear_run_progress(s.show_progress);
+    if let Some(w) = &s.watcher {
+        w.run_done();
+    }
     let table = table.map_err(|e| exec_error(pos, e))?;
     let table = exec::topk::order_and_limit(
         table,
@@ -266,33 +266,32 @@ pub fn run(
     .map_err(|e| StatementError::at(pos, e.to_string()))?;
     let elapsed = started.elapsed();
 
+    let mut profile = Vec::new();
+    if mode == RunMode::Profile {
+        profile.extend(profile_outputs(&table, &store));
+        if let (OpenStore::Dm(d), Some(before)) = (&*store, remote_before) {
+            profile.extend(remote_outputs(&table, d, &before));
+        }
+    }
+    let mut outputs = Vec::new();
     if let Some(path) = &plan.into {
         let meta_out = result_meta(&plan, elapsed);
         let summary = exec::sink::write_result(&table, path, plan.into_format, &meta_out)
             .map_err(|e| StatementError::at(run.into_pos.unwrap_or(pos), e.to_string()))?;
-        s.status(
-            out,
-            format_args!(
-                "wrote {} rows ({}, {}) to {}: run {:.3} s, write {:.3} s",
-                summary.rows,
-                exec::sink::format_name(summary.format),
-                format_size(summary.bytes),
-                path.display(),
-                elapsed.as_secs_f64(),
-                summary.elapsed.as_secs_f64()
-            ),
-        )
-        .map_err(werr)?;
+        outputs.push(Output::Status(format!(
+            "wrote {} rows ({}, {}) to {}: run {:.3} s, write {:.3} s",
+            summary.rows,
+            exec::sink::format_name(summary.format),
+            format_size(summary.bytes),
+            path.display(),
+            elapsed.as_secs_f64(),
+            summary.elapsed.as_secs_f64()
+        )));
     } else {
-        crate::render::render(&table, s.style, elapsed, out).map_err(werr)?;
+        outputs.push(Output::Rows { table, elapsed });
     }
-    if mode == RunMode::Profile {
-        print_profile(&table, &store, s.style, out).map_err(werr)?;
-        if let (OpenStore::Dm(d), Some(before)) = (&*store, remote_before) {
-            print_remote(&table, d, &before, s.style, out).map_err(werr)?;
-        }
-    }
-    Ok(())
+    outputs.extend(profile);
+    Ok(outputs)
 }
 
 fn exec_error(pos: Pos, e: exec::ExecError) -> StatementError {
@@ -317,13 +316,11 @@ fn result_meta(plan: &RunPlan, elapsed: std::time::Duration) -> exec::sink::Resu
 }
 
 /// PROFILE's totals of remote work for a DM graph, and what they would cost on RDMA.
-fn print_remote(
+fn remote_outputs(
     table: &exec::ResultTable,
     d: &DmStore,
     before: &storage::dm::StatsSnapshot,
-    style: OutputStyle,
-    out: &mut dyn Write,
-) -> std::io::Result<()> {
+) -> Vec<Output> {
     let r = d.remote_stats().since(before);
     let active: u64 = table.iterations.iter().map(|i| i.active).sum();
     let mut t = TextTable::new(&["remote", "value"]);
@@ -350,31 +347,24 @@ fn print_remote(
         "RDMA estimate (100 Gb/s cost model)",
         format!("{:.3} ms", d.rdma_estimate(&r).as_secs_f64() * 1000.0),
     );
-    if style == OutputStyle::Table {
-        writeln!(out, "\nremote operations (all iterations):")?;
-    }
-    t.print(style, out)
+    vec![
+        Output::Caption("remote operations (all iterations)".into()),
+        Output::Table(t),
+    ]
 }
 
-fn print_profile(
-    table: &exec::ResultTable,
-    store: &OpenStore,
-    style: OutputStyle,
-    out: &mut dyn Write,
-) -> std::io::Result<()> {
+/// PROFILE's per-iteration table, captioned with the reader and the algorithm's time.
+fn profile_outputs(table: &exec::ResultTable, store: &OpenStore) -> Vec<Output> {
     let reader = with_store!(store, st => st.describe_reader());
-    if style == OutputStyle::Table {
-        writeln!(
-            out,
-            "\nprofile ({reader}; algorithm {:.3} s):",
-            table.algorithm_time.as_secs_f64()
-        )?;
-    }
+    let caption = format!(
+        "profile ({reader}; algorithm {:.3} s)",
+        table.algorithm_time.as_secs_f64()
+    );
     let t = match store {
         OpenStore::Dm(_) => dm_iterations(table),
         OpenStore::Block(_) => block_iterations(table),
     };
-    t.print(style, out)
+    vec![Output::Caption(caption), Output::Table(t)]
 }
 
 /// The block-file PROFILE table. Its column order is an interface: bench/run.sh reads edges,

@@ -1,0 +1,90 @@
+//! A session: one data directory's catalog, the settings, the opened stores, and the statement
+//! dispatcher. Every front end (the REPL, the batch runner, tests, a future binding) executes
+//! statements through it and gets typed [`Output`]s back; printing them is the front end's job.
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+use grammar::{Statement, StatementKind};
+use planner::Settings;
+use storage::catalog::Catalog;
+
+use crate::error::StatementError;
+use crate::output::{Output, Watcher};
+use crate::table::TextTable;
+
+/// One user's session over one data directory.
+pub struct Session {
+    pub catalog: Catalog,
+    pub settings: Settings,
+    /// Set by Ctrl-C (or any front end's cancel); cleared before each statement.
+    pub cancel: Arc<AtomicBool>,
+    /// Told about long imports and runs, to draw progress; `None` draws nothing.
+    pub watcher: Option<Arc<dyn Watcher>>,
+    pub(crate) stores: crate::run::StoreCache,
+}
+
+impl Session {
+    /// Opens the data directory `dir` (creating it), with default settings.
+    pub fn open(dir: &Path) -> Result<Session, String> {
+        let catalog = Catalog::open(dir).map_err(|e| e.to_string())?;
+        let probed = read_probed_io_depth(dir);
+        Ok(Session {
+            catalog,
+            settings: Settings::defaults(probed),
+            cancel: Arc::new(AtomicBool::new(false)),
+            watcher: None,
+            stores: Default::default(),
+        })
+    }
+
+    /// The data directory.
+    pub fn data_dir(&self) -> PathBuf {
+        self.catalog.dir().to_path_buf()
+    }
+
+    /// Parses `text` and runs its statements in order, stopping at the first that fails.
+    pub fn execute_text(&mut self, text: &str) -> Result<Vec<Output>, StatementError> {
+        let mut outputs = Vec::new();
+        for stmt in grammar::parse(text)? {
+            outputs.extend(self.execute(&stmt)?);
+        }
+        Ok(outputs)
+    }
+
+    /// Runs one statement.
+    pub fn execute(&mut self, stmt: &Statement) -> Result<Vec<Output>, StatementError> {
+        self.cancel.store(false, Ordering::SeqCst);
+        match &stmt.kind {
+            StatementKind::CreateGraph(c) => crate::graphs::create(self, stmt.pos, c),
+            StatementKind::DropGraph { name, if_exists } => {
+                crate::graphs::drop(self, name, *if_exists)
+            }
+            StatementKind::ShowGraphs => crate::graphs::show(self),
+            StatementKind::DescribeGraph { name } => crate::graphs::describe(self, name),
+            StatementKind::VerifyGraph { name } => crate::graphs::verify(self, name),
+            StatementKind::Run { mode, run } => crate::run::run(self, stmt.pos, *mode, run),
+            StatementKind::Set { name, value } => {
+                self.settings.set(name, value)?;
+                self.stores.clear();
+                Ok(Vec::new())
+            }
+            StatementKind::ShowSettings => {
+                let mut t = TextTable::new(&["name", "value", "meaning"]);
+                for (n, v, m) in self.settings.rows() {
+                    t.row(vec![n, v, m]);
+                }
+                Ok(vec![Output::Table(t)])
+            }
+            StatementKind::Help => Ok(vec![Output::Text(crate::help::text())]),
+        }
+    }
+}
+
+/// The device's probed concurrency, if `frontier calibrate` stored one in the data directory.
+pub fn read_probed_io_depth(dir: &Path) -> Option<u32> {
+    let text = std::fs::read_to_string(dir.join("device.json")).ok()?;
+    let v: serde_json::Value = serde_json::from_str(&text).ok()?;
+    v.get("io_depth")?.as_u64().map(|d| d.clamp(1, 4096) as u32)
+}
