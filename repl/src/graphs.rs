@@ -1,13 +1,14 @@
-//! Catalog statements: CREATE GRAPH, DROP GRAPH, SHOW GRAPHS, DESCRIBE GRAPH, VERIFY GRAPH.
+//! Catalog statements: CREATE GRAPH, DROP GRAPH, SHOW GRAPHS, DESCRIBE GRAPH, VERIFY GRAPH,
+//! REPAIR CATALOG.
 
 use std::io::Write;
 use std::path::PathBuf;
 
 use grammar::{CreateGraph, Ident, InputFormat, Pos, StorageKind as AstStorage, Value};
 use planner::settings::format_size;
-use storage::blockfile::format::{SectionKind, BLOCK_SIZE};
+use storage::blockfile::format::{FileIdentity, SectionKind, BLOCK_SIZE};
 use storage::blockfile::open::GraphFile;
-use storage::catalog::{now_secs, GraphMeta, StorageKind};
+use storage::catalog::{GraphMeta, StorageKind};
 use storage::import::{self, ImportRequest};
 use storage::Direction;
 
@@ -67,11 +68,12 @@ pub fn create(
         };
         options.push((p.key.name.to_ascii_lowercase(), v));
     }
-    let rel_file = s
+    let new_file = s
         .catalog
         .new_graph_file(name)
         .map_err(|e| StatementError::store(pos, e))?;
-    let dest = s.catalog.dir().join(&rel_file);
+    let dest = s.catalog.dir().join(&new_file.file);
+    let identity = FileIdentity::new(name, new_file.generation, &c.source, storage);
     let req = ImportRequest {
         source: PathBuf::from(&c.source),
         format,
@@ -82,6 +84,7 @@ pub fn create(
         dest: dest.clone(),
         memory_budget: s.settings.import_memory,
         temp_dir: s.catalog.tmp_dir(),
+        identity: identity.clone(),
     };
     let mut bar = ImportProgressBar::new(s.show_progress, &c.source);
     let summary = import::import(&req, &mut |p| bar.update(&p), &s.cancel);
@@ -118,15 +121,15 @@ pub fn create(
     }
     let meta = GraphMeta {
         name: name.clone(),
-        file: rel_file,
+        file: new_file.file,
         format_version: storage::blockfile::format::FORMAT_VERSION,
         vertices: summary.vertices,
         edges: summary.edges,
         arcs: summary.arcs,
         directed: summary.directed,
         weighted: summary.weighted,
-        source: c.source.clone(),
-        created_at: now_secs(),
+        source: identity.source,
+        created_at: identity.created_at,
         storage,
         file_bytes: summary.file_bytes,
         memory_nodes: if pool.is_some() {
@@ -135,6 +138,7 @@ pub fn create(
             Vec::new()
         },
         extra,
+        file_id: Some(identity.file_id),
     };
     if let Err(e) = s.catalog.register(&meta, c.or_replace) {
         let _ = std::fs::remove_file(&dest);
@@ -269,7 +273,10 @@ fn unknown(s: &Session, name: &Ident) -> StatementError {
 /// `DESCRIBE GRAPH name`: sizes, degrees, sections and bin-packing fill.
 pub fn describe(s: &mut Session, name: &Ident, out: &mut dyn Write) -> Result<(), StatementError> {
     let meta = lookup(s, name)?;
-    let path = s.catalog.graph_path(&meta);
+    let path = s
+        .catalog
+        .checked_path(&meta)
+        .map_err(|e| StatementError::store(name.pos, e))?;
     let file = GraphFile::open(&path).map_err(|e| StatementError::store(name.pos, e))?;
     let mut t = TextTable::new(&["property", "value"]);
     let mut add = |k: &str, v: String| t.row(vec![k.to_string(), v]);
@@ -346,7 +353,10 @@ pub fn describe(s: &mut Session, name: &Ident, out: &mut dyn Write) -> Result<()
 /// `VERIFY GRAPH name`: every block against its checksum.
 pub fn verify(s: &mut Session, name: &Ident, out: &mut dyn Write) -> Result<(), StatementError> {
     let meta = lookup(s, name)?;
-    let path = s.catalog.graph_path(&meta);
+    let path = s
+        .catalog
+        .checked_path(&meta)
+        .map_err(|e| StatementError::store(name.pos, e))?;
     let report = storage::blockfile::verify::verify_file(&path)
         .map_err(|e| StatementError::store(name.pos, e))?;
     writeln!(
@@ -358,4 +368,32 @@ pub fn verify(s: &mut Session, name: &Ident, out: &mut dyn Write) -> Result<(), 
         format_size(report.bytes_read)
     )
     .map_err(|e| StatementError::at(name.pos, e.to_string()))
+}
+
+/// `REPAIR CATALOG`: rebuilds the catalog from the graph files and reports what it found.
+pub fn repair(s: &mut Session, pos: Pos, out: &mut dyn Write) -> Result<(), StatementError> {
+    s.stores.clear();
+    let findings = s
+        .catalog
+        .repair()
+        .map_err(|e| StatementError::store(pos, e))?;
+    let mut t = TextTable::new(&["graph", "file", "found"]);
+    for f in &findings {
+        t.row(vec![
+            f.graph.clone().unwrap_or_default(),
+            f.file.display().to_string(),
+            f.action.clone(),
+        ]);
+    }
+    t.print(s.style, out)
+        .map_err(|e| StatementError::at(pos, e.to_string()))?;
+    if findings.is_empty() && s.style == crate::session::OutputStyle::Table {
+        writeln!(
+            out,
+            "(no graph files in {})",
+            s.catalog.dir().join("graphs").display()
+        )
+        .map_err(|e| StatementError::at(pos, e.to_string()))?;
+    }
+    Ok(())
 }

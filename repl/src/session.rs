@@ -8,7 +8,8 @@ use std::sync::Arc;
 
 use grammar::{Statement, StatementKind};
 use planner::Settings;
-use storage::catalog::Catalog;
+use storage::catalog::{Catalog, ReadOnlyReason};
+use storage::StoreError;
 
 use crate::error::StatementError;
 use crate::table::TextTable;
@@ -37,9 +38,30 @@ pub struct Session {
 }
 
 impl Session {
-    /// Opens the data directory `dir` (creating it), with default settings.
-    pub fn open(dir: &Path, style: OutputStyle) -> Result<Session, String> {
-        let catalog = Catalog::open(dir).map_err(|e| e.to_string())?;
+    /// Opens the data directory `dir` with default settings: for writing (creating it), or
+    /// read-only when `read_only` is set or another process holds the directory. Warnings about
+    /// a repaired catalog, files moved aside or the read-only fallback go to stderr.
+    pub fn open(dir: &Path, style: OutputStyle, read_only: bool) -> Result<Session, String> {
+        let opened = if read_only {
+            Catalog::open_read_only(dir, ReadOnlyReason::Requested)
+        } else {
+            match Catalog::open(dir) {
+                Err(StoreError::Locked { lock, holder }) => {
+                    let why = ReadOnlyReason::Locked { lock, holder };
+                    eprintln!(
+                        "note: opened {} read-only: {why}; RUN, SHOW, DESCRIBE, EXPLAIN and \
+                         VERIFY work, CREATE and DROP do not",
+                        dir.display()
+                    );
+                    Catalog::open_read_only(dir, why)
+                }
+                other => other,
+            }
+        };
+        let (catalog, warnings) = opened.map_err(|e| e.to_string())?;
+        for w in warnings {
+            eprintln!("warning: {w}");
+        }
         let probed = read_probed_io_depth(dir);
         Ok(Session {
             catalog,
@@ -59,6 +81,11 @@ impl Session {
     /// Runs one statement, writing its output to `out`.
     pub fn execute(&mut self, stmt: &Statement, out: &mut dyn Write) -> Result<(), StatementError> {
         self.cancel.store(false, Ordering::SeqCst);
+        if let Some(what) = change_made_by(&stmt.kind) {
+            if let Some(e) = self.catalog.read_only_error(what) {
+                return Err(StatementError::store(stmt.pos, e));
+            }
+        }
         let started = std::time::Instant::now();
         let result = match &stmt.kind {
             StatementKind::CreateGraph(c) => crate::graphs::create(self, stmt.pos, c, out),
@@ -66,6 +93,7 @@ impl Session {
                 crate::graphs::drop(self, name, *if_exists, out)
             }
             StatementKind::ShowGraphs => crate::graphs::show(self, out),
+            StatementKind::RepairCatalog => crate::graphs::repair(self, stmt.pos, out),
             StatementKind::DescribeGraph { name } => crate::graphs::describe(self, name, out),
             StatementKind::VerifyGraph { name } => crate::graphs::verify(self, name, out),
             StatementKind::Run { mode, run } => crate::run::run(self, stmt.pos, *mode, run, out),
@@ -92,6 +120,17 @@ impl Session {
             }
         }
         result
+    }
+}
+
+/// The change a statement makes to the data directory, named for read-only errors; `None` for
+/// statements that only read (RUN ... INTO writes outside the data directory).
+fn change_made_by(kind: &StatementKind) -> Option<&'static str> {
+    match kind {
+        StatementKind::CreateGraph(_) => Some("CREATE GRAPH"),
+        StatementKind::DropGraph { .. } => Some("DROP GRAPH"),
+        StatementKind::RepairCatalog => Some("REPAIR CATALOG"),
+        _ => None,
     }
 }
 
