@@ -272,7 +272,7 @@ fn another_graphs_file_copied_over_is_refused() {
 /// A `frontier` reading statements from a pipe: it holds the data directory until its stdin
 /// closes.
 fn holder(data: &Path) -> Child {
-    let child = Command::new(BIN)
+    let mut child = Command::new(BIN)
         .arg("--data")
         .arg(data)
         .stdin(Stdio::piped())
@@ -289,6 +289,8 @@ fn holder(data: &Path) -> Child {
         }
         std::thread::sleep(std::time::Duration::from_millis(10));
     }
+    let _ = child.kill();
+    let _ = child.wait();
     panic!("the holding process never took the lock");
 }
 
