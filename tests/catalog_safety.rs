@@ -307,9 +307,16 @@ fn a_held_directory_is_read_only_for_others() {
     assert!(stdout.contains("\nh,"), "{stdout}");
     let stderr = text(&out.stderr);
     assert!(stderr.contains("read-only"), "{stderr}");
-    ok(
+    let out = ok(
         &data,
         "DESCRIBE GRAPH h; VERIFY GRAPH h; EXPLAIN RUN bfs ON g FROM 1; SHOW SETTINGS;",
+    );
+    let described = text(&out.stdout);
+    assert!(
+        described
+            .lines()
+            .any(|l| l.starts_with("file id,") && l.len() == "file id,".len() + 32),
+        "{described}"
     );
 
     let lock = data.join("lock").display().to_string();

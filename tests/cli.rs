@@ -117,7 +117,10 @@ fn a_data_directory_held_by_another_process_is_named_not_waited_for() {
     assert_eq!(out.status.code(), Some(1), "{err}");
     assert!(err.contains("read-only"), "{err}");
     assert!(err.contains(&format!("pid {pid}")), "{err}");
-    assert!(err.contains(&data.join("lock").display().to_string()), "{err}");
+    assert!(
+        err.contains(&data.join("lock").display().to_string()),
+        "{err}"
+    );
     drop(holder.stdin.take());
     holder.wait().unwrap();
 }

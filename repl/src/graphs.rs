@@ -289,6 +289,12 @@ pub fn describe(s: &mut Session, name: &Ident, out: &mut dyn Write) -> Result<()
     add("source", meta.source.clone());
     add("file", path.display().to_string());
     add("file size", format_size(meta.file_bytes));
+    add(
+        "file id",
+        meta.file_id
+            .clone()
+            .unwrap_or_else(|| "none (a format 1 file)".into()),
+    );
     if meta.storage == StorageKind::Dm {
         add("memory nodes", meta.memory_nodes.join(", "));
         if let Ok(l) = crate::run::dm_layout(&meta) {

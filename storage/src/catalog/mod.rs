@@ -192,6 +192,12 @@ impl Catalog {
                             kept.display()
                         )
                     }
+                    _ if has_legacy_catalog(dir) => format!(
+                        "catalog {} is missing ({} holds the catalog of an older frontier, \
+                         which this build does not read; it is left as it is)",
+                        path.display(),
+                        dir.join("catalog").display()
+                    ),
                     _ => format!("catalog {} is missing", path.display()),
                 };
                 let (state, findings) =
@@ -415,6 +421,13 @@ impl Catalog {
         *state = next;
         Ok(out)
     }
+}
+
+/// Whether `DATA/catalog` holds the embedded database older builds kept the catalog in.
+fn has_legacy_catalog(dir: &Path) -> bool {
+    ["conf", "db"]
+        .iter()
+        .any(|f| dir.join("catalog").join(f).is_file())
 }
 
 /// Renames a damaged catalog file out of the way (never deletes it); returns its new path.

@@ -1,7 +1,8 @@
 use std::sync::atomic::AtomicBool;
 
 use super::*;
-use crate::blockfile::format::{FileIdentity, FORMAT_VERSION};
+use crate::blockfile::format::{FileIdentity, SectionKind, Superblock, BLOCK_SIZE, FORMAT_VERSION};
+use crate::blockfile::open::GraphFile;
 use crate::import::{import, ImportRequest, InputFormat};
 
 /// An entry for file `file` (which need not exist), for format tests.
@@ -248,4 +249,67 @@ fn repair_lists_files_put_back_and_forgets_missing_ones() {
     assert!(says("b", "removed from the catalog"), "{report:?}");
     assert!(says("g", "recovered from the file"), "{report:?}");
     assert_eq!(c.list().unwrap(), vec![a, g]);
+}
+
+/// Rewrites a graph file as format 1: version 1 in the superblock and no Identity section (its
+/// blocks stay, unreferenced, as padding a version 1 reader never looks at).
+fn make_format_1(path: &Path) {
+    use std::os::unix::fs::FileExt;
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(path)
+        .unwrap();
+    let mut block = vec![0u8; BLOCK_SIZE];
+    file.read_exact_at(&mut block, 0).unwrap();
+    let len = file.metadata().unwrap().len();
+    let mut sb = Superblock::decode(&block, path, len).unwrap();
+    sb.version = 1;
+    sb.sections.retain(|s| s.kind != SectionKind::Identity);
+    file.write_all_at(&sb.encode(), 0).unwrap();
+}
+
+#[test]
+fn format_1_files_are_read_and_recovered_by_their_name() {
+    let d = tempfile::tempdir().unwrap();
+    let path = {
+        let (mut c, _) = open(d.path());
+        let g = create(&mut c, "old_graph", 5, false);
+        c.graph_path(&g)
+    };
+    make_format_1(&path);
+    let gf = GraphFile::open(&path).unwrap();
+    assert_eq!(gf.superblock.version, 1);
+    assert!(gf.identity.is_none());
+    // The catalog registered an id the file cannot show: refused, not trusted.
+    let (c, _) = open(d.path());
+    let meta = c.get("old_graph").unwrap().unwrap();
+    let err = c.checked_path(&meta).unwrap_err().to_string();
+    assert!(err.contains("format 1 file without a file id"), "{err}");
+    drop(c);
+    // Rebuilt from the file, the graph is known by its file name and has no id to check.
+    std::fs::remove_dir_all(d.path().join("catalog")).unwrap();
+    let (c, warnings) = open(d.path());
+    assert!(
+        warnings.iter().any(|w| w.contains("format 1 file")),
+        "{warnings:?}"
+    );
+    let meta = c.get("old_graph").unwrap().unwrap();
+    assert_eq!((meta.vertices, meta.file_id.clone()), (5, None));
+    assert_eq!(c.checked_path(&meta).unwrap(), path);
+}
+
+#[test]
+fn an_older_catalog_database_is_named_and_left_alone() {
+    let d = tempfile::tempdir().unwrap();
+    {
+        let (mut c, _) = open(d.path());
+        create(&mut c, "g", 4, false);
+    }
+    std::fs::remove_file(catalog_path(d.path())).unwrap();
+    std::fs::write(d.path().join("catalog/conf"), b"segment_size: 524288").unwrap();
+    let (c, warnings) = open(d.path());
+    assert!(warnings[0].contains("an older frontier"), "{warnings:?}");
+    assert!(c.get("g").unwrap().is_some());
+    assert!(d.path().join("catalog/conf").exists());
 }
