@@ -44,7 +44,7 @@ fuzz_target!(|data: &[u8]| {
         identity: storage::blockfile::format::FileIdentity::new(
             "g",
             1,
-            "test input",
+            "fuzz input",
             storage::catalog::StorageKind::Blockfile,
         ),
     };

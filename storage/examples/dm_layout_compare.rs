@@ -400,7 +400,7 @@ fn main() -> Res<()> {
             identity: storage::blockfile::format::FileIdentity::new(
                 "g",
                 1,
-                "test input",
+                &src_file.display().to_string(),
                 storage::catalog::StorageKind::Blockfile,
             ),
         };

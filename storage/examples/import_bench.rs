@@ -45,7 +45,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             identity: storage::blockfile::format::FileIdentity::new(
                 "g",
                 1,
-                "test input",
+                &src.display().to_string(),
                 storage::catalog::StorageKind::Blockfile,
             ),
         };

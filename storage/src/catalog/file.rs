@@ -71,7 +71,10 @@ pub fn store(path: &Path, state: &CatalogState) -> Result<()> {
         let _ = std::fs::remove_file(&tmp);
         StoreError::Catalog {
             path: path.to_path_buf(),
-            message: format!("cannot write the catalog: {e} (nothing was changed)"),
+            message: format!(
+                "cannot write the catalog: {e}; nothing was changed (free disk space or fix \
+                 the directory's permissions, then retry)"
+            ),
         }
     })
 }
