@@ -214,6 +214,16 @@ impl Catalog {
         };
         let tidied = rebuild::tidy(dir, &state)?;
         warnings.extend(tidied.iter().map(|f| f.to_string()));
+        for meta in state.graphs.values() {
+            if !dir.join(&meta.file).exists() {
+                warnings.push(format!(
+                    "graph `{}`: its file {} is missing; put it back, or run REPAIR CATALOG \
+                     to remove the entry",
+                    meta.name,
+                    dir.join(&meta.file).display()
+                ));
+            }
+        }
         let catalog = Catalog {
             dir: dir.to_path_buf(),
             access: Access::Write { _lock: lock, state },

@@ -234,6 +234,14 @@ fn repair_lists_files_put_back_and_forgets_missing_ones() {
     let b = create(&mut c, "b", 5, false);
     let g = create(&mut c, "g", 6, false);
     std::fs::remove_file(c.graph_path(&b)).unwrap();
+    drop(c);
+    let (mut c, warnings) = open(d.path());
+    assert!(
+        warnings
+            .iter()
+            .any(|w| w.contains("graph `b`") && w.contains("is missing")),
+        "{warnings:?}"
+    );
     // g's file is set aside, g dropped, and the file put back: REPAIR lists it again.
     let aside = d.path().join("aside.fgraph");
     std::fs::rename(c.graph_path(&g), &aside).unwrap();
