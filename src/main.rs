@@ -28,6 +28,9 @@ struct Cli {
     /// How results are printed
     #[arg(long, value_enum, default_value_t = Format::Table)]
     format: Format,
+    /// Open the data directory without changing it (also automatic while another process holds it)
+    #[arg(long)]
+    read_only: bool,
     /// Query files (.fq) to run in order
     files: Vec<PathBuf>,
     #[command(subcommand)]
@@ -146,7 +149,7 @@ fn main() -> ExitCode {
         Format::Csv => OutputStyle::Csv,
         Format::Json => OutputStyle::Json,
     };
-    let mut session = match Session::open(&data, style) {
+    let mut session = match Session::open(&data, style, cli.read_only) {
         Ok(s) => s,
         Err(e) => {
             eprintln!("error: {e}");

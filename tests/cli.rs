@@ -101,19 +101,26 @@ fn a_data_directory_held_by_another_process_is_named_not_waited_for() {
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
-    // Wait (bounded) until the holder has created the catalog; nothing else touches `data`.
-    for _ in 0..200 {
-        if data.join("catalog").join("db").exists() {
+    // Wait (bounded) until the holder has written its pid into the lock file it holds.
+    let pid = holder.id().to_string();
+    for _ in 0..3000 {
+        if std::fs::read_to_string(data.join("lock")).is_ok_and(|t| t.trim() == pid) {
             break;
         }
-        std::thread::sleep(std::time::Duration::from_millis(50));
+        std::thread::sleep(std::time::Duration::from_millis(10));
     }
-    std::thread::sleep(std::time::Duration::from_millis(300));
+    // Reading works (read-only); a change fails at once, naming the lock and its holder.
     let out = frontier(&data, &["-c", "SHOW GRAPHS;"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let out = frontier(&data, &["-c", "DROP GRAPH IF EXISTS g;"]);
     let err = text(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{err}");
-    assert!(err.contains("in use by another frontier process"), "{err}");
-    assert!(err.contains(&data.display().to_string()), "{err}");
+    assert!(err.contains("read-only"), "{err}");
+    assert!(err.contains(&format!("pid {pid}")), "{err}");
+    assert!(
+        err.contains(&data.join("lock").display().to_string()),
+        "{err}"
+    );
     drop(holder.stdin.take());
     holder.wait().unwrap();
 }

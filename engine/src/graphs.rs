@@ -1,12 +1,13 @@
-//! Catalog statements: CREATE GRAPH, DROP GRAPH, SHOW GRAPHS, DESCRIBE GRAPH, VERIFY GRAPH.
+//! Catalog statements: CREATE GRAPH, DROP GRAPH, SHOW GRAPHS, DESCRIBE GRAPH, VERIFY GRAPH,
+//! REPAIR CATALOG.
 
 use std::path::PathBuf;
 
 use grammar::{CreateGraph, Ident, InputFormat, Pos, StorageKind as AstStorage, Value};
 use planner::settings::format_size;
-use storage::blockfile::format::{SectionKind, BLOCK_SIZE};
+use storage::blockfile::format::{FileIdentity, SectionKind, BLOCK_SIZE};
 use storage::blockfile::open::GraphFile;
-use storage::catalog::{now_secs, GraphMeta, StorageKind};
+use storage::catalog::{GraphMeta, StorageKind};
 use storage::import::{self, ImportRequest};
 use storage::Direction;
 
@@ -61,11 +62,12 @@ pub fn create(s: &mut Session, pos: Pos, c: &CreateGraph) -> Result<Vec<Output>,
         };
         options.push((p.key.name.to_ascii_lowercase(), v));
     }
-    let rel_file = s
+    let new_file = s
         .catalog
         .new_graph_file(name)
         .map_err(|e| StatementError::store(pos, e))?;
-    let dest = s.catalog.dir().join(&rel_file);
+    let dest = s.catalog.dir().join(&new_file.file);
+    let identity = FileIdentity::new(name, new_file.generation, &c.source, storage);
     let req = ImportRequest {
         source: PathBuf::from(&c.source),
         format,
@@ -76,6 +78,7 @@ pub fn create(s: &mut Session, pos: Pos, c: &CreateGraph) -> Result<Vec<Output>,
         dest: dest.clone(),
         memory_budget: s.settings.import_memory,
         temp_dir: s.catalog.tmp_dir(),
+        identity: identity.clone(),
     };
     let watcher = s.watcher.clone();
     let summary = import::import(
@@ -122,15 +125,15 @@ pub fn create(s: &mut Session, pos: Pos, c: &CreateGraph) -> Result<Vec<Output>,
     }
     let meta = GraphMeta {
         name: name.clone(),
-        file: rel_file,
+        file: new_file.file,
         format_version: storage::blockfile::format::FORMAT_VERSION,
         vertices: summary.vertices,
         edges: summary.edges,
         arcs: summary.arcs,
         directed: summary.directed,
         weighted: summary.weighted,
-        source: c.source.clone(),
-        created_at: now_secs(),
+        source: identity.source,
+        created_at: identity.created_at,
         storage,
         file_bytes: summary.file_bytes,
         memory_nodes: if pool.is_some() {
@@ -139,6 +142,7 @@ pub fn create(s: &mut Session, pos: Pos, c: &CreateGraph) -> Result<Vec<Output>,
             Vec::new()
         },
         extra,
+        file_id: Some(identity.file_id),
     };
     if let Err(e) = s.catalog.register(&meta, c.or_replace) {
         let _ = std::fs::remove_file(&dest);
@@ -267,7 +271,10 @@ fn unknown(s: &Session, name: &Ident) -> StatementError {
 /// `DESCRIBE GRAPH name`: sizes, degrees, sections and bin-packing fill.
 pub fn describe(s: &mut Session, name: &Ident) -> Result<Vec<Output>, StatementError> {
     let meta = lookup(s, name)?;
-    let path = s.catalog.graph_path(&meta);
+    let path = s
+        .catalog
+        .checked_path(&meta)
+        .map_err(|e| StatementError::store(name.pos, e))?;
     let file = GraphFile::open(&path).map_err(|e| StatementError::store(name.pos, e))?;
     let mut t = TextTable::new(&["property", "value"]);
     let mut add = |k: &str, v: String| t.row(vec![k.to_string(), v]);
@@ -280,6 +287,12 @@ pub fn describe(s: &mut Session, name: &Ident) -> Result<Vec<Output>, StatementE
     add("source", meta.source.clone());
     add("file", path.display().to_string());
     add("file size", format_size(meta.file_bytes));
+    add(
+        "file id",
+        meta.file_id
+            .clone()
+            .unwrap_or_else(|| "none (a format 1 file)".into()),
+    );
     if meta.storage == StorageKind::Dm {
         add("memory nodes", meta.memory_nodes.join(", "));
         if let Ok(l) = crate::run::dm_layout(&meta) {
@@ -343,7 +356,10 @@ pub fn describe(s: &mut Session, name: &Ident) -> Result<Vec<Output>, StatementE
 /// `VERIFY GRAPH name`: every block against its checksum.
 pub fn verify(s: &mut Session, name: &Ident) -> Result<Vec<Output>, StatementError> {
     let meta = lookup(s, name)?;
-    let path = s.catalog.graph_path(&meta);
+    let path = s
+        .catalog
+        .checked_path(&meta)
+        .map_err(|e| StatementError::store(name.pos, e))?;
     let report = storage::blockfile::verify::verify_file(&path)
         .map_err(|e| StatementError::store(name.pos, e))?;
     Ok(vec![Output::Status(format!(
@@ -353,4 +369,29 @@ pub fn verify(s: &mut Session, name: &Ident) -> Result<Vec<Output>, StatementErr
         report.sections_checked,
         format_size(report.bytes_read)
     ))])
+}
+
+/// `REPAIR CATALOG`: rebuilds the catalog from the graph files and reports what it found.
+pub fn repair(s: &mut Session, pos: Pos) -> Result<Vec<Output>, StatementError> {
+    s.stores.clear();
+    let findings = s
+        .catalog
+        .repair()
+        .map_err(|e| StatementError::store(pos, e))?;
+    let mut t = TextTable::new(&["graph", "file", "found"]);
+    for f in &findings {
+        t.row(vec![
+            f.graph.clone().unwrap_or_default(),
+            f.file.display().to_string(),
+            f.action.clone(),
+        ]);
+    }
+    let mut outputs = vec![Output::Table(t)];
+    if findings.is_empty() {
+        outputs.push(Output::Hint(format!(
+            "(no graph files in {})",
+            s.catalog.dir().join("graphs").display()
+        )));
+    }
+    Ok(outputs)
 }

@@ -13,6 +13,7 @@ pub fn text() -> String {
          \x20 SHOW GRAPHS\n\
          \x20 DESCRIBE GRAPH name\n\
          \x20 VERIFY GRAPH name\n\
+         \x20 REPAIR CATALOG       rebuild the catalog from the graph files, with a report\n\
          \x20 RUN algorithm ON name [FROM vertex] [ITER n] [key value ...]\n\
          \x20     [ORDER BY column [ASC|DESC]] [LIMIT n] [INTO 'file.parquet'|'file.arrow'|'file.csv' [FORMAT ...]]\n\
          \x20 EXPLAIN RUN ...      the plan, without reading edge data\n\

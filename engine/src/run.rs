@@ -125,7 +125,7 @@ impl StoreCache {
         }
         // A stale store (other settings) is dropped first: its connections close.
         self.open.remove(&meta.name);
-        let path = catalog.graph_path(meta);
+        let path = catalog.checked_path(meta)?;
         let store = if meta.storage == StorageKind::Dm {
             let layout = dm_layout(meta)?;
             let pool = dm_pool(settings, &meta.memory_nodes).map_err(|m| {
@@ -174,7 +174,10 @@ pub fn run(
     let meta = crate::graphs::lookup(s, &run.graph)?;
     if mode == RunMode::Explain {
         // EXPLAIN reads only the superblock and the vertex index, never edge data.
-        let path = s.catalog.graph_path(&meta);
+        let path = s
+            .catalog
+            .checked_path(&meta)
+            .map_err(|e| StatementError::store(pos, e))?;
         let file = GraphFile::open(&path).map_err(|e| StatementError::store(pos, e))?;
         let plan = planner::plan_run(run, &meta, &|id| file.internal_id(id), &s.settings)?;
         let cache = effective_cache(&meta, &s.settings);

@@ -8,7 +8,8 @@ use std::sync::Arc;
 
 use grammar::{Statement, StatementKind};
 use planner::Settings;
-use storage::catalog::Catalog;
+use storage::catalog::{Catalog, ReadOnlyReason};
+use storage::StoreError;
 
 use crate::error::StatementError;
 use crate::output::{Output, Watcher};
@@ -22,19 +23,42 @@ pub struct Session {
     pub cancel: Arc<AtomicBool>,
     /// Told about long imports and runs, to draw progress; `None` draws nothing.
     pub watcher: Option<Arc<dyn Watcher>>,
+    /// What opening the directory found and did (a catalog rebuilt, files moved aside, a
+    /// read-only fallback), for the front end to show once.
+    pub notices: Vec<String>,
     pub(crate) stores: crate::run::StoreCache,
 }
 
 impl Session {
-    /// Opens the data directory `dir` (creating it), with default settings.
-    pub fn open(dir: &Path) -> Result<Session, String> {
-        let catalog = Catalog::open(dir).map_err(|e| e.to_string())?;
+    /// Opens the data directory `dir` with default settings: for writing (creating it), or
+    /// read-only when `read_only` is set or another process holds the directory.
+    pub fn open(dir: &Path, read_only: bool) -> Result<Session, String> {
+        let mut notices = Vec::new();
+        let opened = if read_only {
+            Catalog::open_read_only(dir, ReadOnlyReason::Requested)
+        } else {
+            match Catalog::open(dir) {
+                Err(StoreError::Locked { lock, holder }) => {
+                    let why = ReadOnlyReason::Locked { lock, holder };
+                    notices.push(format!(
+                        "note: opened {} read-only: {why}; RUN, SHOW, DESCRIBE, EXPLAIN and \
+                         VERIFY work, CREATE and DROP do not",
+                        dir.display()
+                    ));
+                    Catalog::open_read_only(dir, why)
+                }
+                other => other,
+            }
+        };
+        let (catalog, warnings) = opened.map_err(|e| e.to_string())?;
+        notices.extend(warnings.into_iter().map(|w| format!("warning: {w}")));
         let probed = read_probed_io_depth(dir);
         Ok(Session {
             catalog,
             settings: Settings::defaults(probed),
             cancel: Arc::new(AtomicBool::new(false)),
             watcher: None,
+            notices,
             stores: Default::default(),
         })
     }
@@ -56,12 +80,18 @@ impl Session {
     /// Runs one statement.
     pub fn execute(&mut self, stmt: &Statement) -> Result<Vec<Output>, StatementError> {
         self.cancel.store(false, Ordering::SeqCst);
+        if let Some(what) = change_made_by(&stmt.kind) {
+            if let Some(e) = self.catalog.read_only_error(what) {
+                return Err(StatementError::store(stmt.pos, e));
+            }
+        }
         match &stmt.kind {
             StatementKind::CreateGraph(c) => crate::graphs::create(self, stmt.pos, c),
             StatementKind::DropGraph { name, if_exists } => {
                 crate::graphs::drop(self, name, *if_exists)
             }
             StatementKind::ShowGraphs => crate::graphs::show(self),
+            StatementKind::RepairCatalog => crate::graphs::repair(self, stmt.pos),
             StatementKind::DescribeGraph { name } => crate::graphs::describe(self, name),
             StatementKind::VerifyGraph { name } => crate::graphs::verify(self, name),
             StatementKind::Run { mode, run } => crate::run::run(self, stmt.pos, *mode, run),
@@ -79,6 +109,17 @@ impl Session {
             }
             StatementKind::Help => Ok(vec![Output::Text(crate::help::text())]),
         }
+    }
+}
+
+/// The change a statement makes to the data directory, named for read-only errors; `None` for
+/// statements that only read (RUN ... INTO writes outside the data directory).
+fn change_made_by(kind: &StatementKind) -> Option<&'static str> {
+    match kind {
+        StatementKind::CreateGraph(_) => Some("CREATE GRAPH"),
+        StatementKind::DropGraph { .. } => Some("DROP GRAPH"),
+        StatementKind::RepairCatalog => Some("REPAIR CATALOG"),
+        _ => None,
     }
 }
 

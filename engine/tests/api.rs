@@ -8,7 +8,7 @@ fn statements_give_typed_outputs() {
     let dir = tempfile::tempdir().unwrap();
     let edges = dir.path().join("g.txt");
     std::fs::write(&edges, "1 2\n2 3\n3 1\n3 4\n").unwrap();
-    let mut s = Session::open(&dir.path().join("data")).unwrap();
+    let mut s = Session::open(&dir.path().join("data"), false).unwrap();
 
     let out = s
         .execute_text(&format!(

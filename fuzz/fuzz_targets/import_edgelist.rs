@@ -41,6 +41,12 @@ fuzz_target!(|data: &[u8]| {
         dest: dir.join("g.graph"),
         memory_budget: BUDGETS[((cfg >> 3) & 3) as usize],
         temp_dir: dir.join("tmp"),
+        identity: storage::blockfile::format::FileIdentity::new(
+            "g",
+            1,
+            "fuzz input",
+            storage::catalog::StorageKind::Blockfile,
+        ),
     };
     run_import(&req);
 });

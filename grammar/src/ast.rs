@@ -129,12 +129,27 @@ pub enum RunMode {
 #[derive(Debug, Clone, PartialEq)]
 pub enum StatementKind {
     CreateGraph(CreateGraph),
-    DropGraph { name: Ident, if_exists: bool },
+    DropGraph {
+        name: Ident,
+        if_exists: bool,
+    },
     ShowGraphs,
-    DescribeGraph { name: Ident },
-    VerifyGraph { name: Ident },
-    Run { mode: RunMode, run: Run },
-    Set { name: Ident, value: Literal },
+    DescribeGraph {
+        name: Ident,
+    },
+    VerifyGraph {
+        name: Ident,
+    },
+    /// `REPAIR CATALOG`: rebuild the catalog from the graph files.
+    RepairCatalog,
+    Run {
+        mode: RunMode,
+        run: Run,
+    },
+    Set {
+        name: Ident,
+        value: Literal,
+    },
     ShowSettings,
     Help,
 }

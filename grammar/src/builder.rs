@@ -82,6 +82,7 @@ impl Builder<'_, '_> {
             Rule::verify_graph => StatementKind::VerifyGraph {
                 name: self.graph_name_in(inner)?,
             },
+            Rule::repair_catalog => StatementKind::RepairCatalog,
             Rule::run_stmt => {
                 let (mode, run) = self.run(inner)?;
                 StatementKind::Run { mode, run }

@@ -13,7 +13,8 @@ use crate::KEYWORDS;
 
 /// The keywords a statement can start with, in the order the messages list them.
 pub(crate) const STATEMENT_KEYWORDS: &[&str] = &[
-    "CREATE", "DROP", "SHOW", "DESCRIBE", "VERIFY", "RUN", "EXPLAIN", "PROFILE", "SET", "HELP",
+    "CREATE", "DROP", "SHOW", "DESCRIBE", "VERIFY", "REPAIR", "RUN", "EXPLAIN", "PROFILE", "SET",
+    "HELP",
 ];
 
 /// A syntax error in words and the byte offset it points at.
@@ -73,6 +74,8 @@ fn describe(rule: Rule) -> Option<&'static str> {
         Rule::kw_explain => "EXPLAIN",
         Rule::kw_profile => "PROFILE",
         Rule::kw_set => "SET",
+        Rule::kw_repair => "REPAIR",
+        Rule::kw_catalog => "CATALOG",
         _ => return None,
     })
 }

@@ -66,8 +66,10 @@ const CASES: &[(&str, usize, usize, &str)] = &[
     ("SET x = 1e999;", 1, 9, "number 1e999 is out of range"),
     ("SET cache = '99999999TB';", 1, 13, "size '99999999TB' is out of range"),
     // Statement level.
-    ("FOO;", 1, 1, "unknown statement `FOO`: expected one of CREATE, DROP, SHOW, DESCRIBE, VERIFY, RUN, EXPLAIN, PROFILE, SET, HELP"),
+    ("FOO;", 1, 1, "unknown statement `FOO`: expected one of CREATE, DROP, SHOW, DESCRIBE, VERIFY, REPAIR, RUN, EXPLAIN, PROFILE, SET, HELP"),
     ("SHOW GRAPHS; SELECT 1;", 1, 14, "unknown statement `SELECT`"),
+    ("REPAIR;", 1, 7, "expected CATALOG after `REPAIR`, found `;`"),
+    ("REPAIR CATALOG graphs;", 1, 16, "unexpected `graphs`: expected `;` at the end of the statement"),
     (")", 1, 1, "unexpected `)`: expected a statement"),
     (";", 1, 1, "empty statement"),
     ("SHOW GRAPHS", 1, 12, "expected `;` at the end of the statement"),

@@ -173,6 +173,23 @@ fn drop_show_describe_verify_help() {
             name: id("_g", 1, 14)
         }
     );
+    let repair = one("  repair  Catalog ;");
+    assert_eq!(repair.kind, StatementKind::RepairCatalog);
+    assert_eq!(repair.pos, p(1, 3));
+    // REPAIR and CATALOG are not reserved: graphs may carry those names.
+    assert_eq!(
+        one("DROP GRAPH catalog;").kind,
+        StatementKind::DropGraph {
+            name: id("catalog", 1, 12),
+            if_exists: false
+        }
+    );
+    assert_eq!(
+        one("VERIFY GRAPH repair;").kind,
+        StatementKind::VerifyGraph {
+            name: id("repair", 1, 14)
+        }
+    );
     let help = one("\n\n   help;");
     assert_eq!(help.kind, StatementKind::Help);
     assert_eq!(help.pos, p(3, 4));

@@ -503,6 +503,7 @@ mod tests {
             file_bytes: 1 << 20,
             memory_nodes: vec![],
             extra: None,
+            file_id: None,
         }
     }
 

@@ -111,6 +111,13 @@ pub fn run_repl(session: &mut Session) -> i32 {
     };
     let history = session.engine.data_dir().join("history");
     let _ = editor.load_history(&history);
+    // A read-only session changes nothing in the data directory, its history included.
+    let keep_history = session.engine.catalog.read_only().is_none();
+    let save = |editor: &mut Editor<FrontierHelper, DefaultHistory>| {
+        if keep_history {
+            let _ = editor.save_history(&history);
+        }
+    };
     println!(
         "frontier {} — type HELP; for the statements, Ctrl-D to leave.",
         env!("CARGO_PKG_VERSION")
@@ -143,7 +150,7 @@ pub fn run_repl(session: &mut Session) -> i32 {
                 }
                 let text = std::mem::take(&mut buffer);
                 let _ = editor.add_history_entry(text.as_str());
-                let _ = editor.save_history(&history);
+                save(&mut editor);
                 if bare_help {
                     match text.trim().to_ascii_lowercase().as_str() {
                         "help" => print!("{}", engine::help::text()),
@@ -166,7 +173,7 @@ pub fn run_repl(session: &mut Session) -> i32 {
             }
         }
     }
-    let _ = editor.save_history(&history);
+    save(&mut editor);
     0
 }
 

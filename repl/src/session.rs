@@ -33,10 +33,15 @@ pub struct Session {
 }
 
 impl Session {
-    /// Opens the data directory `dir` (creating it), with default settings.
-    pub fn open(dir: &Path, style: OutputStyle) -> Result<Session, String> {
+    /// Opens the data directory `dir` (read-only when asked or when another process holds it),
+    /// printing on stderr what opening it found.
+    pub fn open(dir: &Path, style: OutputStyle, read_only: bool) -> Result<Session, String> {
+        let mut engine = engine::Session::open(dir, read_only)?;
+        for notice in engine.notices.drain(..) {
+            eprintln!("{notice}");
+        }
         Ok(Session {
-            engine: engine::Session::open(dir)?,
+            engine,
             style,
             show_progress: false,
             status_sink: match style {

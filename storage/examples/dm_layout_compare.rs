@@ -397,6 +397,12 @@ fn main() -> Res<()> {
             dest: dest.clone(),
             memory_budget: 256 << 20,
             temp_dir: tmp.path().to_path_buf(),
+            identity: storage::blockfile::format::FileIdentity::new(
+                "g",
+                1,
+                &src_file.display().to_string(),
+                storage::catalog::StorageKind::Blockfile,
+            ),
         };
         import(&req, &mut |_| {}, &AtomicBool::new(false))?;
         let mem = MemoryStore::load(&dest)?;

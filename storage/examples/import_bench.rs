@@ -42,6 +42,12 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             dest: dir.join(format!("rmat{scale}.frontier")),
             memory_budget: budget_mb << 20,
             temp_dir: dir.clone(),
+            identity: storage::blockfile::format::FileIdentity::new(
+                "g",
+                1,
+                &src.display().to_string(),
+                storage::catalog::StorageKind::Blockfile,
+            ),
         };
         let s = import(&req, &mut |_| {}, &AtomicBool::new(false))?;
         let secs = s.elapsed.as_secs_f64();

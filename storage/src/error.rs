@@ -22,9 +22,26 @@ pub enum StoreError {
         line: u64,
         message: String,
     },
-    /// The catalog (sled) failed or is held by another process.
+    /// The catalog could not be read or written.
     #[error("catalog {path}: {message}")]
     Catalog { path: PathBuf, message: String },
+    /// Another process holds the data directory's writer lock.
+    #[error("the data directory is in use by another frontier process{} (lock {})", holder.map(|p| format!(" (pid {p})")).unwrap_or_default(), lock.display())]
+    Locked { lock: PathBuf, holder: Option<u32> },
+    /// A change asked of a read-only session.
+    #[error("{what} needs to change {dir}, but this session is read-only: {why}")]
+    ReadOnly {
+        dir: PathBuf,
+        what: String,
+        why: String,
+    },
+    /// A graph's file is not the file its catalog entry registered.
+    #[error("graph `{graph}`: {path} is not this graph's file: {found}; restore the graph's own file, or re-create the graph with CREATE OR REPLACE GRAPH")]
+    WrongFile {
+        graph: String,
+        path: PathBuf,
+        found: String,
+    },
     /// No graph of that name.
     #[error("graph `{0}` does not exist")]
     NoSuchGraph(String),

@@ -1,4 +1,4 @@
-//! The on-disk block-file format (version 1): the one place its layout is written down.
+//! The on-disk block-file format (version 2): the one place its layout is written down.
 //!
 //! ```text
 //! block 0            superblock (see below)
@@ -10,7 +10,7 @@
 //! | bytes      | field                                                             |
 //! |------------|-------------------------------------------------------------------|
 //! | 0..8       | magic `FRONTIER`                                                  |
-//! | 8..12      | format version (`u32`, = [`FORMAT_VERSION`])                      |
+//! | 8..12      | format version (`u32`: [`FORMAT_VERSION`], or an older readable one) |
 //! | 12..16     | flags (`u32`): bit 0 directed, bit 1 weighted                     |
 //! | 16..24     | vertices (`u64`)                                                  |
 //! | 24..32     | arcs per direction (`u64`; an undirected edge counts twice)       |
@@ -34,16 +34,26 @@
 //!   consecutive blocks. Unused slots hold `u32::MAX`.
 //! - `OutWeights` / `InWeights`: `f64` per slot, parallel to the edge section (slot `s` of the
 //!   edge section has its weight at byte `8 s` of the weight section).
+//! - `Identity` (version 2 on; absent in version 1): the file's self-description as UTF-8 JSON,
+//!   [`FileIdentity`]: graph name, generation, a random file id, source, creation time and
+//!   storage kind (directedness and weights are the superblock's flags). It lets the catalog be
+//!   rebuilt from the graph files alone and lets a catalog entry check that the file at its path
+//!   is the one it registered, not another graph's file copied over it.
 //! - `BlockCrcs`: a CRC-32 (`u32`) for every block of the file, indexed by absolute block number;
 //!   checked on every edge/weight block read and by `VERIFY GRAPH`. It is the last section and
 //!   covers every block before it; entry 0 (the superblock, which carries its own checksum) is
 //!   0. Every section is padded with zeros to whole blocks (block CRCs cover the padding), so
 //!   the file length is a multiple of [`BLOCK_SIZE`]; edge sections are whole blocks.
 //!
+//! Version 1 files (written before the `Identity` section existed) are read as before; they
+//! just cannot tell which graph they belong to.
+//!
 //! Undirected graphs have no `In*` sections: in-lists are the out-lists.
 //! Addressing: slots are `u64`, so more than 2^32 edges and degrees above 2^24 are covered.
 
+use crate::catalog::StorageKind;
 use crate::error::StoreError;
+use serde::{Deserialize, Serialize};
 use std::path::Path;
 
 /// Bytes per block: the unit of I/O, caching and checksums.
@@ -52,8 +62,10 @@ pub const BLOCK_SIZE: usize = 4096;
 pub const SLOTS_PER_BLOCK: usize = BLOCK_SIZE / 4;
 /// The first eight bytes of every graph file.
 pub const MAGIC: &[u8; 8] = b"FRONTIER";
-/// The format version this build writes and reads.
-pub const FORMAT_VERSION: u32 = 1;
+/// The format version this build writes.
+pub const FORMAT_VERSION: u32 = 2;
+/// The oldest format version this build still reads (version 1 has no `Identity` section).
+pub const OLDEST_READABLE_VERSION: u32 = 1;
 /// Bytes of one section-table entry.
 pub const SECTION_ENTRY_BYTES: usize = 32;
 /// Where the section table starts in the superblock.
@@ -83,6 +95,7 @@ pub enum SectionKind {
     InEdges = 6,
     InWeights = 7,
     BlockCrcs = 8,
+    Identity = 9,
 }
 
 impl SectionKind {
@@ -97,6 +110,7 @@ impl SectionKind {
             6 => InEdges,
             7 => InWeights,
             8 => BlockCrcs,
+            9 => Identity,
             _ => return None,
         })
     }
@@ -129,6 +143,8 @@ impl Section {
 /// The decoded superblock.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Superblock {
+    /// The format version the file was written in.
+    pub version: u32,
     pub vertices: u64,
     pub arcs: u64,
     pub edges: u64,
@@ -148,7 +164,7 @@ impl Superblock {
         assert!(self.sections.len() <= MAX_SECTIONS, "too many sections");
         let mut b = vec![0u8; BLOCK_SIZE];
         b[0..8].copy_from_slice(MAGIC);
-        b[8..12].copy_from_slice(&FORMAT_VERSION.to_le_bytes());
+        b[8..12].copy_from_slice(&self.version.to_le_bytes());
         let flags = if self.directed { FLAG_DIRECTED } else { 0 }
             | if self.weighted { FLAG_WEIGHTED } else { 0 };
         b[12..16].copy_from_slice(&flags.to_le_bytes());
@@ -192,9 +208,11 @@ impl Superblock {
         let u32_at = |o: usize| u32::from_le_bytes(block[o..o + 4].try_into().unwrap());
         let u64_at = |o: usize| u64::from_le_bytes(block[o..o + 8].try_into().unwrap());
         let version = u32_at(8);
-        if version != FORMAT_VERSION {
+        if !(OLDEST_READABLE_VERSION..=FORMAT_VERSION).contains(&version) {
             return Err(bad(format!(
-                "format version {version}, this build reads version {FORMAT_VERSION}"
+                "format version {version}, this build reads versions \
+                 {OLDEST_READABLE_VERSION} to {FORMAT_VERSION}; re-create the graph with this \
+                 build (CREATE OR REPLACE GRAPH ... FROM its source)"
             )));
         }
         let flags = u32_at(12);
@@ -231,6 +249,7 @@ impl Superblock {
             sections.push(s);
         }
         let sb = Superblock {
+            version,
             vertices: u64_at(16),
             arcs: u64_at(24),
             edges: u64_at(32),
@@ -245,12 +264,71 @@ impl Superblock {
     }
 }
 
+/// A graph file's description of itself (the `Identity` section).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FileIdentity {
+    /// The graph the file was written for.
+    pub graph: String,
+    /// The catalog generation in the file's name (`NAME-GENERATION.fgraph`).
+    pub generation: u64,
+    /// 128 random bits in hex, unique to this file; the catalog entry records it.
+    pub file_id: String,
+    /// The path the graph was imported from.
+    pub source: String,
+    /// Seconds since the Unix epoch.
+    pub created_at: u64,
+    /// Where the catalog keeps the graph's data.
+    pub storage: StorageKind,
+}
+
+impl FileIdentity {
+    /// The identity of a new file of `graph`, with a fresh random id.
+    pub fn new(graph: &str, generation: u64, source: &str, storage: StorageKind) -> FileIdentity {
+        FileIdentity {
+            graph: graph.to_string(),
+            generation,
+            file_id: random_file_id(),
+            source: source.to_string(),
+            created_at: crate::catalog::now_secs(),
+            storage,
+        }
+    }
+
+    /// The section's bytes.
+    pub fn encode(&self) -> Vec<u8> {
+        serde_json::to_vec(self).expect("an identity always serialises")
+    }
+
+    /// Decodes the section read from `path` (named in the error).
+    pub fn decode(bytes: &[u8], path: &Path) -> Result<FileIdentity, StoreError> {
+        serde_json::from_slice(bytes).map_err(|e| StoreError::Corrupt {
+            path: path.to_path_buf(),
+            why: format!("the Identity section is unreadable: {e}"),
+        })
+    }
+}
+
+/// 128 random bits from the operating system, in hex. Should the OS refuse, the time and the
+/// process id still make the id unique in practice.
+fn random_file_id() -> String {
+    let mut bytes = [0u8; 16];
+    if getrandom::fill(&mut bytes).is_err() {
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_nanos())
+            .unwrap_or(0);
+        bytes = (nanos ^ ((std::process::id() as u128) << 96)).to_le_bytes();
+    }
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     fn sample() -> Superblock {
         Superblock {
+            version: FORMAT_VERSION,
             vertices: 10,
             arcs: 34,
             edges: 17,
@@ -263,6 +341,31 @@ mod tests {
                 crc: 7,
             }],
         }
+    }
+
+    #[test]
+    fn version_1_files_still_decode_and_unknown_versions_say_what_to_do() {
+        let mut old = sample();
+        old.version = 1;
+        let back = Superblock::decode(&old.encode(), Path::new("g"), 8192).unwrap();
+        assert_eq!(back.version, 1);
+        let mut future = sample();
+        future.version = FORMAT_VERSION + 1;
+        let err = Superblock::decode(&future.encode(), Path::new("g"), 8192).unwrap_err();
+        assert!(err.to_string().contains("re-create the graph"), "{err}");
+    }
+
+    #[test]
+    fn identities_round_trip_and_ids_differ() {
+        let a = FileIdentity::new("web", 3, "/in/web.e", StorageKind::Memory);
+        let b = FileIdentity::new("web", 3, "/in/web.e", StorageKind::Memory);
+        assert_eq!(a.file_id.len(), 32);
+        assert_ne!(a.file_id, b.file_id);
+        assert_eq!(
+            FileIdentity::decode(&a.encode(), Path::new("g")).unwrap(),
+            a
+        );
+        assert!(FileIdentity::decode(b"{", Path::new("g")).is_err());
     }
 
     #[test]

@@ -11,7 +11,9 @@ use std::fs::File;
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 
-use crate::blockfile::format::{Section, SectionKind, Superblock, BLOCK_SIZE, INDEX_ENTRY_BYTES};
+use crate::blockfile::format::{
+    FileIdentity, Section, SectionKind, Superblock, BLOCK_SIZE, INDEX_ENTRY_BYTES,
+};
 use crate::error::{Result, StoreError};
 use crate::store::{Direction, GraphShape};
 
@@ -42,6 +44,8 @@ pub struct GraphFile {
     pub file_len: u64,
     /// The decoded superblock.
     pub superblock: Superblock,
+    /// What the file says about itself; `None` for version 1 files, which predate it.
+    pub identity: Option<FileIdentity>,
     /// Input id of each internal vertex, strictly ascending.
     pub ids: Vec<u64>,
     /// Out-adjacency index.
@@ -70,10 +74,7 @@ impl GraphFile {
                 "file is {file_len} bytes, shorter than its superblock (truncated?)"
             )));
         }
-        let mut block = vec![0u8; BLOCK_SIZE];
-        file.read_exact_at(&mut block, 0)
-            .map_err(|e| StoreError::io(&path, e))?;
-        let sb = Superblock::decode(&block, &path, file_len)?;
+        let sb = read_superblock(&file, &path, file_len)?;
         // Writers pad every section to whole blocks, so the file is whole blocks too.
         if file_len & (BLOCK_SIZE as u64 - 1) != 0 {
             return Err(bad(format!(
@@ -95,6 +96,11 @@ impl GraphFile {
         use SectionKind::*;
         let mut required = vec![IdMap, OutIndex, OutEdges, BlockCrcs];
         let mut forbidden = vec![];
+        if sb.version >= 2 {
+            required.push(Identity);
+        } else {
+            forbidden.push(Identity);
+        }
         if sb.weighted {
             required.push(OutWeights);
         } else {
@@ -148,6 +154,7 @@ impl GraphFile {
 
         let n = sb.vertices;
         let section = |k: SectionKind| *sb.section(k).expect("checked above");
+        let identity = read_identity_section(&file, &path, &sb)?;
 
         // Id map.
         let idmap = section(IdMap);
@@ -243,6 +250,7 @@ impl GraphFile {
             path,
             file_len,
             superblock: sb,
+            identity,
             ids,
             out,
             inn,
@@ -310,6 +318,56 @@ impl GraphFile {
         };
         self.superblock.section(kind)
     }
+}
+
+/// Reads and checks only a file's superblock and `Identity` section: what the catalog needs
+/// to recognise a file, without loading its indexes.
+pub fn read_identity(path: &Path) -> Result<(Superblock, Option<FileIdentity>)> {
+    let file = File::open(path).map_err(|e| StoreError::io(path, e))?;
+    let file_len = file.metadata().map_err(|e| StoreError::io(path, e))?.len();
+    let sb = read_superblock(&file, path, file_len)?;
+    let identity = read_identity_section(&file, path, &sb)?;
+    if sb.version >= 2 && identity.is_none() {
+        return Err(StoreError::Corrupt {
+            path: path.to_path_buf(),
+            why: "section Identity is missing".into(),
+        });
+    }
+    Ok((sb, identity))
+}
+
+fn read_superblock(file: &File, path: &Path, file_len: u64) -> Result<Superblock> {
+    if file_len < BLOCK_SIZE as u64 {
+        return Err(StoreError::Corrupt {
+            path: path.to_path_buf(),
+            why: format!("file is {file_len} bytes, shorter than its superblock (truncated?)"),
+        });
+    }
+    let mut block = vec![0u8; BLOCK_SIZE];
+    file.read_exact_at(&mut block, 0)
+        .map_err(|e| StoreError::io(path, e))?;
+    Superblock::decode(&block, path, file_len)
+}
+
+/// Identities are a few hundred bytes; a larger section is damage, not a description.
+const MAX_IDENTITY_BYTES: u64 = 1 << 20;
+
+fn read_identity_section(
+    file: &File,
+    path: &Path,
+    sb: &Superblock,
+) -> Result<Option<FileIdentity>> {
+    let Some(s) = sb.section(SectionKind::Identity) else {
+        return Ok(None);
+    };
+    if s.length > MAX_IDENTITY_BYTES {
+        return Err(StoreError::Corrupt {
+            path: path.to_path_buf(),
+            why: format!("the Identity section is {} bytes, too large", s.length),
+        });
+    }
+    let bytes = read_section(file, path, s)?;
+    FileIdentity::decode(&bytes, path).map(Some)
 }
 
 /// Reads a whole section and checks its CRC.

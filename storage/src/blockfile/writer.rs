@@ -1,9 +1,9 @@
-//! Writing a graph file (format v1, see [`crate::blockfile::format`]).
+//! Writing a graph file (format v2, see [`crate::blockfile::format`]).
 //!
 //! Adjacency arrives one direction at a time, as sorted neighbour lists in vertex order, so the
 //! writer never holds more than the vertex indexes, a small window of open edge blocks and one
 //! list. Each direction's edge (and weight) blocks go to side files in a work directory first
-//! ([`ListWriter`]); [`write_graph_file`] then assembles the final file sequentially — id map,
+//! ([`ListWriter`]); [`write_graph_file`] then assembles the final file sequentially — identity, id map,
 //! indexes, edge and weight sections, block checksums — and writes the superblock last. The file
 //! is written under `<dest>.tmp-<pid>`, fsync'd, renamed over `dest`, and the directory fsync'd,
 //! so a crash never leaves a half-written file under the final name.
@@ -14,7 +14,8 @@ use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 
 use crate::blockfile::format::{
-    Section, SectionKind, Superblock, BLOCK_SIZE, EMPTY_SLOT, SLOTS_PER_BLOCK,
+    FileIdentity, Section, SectionKind, Superblock, BLOCK_SIZE, EMPTY_SLOT, FORMAT_VERSION,
+    SLOTS_PER_BLOCK,
 };
 use crate::blockfile::open::VertexIndex;
 use crate::error::{Result, StoreError};
@@ -327,6 +328,8 @@ impl Drop for TmpGuard {
 
 /// What to write: the graph's facts plus each direction's packed lists.
 pub struct GraphFileContents {
+    /// What the file says about itself: the graph, generation, file id, source.
+    pub identity: FileIdentity,
     /// Input id of every internal vertex, strictly ascending.
     pub ids: Vec<u64>,
     /// Edges as the user counts them.
@@ -392,6 +395,10 @@ pub fn write_graph_file(dest: &Path, c: &GraphFileContents) -> Result<u64> {
     sink.pos = BLOCK_SIZE as u64;
     sink.block_crcs.push(0);
 
+    sink.begin();
+    sink.write(&c.identity.encode())?;
+    sink.end(SectionKind::Identity)?;
+
     let mut buf: Vec<u8> = Vec::with_capacity(1 << 16);
     sink.begin();
     for chunk in c.ids.chunks(8192) {
@@ -453,6 +460,7 @@ pub fn write_graph_file(dest: &Path, c: &GraphFileContents) -> Result<u64> {
     sink.end(SectionKind::BlockCrcs)?;
 
     let sb = Superblock {
+        version: FORMAT_VERSION,
         vertices: c.ids.len() as u64,
         arcs: c.out.arcs,
         edges: c.edges,

@@ -65,6 +65,8 @@ pub struct ImportRequest {
     pub memory_budget: u64,
     /// Where spilled runs and side files go.
     pub temp_dir: PathBuf,
+    /// What the written file says about itself (graph name, generation, file id, ...).
+    pub identity: crate::blockfile::format::FileIdentity,
 }
 
 /// What an import is doing, for progress reports.
@@ -508,6 +510,7 @@ pub fn import(
     check_cancel(cancel)?;
     let arcs = out.arcs;
     let contents = GraphFileContents {
+        identity: req.identity.clone(),
         ids,
         edges,
         directed,

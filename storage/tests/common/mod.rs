@@ -24,6 +24,12 @@ pub fn request(source: &Path, format: InputFormat, dest: &Path, tmp: &Path) -> I
         dest: dest.to_path_buf(),
         memory_budget: 64 << 20,
         temp_dir: tmp.to_path_buf(),
+        identity: storage::blockfile::format::FileIdentity::new(
+            "g",
+            1,
+            "test input",
+            storage::catalog::StorageKind::Blockfile,
+        ),
     }
 }
 

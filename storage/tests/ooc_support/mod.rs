@@ -98,6 +98,12 @@ pub fn write_graph(dir: &Path, name: &str, adj: &Adj, directed: bool, weighted: 
     write_graph_file(
         &dest,
         &GraphFileContents {
+            identity: storage::blockfile::format::FileIdentity::new(
+                name,
+                1,
+                "test adjacency",
+                storage::catalog::StorageKind::Blockfile,
+            ),
             // Gapped input ids, so input and internal ids differ.
             ids: (0..adj.len() as u64).map(|i| 10 + 3 * i).collect(),
             edges: if directed { arcs } else { arcs / 2 },
