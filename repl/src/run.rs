@@ -243,6 +243,14 @@ pub fn run(
         .get(&s.catalog, &meta, &s.settings)
         .map_err(|e| StatementError::store(pos, e))?;
     let plan = with_store!(&*store, st => planner::plan_run(run, &meta, &|id| st.internal_id(id), &s.settings))?;
+    // The output path is checked before the run, so a refused path costs no work.
+    let into = match &plan.into {
+        Some(path) => Some(
+            exec::sink::Destination::resolve(path, Some(&s.data_dir()))
+                .map_err(|e| StatementError::at(run.into_pos.unwrap_or(pos), e.to_string()))?,
+        ),
+        None => None,
+    };
     let cfg = exec::RunConfig {
         threads: plan.threads,
         mode: plan.mode,
@@ -266,9 +274,9 @@ pub fn run(
     .map_err(|e| StatementError::at(pos, e.to_string()))?;
     let elapsed = started.elapsed();
 
-    if let Some(path) = &plan.into {
+    if let Some(dest) = &into {
         let meta_out = result_meta(&plan, elapsed);
-        let summary = exec::sink::write_result(&table, path, plan.into_format, &meta_out)
+        let summary = exec::sink::write_result(&table, dest, plan.into_format, &meta_out)
             .map_err(|e| StatementError::at(run.into_pos.unwrap_or(pos), e.to_string()))?;
         if s.style == OutputStyle::Table {
             writeln!(
@@ -277,7 +285,7 @@ pub fn run(
                 summary.rows,
                 exec::sink::format_name(summary.format),
                 format_size(summary.bytes),
-                path.display(),
+                dest.given().display(),
                 elapsed.as_secs_f64(),
                 summary.elapsed.as_secs_f64()
             )
