@@ -10,7 +10,7 @@ use std::process::{Command, Output, Stdio};
 
 mod common;
 
-use common::{text, BIN};
+use common::text;
 
 /// A data directory with graph `g` (a directed 4-cycle plus a chord) and a scratch folder.
 struct Setup {
