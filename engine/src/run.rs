@@ -244,6 +244,14 @@ pub fn run(
         .get(&s.catalog, &meta, &s.settings)
         .map_err(|e| StatementError::store(pos, e))?;
     let plan = with_store!(&*store, st => planner::plan_run(run, &meta, &|id| st.internal_id(id), &s.settings))?;
+    // The output path is checked before the run, so a refused path costs no work.
+    let into = match &plan.into {
+        Some(path) => Some(
+            exec::sink::Destination::resolve(path, Some(&s.data_dir()))
+                .map_err(|e| StatementError::at(run.into_pos.unwrap_or(pos), e.to_string()))?,
+        ),
+        None => None,
+    };
     let cfg = exec::RunConfig {
         threads: plan.threads,
         mode: plan.mode,
@@ -277,16 +285,16 @@ pub fn run(
         }
     }
     let mut outputs = Vec::new();
-    if let Some(path) = &plan.into {
+    if let Some(dest) = &into {
         let meta_out = result_meta(&plan, elapsed);
-        let summary = exec::sink::write_result(&table, path, plan.into_format, &meta_out)
+        let summary = exec::sink::write_result(&table, dest, plan.into_format, &meta_out)
             .map_err(|e| StatementError::at(run.into_pos.unwrap_or(pos), e.to_string()))?;
         outputs.push(Output::Status(format!(
             "wrote {} rows ({}, {}) to {}: run {:.3} s, write {:.3} s",
             summary.rows,
             exec::sink::format_name(summary.format),
             format_size(summary.bytes),
-            path.display(),
+            dest.given().display(),
             elapsed.as_secs_f64(),
             summary.elapsed.as_secs_f64()
         )));

@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use arrow_array::{Float64Array, RecordBatch, UInt64Array};
 use arrow_schema::{DataType, Field, Schema};
-use exec::sink::{write_result, ResultMeta};
+use exec::sink::{write_result, Destination, ResultMeta};
 use exec::{ResultTable, BATCH_ROWS};
 use grammar::ast::OutputFormat;
 
@@ -100,7 +100,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         ("out.csv", OutputFormat::Csv),
         ("out-PR", OutputFormat::Graphalytics),
     ] {
-        let s = write_result(&table, &dir.join(name), Some(format), &meta)?;
+        let dest = Destination::resolve(&dir.join(name), None)?;
+        let s = write_result(&table, &dest, Some(format), &meta)?;
         println!(
             "{:<7} {:>10} bytes  {:.3} s  ({:.1}x raw)",
             exec::sink::format_name(format),

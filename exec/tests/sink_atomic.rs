@@ -4,10 +4,22 @@ use std::sync::Arc;
 
 use arrow_array::{Float64Array, RecordBatch, StringArray, UInt64Array};
 use arrow_schema::{DataType, Field, Schema, SchemaRef};
-use exec::sink::{infer_format, write_result, AtomicFile, ResultMeta, ResultSink, SinkError};
+use exec::sink::{
+    infer_format, write_result, AtomicFile, Destination, ResultMeta, ResultSink, SinkError,
+};
 use exec::ResultTable;
 use grammar::ast::OutputFormat;
 use std::io::Write;
+
+/// Checks `path` (no data directory to protect) and writes `table` there.
+fn write(
+    table: &ResultTable,
+    path: &std::path::Path,
+    format: Option<OutputFormat>,
+    meta: &ResultMeta,
+) -> Result<exec::sink::WriteSummary, SinkError> {
+    write_result(table, &Destination::resolve(path, None)?, format, meta)
+}
 
 fn schema() -> SchemaRef {
     Arc::new(Schema::new(vec![
@@ -73,11 +85,11 @@ fn format_follows_the_extension_or_is_refused_with_the_choices() {
 fn unknown_extension_writes_nothing() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("out.txt");
-    let err = write_result(&table(), &path, None, &ResultMeta::default()).unwrap_err();
+    let err = write(&table(), &path, None, &ResultMeta::default()).unwrap_err();
     assert!(matches!(err, SinkError::UnknownFormat { .. }));
     assert!(entries(dir.path()).is_empty());
     // An explicit FORMAT accepts any extension.
-    write_result(
+    write(
         &table(),
         &path,
         Some(OutputFormat::Csv),
@@ -91,21 +103,21 @@ fn unknown_extension_writes_nothing() {
 fn missing_directory_and_directory_paths_are_errors_naming_the_path() {
     let dir = tempfile::tempdir().unwrap();
     let missing = dir.path().join("no/such/dir/out.parquet");
-    let err = write_result(&table(), &missing, None, &ResultMeta::default()).unwrap_err();
+    let err = write(&table(), &missing, None, &ResultMeta::default()).unwrap_err();
     let msg = err.to_string();
     assert!(msg.contains(&missing.display().to_string()), "{msg}");
     assert!(msg.contains("does not exist"), "{msg}");
 
     let sub = dir.path().join("sub.parquet");
     std::fs::create_dir(&sub).unwrap();
-    let err = write_result(&table(), &sub, None, &ResultMeta::default()).unwrap_err();
+    let err = write(&table(), &sub, None, &ResultMeta::default()).unwrap_err();
     assert!(err.to_string().contains("is a directory"), "{err}");
 
     // A regular file used as a directory.
     let file = dir.path().join("plain");
     std::fs::write(&file, b"x").unwrap();
     let under = file.join("out.csv");
-    let err = write_result(&table(), &under, None, &ResultMeta::default()).unwrap_err();
+    let err = write(&table(), &under, None, &ResultMeta::default()).unwrap_err();
     assert!(
         err.to_string().contains(&under.display().to_string()),
         "{err}"
@@ -119,7 +131,9 @@ fn dropping_an_unfinished_sink_leaves_no_file_and_keeps_the_old_one() {
     for name in ["a.parquet", "a.arrow", "a.csv"] {
         let path = dir.path().join(name);
         std::fs::write(&path, b"previous result").unwrap();
-        let mut sink = ResultSink::create(&path, None, schema()).unwrap();
+        let mut sink =
+            ResultSink::create(&Destination::resolve(&path, None).unwrap(), None, schema())
+                .unwrap();
         sink.write(&table().batches[0]).unwrap();
         drop(sink);
         assert_eq!(std::fs::read(&path).unwrap(), b"previous result", "{name}");
@@ -135,7 +149,9 @@ fn a_failing_write_leaves_no_file() {
     let wrong = RecordBatch::try_new(other, vec![Arc::new(StringArray::from(vec!["x"]))]).unwrap();
     for name in ["f.parquet", "f.arrow", "f.csv"] {
         let path = dir.path().join(name);
-        let mut sink = ResultSink::create(&path, None, schema()).unwrap();
+        let mut sink =
+            ResultSink::create(&Destination::resolve(&path, None).unwrap(), None, schema())
+                .unwrap();
         sink.write(&table().batches[0]).unwrap();
         // A batch that does not match the schema fails (the run would stop here) ...
         let failed = sink

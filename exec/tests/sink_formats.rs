@@ -10,10 +10,20 @@ use arrow_array::cast::AsArray;
 use arrow_array::types::{Float64Type, Int64Type, UInt64Type};
 use arrow_array::{Float64Array, Int64Array, RecordBatch, UInt64Array};
 use arrow_schema::{DataType, Field, Schema, SchemaRef};
-use exec::sink::{write_result, ResultMeta, ResultSink, SinkError};
+use exec::sink::{write_result, Destination, ResultMeta, ResultSink, SinkError};
 use exec::ResultTable;
 use grammar::ast::OutputFormat;
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+
+/// Checks `path` (no data directory to protect) and writes `table` there.
+fn write(
+    table: &ResultTable,
+    path: &std::path::Path,
+    format: Option<OutputFormat>,
+    meta: &ResultMeta,
+) -> Result<exec::sink::WriteSummary, SinkError> {
+    write_result(table, &Destination::resolve(path, None)?, format, meta)
+}
 
 fn schema(value: &str, t: DataType) -> SchemaRef {
     Arc::new(Schema::new(vec![
@@ -159,7 +169,7 @@ fn read_parquet(path: &Path) -> (SchemaRef, Vec<RecordBatch>, Vec<(String, Strin
 fn parquet_reads_back_with_types_nulls_and_metadata() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("bfs.parquet");
-    let summary = write_result(&bfs(), &path, None, &meta()).unwrap();
+    let summary = write(&bfs(), &path, None, &meta()).unwrap();
     assert_eq!(summary.format, OutputFormat::Parquet);
     assert_eq!(summary.rows, 10);
     assert_eq!(summary.bytes, std::fs::metadata(&path).unwrap().len());
@@ -213,7 +223,7 @@ fn parquet_cuts_row_groups_of_about_a_million_rows() {
     let table = pagerank(n, exec::BATCH_ROWS as u64);
     let mut m = meta();
     m.algorithm = "pagerank".into();
-    let summary = write_result(&table, &path, Some(OutputFormat::Parquet), &m).unwrap();
+    let summary = write(&table, &path, Some(OutputFormat::Parquet), &m).unwrap();
     assert_eq!(summary.rows, n);
     let (schema, batches, _, groups) = read_parquet(&path);
     check_schema(&schema, "rank", &DataType::Float64);
@@ -227,7 +237,7 @@ fn parquet_cuts_row_groups_of_about_a_million_rows() {
 fn arrow_ipc_reads_back_with_types_nulls_and_metadata() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("sssp.arrow");
-    write_result(&sssp(), &path, None, &meta()).unwrap();
+    write(&sssp(), &path, None, &meta()).unwrap();
     let reader = arrow_ipc::reader::FileReader::try_new(File::open(&path).unwrap(), None).unwrap();
     check_schema(&reader.schema(), "distance", &DataType::Float64);
     assert_eq!(
@@ -259,7 +269,7 @@ fn arrow_ipc_reads_back_with_types_nulls_and_metadata() {
 fn csv_reads_back_with_header_nulls_and_exact_floats() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("sssp.CSV");
-    write_result(&sssp(), &path, None, &meta()).unwrap();
+    write(&sssp(), &path, None, &meta()).unwrap();
     let text = std::fs::read_to_string(&path).unwrap();
     assert!(text.starts_with("vertex,distance\n"), "{text}");
     assert!(text.contains("\n3,\n"), "{text}");
@@ -285,7 +295,7 @@ fn csv_reads_back_with_header_nulls_and_exact_floats() {
 
     // An empty result still has its header.
     let empty = dir.path().join("empty.csv");
-    write_result(&ResultTable::empty(s), &empty, None, &meta()).unwrap();
+    write(&ResultTable::empty(s), &empty, None, &meta()).unwrap();
     assert_eq!(
         std::fs::read_to_string(&empty).unwrap(),
         "vertex,distance\n"
@@ -296,14 +306,14 @@ fn csv_reads_back_with_header_nulls_and_exact_floats() {
 fn graphalytics_text_uses_the_reference_markers_for_unreachable() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("test-bfs-directed-BFS");
-    write_result(&bfs(), &path, Some(OutputFormat::Graphalytics), &meta()).unwrap();
+    write(&bfs(), &path, Some(OutputFormat::Graphalytics), &meta()).unwrap();
     // The reference output of LDBC Graphalytics' test-bfs-directed (source 1).
     let expected =
         "1 0\n2 1\n3 1\n4 2\n5 2\n6 2\n7 3\n8 3\n9 9223372036854775807\n10 9223372036854775807\n";
     assert_eq!(std::fs::read_to_string(&path).unwrap(), expected);
 
     let path = dir.path().join("out-SSSP.txt");
-    write_result(&sssp(), &path, Some(OutputFormat::Graphalytics), &meta()).unwrap();
+    write(&sssp(), &path, Some(OutputFormat::Graphalytics), &meta()).unwrap();
     let text = std::fs::read_to_string(&path).unwrap();
     let lines: Vec<&str> = text.lines().collect();
     assert_eq!(
@@ -333,7 +343,7 @@ fn graphalytics_refuses_results_it_cannot_express() {
         false,
     )]));
     let path = dir.path().join("x");
-    let err = write_result(
+    let err = write(
         &ResultTable::empty(one),
         &path,
         Some(OutputFormat::Graphalytics),
@@ -351,9 +361,13 @@ fn graphalytics_refuses_results_it_cannot_express() {
         Field::new("vertex", DataType::UInt64, false),
         Field::new("label", DataType::Utf8, true),
     ]));
-    let err = ResultSink::create(&path, Some(OutputFormat::Graphalytics), strings)
-        .err()
-        .unwrap();
+    let err = ResultSink::create(
+        &Destination::resolve(&path, None).unwrap(),
+        Some(OutputFormat::Graphalytics),
+        strings,
+    )
+    .err()
+    .unwrap();
     assert!(err.to_string().contains("`label`"), "{err}");
     assert!(
         std::fs::read_dir(dir.path()).unwrap().next().is_none(),
@@ -373,7 +387,12 @@ fn sink_streams_batches_as_they_come() {
         let path = dir.path().join(name);
         let table = pagerank(1000, 300);
         let explicit = (format == OutputFormat::Graphalytics).then_some(format);
-        let mut sink = ResultSink::create(&path, explicit, table.schema.clone()).unwrap();
+        let mut sink = ResultSink::create(
+            &Destination::resolve(&path, None).unwrap(),
+            explicit,
+            table.schema.clone(),
+        )
+        .unwrap();
         assert_eq!(sink.format(), format);
         for b in &table.batches {
             sink.write(b).unwrap();

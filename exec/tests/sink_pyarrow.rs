@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use arrow_array::{Float64Array, Int64Array, RecordBatch, UInt64Array};
 use arrow_schema::{DataType, Field, Schema};
-use exec::sink::{write_result, ResultMeta};
+use exec::sink::{write_result, Destination, ResultMeta};
 use exec::ResultTable;
 
 fn pyarrow_available() -> bool {
@@ -92,7 +92,7 @@ fn pyarrow_reads_a_frontier_parquet_file() {
         edges: 3 * n,
         elapsed: Duration::from_millis(20),
     };
-    write_result(&t, &path, None, &meta).unwrap();
+    write_result(&t, &Destination::resolve(&path, None).unwrap(), None, &meta).unwrap();
 
     let out = Command::new("python3")
         .arg("-c")

@@ -9,15 +9,15 @@ use arrow_ipc::writer::FileWriter;
 use arrow_schema::SchemaRef;
 use grammar::ast::OutputFormat;
 
-use super::{arrow_err, AtomicFile, ResultMeta, SinkError};
+use super::{arrow_err, OutputFile, ResultMeta, SinkError};
 
 pub(crate) struct ArrowSink {
-    writer: FileWriter<AtomicFile>,
+    writer: FileWriter<OutputFile>,
     path: PathBuf,
 }
 
 impl ArrowSink {
-    pub(crate) fn new(file: AtomicFile, schema: SchemaRef) -> Result<ArrowSink, SinkError> {
+    pub(crate) fn new(file: OutputFile, schema: SchemaRef) -> Result<ArrowSink, SinkError> {
         let path = file.dest().to_path_buf();
         let writer =
             FileWriter::try_new(file, &schema).map_err(arrow_err(&path, OutputFormat::Arrow))?;

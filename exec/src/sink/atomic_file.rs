@@ -4,16 +4,14 @@
 //! `rename` stays on one file system and is atomic), fsync'd, then renamed over the destination.
 //! A reader therefore never sees half a file, and a run that fails — or a sink that is dropped
 //! without [`AtomicFile::commit`] — leaves nothing behind: the temporary file is removed.
+//! A process killed mid-write cannot remove its temporary file; the next write into the same
+//! directory does (see [`temp_name`](super::temp_name)).
 
 use std::fs::{File, OpenOptions};
 use std::io::{self, BufWriter, Write};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
 
-use super::SinkError;
-
-/// Distinguishes temporary names of sinks opened concurrently by one process.
-static NEXT_TEMP: AtomicU64 = AtomicU64::new(0);
+use super::{temp_name, SinkError};
 
 /// Buffer size of the underlying writer: large enough that Parquet pages and CSV lines reach
 /// the kernel in few system calls.
@@ -31,7 +29,8 @@ pub struct AtomicFile {
 }
 
 impl AtomicFile {
-    /// Opens a fresh temporary file next to `dest`.
+    /// Opens a fresh temporary file next to `dest`, first removing temporary files there that
+    /// killed processes left.
     ///
     /// Fails, naming `dest`, when its directory does not exist, `dest` is a directory, or the
     /// directory is not writable.
@@ -61,11 +60,8 @@ impl AtomicFile {
                 reason: format!("directory '{}' does not exist", dir.display()),
             });
         }
-        let n = NEXT_TEMP.fetch_add(1, Ordering::Relaxed);
-        let temp = dir.join(format!(
-            ".{file_name}.frontier-tmp-{}-{n}",
-            std::process::id()
-        ));
+        temp_name::remove_stale(&dir);
+        let temp = temp_name::next(&dir, &file_name);
         let file = OpenOptions::new()
             .write(true)
             .create_new(true)
@@ -114,6 +110,19 @@ impl AtomicFile {
         let file = writer.into_inner().map_err(|e| io_err(e.into_error()))?;
         file.sync_all().map_err(io_err)?;
         drop(file);
+        // Whatever appeared at the destination while the result was written, only a regular
+        // file may be replaced: a rename would turn a FIFO or device node into a plain file.
+        match std::fs::symlink_metadata(&self.dest) {
+            Ok(m) if !m.file_type().is_file() => {
+                return Err(SinkError::BadPath {
+                    path: dest.clone(),
+                    reason: "it stopped being a regular file while the result was written; \
+                             nothing was replaced"
+                        .into(),
+                })
+            }
+            _ => {}
+        }
         std::fs::rename(&self.temp, &self.dest).map_err(io_err)?;
         // The rename is durable once the directory entry is; failing to sync the directory
         // (some file systems refuse) does not make the file any less complete.

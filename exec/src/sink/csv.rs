@@ -9,17 +9,17 @@ use arrow_csv::writer::{Writer, WriterBuilder};
 use arrow_schema::SchemaRef;
 use grammar::ast::OutputFormat;
 
-use super::{arrow_err, AtomicFile, SinkError};
+use super::{arrow_err, OutputFile, SinkError};
 
 pub(crate) struct CsvSink {
-    writer: Writer<AtomicFile>,
+    writer: Writer<OutputFile>,
     schema: SchemaRef,
     path: PathBuf,
     wrote_any: bool,
 }
 
 impl CsvSink {
-    pub(crate) fn new(file: AtomicFile, schema: SchemaRef) -> CsvSink {
+    pub(crate) fn new(file: OutputFile, schema: SchemaRef) -> CsvSink {
         let path = file.dest().to_path_buf();
         let writer = WriterBuilder::new()
             .with_header(true)

@@ -16,19 +16,19 @@ use arrow_array::{Array, RecordBatch};
 use arrow_schema::{DataType, SchemaRef};
 use grammar::ast::OutputFormat;
 
-use super::{AtomicFile, FormatName, SinkError};
+use super::{FormatName, OutputFile, SinkError};
 
 /// What Graphalytics writes for an unreachable vertex in an integer-valued output.
 pub const UNREACHABLE_INT: i64 = i64::MAX;
 
 pub(crate) struct GraphalyticsSink {
-    file: AtomicFile,
+    file: OutputFile,
     path: PathBuf,
     line: String,
 }
 
 impl GraphalyticsSink {
-    pub(crate) fn new(file: AtomicFile, schema: SchemaRef) -> Result<GraphalyticsSink, SinkError> {
+    pub(crate) fn new(file: OutputFile, schema: SchemaRef) -> Result<GraphalyticsSink, SinkError> {
         let path = file.dest().to_path_buf();
         let unsupported = |reason: String| SinkError::Unsupported {
             path: path.clone(),

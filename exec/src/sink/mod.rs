@@ -2,15 +2,20 @@
 //!
 //! A sink is opened with the result's schema, takes record batches as the algorithm produces
 //! them (so a 100 M-row result never has to exist twice in memory), and is finished with the
-//! run's metadata, which Parquet and Arrow IPC store in the file. Every format writes through
-//! [`AtomicFile`]: the file appears at its path only when complete, and a failed or abandoned
-//! run leaves no file behind.
+//! run's metadata, which Parquet and Arrow IPC store in the file. The path is checked first
+//! ([`Destination`]): a regular file is written through [`AtomicFile`], so it appears at its path
+//! only when complete and a failed or abandoned run leaves no file behind; a FIFO or character
+//! device is streamed into in place; nothing inside the data directory is ever written.
 
 mod arrow_ipc;
 pub mod atomic_file;
 mod csv;
+pub mod destination;
 mod graphalytics;
+mod output_file;
 mod parquet;
+mod stream_file;
+mod temp_name;
 
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -22,6 +27,8 @@ use grammar::ast::OutputFormat;
 
 use crate::result::ResultTable;
 pub use atomic_file::AtomicFile;
+pub use destination::{Destination, WriteMode};
+pub use output_file::OutputFile;
 
 /// What a sink can fail with. Every variant names the path, since a batch script's user sees
 /// only the message.
@@ -191,19 +198,20 @@ pub struct ResultSink {
 }
 
 impl ResultSink {
-    /// Opens a sink for rows of `schema` at `path`; the format is `format`, or inferred from the
+    /// Opens a sink for rows of `schema` at `dest`; the format is `format`, or inferred from the
     /// extension when `None`.
     pub fn create(
-        path: &Path,
+        dest: &Destination,
         format: Option<OutputFormat>,
         schema: SchemaRef,
     ) -> Result<ResultSink, SinkError> {
         let started = Instant::now();
+        let path = dest.given();
         let format = match format {
             Some(f) => f,
             None => infer_format(path)?,
         };
-        let file = AtomicFile::create(path)?;
+        let file = OutputFile::open(dest)?;
         let inner = match format {
             OutputFormat::Parquet => Inner::Parquet(parquet::ParquetSink::new(file, schema)?),
             OutputFormat::Arrow => Inner::Arrow(arrow_ipc::ArrowSink::new(file, schema)?),
@@ -238,8 +246,8 @@ impl ResultSink {
         Ok(())
     }
 
-    /// Writes the footer (with `meta` where the format has metadata), fsyncs and renames the
-    /// file into place.
+    /// Writes the footer (with `meta` where the format has metadata), then fsyncs and renames
+    /// a replaced file into place, or flushes a stream.
     pub fn finish(self, meta: &ResultMeta) -> Result<WriteSummary, SinkError> {
         let bytes = match self.inner {
             Inner::Parquet(s) => s.finish(meta)?,
@@ -257,14 +265,14 @@ impl ResultSink {
     }
 }
 
-/// Writes a whole result to `path` — the `RUN ... INTO` path for results already in memory.
+/// Writes a whole result to `dest` — the `RUN ... INTO` path for results already in memory.
 pub fn write_result(
     table: &ResultTable,
-    path: &Path,
+    dest: &Destination,
     format: Option<OutputFormat>,
     meta: &ResultMeta,
 ) -> Result<WriteSummary, SinkError> {
-    let mut sink = ResultSink::create(path, format, table.schema.clone())?;
+    let mut sink = ResultSink::create(dest, format, table.schema.clone())?;
     for batch in &table.batches {
         sink.write(batch)?;
     }

@@ -13,7 +13,7 @@ use parquet::file::metadata::KeyValue;
 use parquet::file::properties::WriterProperties;
 use parquet::schema::types::ColumnPath;
 
-use super::{AtomicFile, ResultMeta, SinkError};
+use super::{OutputFile, ResultMeta, SinkError};
 
 /// Rows per row group: large enough for good compression and few footers, small enough that
 /// the writer's buffer stays in the tens of megabytes.
@@ -24,12 +24,12 @@ pub(crate) const ROW_GROUP_ROWS: usize = 1 << 20;
 const ZSTD_LEVEL: i32 = 1;
 
 pub(crate) struct ParquetSink {
-    writer: ArrowWriter<AtomicFile>,
+    writer: ArrowWriter<OutputFile>,
     path: PathBuf,
 }
 
 impl ParquetSink {
-    pub(crate) fn new(file: AtomicFile, schema: SchemaRef) -> Result<ParquetSink, SinkError> {
+    pub(crate) fn new(file: OutputFile, schema: SchemaRef) -> Result<ParquetSink, SinkError> {
         let path = file.dest().to_path_buf();
         let perr = |source| SinkError::Parquet {
             path: path.clone(),

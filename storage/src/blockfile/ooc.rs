@@ -9,7 +9,12 @@
 //!   pinned cached block; its weights come from the one or two weight blocks parallel to it.
 //! - A longer list spans consecutive blocks; missing runs are read with reads of up to 1 MiB and
 //!   assembled into a private buffer. Runs too large for half the cache bypass it (hubs must not
-//!   flush the cache).
+//!   flush the cache). The assembly buffers come out of the cache budget ([`ListBudget`]): a
+//!   call admits another long list only when the budget has room, so a frontier of hubs is
+//!   fetched a few at a time, and read buffers are allocated when a read is submitted, not when
+//!   it is decided, so at most the engine's depth of them exists at once.
+//! - Sequential scans copy a list spanning several scan chunks piece by piece as each chunk
+//!   arrives, and drop each chunk once copied, rather than holding all of a hub's chunks at once.
 //! - `ByBlock` sorts the vertices by first edge block and admits each block's vertices together,
 //!   so each needed block is read at most once per call, even with a cache of one block.
 //! - Every block read is checked against the file's block checksums before anyone sees it.
@@ -17,10 +22,11 @@
 use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
 use std::ops::Range;
 use std::path::Path;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use crate::blockfile::format::{BLOCK_SIZE, SLOTS_PER_BLOCK};
+use crate::blockfile::list_budget::{try_filled, ListBudget};
 use crate::blockfile::open::{GraphFile, VertexIndex};
 use crate::cache::{BlockCache, BlockRef};
 use crate::error::{Result, StoreError};
@@ -42,6 +48,14 @@ const SCAN_DEPTH: usize = 4;
 const SCAN_RESERVE_FROM: u64 = 1 << 20;
 /// The most of the cache budget set aside for scan buffers.
 const SCAN_RESERVE_MAX: u64 = 8 << 20;
+/// The share of the block cache's budget set aside for assembling long lists, when the graph
+/// has any and the cache is not tiny (a tiny cache is all blocks; lists are then assembled one
+/// at a time per call) ...
+const LIST_RESERVE_DIVISOR: u64 = 8;
+/// ... up to this much.
+const LIST_RESERVE_MAX: u64 = 64 << 20;
+/// A scan's assembly buffer keeps at most this capacity between lists (a hub's is freed).
+const SCAN_ASSEMBLY_KEEP: usize = 1 << 18;
 /// Weight slots per weight block.
 const WEIGHTS_PER_BLOCK: u64 = (BLOCK_SIZE / 8) as u64;
 const SLOTS: u64 = SLOTS_PER_BLOCK as u64;
@@ -61,6 +75,10 @@ pub struct OutOfCoreStore {
     scan_reserve: u64,
     /// Scans running now, so each takes its share of `scan_reserve`.
     active_scans: AtomicUsize,
+    /// Buffers of lists assembled from several blocks.
+    lists: ListBudget,
+    /// The most bytes of chunk buffers one scan held at once (read or being read).
+    scan_high_water: AtomicU64,
 }
 
 /// Counts a running scan for as long as it lives.
@@ -173,7 +191,14 @@ impl OutOfCoreStore {
         let scan_chunk = (scan_reserve / 8 / BLOCK_SIZE as u64)
             .clamp(SCAN_CHUNK_MIN_BLOCKS, SCAN_CHUNK_MAX_BLOCKS);
         let keep = (scan_reserve / (scan_chunk * BLOCK_SIZE as u64)).max(2) as usize;
-        let cache = BlockCache::new(cache_bytes - scan_reserve, counters.clone());
+        // Long lists are assembled in buffers of their own; their share comes out of the rest.
+        let blocks_share = cache_bytes - scan_reserve;
+        let list_reserve = if cache_bytes >= SCAN_RESERVE_FROM && has_long_lists(&file) {
+            (blocks_share / LIST_RESERVE_DIVISOR).min(LIST_RESERVE_MAX)
+        } else {
+            0
+        };
+        let cache = BlockCache::new(blocks_share - list_reserve, counters.clone());
         Ok(OutOfCoreStore {
             file,
             engine,
@@ -184,7 +209,19 @@ impl OutOfCoreStore {
             scan_chunk,
             scan_reserve,
             active_scans: AtomicUsize::new(0),
+            lists: ListBudget::new(list_reserve),
+            scan_high_water: AtomicU64::new(0),
         })
+    }
+
+    /// The budget of long lists' assembly buffers (its high water shows the most ever held).
+    pub fn list_budget(&self) -> &ListBudget {
+        &self.lists
+    }
+
+    /// The most bytes of chunk buffers one sequential scan has held at once.
+    pub fn scan_buffer_high_water(&self) -> u64 {
+        self.scan_high_water.load(Ordering::Relaxed)
     }
 
     /// The engine (which one runs, its depth).
@@ -268,6 +305,21 @@ impl OutOfCoreStore {
     }
 }
 
+/// Whether some list of `file` is long enough to span edge blocks.
+fn has_long_lists(file: &GraphFile) -> bool {
+    [Direction::Out, Direction::In].iter().any(|&d| {
+        file.vertex_index(d)
+            .degrees
+            .iter()
+            .any(|&x| x as u64 >= SLOTS)
+    })
+}
+
+/// Bytes of the buffers that assemble a list of `deg` neighbours (and weights).
+fn assembly_bytes(deg: u32, weights: bool) -> u64 {
+    deg as u64 * if weights { 12 } else { 4 }
+}
+
 /// The state of one `for_each_list` call.
 struct Batch<'s> {
     store: &'s OutOfCoreStore,
@@ -278,8 +330,10 @@ struct Batch<'s> {
     live: usize,
     /// Blocks requested in this call and not yet arrived, with the jobs waiting for them.
     waiting: HashMap<u64, Vec<usize>>,
-    /// Reads decided but not yet submitted.
-    queue: VecDeque<ReadRequest>,
+    /// Reads decided but not yet submitted (their buffers are allocated at submission).
+    queue: VecDeque<PendingRead>,
+    /// Bytes of the store's list budget this call holds for its long lists.
+    list_held: u64,
     /// ByBlock: tail blocks of long lists, which a later group may share, with the edge block
     /// (relative) they belong to.
     held: HashMap<u64, (u64, BlockRef)>,
@@ -290,6 +344,31 @@ struct Batch<'s> {
 
 /// Tag bit: insert the read's blocks into the cache.
 const TAG_CACHE: u64 = 1;
+
+/// A read decided but not yet submitted.
+struct PendingRead {
+    tag: u64,
+    first: u64,
+    count: u64,
+}
+
+impl PendingRead {
+    /// The request, with its buffer allocated now.
+    fn into_request(self) -> ReadRequest {
+        ReadRequest {
+            tag: self.tag,
+            offset: self.first * BLOCK_SIZE as u64,
+            buf: AlignedBuf::new(self.count as usize),
+        }
+    }
+}
+
+impl Drop for Batch<'_> {
+    fn drop(&mut self) {
+        // A call that stops early (an error) still hands back its lists' budget.
+        self.store.lists.give(self.list_held);
+    }
+}
 
 impl<'s> Batch<'s> {
     fn new(store: &'s OutOfCoreStore, lay: Lay<'s>, by_block: bool) -> Batch<'s> {
@@ -302,6 +381,7 @@ impl<'s> Batch<'s> {
             live: 0,
             waiting: HashMap::new(),
             queue: VecDeque::new(),
+            list_held: 0,
             held: HashMap::new(),
             wscratch: Vec::new(),
             cacheable_run: store.cache.slots() as u64 / 2,
@@ -316,11 +396,36 @@ impl<'s> Batch<'s> {
     }
 
     fn request(&mut self, first: u64, count: u64, cache: bool) {
-        self.queue.push_back(ReadRequest {
+        self.queue.push_back(PendingRead {
             tag: if cache { TAG_CACHE } else { 0 },
-            offset: first * BLOCK_SIZE as u64,
-            buf: AlignedBuf::new(count as usize),
+            first,
+            count,
         });
+    }
+
+    /// Takes the list budget for the long lists among `vs` before they are admitted; `false`
+    /// when this call must first finish the long lists it holds.
+    fn take_lists(&mut self, vs: impl Iterator<Item = u32>) -> bool {
+        let bytes: u64 = vs
+            .map(|v| self.lay.span(v))
+            .filter(|s| s.deg > 0 && s.e_first != s.e_last)
+            .map(|s| assembly_bytes(s.deg, s.w.is_some()))
+            .sum();
+        if bytes == 0 {
+            return true;
+        }
+        let taken = self.store.lists.try_take(bytes, self.list_held);
+        if taken {
+            self.list_held += bytes;
+        }
+        taken
+    }
+
+    /// Hands back the budget of a long list that has been visited.
+    fn give_list(&mut self, span: &Span) {
+        let bytes = assembly_bytes(span.deg, span.w.is_some());
+        self.list_held -= bytes;
+        self.store.lists.give(bytes);
     }
 
     /// Starts fetching `v`'s list; visits it at once when everything is at hand.
@@ -352,10 +457,18 @@ impl<'s> Batch<'s> {
                     weights: [None, None],
                 }
             } else {
+                let too_big = || {
+                    StoreError::Other(format!(
+                        "the list of vertex {v} ({} neighbours, {}) cannot be allocated: \
+                         the machine is out of memory",
+                        span.deg,
+                        human_bytes(assembly_bytes(span.deg, want_w))
+                    ))
+                };
                 JobData::Big {
-                    nbrs: vec![0; span.deg as usize],
+                    nbrs: try_filled(span.deg as usize).ok_or_else(too_big)?,
                     wts: if want_w {
-                        vec![0.0; span.deg as usize]
+                        try_filled(span.deg as usize).ok_or_else(too_big)?
                     } else {
                         Vec::new()
                     },
@@ -555,6 +668,8 @@ impl<'s> Batch<'s> {
             JobData::Big { nbrs, wts } => {
                 self.store.check_list(v, &nbrs)?;
                 visit(v, &nbrs, span.w.map(|_| &wts[..]));
+                drop((nbrs, wts));
+                self.give_list(&span);
             }
         }
         Ok(())
@@ -640,24 +755,28 @@ impl OutOfCoreStore {
         let mut done: Vec<Completion> = Vec::new();
         loop {
             while !b.queue.is_empty() && session.has_room() {
-                let req = b.queue.pop_front().expect("queue is not empty");
-                session.submit(req)?;
+                let read = b.queue.pop_front().expect("queue is not empty");
+                session.submit(read.into_request())?;
             }
+            // Admit the next vertex (ByBlock: the next group), unless its long list must wait
+            // for the ones this call holds.
             if b.queue.is_empty() && cursor < vertices.len() && b.live < max_jobs {
                 if by_block {
                     let g = sorted[cursor].0;
-                    b.advance_group(g);
-                    while cursor < sorted.len() && sorted[cursor].0 == g {
-                        let v = sorted[cursor].1;
-                        // Degree-0 vertices have no block: do not let them hold a group open.
-                        b.admit(v, &mut visit)?;
-                        cursor += 1;
+                    let end = cursor + sorted[cursor..].iter().take_while(|x| x.0 == g).count();
+                    if b.take_lists(sorted[cursor..end].iter().map(|x| x.1)) {
+                        b.advance_group(g);
+                        for &(_, v) in &sorted[cursor..end] {
+                            b.admit(v, &mut visit)?;
+                        }
+                        cursor = end;
+                        continue;
                     }
-                } else {
+                } else if b.take_lists(std::iter::once(vertices[cursor])) {
                     b.admit(vertices[cursor], &mut visit)?;
                     cursor += 1;
+                    continue;
                 }
-                continue;
             }
             if session.in_flight() == 0 {
                 if b.queue.is_empty() {
@@ -670,10 +789,11 @@ impl OutOfCoreStore {
                 b.complete(c, &mut visit)?;
             }
         }
-        if b.live != 0 {
+        if b.live != 0 || cursor < vertices.len() {
             return Err(StoreError::Other(format!(
-                "internal: {} lists were never completed",
-                b.live
+                "internal: {} lists were never completed, {} never admitted",
+                b.live,
+                vertices.len() - cursor
             )));
         }
         Ok(())
@@ -811,59 +931,128 @@ impl OutOfCoreStore {
                 continue;
             }
             let (c0, c1) = (chunk_of(s.e_first), chunk_of(s.e_last));
-            loop {
-                if (c0..=c1).all(|c| loaded.contains_key(&c)) {
-                    break;
+            // A list spanning chunks is copied chunk by chunk, each chunk dropped once copied
+            // (unless a later list needs it), so a hub never holds all of its chunks at once.
+            let pieces = c0 != c1;
+            let end = s.start + s.deg as u64;
+            let list_bytes = assembly_bytes(s.deg, want_w);
+            let loan = pieces.then(|| self.lists.lend(list_bytes));
+            if pieces {
+                assembled.clear();
+                wassembled.clear();
+                let reserved = assembled.try_reserve_exact(s.deg as usize).and_then(|_| {
+                    if want_w {
+                        wassembled.try_reserve_exact(s.deg as usize)
+                    } else {
+                        Ok(())
+                    }
+                });
+                if reserved.is_err() {
+                    return Err(StoreError::Other(format!(
+                        "the list of vertex {v} ({} neighbours, {}) cannot be allocated: the \
+                         machine is out of memory",
+                        s.deg,
+                        human_bytes(list_bytes)
+                    )));
                 }
-                let missing = (c0..=c1).find(|c| !loaded.contains_key(c) && !issued.contains(c));
-                if let Some(c) = missing {
-                    if session.has_room() {
-                        issue(&mut session, c)?;
-                        issued.insert(c);
-                        if c >= next_issue {
-                            next_issue = c + 1;
+            }
+            // The chunks waited for in turn: all of a one-chunk list's, or the next piece's.
+            let mut piece = c0;
+            loop {
+                let (want_lo, want_hi) = if pieces { (piece, piece) } else { (c0, c1) };
+                loop {
+                    if (want_lo..=want_hi).all(|c| loaded.contains_key(&c)) {
+                        break;
+                    }
+                    let missing = (want_lo..=want_hi)
+                        .find(|c| !loaded.contains_key(c) && !issued.contains(c));
+                    if let Some(c) = missing {
+                        if session.has_room() {
+                            issue(&mut session, c)?;
+                            issued.insert(c);
+                            if c >= next_issue {
+                                next_issue = c + 1;
+                            }
+                            continue;
                         }
-                        continue;
+                    }
+                    read_ahead(&mut session, &loaded, &mut issued, &mut next_issue, &uses)?;
+                    let held = (loaded.len() + issued.len()) as u64 * chunk_bytes;
+                    self.scan_high_water.fetch_max(held, Ordering::Relaxed);
+                    session.wait(|c| done.push(c))?;
+                    for c in done.drain(..) {
+                        self.landed(&c)?;
+                        let first = c.offset / BLOCK_SIZE as u64;
+                        for i in 0..c.buf.blocks() {
+                            self.verify(
+                                first + i as u64,
+                                &c.buf.as_bytes()[i * BLOCK_SIZE..(i + 1) * BLOCK_SIZE],
+                            )?;
+                        }
+                        let idx = c.tag >> 1;
+                        let e = pending.entry(idx).or_insert(Chunk {
+                            edges: None,
+                            weights: None,
+                        });
+                        if c.tag & 1 == 0 {
+                            e.edges = Some(c.buf);
+                        } else {
+                            e.weights = Some(c.buf);
+                        }
+                        if e.edges.is_some() && (e.weights.is_some() || !want_w) {
+                            let ch = pending.remove(&idx).expect("present");
+                            issued.remove(&idx);
+                            loaded.insert(idx, ch);
+                        }
                     }
                 }
                 read_ahead(&mut session, &loaded, &mut issued, &mut next_issue, &uses)?;
-                session.wait(|c| done.push(c))?;
-                for c in done.drain(..) {
-                    self.landed(&c)?;
-                    let first = c.offset / BLOCK_SIZE as u64;
-                    for i in 0..c.buf.blocks() {
-                        self.verify(
-                            first + i as u64,
-                            &c.buf.as_bytes()[i * BLOCK_SIZE..(i + 1) * BLOCK_SIZE],
-                        )?;
-                    }
-                    let idx = c.tag >> 1;
-                    let e = pending.entry(idx).or_insert(Chunk {
-                        edges: None,
-                        weights: None,
-                    });
-                    if c.tag & 1 == 0 {
-                        e.edges = Some(c.buf);
-                    } else {
-                        e.weights = Some(c.buf);
-                    }
-                    if e.edges.is_some() && (e.weights.is_some() || !want_w) {
-                        let ch = pending.remove(&idx).expect("present");
-                        issued.remove(&idx);
-                        loaded.insert(idx, ch);
+                if !pieces {
+                    break;
+                }
+                // Copy this chunk's part of the list, then let the chunk go if nothing later
+                // needs it.
+                let ch = &loaded[&piece];
+                let (f, n) = chunk_blocks(piece);
+                let c_lo = (f - lay.e0) * SLOTS;
+                let c_hi = c_lo + n * SLOTS;
+                let (a, z) = (s.start.max(c_lo), end.min(c_hi));
+                let span = (a - c_lo) as usize..(z - c_lo) as usize;
+                let e = ch.edges.as_ref().expect("loaded chunks have edges");
+                assembled.extend_from_slice(&e.as_u32s()[span.clone()]);
+                if let Some(w) = &ch.weights {
+                    wassembled.extend_from_slice(&w.as_f64s()[span]);
+                }
+                let u = &mut uses[piece as usize];
+                *u -= 1;
+                if *u == 0 {
+                    if let Some(ch) = loaded.remove(&piece) {
+                        recycle(ch);
                     }
                 }
+                if piece == c1 {
+                    break;
+                }
+                piece += 1;
             }
-            read_ahead(&mut session, &loaded, &mut issued, &mut next_issue, &uses)?;
-            // All of v's chunks are in.
-            let slot_in = |c: u64, slot: u64, per: u64| -> usize {
-                let (f, _) = chunk_blocks(c);
-                (slot - (f - lay.e0) * per) as usize
-            };
-            if c0 == c1 {
+            if pieces {
+                let checked = self.check_list(v, &assembled);
+                if checked.is_ok() {
+                    visit(v, &assembled, want_w.then_some(&wassembled[..]));
+                }
+                // A hub's capacity is not kept for the small lists that follow.
+                if assembled.capacity() * 4 > SCAN_ASSEMBLY_KEEP {
+                    assembled = Vec::new();
+                    wassembled = Vec::new();
+                }
+                drop(loan);
+                checked?;
+            } else {
+                // All of v's list is in chunk c0.
                 let ch = &loaded[&c0];
                 let e = ch.edges.as_ref().expect("loaded chunks have edges");
-                let off = slot_in(c0, s.start, SLOTS);
+                let (f, _) = chunk_blocks(c0);
+                let off = (s.start - (f - lay.e0) * SLOTS) as usize;
                 let nbrs = &e.as_u32s()[off..off + s.deg as usize];
                 self.check_list(v, nbrs)?;
                 let w = ch
@@ -871,40 +1060,16 @@ impl OutOfCoreStore {
                     .as_ref()
                     .map(|w| &w.as_f64s()[off..off + s.deg as usize]);
                 visit(v, nbrs, w);
-            } else {
-                assembled.clear();
-                wassembled.clear();
-                let end = s.start + s.deg as u64;
-                for c in c0..=c1 {
-                    let ch = &loaded[&c];
-                    let (f, n) = chunk_blocks(c);
-                    let c_lo = (f - lay.e0) * SLOTS;
-                    let c_hi = c_lo + n * SLOTS;
-                    let a = s.start.max(c_lo);
-                    let z = end.min(c_hi);
-                    let e = ch.edges.as_ref().expect("loaded chunks have edges");
-                    assembled
-                        .extend_from_slice(&e.as_u32s()[(a - c_lo) as usize..(z - c_lo) as usize]);
-                    if let Some(w) = &ch.weights {
-                        wassembled.extend_from_slice(
-                            &w.as_f64s()[(a - c_lo) as usize..(z - c_lo) as usize],
-                        );
-                    }
-                }
-                self.check_list(v, &assembled)?;
-                visit(v, &assembled, want_w.then_some(&wassembled[..]));
-            }
-            // Release the chunks no later list needs, then the oldest still-needed ones behind
-            // this list while over budget (they are re-read if needed).
-            for c in c0..=c1 {
-                let u = &mut uses[c as usize];
+                let u = &mut uses[c0 as usize];
                 *u -= 1;
                 if *u == 0 {
-                    if let Some(ch) = loaded.remove(&c) {
+                    if let Some(ch) = loaded.remove(&c0) {
                         recycle(ch);
                     }
                 }
             }
+            // While over budget, drop the oldest chunks behind this list that later lists still
+            // need (they are re-read then).
             while loaded.len() + issued.len() > budget && loaded.range(..c0).next().is_some() {
                 if let Some((_, ch)) = loaded.pop_first() {
                     recycle(ch);
@@ -973,12 +1138,16 @@ impl GraphStore for OutOfCoreStore {
 
     fn describe_reader(&self) -> String {
         format!(
-            "out of core ({}, depth {}, cache {}: {} of blocks, {} of scan buffers)",
+            "out of core ({}, depth {}, cache {}: {} of blocks, {} of scan buffers{})",
             self.engine.describe(),
             self.engine.depth(),
-            human_bytes(self.cache.capacity_bytes() + self.scan_reserve),
+            human_bytes(self.cache.capacity_bytes() + self.scan_reserve + self.lists.reserve()),
             human_bytes(self.cache.capacity_bytes()),
-            human_bytes(self.scan_reserve)
+            human_bytes(self.scan_reserve),
+            match self.lists.reserve() {
+                0 => String::new(),
+                r => format!(", {} of long lists", human_bytes(r)),
+            }
         )
     }
 }

@@ -1,0 +1,100 @@
+//! Hubs out of core: lists far longer than the cache come back exactly as in memory, while the
+//! buffers that assemble them stay bounded — one hub at a time beyond the list reserve, and a
+//! scan never holds all of a hub's chunks at once.
+
+mod ooc_support;
+
+use ooc_support::*;
+use storage::blockfile::memory::MemoryStore;
+use storage::blockfile::ooc::OutOfCoreStore;
+use storage::io::EngineOptions;
+use storage::{Direction, FetchOrder};
+
+/// Hubs `0..hubs`, each joined to every leaf `hubs..hubs + leaves` (undirected, weighted).
+fn stars(hubs: u32, leaves: u32) -> Adj {
+    let mut adj: Adj = vec![Vec::new(); (hubs + leaves) as usize];
+    for h in 0..hubs {
+        for l in hubs..hubs + leaves {
+            let w = (h * 7 + l % 13) as f64 + 0.5;
+            adj[h as usize].push((l, w));
+            adj[l as usize].push((h, w));
+        }
+    }
+    adj
+}
+
+/// Bytes one list of `deg` neighbours takes once assembled.
+fn list_bytes(deg: u32, weights: bool) -> u64 {
+    deg as u64 * if weights { 12 } else { 4 }
+}
+
+const HUBS: u32 = 6;
+const LEAVES: u32 = 200_000;
+
+fn open(path: &std::path::Path, cache: u64) -> OutOfCoreStore {
+    OutOfCoreStore::open(
+        path,
+        cache,
+        &EngineOptions {
+            depth: 8,
+            ..EngineOptions::default()
+        },
+    )
+    .unwrap()
+}
+
+#[test]
+fn fetching_many_hubs_assembles_them_within_the_budget() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = write_graph(dir.path(), "stars", &stars(HUBS, LEAVES), false, true);
+    let mem = MemoryStore::load(&path).unwrap();
+    let n = HUBS + LEAVES;
+    // Every hub first, so a reader without a bound would assemble all of them at once.
+    let all: Vec<u32> = (0..n).collect();
+    let file_bytes = std::fs::metadata(&path).unwrap().len();
+    for cache in [64u64 << 10, 16 << 20] {
+        assert!(file_bytes > cache, "the graph does not fit the cache");
+        for order in [FetchOrder::AsGiven, FetchOrder::ByBlock] {
+            for weights in [false, true] {
+                let ooc = open(&path, cache);
+                let got = fetch(&ooc, Direction::Out, &all, order, weights);
+                let want = fetch(&mem, Direction::Out, &all, order, weights);
+                assert!(got == want, "cache {cache} {order:?} weights {weights}");
+                let budget = ooc.list_budget();
+                let one_hub = list_bytes(LEAVES, weights);
+                assert!(
+                    budget.high_water() <= budget.reserve() + one_hub,
+                    "cache {cache} {order:?} weights {weights}: {} bytes of lists held, \
+                     reserve {} and one hub {one_hub}",
+                    budget.high_water(),
+                    budget.reserve()
+                );
+                assert!(budget.high_water() >= one_hub, "the hubs were counted");
+                assert!(budget.reserve() < HUBS as u64 * one_hub);
+                assert_eq!(budget.in_use(), 0, "every list's budget handed back");
+            }
+        }
+    }
+}
+
+#[test]
+fn scanning_a_hub_holds_a_few_chunks_not_all_of_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = write_graph(dir.path(), "stars", &stars(HUBS, LEAVES), false, true);
+    let mem = MemoryStore::load(&path).unwrap();
+    let n = HUBS + LEAVES;
+    for weights in [false, true] {
+        let ooc = open(&path, 64 << 10);
+        let got = scan(&ooc, Direction::Out, 0..n, weights);
+        let want = scan(&mem, Direction::Out, 0..n, weights);
+        assert!(got == want, "weights {weights}");
+        let one_hub = list_bytes(LEAVES, weights);
+        assert!(
+            ooc.scan_buffer_high_water() < one_hub / 2,
+            "weights {weights}: the scan held {} bytes of chunks for a {one_hub}-byte hub",
+            ooc.scan_buffer_high_water()
+        );
+        assert!(ooc.list_budget().high_water() <= one_hub);
+        assert_eq!(ooc.list_budget().in_use(), 0);
+    }
+}
