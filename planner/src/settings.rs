@@ -3,6 +3,9 @@
 
 use std::path::PathBuf;
 
+/// Settings show sizes the way the whole project does; re-exported for their readers.
+pub use common::format_size;
+
 use grammar::{Ident, Literal, Value};
 
 use crate::error::PlanError;
@@ -169,22 +172,6 @@ impl Settings {
                 (name.to_string(), value, meaning.to_string())
             })
             .collect()
-    }
-}
-
-/// Bytes as a human size: `64.0 KiB`, `6.0 GiB`.
-pub fn format_size(bytes: u64) -> String {
-    const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
-    let mut v = bytes as f64;
-    let mut u = 0;
-    while v >= 1024.0 && u < UNITS.len() - 1 {
-        v /= 1024.0;
-        u += 1;
-    }
-    if u == 0 {
-        format!("{bytes} B")
-    } else {
-        format!("{v:.1} {}", UNITS[u])
     }
 }
 

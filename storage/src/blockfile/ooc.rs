@@ -25,7 +25,7 @@ use crate::blockfile::open::{GraphFile, VertexIndex};
 use crate::cache::{BlockCache, BlockRef};
 use crate::error::{Result, StoreError};
 use crate::io::{
-    human_bytes, AlignedBuf, BufPool, Completion, EngineOptions, IoCounters, IoEngine, ReadRequest,
+    AlignedBuf, BufPool, Completion, EngineOptions, IoCounters, IoEngine, ReadRequest,
     Session,
 };
 use crate::store::{Direction, FetchOrder, GraphShape, GraphStore, IoStats};
@@ -976,9 +976,9 @@ impl GraphStore for OutOfCoreStore {
             "out of core ({}, depth {}, cache {}: {} of blocks, {} of scan buffers)",
             self.engine.describe(),
             self.engine.depth(),
-            human_bytes(self.cache.capacity_bytes() + self.scan_reserve),
-            human_bytes(self.cache.capacity_bytes()),
-            human_bytes(self.scan_reserve)
+            common::format_size(self.cache.capacity_bytes() + self.scan_reserve),
+            common::format_size(self.cache.capacity_bytes()),
+            common::format_size(self.scan_reserve)
         )
     }
 }
