@@ -238,7 +238,7 @@ fn memnode(
     token_file: Option<PathBuf>,
     node_id: u16,
 ) -> ExitCode {
-    let capacity = match common::parse_size(capacity) {
+    let capacity = match base::parse_size(capacity) {
         Ok(c) => c,
         Err(e) => {
             eprintln!("error: --capacity '{capacity}': {e}");

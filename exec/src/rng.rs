@@ -2,4 +2,4 @@
 //! sampling): each parallel task derives its generator from (seed, task index) with
 //! [`Xoshiro256::for_stream`], so a SEED gives the same result at any thread count.
 
-pub use common::rng::{splitmix64, Xoshiro256};
+pub use base::rng::{splitmix64, Xoshiro256};

@@ -458,7 +458,7 @@ pub(crate) fn unescape(raw: &str, at: usize) -> Result<String> {
 }
 
 /// Reads a quoted literal as a size when it is written as one with a unit (`'64KB'`, `'1.5GiB'`,
-/// `'64k'`); see [`common::parse_size`].
+/// `'64k'`); see [`base::parse_size`].
 ///
 /// Returns `None` when `text` is not a size with a unit (it then stays a string: `'64'` is a
 /// string, as a bare `64` is a number), `Some(None)` when it is but does not fit in 64 bits, and
@@ -467,10 +467,10 @@ pub(crate) fn parse_size(text: &str) -> Option<Option<u64>> {
     if !text.trim_end().ends_with(|c: char| c.is_ascii_alphabetic()) {
         return None;
     }
-    match common::parse_size(text) {
+    match base::parse_size(text) {
         Ok(bytes) => Some(Some(bytes)),
-        Err(common::SizeError::TooLarge) => Some(None),
-        Err(common::SizeError::NotASize) => None,
+        Err(base::SizeError::TooLarge) => Some(None),
+        Err(base::SizeError::NotASize) => None,
     }
 }
 

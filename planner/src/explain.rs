@@ -3,7 +3,7 @@
 use crate::check::{estimate_memory, RunPlan};
 use crate::plan::Mode;
 use crate::settings::Settings;
-use common::format_size;
+use base::format_size;
 
 /// The reader the executor will use, as the storage layer describes it.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 
 /// Settings show sizes the way the whole project does; re-exported for their readers.
-pub use common::format_size;
+pub use base::format_size;
 
 use grammar::{Ident, Literal, Value};
 

@@ -5,7 +5,7 @@
 //!
 //! Run: `cargo run --release -p storage --example dm_bench [-- --secs 0.3]`
 
-use common::Xoshiro256;
+use base::Xoshiro256;
 use std::collections::VecDeque;
 use std::sync::Arc;
 use std::time::{Duration, Instant};

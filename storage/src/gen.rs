@@ -1,12 +1,12 @@
 //! Synthetic graph generators writing edge-list text: Graph500-style R-MAT and uniform random
-//! graphs, for benchmarks and tests. Both draw from [`common::Xoshiro256`], so the output for a
+//! graphs, for benchmarks and tests. Both draw from [`base::Xoshiro256`], so the output for a
 //! seed never changes across crate or Rust versions.
 
 use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::Path;
 
-use common::Xoshiro256;
+use base::Xoshiro256;
 
 use crate::error::{Result, StoreError};
 

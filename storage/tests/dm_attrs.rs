@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::Xoshiro256;
+use base::Xoshiro256;
 use std::path::Path;
 use std::sync::Arc;
 

@@ -6,7 +6,7 @@
 
 mod common;
 
-use common::Xoshiro256;
+use base::Xoshiro256;
 use std::collections::BTreeMap;
 use std::path::Path;
 

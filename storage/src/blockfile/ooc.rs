@@ -976,9 +976,9 @@ impl GraphStore for OutOfCoreStore {
             "out of core ({}, depth {}, cache {}: {} of blocks, {} of scan buffers)",
             self.engine.describe(),
             self.engine.depth(),
-            common::format_size(self.cache.capacity_bytes() + self.scan_reserve),
-            common::format_size(self.cache.capacity_bytes()),
-            common::format_size(self.scan_reserve)
+            base::format_size(self.cache.capacity_bytes() + self.scan_reserve),
+            base::format_size(self.cache.capacity_bytes()),
+            base::format_size(self.scan_reserve)
         )
     }
 }

@@ -9,7 +9,7 @@ use storage::blockfile::writer::{write_graph_file, GraphFileContents, ListWriter
 use storage::{Direction, FetchOrder, GraphStore};
 
 /// The project's generator, re-exported for the tests that share this module.
-pub use common::Xoshiro256;
+pub use base::Xoshiro256;
 
 /// Adjacency: sorted, de-duplicated lists with weights.
 pub type Adj = Vec<Vec<(u32, f64)>>;
