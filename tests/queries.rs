@@ -105,9 +105,15 @@ fn run_case(case: &Path, masks: &Masks) -> String {
             .unwrap_or(&written)
             .display()
             .to_string();
-        rendered.push_str(&format!("--- file {shown}\n{}", ended(&show_file(&written))));
+        rendered.push_str(&format!(
+            "--- file {shown}\n{}",
+            ended(&show_file(&written))
+        ));
     }
-    masks.apply(&rendered, &[(work.path(), "<WORK>"), (data_dir.path(), "<DATA>")])
+    masks.apply(
+        &rendered,
+        &[(work.path(), "<WORK>"), (data_dir.path(), "<DATA>")],
+    )
 }
 
 /// Files the case wrote into its work folder (not the case itself, not the data link), sorted.

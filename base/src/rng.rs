@@ -90,7 +90,9 @@ mod tests {
         assert_ne!(draw(Xoshiro256::new(7)), draw(Xoshiro256::new(8)));
         let mut r = Xoshiro256::for_stream(0, 0);
         assert!((0..1000).all(|_| r.below(5) < 5));
-        assert!((0..1000).map(|_| r.next_f64()).all(|x| (0.0..1.0).contains(&x)));
+        assert!((0..1000)
+            .map(|_| r.next_f64())
+            .all(|x| (0.0..1.0).contains(&x)));
     }
 
     /// The published xoshiro256** outputs of splitmix64-seeded state 0: a change here changes
@@ -101,7 +103,11 @@ mod tests {
         assert_eq!(splitmix64(&mut sm), 0xE220_A839_7B1D_CDAF);
         assert_eq!(
             draw(Xoshiro256::new(0))[..3],
-            [0x99EC_5F36_CB75_F2B4, 0xBF6E_1F78_4956_452A, 0x1A5F_849D_4933_E6E0]
+            [
+                0x99EC_5F36_CB75_F2B4,
+                0xBF6E_1F78_4956_452A,
+                0x1A5F_849D_4933_E6E0
+            ]
         );
     }
 }

@@ -485,7 +485,9 @@ mod tests {
         assert_eq!(parse_size("64 k"), Some(Some(64 << 10)));
         assert_eq!(parse_size(" 100b "), Some(Some(100)));
         assert_eq!(parse_size("99999999999TB"), Some(None));
-        for not_a_size in ["64", "1.5", "KB", "1.KB", "x64KB", "64KBs", "", "-1KB", "web"] {
+        for not_a_size in [
+            "64", "1.5", "KB", "1.KB", "x64KB", "64KBs", "", "-1KB", "web",
+        ] {
             assert_eq!(parse_size(not_a_size), None, "{not_a_size:?}");
         }
     }

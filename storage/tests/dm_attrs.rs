@@ -240,7 +240,9 @@ fn a_killed_node_fails_with_an_error_naming_it() {
 
 fn import_graph(dir: &Path, n: u64, m: u64) -> MemoryStore {
     let mut r = Xoshiro256::new(77);
-    let edges: Vec<(u64, u64, f64)> = (0..m).map(|_| (r.next_u64() % n, r.next_u64() % n, 1.0)).collect();
+    let edges: Vec<(u64, u64, f64)> = (0..m)
+        .map(|_| (r.next_u64() % n, r.next_u64() % n, 1.0))
+        .collect();
     let src = dir.join("g.txt");
     common::write_edgelist(&src, &edges, false);
     let dest = dir.join("g.fgraph");

@@ -25,8 +25,7 @@ use crate::blockfile::open::{GraphFile, VertexIndex};
 use crate::cache::{BlockCache, BlockRef};
 use crate::error::{Result, StoreError};
 use crate::io::{
-    AlignedBuf, BufPool, Completion, EngineOptions, IoCounters, IoEngine, ReadRequest,
-    Session,
+    AlignedBuf, BufPool, Completion, EngineOptions, IoCounters, IoEngine, ReadRequest, Session,
 };
 use crate::store::{Direction, FetchOrder, GraphShape, GraphStore, IoStats};
 

@@ -838,5 +838,4 @@ mod tests {
         // The probe file is gone.
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
     }
-
 }
