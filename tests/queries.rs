@@ -293,3 +293,23 @@ fn file_name(path: &Path) -> String {
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default()
 }
+
+/// The masks hide what varies between runs and nothing else.
+#[test]
+fn masks_hide_only_what_varies() {
+    let masks = Masks::new();
+    let work = Path::new("/tmp/work-xyz");
+    let text = "created graph g: 10 vertices, 44.0 KiB in 0.01 s (1234 edges/s)\n\
+                file,/tmp/work-xyz/out.csv\n\
+                vertex,rank\n1,0.5 s\n\
+                iteration,active,time ms\n0,1,0.313\n1,2,0.050\n\
+                vertex,depth\n1,0\n";
+    assert_eq!(
+        masks.apply(text, &[(work, "<WORK>")]),
+        "created graph g: 10 vertices, 44.0 KiB in <TIME> (<RATE>)\n\
+         file,<WORK>/out.csv\n\
+         vertex,rank\n1,<TIME>\n\
+         iteration,active,time ms\n0,1,<TIME>\n1,2,<TIME>\n\
+         vertex,depth\n1,0\n"
+    );
+}

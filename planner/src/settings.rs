@@ -58,6 +58,10 @@ pub const SETTINGS: &[(&str, &str)] = &[
         "cn_cache",
         "this compute node's budget for DM data and attributes",
     ),
+    (
+        "memory_limit",
+        "memory a RUN may use; a statement estimated to need more is refused before it starts",
+    ),
 ];
 
 impl Settings {
