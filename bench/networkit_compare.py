@@ -15,8 +15,9 @@ removed, then each kernel is timed (`run()` only; median of --repeat runs):
 * sssp: nk.distance.Dijkstra(G, source) on the weighted graph (if --sssp)
 
 The ratio printed is NetworKit time / frontier time for the frontier rows with cache 100 %
-and mode auto (in memory); > 1 means frontier is faster. GAPBS ratios use the reference figures
-quoted in issue 9 for scale 20 on this machine (2 cores), which were not re-measured here.
+and mode auto (in memory); > 1 means frontier is faster. GAPBS ratios use fixed reference
+figures for scale 20 on a 2-core machine (GAPBS_S20 below; where they come from is in
+docs/PERFORMANCE.md), not a GAPBS run.
 Not part of the test suite.
 """
 
@@ -26,9 +27,9 @@ import statistics
 import sys
 import time
 
-# GAPBS figures on this machine at scale 20, 2 cores, algorithm time only (issue 9).
+# GAPBS reference figures at scale 20, 2 cores, algorithm time only, in seconds.
 GAPBS_S20 = {"bfs": 0.03, "pagerank": 0.035 * 10, "wcc": 0.045, "sssp": 0.23}
-# NetworKit figures quoted in issue 9 for scale 20 (for a sanity check of our own timing).
+# NetworKit reference figures at scale 20, in seconds: a sanity check of the timing above.
 NK_QUOTED_S20 = {"bfs": 0.8, "pagerank": 0.2 * 10, "wcc": 0.36, "sssp": 1.45}
 
 

@@ -261,10 +261,10 @@ fn memnode(
     token_file: Option<PathBuf>,
     node_id: u16,
 ) -> ExitCode {
-    let capacity = match storage::dm::parse_size(capacity) {
+    let capacity = match base::parse_size(capacity) {
         Ok(c) => c,
         Err(e) => {
-            eprintln!("error: --capacity: {e}");
+            eprintln!("error: --capacity '{capacity}': {e}");
             return ExitCode::from(2);
         }
     };

@@ -423,8 +423,8 @@ fn check_memory(plan: &RunPlan, settings: &Settings, pos: Pos) -> Result<(), Pla
                 "RUN {} on graph `{}` would need about {} (graph, attribute arrays and results), more than the memory_limit setting ({}); {hint}",
                 plan.spec.name,
                 plan.graph.name,
-                crate::settings::format_size(need),
-                crate::settings::format_size(settings.memory_limit)
+                base::format_size(need),
+                base::format_size(settings.memory_limit)
             ),
         ));
     }

@@ -2,7 +2,8 @@
 
 use crate::check::{estimate_memory, RunPlan};
 use crate::plan::Mode;
-use crate::settings::{format_size, Settings};
+use crate::settings::Settings;
+use base::format_size;
 
 /// The reader the executor will use, as the storage layer describes it.
 #[derive(Debug, Clone, PartialEq, Eq)]

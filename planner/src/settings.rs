@@ -3,6 +3,9 @@
 
 use std::path::PathBuf;
 
+/// Settings show sizes the way the whole project does; re-exported for their readers.
+pub use base::format_size;
+
 use grammar::{Ident, Literal, Value};
 
 use crate::error::PlanError;
@@ -54,6 +57,10 @@ pub const SETTINGS: &[(&str, &str)] = &[
     (
         "cn_cache",
         "this compute node's budget for DM data and attributes",
+    ),
+    (
+        "memory_limit",
+        "memory a RUN may use; a statement estimated to need more is refused before it starts",
     ),
 ];
 
@@ -169,22 +176,6 @@ impl Settings {
                 (name.to_string(), value, meaning.to_string())
             })
             .collect()
-    }
-}
-
-/// Bytes as a human size: `64.0 KiB`, `6.0 GiB`.
-pub fn format_size(bytes: u64) -> String {
-    const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
-    let mut v = bytes as f64;
-    let mut u = 0;
-    while v >= 1024.0 && u < UNITS.len() - 1 {
-        v /= 1024.0;
-        u += 1;
-    }
-    if u == 0 {
-        format!("{bytes} B")
-    } else {
-        format!("{v:.1} {}", UNITS[u])
     }
 }
 

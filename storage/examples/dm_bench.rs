@@ -5,6 +5,7 @@
 //!
 //! Run: `cargo run --release -p storage --example dm_bench [-- --secs 0.3]`
 
+use base::Xoshiro256;
 use std::collections::VecDeque;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -42,21 +43,11 @@ impl Kind {
     }
 }
 
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-}
-
-fn make_batch(kind: Kind, n: usize, base: GlobalAddr, rng: &mut Rng) -> Batch {
+fn make_batch(kind: Kind, n: usize, base: GlobalAddr, rng: &mut Xoshiro256) -> Batch {
     let mut b = Batch::new();
     for _ in 0..n {
         let span = REGION - 8192;
-        let off = (rng.next() % span) & !63;
+        let off = (rng.next_u64() % span) & !63;
         let a = base.checked_add(off).unwrap();
         match kind {
             Kind::Read(len) => b.read(a, len),
@@ -78,7 +69,7 @@ fn drive(
     secs: f64,
     seed: u64,
 ) -> (u64, Duration) {
-    let mut rng = Rng(seed | 1);
+    let mut rng = Xoshiro256::new(seed);
     let start = Instant::now();
     let stop = start + Duration::from_secs_f64(secs);
     let mut q = VecDeque::new();

@@ -1,66 +1,19 @@
 //! Synthetic graph generators writing edge-list text: Graph500-style R-MAT and uniform random
-//! graphs, for benchmarks and tests. Both use a self-contained PRNG (splitmix64 seeding a
-//! xoshiro256**) so the output for a seed never changes across crate or Rust versions.
+//! graphs, for benchmarks and tests. Both draw from [`base::Xoshiro256`], so the output for a
+//! seed never changes across crate or Rust versions.
 
 use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::Path;
 
+use base::Xoshiro256;
+
 use crate::error::{Result, StoreError};
 
-/// xoshiro256** seeded through splitmix64: small, fast, and fixed forever.
-#[derive(Debug, Clone)]
-pub struct Rng {
-    s: [u64; 4],
-}
-
-impl Rng {
-    /// A generator for `seed`.
-    pub fn new(seed: u64) -> Rng {
-        let mut x = seed;
-        let mut next = || {
-            x = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
-            let mut z = x;
-            z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-            z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-            z ^ (z >> 31)
-        };
-        Rng {
-            s: [next(), next(), next(), next()],
-        }
-    }
-
-    /// The next 64 random bits.
-    #[inline]
-    pub fn next_u64(&mut self) -> u64 {
-        let r = self.s[1].wrapping_mul(5).rotate_left(7).wrapping_mul(9);
-        let t = self.s[1] << 17;
-        self.s[2] ^= self.s[0];
-        self.s[3] ^= self.s[1];
-        self.s[1] ^= self.s[2];
-        self.s[0] ^= self.s[3];
-        self.s[2] ^= t;
-        self.s[3] = self.s[3].rotate_left(45);
-        r
-    }
-
-    /// Uniform in [0, 1).
-    #[inline]
-    pub fn next_f64(&mut self) -> f64 {
-        (self.next_u64() >> 11) as f64 * (1.0 / (1u64 << 53) as f64)
-    }
-
-    /// Uniform in (0, 1]: edge weights are never zero.
-    #[inline]
-    pub fn weight(&mut self) -> f64 {
-        1.0 - self.next_f64()
-    }
-
-    /// Uniform in `0..n` (n > 0), by multiply-shift.
-    #[inline]
-    pub fn below(&mut self, n: u64) -> u64 {
-        ((self.next_u64() as u128 * n as u128) >> 64) as u64
-    }
+/// Uniform in (0, 1]: edge weights are never zero.
+#[inline]
+fn weight(rng: &mut Xoshiro256) -> f64 {
+    1.0 - rng.next_f64()
 }
 
 fn writer(out: &Path) -> Result<BufWriter<File>> {
@@ -88,7 +41,7 @@ pub fn gen_rmat(scale: u32, edge_factor: u64, seed: u64, weighted: bool, out: &P
     }
     let n = 1u64 << scale;
     let m = edge_factor.saturating_mul(n);
-    let mut rng = Rng::new(seed);
+    let mut rng = Xoshiro256::new(seed);
     // A seeded permutation of the vertex ids (Fisher-Yates), when it fits in memory.
     let perm: Option<Vec<u64>> = (scale <= 30).then(|| {
         let mut p: Vec<u64> = (0..n).collect();
@@ -120,7 +73,7 @@ pub fn gen_rmat(scale: u32, edge_factor: u64, seed: u64, weighted: bool, out: &P
             u = p[u as usize];
             v = p[v as usize];
         }
-        let weight = weighted.then(|| rng.weight());
+        let weight = weighted.then(|| weight(&mut rng));
         write_edge(&mut w, u, v, weight).map_err(|e| StoreError::io(out, e))?;
     }
     w.flush().map_err(|e| StoreError::io(out, e))?;
@@ -132,12 +85,12 @@ pub fn gen_uniform(vertices: u64, edges: u64, seed: u64, weighted: bool, out: &P
     if vertices == 0 && edges > 0 {
         return Err(StoreError::Other("edges need at least one vertex".into()));
     }
-    let mut rng = Rng::new(seed);
+    let mut rng = Xoshiro256::new(seed);
     let mut w = writer(out)?;
     for _ in 0..edges {
         let u = rng.below(vertices);
         let v = rng.below(vertices);
-        let weight = weighted.then(|| rng.weight());
+        let weight = weighted.then(|| weight(&mut rng));
         write_edge(&mut w, u, v, weight).map_err(|e| StoreError::io(out, e))?;
     }
     w.flush().map_err(|e| StoreError::io(out, e))?;
@@ -149,13 +102,10 @@ mod tests {
     use super::*;
 
     #[test]
-    fn prng_is_fixed_forever() {
-        let mut r = Rng::new(42);
-        let first: Vec<u64> = (0..3).map(|_| r.next_u64()).collect();
-        let mut again = Rng::new(42);
-        assert_eq!(first, (0..3).map(|_| again.next_u64()).collect::<Vec<_>>());
+    fn weights_are_never_zero() {
+        let mut rng = Xoshiro256::new(42);
         for _ in 0..1000 {
-            let w = r.weight();
+            let w = weight(&mut rng);
             assert!(w > 0.0 && w <= 1.0);
         }
     }

@@ -2,7 +2,7 @@
 //!
 //! Graph kernels read neighbour ids in order but per-vertex values (PageRank contributions,
 //! depths) at random: with 4 KiB pages a few MB of such an array already miss the TLB on most
-//! accesses. Linux's default THP mode on many machines (this one included) is `madvise`, so
+//! accesses. Linux's default THP mode on many distributions is `madvise`, so
 //! the pages are only huge if asked for before they are first touched.
 
 /// Arrays smaller than this are not worth advising (a huge page is 2 MiB).

@@ -5,6 +5,7 @@
 
 mod common;
 
+use base::Xoshiro256;
 use std::path::Path;
 use std::sync::Arc;
 
@@ -30,17 +31,6 @@ fn two_nodes() -> (MemnodeHandle, MemnodeHandle, Arc<dyn NodeSet>) {
     let b = spawn_memnode_for_tests(2, 64 << 20, TOKEN).unwrap();
     let set: Arc<dyn NodeSet> = Arc::new(vec![tcp(&a), tcp(&b)]);
     (a, b, set)
-}
-
-/// xorshift, for reproducible "random" indices and values.
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
 }
 
 #[test]
@@ -85,11 +75,11 @@ fn concurrent_cas_min_from_two_threads_loses_no_update() {
     );
     // Each thread offers 4 values per index in batches of 1000 items, duplicates included.
     let offers = |seed: u64| -> Vec<(u64, u64)> {
-        let mut r = Rng(seed);
+        let mut r = Xoshiro256::new(seed);
         (0..4 * N)
             .map(|_| {
-                let i = r.next() % N;
-                (i, ((r.next() % 100_000) as f64 / 8.0).to_bits())
+                let i = r.next_u64() % N;
+                (i, ((r.next_u64() % 100_000) as f64 / 8.0).to_bits())
             })
             .collect()
     };
@@ -139,8 +129,8 @@ fn concurrent_claims_win_each_index_once() {
         .map(|seed| {
             let arr = arr.clone();
             std::thread::spawn(move || {
-                let mut r = Rng(seed);
-                let idx: Vec<u64> = (0..2000).map(|_| r.next() % 1000).collect();
+                let mut r = Xoshiro256::new(seed);
+                let idx: Vec<u64> = (0..2000).map(|_| r.next_u64() % 1000).collect();
                 let mut won = Vec::new();
                 for c in idx.chunks(300) {
                     won.extend(arr.claim_batch(c, u32::MAX as u64, seed).unwrap());
@@ -249,8 +239,10 @@ fn a_killed_node_fails_with_an_error_naming_it() {
 }
 
 fn import_graph(dir: &Path, n: u64, m: u64) -> MemoryStore {
-    let mut r = Rng(77);
-    let edges: Vec<(u64, u64, f64)> = (0..m).map(|_| (r.next() % n, r.next() % n, 1.0)).collect();
+    let mut r = Xoshiro256::new(77);
+    let edges: Vec<(u64, u64, f64)> = (0..m)
+        .map(|_| (r.next_u64() % n, r.next_u64() % n, 1.0))
+        .collect();
     let src = dir.join("g.txt");
     common::write_edgelist(&src, &edges, false);
     let dest = dir.join("g.fgraph");

@@ -6,6 +6,7 @@
 
 mod common;
 
+use base::Xoshiro256;
 use std::collections::BTreeMap;
 use std::path::Path;
 
@@ -17,25 +18,12 @@ use storage::{Direction, FetchOrder, GraphStore};
 
 const TOKEN: &str = "dm-store-test";
 
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-}
-
 /// Random edges over `n` vertices with two hubs (out and in) of degree > 1024 and many
 /// vertices of degree 0..7, so both in-place and out-of-place entries occur.
 fn random_edges(n: u64, m: usize, seed: u64, weighted: bool) -> Vec<(u64, u64, f64)> {
-    let mut r = Rng(seed | 1);
+    let mut r = Xoshiro256::new(seed);
     let mut e = Vec::new();
-    let w = |r: &mut Rng| {
+    let w = |r: &mut Xoshiro256| {
         if weighted {
             (r.below(1000) as f64) / 8.0 + 0.5
         } else {
@@ -148,7 +136,7 @@ fn dm_lists_equal_block_file_lists() {
             assert_eq!(dm.shape(), mem.shape());
             let n = mem.shape().vertices;
             let all: Vec<u32> = (0..n).collect();
-            let mut r = Rng(5 + cn_cache);
+            let mut r = Xoshiro256::new(5 + cn_cache);
             let mut some: Vec<u32> = (0..700).map(|_| r.below(n as u64) as u32).collect();
             some.push(some[0]);
             for dir in [Direction::Out, Direction::In] {

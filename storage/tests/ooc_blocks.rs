@@ -42,7 +42,7 @@ fn by_block_reads_each_needed_block_exactly_once() {
     let adj = random_adjacency(n, 3, 5);
     let path = write_graph(dir.path(), "g", &adj, true, true);
     let file = GraphFile::open(&path).unwrap();
-    let mut rng = Rng(77);
+    let mut rng = Xoshiro256::new(77);
     for cache in [0u64, 4096, 64 << 10, 64 << 20] {
         for prefer in [EnginePreference::Auto, EnginePreference::Pread] {
             for (k, weights) in [
@@ -235,8 +235,8 @@ fn a_scan_reads_each_block_once_even_when_packing_reaches_far_back() {
     // fullest open block first, so v0's block stays open until the last vertex's 400-list lands
     // in it, ~3000 blocks (12 chunks) later.
     let n = 3002u32;
-    let mut rng = Rng(11);
-    let list = |len: usize, rng: &mut Rng| -> Vec<(u32, f64)> {
+    let mut rng = Xoshiro256::new(11);
+    let list = |len: usize, rng: &mut Xoshiro256| -> Vec<(u32, f64)> {
         let mut set = std::collections::BTreeSet::new();
         while set.len() < len {
             set.insert(rng.below(n as u64) as u32);

@@ -26,7 +26,7 @@ fn check_graph(directed: bool, weighted: bool, seed: u64) {
     }
     let path = write_graph(dir.path(), "g", &adj, directed, weighted);
     let mem = MemoryStore::load(&path).unwrap();
-    let mut rng = Rng(seed * 7 + 3);
+    let mut rng = Xoshiro256::new(seed * 7 + 3);
     for (cache, prefer, depth) in [
         (64 << 10, EnginePreference::Auto, 32),
         (64 << 10, EnginePreference::Pread, 8),

@@ -31,8 +31,7 @@ use crate::blockfile::open::{GraphFile, VertexIndex};
 use crate::cache::{BlockCache, BlockRef};
 use crate::error::{Result, StoreError};
 use crate::io::{
-    human_bytes, AlignedBuf, BufPool, Completion, EngineOptions, IoCounters, IoEngine, ReadRequest,
-    Session,
+    AlignedBuf, BufPool, Completion, EngineOptions, IoCounters, IoEngine, ReadRequest, Session,
 };
 use crate::store::{Direction, FetchOrder, GraphShape, GraphStore, IoStats};
 
@@ -462,7 +461,7 @@ impl<'s> Batch<'s> {
                         "the list of vertex {v} ({} neighbours, {}) cannot be allocated: \
                          the machine is out of memory",
                         span.deg,
-                        human_bytes(assembly_bytes(span.deg, want_w))
+                        base::format_size(assembly_bytes(span.deg, want_w))
                     ))
                 };
                 JobData::Big {
@@ -952,7 +951,7 @@ impl OutOfCoreStore {
                         "the list of vertex {v} ({} neighbours, {}) cannot be allocated: the \
                          machine is out of memory",
                         s.deg,
-                        human_bytes(list_bytes)
+                        base::format_size(list_bytes)
                     )));
                 }
             }
@@ -1141,12 +1140,14 @@ impl GraphStore for OutOfCoreStore {
             "out of core ({}, depth {}, cache {}: {} of blocks, {} of scan buffers{})",
             self.engine.describe(),
             self.engine.depth(),
-            human_bytes(self.cache.capacity_bytes() + self.scan_reserve + self.lists.reserve()),
-            human_bytes(self.cache.capacity_bytes()),
-            human_bytes(self.scan_reserve),
+            base::format_size(
+                self.cache.capacity_bytes() + self.scan_reserve + self.lists.reserve()
+            ),
+            base::format_size(self.cache.capacity_bytes()),
+            base::format_size(self.scan_reserve),
             match self.lists.reserve() {
                 0 => String::new(),
-                r => format!(", {} of long lists", human_bytes(r)),
+                r => format!(", {} of long lists", base::format_size(r)),
             }
         )
     }

@@ -36,7 +36,7 @@ pub use protocol::{
     VerbReply,
 };
 pub use region::MemoryNode;
-pub use server::{parse_size, run_memnode, spawn_memnode_for_tests, MemnodeHandle, MemnodeOptions};
+pub use server::{run_memnode, spawn_memnode_for_tests, MemnodeHandle, MemnodeOptions};
 pub use stats::{CostModel, StatsSnapshot, TransportStats};
 pub use tcp::{TcpOptions, TcpTransport};
 pub use transport::{Batch, Ticket, Transport};

@@ -58,38 +58,6 @@ impl MemnodeOptions {
     }
 }
 
-/// Parses a size such as `65536`, `512MB`, `1GiB`, `64k`. `KB/MB/GB/TB` are powers of 1000,
-/// `KiB/MiB/GiB/TiB` and the bare `K/M/G/T` powers of 1024; case-insensitive.
-pub fn parse_size(s: &str) -> std::result::Result<u64, String> {
-    let t = s.trim();
-    let split = t
-        .find(|c: char| !c.is_ascii_digit() && c != '_')
-        .unwrap_or(t.len());
-    let (num, unit) = t.split_at(split);
-    let num: u64 = num
-        .replace('_', "")
-        .parse()
-        .map_err(|_| format!("`{s}` is not a size (examples: 65536, 512MB, 1GiB)"))?;
-    let mult: u64 = match unit.trim().to_ascii_lowercase().as_str() {
-        "" | "b" => 1,
-        "k" | "kib" => 1 << 10,
-        "m" | "mib" => 1 << 20,
-        "g" | "gib" => 1 << 30,
-        "t" | "tib" => 1 << 40,
-        "kb" => 1_000,
-        "mb" => 1_000_000,
-        "gb" => 1_000_000_000,
-        "tb" => 1_000_000_000_000,
-        u => {
-            return Err(format!(
-                "unknown size unit `{u}` in `{s}` (use B, KB, KiB, MB, MiB, GB, GiB, TB, TiB)"
-            ))
-        }
-    };
-    num.checked_mul(mult)
-        .ok_or_else(|| format!("size `{s}` overflows 64 bits"))
-}
-
 /// Set by the SIGTERM/SIGINT handler; only `run_memnode` looks at it.
 static SIGNALED: AtomicBool = AtomicBool::new(false);
 
@@ -495,21 +463,4 @@ pub fn spawn_memnode_for_tests(node_id: u16, capacity: u64, token: &str) -> Resu
         server,
         thread: Some(thread),
     })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn sizes_parse() {
-        assert_eq!(parse_size("65536").unwrap(), 65536);
-        assert_eq!(parse_size("512MB").unwrap(), 512_000_000);
-        assert_eq!(parse_size("1GiB").unwrap(), 1 << 30);
-        assert_eq!(parse_size("64k").unwrap(), 65536);
-        assert_eq!(parse_size(" 2 mib ").unwrap(), 2 << 20);
-        assert!(parse_size("12XB").is_err());
-        assert!(parse_size("").is_err());
-        assert!(parse_size("99999999999TiB").is_err());
-    }
 }

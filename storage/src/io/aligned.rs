@@ -177,9 +177,9 @@ mod single_blocks {
 /// A small free list of equally sized buffers, for the large sequential-scan reads.
 ///
 /// Scans allocate and drop 1–2 MiB buffers at a high rate; glibc keeps such freed chunks in
-/// its arenas, so without reuse the process's RSS grows far past the cache budget (measured:
-/// 269 MB instead of 42 MB for an out-of-core BFS at scale 20) and every fresh buffer is zeroed
-/// for nothing. The pool hands back recycled buffers instead and keeps at most `keep` idle.
+/// its arenas, so without reuse the process's RSS grows far past the cache budget (figures in
+/// docs/PERFORMANCE.md, "Why the code is as it is") and every fresh buffer is zeroed for
+/// nothing. The pool hands back recycled buffers instead and keeps at most `keep` idle.
 pub struct BufPool {
     blocks: usize,
     keep: usize,

@@ -618,22 +618,6 @@ pub fn probe_device(
     })
 }
 
-/// `65536` → `64.0 KiB`: for EXPLAIN and reports.
-pub fn human_bytes(b: u64) -> String {
-    const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
-    let mut x = b as f64;
-    let mut u = 0;
-    while x >= 1024.0 && u + 1 < UNITS.len() {
-        x /= 1024.0;
-        u += 1;
-    }
-    if u == 0 {
-        format!("{b} B")
-    } else {
-        format!("{x:.1} {}", UNITS[u])
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -853,12 +837,5 @@ mod tests {
         assert!(r.peak_mb_per_sec > 0.0);
         // The probe file is gone.
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
-    }
-
-    #[test]
-    fn human_bytes_reads_well() {
-        assert_eq!(human_bytes(65536), "64.0 KiB");
-        assert_eq!(human_bytes(100), "100 B");
-        assert_eq!(human_bytes(3 << 30), "3.0 GiB");
     }
 }

@@ -8,19 +8,8 @@ use std::path::{Path, PathBuf};
 use storage::blockfile::writer::{write_graph_file, GraphFileContents, ListWriter};
 use storage::{Direction, FetchOrder, GraphStore};
 
-/// A small deterministic generator (no external crate needed).
-pub struct Rng(pub u64);
-impl Rng {
-    pub fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-    pub fn below(&mut self, n: u64) -> u64 {
-        self.next() % n.max(1)
-    }
-}
+/// The project's generator, re-exported for the tests that share this module.
+pub use base::Xoshiro256;
 
 /// Adjacency: sorted, de-duplicated lists with weights.
 pub type Adj = Vec<Vec<(u32, f64)>>;
@@ -28,7 +17,7 @@ pub type Adj = Vec<Vec<(u32, f64)>>;
 /// A random graph of `n` vertices with mostly small lists, some isolated vertices, a few lists
 /// of 1000–3000 and `hubs` lists longer than 4096.
 pub fn random_adjacency(n: u32, hubs: u32, seed: u64) -> Adj {
-    let mut rng = Rng(seed | 1);
+    let mut rng = Xoshiro256::new(seed);
     let mut adj: Vec<BTreeMap<u32, f64>> = vec![BTreeMap::new(); n as usize];
     for v in 0..n {
         let deg = match rng.below(100) {
@@ -161,7 +150,7 @@ pub fn scan<S: GraphStore>(
 }
 
 /// A random subset of `0..n` in random order (distinct).
-pub fn random_subset(n: u32, k: usize, rng: &mut Rng) -> Vec<u32> {
+pub fn random_subset(n: u32, k: usize, rng: &mut Xoshiro256) -> Vec<u32> {
     let mut all: Vec<u32> = (0..n).collect();
     for i in (1..all.len()).rev() {
         let j = rng.below(i as u64 + 1) as usize;
