@@ -4,7 +4,8 @@
 
 use std::path::Path;
 
-use super::edgelist::{for_each_line, input_err, parse_id, parse_weight};
+use super::edgelist::{input_err, parse_id, parse_weight};
+use super::input::for_each_line;
 use super::EdgeSink;
 use crate::error::Result;
 
@@ -115,7 +116,8 @@ pub(crate) fn read_csv(
         ))
     };
     let mut fields = Vec::new();
-    for_each_line(path, |line, l, n| {
+    let cancel = sink.cancel;
+    for_each_line(path, cancel, |line, l, n| {
         sink.bytes_read += n as u64;
         if l.iter().all(|c| c.is_ascii_whitespace()) {
             return Ok(());

@@ -19,6 +19,7 @@ pub mod edgelist;
 pub mod external_sort;
 pub mod graphalytics;
 pub mod idmap;
+mod input;
 pub mod parquet;
 
 use std::path::{Path, PathBuf};
@@ -122,7 +123,7 @@ pub(crate) struct EdgeSink<'a> {
     edges: u64,
     pub(crate) bytes_read: u64,
     progress: &'a mut dyn FnMut(ImportProgress),
-    cancel: &'a AtomicBool,
+    pub(crate) cancel: &'a AtomicBool,
 }
 
 impl EdgeSink<'_> {
@@ -269,7 +270,7 @@ pub fn import(
         InputFormat::Graphalytics => {
             check_options(req, &[])?;
             let props = graphalytics::find_properties(&req.source)?;
-            let ds = graphalytics::read_properties(&props)?;
+            let ds = graphalytics::read_properties(&props, cancel)?;
             let contradiction = |m: String| StoreError::Input {
                 path: props.clone(),
                 line: 0,
@@ -309,7 +310,7 @@ pub fn import(
     // The vertex set, when a vertex file defines it.
     let mut bytes_read = 0u64;
     let given_ids = match &vertex_file {
-        Some(v) => Some(edgelist::read_vertex_file(v, &mut bytes_read)?),
+        Some(v) => Some(edgelist::read_vertex_file(v, &mut bytes_read, cancel)?),
         None => None,
     };
     if let Some(ids) = &given_ids {
