@@ -379,6 +379,7 @@ fn input_format(word: &str) -> InputFormat {
         "graphalytics" => InputFormat::Graphalytics,
         "csv" => InputFormat::Csv,
         "parquet" => InputFormat::Parquet,
+        "mtx" => InputFormat::Mtx,
         _ => InputFormat::Edgelist,
     }
 }

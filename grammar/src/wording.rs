@@ -35,7 +35,7 @@ fn describe(rule: Rule) -> Option<&'static str> {
         Rule::vertex => "a vertex id",
         Rule::number | Rule::count => "a number",
         Rule::param_value | Rule::set_value => "a value",
-        Rule::input_format => "a format (edgelist, graphalytics, csv or parquet)",
+        Rule::input_format => "a format (edgelist, graphalytics, csv, parquet or mtx)",
         Rule::output_format => "a format (parquet, arrow, csv or graphalytics)",
         Rule::storage_kind => "a storage kind (blockfile, memory or dm)",
         Rule::eq => "`=`",

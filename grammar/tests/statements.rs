@@ -116,6 +116,7 @@ fn create_graph_formats_and_storage_kinds() {
         ("GRAPHALYTICS", InputFormat::Graphalytics),
         ("Csv", InputFormat::Csv),
         ("parquet", InputFormat::Parquet),
+        ("MTX", InputFormat::Mtx),
     ] {
         let c = create_of(&format!("CREATE GRAPH g FROM 'x' FORMAT {word};"));
         assert_eq!(c.format, Some(format));

@@ -55,7 +55,8 @@ pub fn create(
         Some(InputFormat::Graphalytics) => import::InputFormat::Graphalytics,
         Some(InputFormat::Csv) => import::InputFormat::Csv,
         Some(InputFormat::Parquet) => import::InputFormat::Parquet,
-        None => guess_format(&c.source),
+        Some(InputFormat::Mtx) => import::InputFormat::MatrixMarket,
+        None => import::detect_format(std::path::Path::new(&c.source)),
     };
     let mut options = Vec::new();
     for p in &c.options {
@@ -181,19 +182,6 @@ fn free_dm(s: &Session, meta: &GraphMeta) {
         return;
     };
     let _ = storage::dm::load::free_layout(&layout, &pool);
-}
-
-fn guess_format(path: &str) -> import::InputFormat {
-    let lower = path.to_ascii_lowercase();
-    if lower.ends_with(".properties") {
-        import::InputFormat::Graphalytics
-    } else if lower.ends_with(".csv") {
-        import::InputFormat::Csv
-    } else if lower.ends_with(".parquet") {
-        import::InputFormat::Parquet
-    } else {
-        import::InputFormat::Edgelist
-    }
 }
 
 /// `DROP GRAPH [IF EXISTS] name`.

@@ -135,10 +135,44 @@ pub(crate) fn open_input<'a>(path: &Path, cancel: &'a AtomicBool) -> Result<Canc
     })
 }
 
-/// Opens `path` as buffered text input.
+/// How a text input is compressed, told by its first bytes (not its name).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Compression {
+    None,
+    Gzip,
+    Zstd,
+}
+
+impl Compression {
+    /// The compression whose magic number `head` starts with.
+    pub(crate) fn sniff(head: &[u8]) -> Compression {
+        if head.starts_with(&[0x1f, 0x8b]) {
+            Compression::Gzip
+        } else if head.starts_with(&[0x28, 0xb5, 0x2f, 0xfd]) {
+            Compression::Zstd
+        } else {
+            Compression::None
+        }
+    }
+}
+
+/// Opens `path` as buffered text input, decompressing gzip and zstd (told by their magic
+/// bytes) as it reads.
 pub(crate) fn open_text<'a>(path: &Path, cancel: &'a AtomicBool) -> Result<Box<dyn BufRead + 'a>> {
     let file = open_input(path, cancel)?;
-    Ok(Box::new(BufReader::with_capacity(READ_BUFFER, file)))
+    let mut raw = BufReader::with_capacity(READ_BUFFER, file);
+    let head = raw.fill_buf().map_err(|e| read_error(path, e))?;
+    Ok(match Compression::sniff(head) {
+        Compression::None => Box::new(raw),
+        Compression::Gzip => Box::new(BufReader::with_capacity(
+            READ_BUFFER,
+            flate2::bufread::MultiGzDecoder::new(raw),
+        )),
+        Compression::Zstd => Box::new(BufReader::with_capacity(
+            READ_BUFFER,
+            zstd::stream::read::Decoder::with_buffer(raw).map_err(|e| read_error(path, e))?,
+        )),
+    })
 }
 
 fn too_long(path: &Path, line: u64) -> StoreError {
@@ -168,7 +202,7 @@ pub(crate) fn for_each_line(
         if avail.is_empty() {
             if !partial.is_empty() {
                 line += 1;
-                f(line, trim_break(&partial), partial.len())?;
+                f(line, text_of(line, &partial), partial.len())?;
             }
             return Ok(());
         }
@@ -178,7 +212,7 @@ pub(crate) fn for_each_line(
                 if i > MAX_LINE + 1 {
                     return Err(too_long(path, line));
                 }
-                f(line, trim_break(&avail[..i]), i + 1)?;
+                f(line, text_of(line, &avail[..i]), i + 1)?;
                 r.consume(i + 1);
             }
             Some(i) => {
@@ -188,7 +222,7 @@ pub(crate) fn for_each_line(
                 }
                 partial.extend_from_slice(&avail[..i]);
                 r.consume(i + 1);
-                f(line, trim_break(&partial), partial.len() + 1)?;
+                f(line, text_of(line, &partial), partial.len() + 1)?;
                 partial.clear();
             }
             None => {
@@ -200,6 +234,21 @@ pub(crate) fn for_each_line(
                 r.consume(n);
             }
         }
+    }
+}
+
+/// The UTF-8 byte-order mark some editors put first in a text file.
+const BOM: &[u8] = b"\xEF\xBB\xBF";
+
+/// The text of line `line`: without a trailing `\r` (of a `\r\n` break), and for the first
+/// line without a byte-order mark.
+#[inline]
+fn text_of(line: u64, l: &[u8]) -> &[u8] {
+    let l = trim_break(l);
+    if line == 1 {
+        l.strip_prefix(BOM).unwrap_or(l)
+    } else {
+        l
     }
 }
 
@@ -240,6 +289,25 @@ mod tests {
                 (3, b"3 4".to_vec(), 3)
             ]
         );
+    }
+
+    #[test]
+    fn a_byte_order_mark_is_skipped() {
+        let got = lines(b"\xEF\xBB\xBF1 2\n").unwrap();
+        assert_eq!(got, vec![(1, b"1 2".to_vec(), 7)]);
+    }
+
+    #[test]
+    fn gzip_and_zstd_are_told_by_their_bytes() {
+        let text = b"1 2\n3 4\n";
+        let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        gz.write_all(text).unwrap();
+        let gz = gz.finish().unwrap();
+        let zst = zstd::stream::encode_all(&text[..], 1).unwrap();
+        for bytes in [gz, zst] {
+            let got: Vec<Vec<u8>> = lines(&bytes).unwrap().into_iter().map(|l| l.1).collect();
+            assert_eq!(got, vec![b"1 2".to_vec(), b"3 4".to_vec()]);
+        }
     }
 
     #[test]

@@ -15,11 +15,13 @@
 //! and on cancellation.
 
 pub mod csv;
+mod detect;
 pub mod edgelist;
 pub mod external_sort;
 pub mod graphalytics;
 pub mod idmap;
 mod input;
+mod mtx;
 pub mod parquet;
 
 use std::path::{Path, PathBuf};
@@ -28,6 +30,7 @@ use std::time::{Duration, Instant};
 
 use crate::blockfile::writer::{write_graph_file, GraphFileContents, ListWriter, WrittenLists};
 use crate::error::{Result, StoreError};
+pub use detect::detect_format;
 use external_sort::{Arc, InputEdge, Merged, Record, Sorter, FAN_IN};
 use idmap::{IdCollector, IdMapper};
 
@@ -42,6 +45,8 @@ pub enum InputFormat {
     Csv,
     /// A Parquet file with integer id columns.
     Parquet,
+    /// A Matrix Market coordinate file.
+    MatrixMarket,
 }
 
 /// Everything an import needs to know.
@@ -116,7 +121,8 @@ const REPORT_EVERY: u64 = 1 << 20;
 /// Where the parsers put edges: checks vertex membership, normalises undirected edges,
 /// collects ids, feeds the sorter, reports progress and checks for cancellation.
 pub(crate) struct EdgeSink<'a> {
-    directed: bool,
+    /// Normalise edges to `src <= dst`; a reader may set it once before its first edge.
+    pub(crate) directed: bool,
     vertex_set: Option<(&'a IdMapper, &'a Path)>,
     ids: Option<IdCollector>,
     sorter: Sorter<InputEdge>,
@@ -168,6 +174,13 @@ impl EdgeSink<'_> {
         Ok(())
     }
 
+    /// A vertex the input declares, with or without edges.
+    pub(crate) fn vertex(&mut self, id: u64) {
+        if let Some(ids) = &mut self.ids {
+            ids.add(id);
+        }
+    }
+
     fn tick(&mut self, phase: ImportPhase, edges: u64) -> Result<()> {
         (self.progress)(ImportProgress {
             phase,
@@ -214,6 +227,9 @@ fn check_options(req: &ImportRequest, allowed: &[&str]) -> Result<()> {
 fn csv_options(req: &ImportRequest) -> Result<csv::CsvOptions> {
     check_options(req, &["delimiter", "header", "src", "dst", "weight"])?;
     let mut o = csv::CsvOptions::default();
+    if detect::is_tab_separated_name(&req.source) {
+        o.delimiter = b'\t';
+    }
     if let Some(d) = option(req, "delimiter") {
         o.delimiter = match d {
             "\\t" | "tab" | "\t" => b'\t',
@@ -227,8 +243,8 @@ fn csv_options(req: &ImportRequest) -> Result<csv::CsvOptions> {
     }
     if let Some(h) = option(req, "header") {
         o.header = match h.to_ascii_lowercase().as_str() {
-            "true" | "yes" | "1" => true,
-            "false" | "no" | "0" => false,
+            "true" | "yes" | "1" => Some(true),
+            "false" | "no" | "0" => Some(false),
             _ => {
                 return Err(StoreError::Other(format!(
                     "option header must be true or false, found `{h}`"
@@ -305,6 +321,7 @@ pub fn import(
             csv_options(req)?;
         }
         InputFormat::Parquet => check_options(req, &["src", "dst", "weight"])?,
+        InputFormat::MatrixMarket => check_options(req, &[])?,
     }
 
     // The vertex set, when a vertex file defines it.
@@ -360,7 +377,9 @@ pub fn import(
             weighted,
             &mut sink,
         )?,
+        InputFormat::MatrixMarket => mtx::read_mtx(&req.source, req.directed, weighted, &mut sink)?,
     }
+    directed = sink.directed;
     let edges_read = sink.edges;
     sink.tick(ImportPhase::Sorting, edges_read)?;
     let EdgeSink {
