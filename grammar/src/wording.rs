@@ -73,6 +73,10 @@ fn describe(rule: Rule) -> Option<&'static str> {
         Rule::kw_explain => "EXPLAIN",
         Rule::kw_profile => "PROFILE",
         Rule::kw_set => "SET",
+        Rule::kw_self => "SELF LOOPS",
+        Rule::policy => "a policy (SELF LOOPS keep|drop, ON ERROR stop|skip)",
+        Rule::kw_loops => "LOOPS",
+        Rule::kw_error => "ERROR",
         _ => return None,
     })
 }

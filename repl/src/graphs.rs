@@ -136,6 +136,7 @@ pub fn create(
             Vec::new()
         },
         extra,
+        import: summary.report.clone(),
     };
     if let Err(e) = s.catalog.register(&meta, c.or_replace) {
         let _ = std::fs::remove_file(&dest);
@@ -166,6 +167,18 @@ pub fn create(
         secs,
         summary.edges as f64 / secs.max(1e-9)
     )
+    .and_then(|()| {
+        let (examples, facts): (Vec<_>, Vec<_>) = summary
+            .report
+            .lines()
+            .into_iter()
+            .partition(|(k, _)| k.starts_with(' '));
+        let facts: Vec<String> = facts.iter().map(|(k, v)| format!("{k} {v}")).collect();
+        writeln!(out, "  {}", facts.join(", "))?;
+        examples
+            .iter()
+            .try_for_each(|(_, e)| writeln!(out, "  skipped: {e}"))
+    })
     .map_err(|e| StatementError::at(pos, e.to_string()))
 }
 
@@ -270,6 +283,11 @@ pub fn describe(s: &mut Session, name: &Ident, out: &mut dyn Write) -> Result<()
     add("source", meta.source.clone());
     add("file", path.display().to_string());
     add("file size", format_size(meta.file_bytes));
+    if meta.import != Default::default() {
+        for (k, v) in meta.import.lines() {
+            add(&k, v);
+        }
+    }
     if meta.storage == StorageKind::Dm {
         add("memory nodes", meta.memory_nodes.join(", "));
         if let Ok(l) = crate::run::dm_layout(&meta) {

@@ -71,6 +71,10 @@ pub struct GraphMeta {
     /// Store-specific extra metadata (e.g. DM tiny-chunk table), as JSON.
     #[serde(default)]
     pub extra: Option<serde_json::Value>,
+    /// What the import read, kept, merged and skipped (empty for graphs made before it was
+    /// recorded).
+    #[serde(default)]
+    pub import: crate::import::ImportReport,
 }
 
 /// The catalog of one data directory.
@@ -299,6 +303,7 @@ mod tests {
             file_bytes: 1,
             memory_nodes: vec![],
             extra: None,
+            import: Default::default(),
         }
     }
 

@@ -211,6 +211,7 @@ pub(crate) fn read_csv(
     let cancel = sink.cancel;
     for_each_line(path, cancel, |line, l, n| {
         sink.bytes_read += n as u64;
+        sink.lines += 1;
         if l.iter().all(|c| c.is_ascii_whitespace()) {
             return Ok(());
         }
@@ -257,8 +258,10 @@ pub(crate) fn read_csv(
             };
             Ok((src, dst, weight))
         };
-        let (src, dst, weight) = edge().map_err(|e| with_assumption(e, detected))?;
-        sink.edge(src, dst, weight, path, line)
+        let outcome = edge()
+            .and_then(|(src, dst, weight)| sink.edge(src, dst, weight, path, line))
+            .map_err(|e| with_assumption(e, detected));
+        sink.line_outcome(outcome)
     })
 }
 

@@ -61,7 +61,8 @@ pub(crate) fn parse_id(tok: &[u8], path: &Path, line: u64) -> Result<u64> {
     Ok(v)
 }
 
-/// Checks a weight: finite and not negative (zero is allowed).
+/// Checks a weight: finite (negative weights import; the algorithms that need non-negative
+/// ones refuse the graph when run).
 pub(crate) fn check_weight(
     w: f64,
     shown: &dyn Fn() -> String,
@@ -76,13 +77,6 @@ pub(crate) fn check_weight(
             path,
             line,
             format!("weight {} is infinite", shown()),
-        ));
-    }
-    if w < 0.0 {
-        return Err(input_err(
-            path,
-            line,
-            format!("weight {} is negative", shown()),
         ));
     }
     Ok(w)
@@ -130,6 +124,22 @@ pub(crate) fn read_edgelist(
     let cancel = sink.cancel;
     for_each_line(path, cancel, |line, l, n| {
         sink.bytes_read += n as u64;
+        sink.lines += 1;
+        let outcome = edge_line(path, line, l, weight_col, max_cols, sink);
+        sink.line_outcome(outcome)
+    })
+}
+
+/// Parses one edge-list line into the sink (blank and comment lines add nothing).
+fn edge_line(
+    path: &Path,
+    line: u64,
+    l: &[u8],
+    weight_col: Option<usize>,
+    max_cols: usize,
+    sink: &mut EdgeSink<'_>,
+) -> Result<()> {
+    {
         let Some(l) = content(l) else {
             return Ok(());
         };
@@ -174,7 +184,7 @@ pub(crate) fn read_edgelist(
             None => 0.0,
         };
         sink.edge(src, dst, weight, path, line)
-    })
+    }
 }
 
 /// Reads a vertex file: one id per line (the first column; more columns are vertex

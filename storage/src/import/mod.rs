@@ -23,6 +23,7 @@ pub mod idmap;
 mod input;
 mod mtx;
 pub mod parquet;
+pub mod report;
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -33,6 +34,8 @@ use crate::error::{Result, StoreError};
 pub use detect::detect_format;
 use external_sort::{Arc, InputEdge, Merged, Record, Sorter, FAN_IN};
 use idmap::{IdCollector, IdMapper};
+pub use report::{DuplicatePolicy, ImportReport, SelfLoopPolicy};
+use report::{Policies, POLICY_OPTIONS, SKIPPED_EXAMPLES};
 
 /// The input formats the importer reads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -63,7 +66,8 @@ pub struct ImportRequest {
     /// A vertex file (one id per line) defining the vertex set, isolated vertices included.
     pub vertices: Option<PathBuf>,
     /// Format options: csv `delimiter`, `header`, `src`, `dst`, `weight`; parquet `src`,
-    /// `dst`, `weight`.
+    /// `dst`, `weight`; for every format the policies `duplicates`, `self_loops`, `on_error`
+    /// (see [`report`]).
     pub options: Vec<(String, String)>,
     /// Where the graph file goes.
     pub dest: PathBuf,
@@ -113,6 +117,8 @@ pub struct ImportSummary {
     pub duplicates_dropped: u64,
     /// Sorted runs spilled to disk (0 when everything fit in the budget).
     pub runs_spilled: u64,
+    /// What was read, kept, merged and skipped, and under which policies.
+    pub report: ImportReport,
 }
 
 /// Records per progress report and cancellation check.
@@ -130,6 +136,12 @@ pub(crate) struct EdgeSink<'a> {
     pub(crate) bytes_read: u64,
     progress: &'a mut dyn FnMut(ImportProgress),
     pub(crate) cancel: &'a AtomicBool,
+    policies: Policies,
+    /// Input lines (or rows) seen, counted by the readers.
+    pub(crate) lines: u64,
+    self_loops_dropped: u64,
+    skipped: u64,
+    skipped_examples: Vec<String>,
 }
 
 impl EdgeSink<'_> {
@@ -161,6 +173,10 @@ impl EdgeSink<'_> {
             ids.add(src);
             ids.add(dst);
         }
+        if src == dst && self.policies.self_loops == SelfLoopPolicy::Drop {
+            self.self_loops_dropped += 1;
+            return Ok(());
+        }
         let (src, dst) = if !self.directed && dst < src {
             (dst, src)
         } else {
@@ -172,6 +188,21 @@ impl EdgeSink<'_> {
             self.tick(ImportPhase::Reading, self.edges)?;
         }
         Ok(())
+    }
+
+    /// What becomes of one input line's outcome: with `ON ERROR skip` a malformed line is
+    /// counted (the first few quoted) and reading goes on; otherwise its error stops the import.
+    pub(crate) fn line_outcome(&mut self, outcome: Result<()>) -> Result<()> {
+        match outcome {
+            Err(e @ StoreError::Input { .. }) if self.policies.skip_errors => {
+                self.skipped += 1;
+                if self.skipped_examples.len() < SKIPPED_EXAMPLES {
+                    self.skipped_examples.push(e.to_string());
+                }
+                Ok(())
+            }
+            other => other,
+        }
     }
 
     /// A vertex the input declares, with or without edges.
@@ -209,6 +240,9 @@ fn option<'a>(req: &'a ImportRequest, key: &str) -> Option<&'a str> {
 
 fn check_options(req: &ImportRequest, allowed: &[&str]) -> Result<()> {
     for (k, _) in &req.options {
+        if POLICY_OPTIONS.iter().any(|a| a.eq_ignore_ascii_case(k)) {
+            continue;
+        }
         if !allowed.iter().any(|a| a.eq_ignore_ascii_case(k)) {
             return Err(StoreError::Other(format!(
                 "unknown option `{k}` for {:?} input (known: {})",
@@ -276,6 +310,7 @@ pub fn import(
         .tempdir_in(&req.temp_dir)
         .map_err(|e| StoreError::io(&req.temp_dir, e))?;
     let budget = req.memory_budget.max(1);
+    let policies = Policies::from_options(&req.options)?;
 
     // What the format says about the graph.
     let mut directed = req.directed.unwrap_or(true);
@@ -352,6 +387,11 @@ pub fn import(
         bytes_read,
         progress,
         cancel,
+        policies,
+        lines: 0,
+        self_loops_dropped: 0,
+        skipped: 0,
+        skipped_examples: Vec::new(),
     };
     match req.format {
         InputFormat::Edgelist => {
@@ -387,8 +427,13 @@ pub fn import(
         sorter,
         bytes_read,
         progress,
+        lines,
+        self_loops_dropped,
+        skipped,
+        skipped_examples,
         ..
     } = sink;
+    let vertices_from_file = given_ids.as_ref().map(|ids| ids.len() as u64);
     let ids = match given_ids {
         Some(ids) => ids,
         None => collected.expect("collected when no vertex file").finish(),
@@ -422,28 +467,22 @@ pub fn import(
         None
     };
     let mut list = ListBuf::default();
-    let mut last: Option<(u64, u64)> = None;
     let mut edges = 0u64;
     let mut duplicates = 0u64;
+    let mut self_loops_kept = 0u64;
+    let mut negative_weights = 0u64;
     let mut merged_count = 0u64;
     let unknown =
         |id: u64| StoreError::Other(format!("import: vertex {id} missing from the id map"));
-    while let Some(e) = merged.next()? {
-        merged_count += 1;
-        if merged_count & (REPORT_EVERY - 1) == 0 {
-            progress(ImportProgress {
-                phase: ImportPhase::Sorting,
-                bytes_read,
-                edges: merged_count,
-            });
-            check_cancel(cancel)?;
-        }
-        if last == Some(e.key()) {
-            duplicates += 1;
-            continue;
-        }
-        last = Some(e.key());
+    // One distinct edge, its duplicates merged: map ids and pass it on.
+    let mut emit = |e: InputEdge| -> Result<()> {
         edges += 1;
+        if e.src == e.dst {
+            self_loops_kept += 1;
+        }
+        if weighted && e.weight < 0.0 {
+            negative_weights += 1;
+        }
         let a = mapper.map(e.src).ok_or_else(|| unknown(e.src))?;
         let b = mapper.map(e.dst).ok_or_else(|| unknown(e.dst))?;
         if let Some(w) = &mut out_writer {
@@ -467,6 +506,33 @@ pub fn import(
                 })?;
             }
         }
+        Ok(())
+    };
+    // The edge being merged with its duplicates (equal keys arrive together, in input order).
+    let mut pending: Option<InputEdge> = None;
+    while let Some(e) = merged.next()? {
+        merged_count += 1;
+        if merged_count & (REPORT_EVERY - 1) == 0 {
+            progress(ImportProgress {
+                phase: ImportPhase::Sorting,
+                bytes_read,
+                edges: merged_count,
+            });
+            check_cancel(cancel)?;
+        }
+        if let Some(p) = &mut pending {
+            if p.key() == e.key() {
+                duplicates += 1;
+                p.weight = policies.duplicates.combine(p.weight, e.weight);
+                continue;
+            }
+        }
+        if let Some(p) = pending.replace(e) {
+            emit(p)?;
+        }
+    }
+    if let Some(p) = pending.take() {
+        emit(p)?;
     }
     drop(merged);
     let (out, inn) = match out_writer {
@@ -549,6 +615,21 @@ pub fn import(
         bytes_read,
         duplicates_dropped: duplicates,
         runs_spilled,
+        report: ImportReport {
+            lines_read: lines,
+            edges_kept: edges,
+            duplicates: policies.duplicates,
+            duplicates_merged: duplicates,
+            self_loops: policies.self_loops,
+            self_loop_count: match policies.self_loops {
+                SelfLoopPolicy::Keep => self_loops_kept,
+                SelfLoopPolicy::Drop => self_loops_dropped,
+            },
+            lines_skipped: skipped,
+            skipped_examples,
+            vertices_from_file,
+            negative_weights,
+        },
     })
 }
 

@@ -102,6 +102,7 @@ pub(crate) fn read_mtx(
     let mut state = State::Banner;
     for_each_line(path, cancel, |line, l, n| {
         sink.bytes_read += n as u64;
+        sink.lines += 1;
         if let State::Banner = state {
             banner = parse_banner(l, path)?;
             if weighted && banner.field == Field::Pattern {
@@ -158,22 +159,6 @@ pub(crate) fn read_mtx(
                 announced,
                 seen,
             } => {
-                let want = if banner.field == Field::Pattern { 2 } else { 3 };
-                if toks.len() != want {
-                    return Err(input_err(
-                        path,
-                        line,
-                        format!(
-                            "expected {} per entry, found {} columns",
-                            if want == 2 {
-                                "`row col`"
-                            } else {
-                                "`row col value`"
-                            },
-                            toks.len()
-                        ),
-                    ));
-                }
                 *seen += 1;
                 if *seen > *announced {
                     return Err(input_err(
@@ -182,27 +167,8 @@ pub(crate) fn read_mtx(
                         format!("more entries than the {announced} the size line announced"),
                     ));
                 }
-                let i = parse_id(toks[0], path, line)?;
-                let j = parse_id(toks[1], path, line)?;
-                for (what, v, max) in [("row", i, *rows), ("column", j, *cols)] {
-                    if v == 0 || v > max {
-                        return Err(input_err(
-                            path,
-                            line,
-                            format!("{what} {v} is outside 1..={max} (the size line)"),
-                        ));
-                    }
-                }
-                let w = if weighted {
-                    parse_weight(toks[2], path, line)?
-                } else {
-                    0.0
-                };
-                sink.edge(i, j, w, path, line)?;
-                if banner.symmetric && sink.directed && i != j {
-                    sink.edge(j, i, w, path, line)?;
-                }
-                Ok(())
+                let outcome = entry(path, line, &toks, banner, (*rows, *cols), weighted, sink);
+                sink.line_outcome(outcome)
             }
         }
     })?;
@@ -218,4 +184,53 @@ pub(crate) fn read_mtx(
         )),
         State::Entries { .. } => Ok(()),
     }
+}
+
+/// One `row col [value]` entry into the sink (and its mirror for DIRECTED symmetric).
+fn entry(
+    path: &Path,
+    line: u64,
+    toks: &[&[u8]],
+    banner: Banner,
+    (rows, cols): (u64, u64),
+    weighted: bool,
+    sink: &mut EdgeSink<'_>,
+) -> Result<()> {
+    let want = if banner.field == Field::Pattern { 2 } else { 3 };
+    if toks.len() != want {
+        return Err(input_err(
+            path,
+            line,
+            format!(
+                "expected {} per entry, found {} columns",
+                if want == 2 {
+                    "`row col`"
+                } else {
+                    "`row col value`"
+                },
+                toks.len()
+            ),
+        ));
+    }
+    let i = parse_id(toks[0], path, line)?;
+    let j = parse_id(toks[1], path, line)?;
+    for (what, v, max) in [("row", i, rows), ("column", j, cols)] {
+        if v == 0 || v > max {
+            return Err(input_err(
+                path,
+                line,
+                format!("{what} {v} is outside 1..={max} (the size line)"),
+            ));
+        }
+    }
+    let w = if weighted {
+        parse_weight(toks[2], path, line)?
+    } else {
+        0.0
+    };
+    sink.edge(i, j, w, path, line)?;
+    if banner.symmetric && sink.directed && i != j {
+        sink.edge(j, i, w, path, line)?;
+    }
+    Ok(())
 }

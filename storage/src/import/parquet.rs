@@ -182,6 +182,7 @@ pub(crate) fn read_parquet(
             sink.edge(sv[i], dv[i], weight, path, row + i as u64)?;
         }
         row += sv.len() as u64;
+        sink.lines += sv.len() as u64;
     }
     sink.bytes_read += file_len;
     Ok(())
