@@ -103,3 +103,43 @@ fn a_fifo_with_no_writer_is_cancelled_by_sigint() {
     assert!(err.contains("cancelled"), "{err}");
     assert!(!err.contains("panicked"), "{err}");
 }
+
+#[test]
+fn a_fifo_with_a_writer_imports_what_it_sends() {
+    let d = tempfile::tempdir().unwrap();
+    let data = d.path().join("data");
+    let fifo = d.path().join("edges.fifo");
+    let c = std::ffi::CString::new(fifo.as_os_str().as_encoded_bytes()).unwrap();
+    // SAFETY: `c` is a valid NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    let writer = {
+        let fifo = fifo.clone();
+        // Opening for writing blocks until the import opens the FIFO for reading.
+        std::thread::spawn(move || std::fs::write(fifo, "1 2\n2 3\n3 1\n4 1\n").unwrap())
+    };
+    let mut child = Command::new(BIN)
+        .arg("--data")
+        .arg(&data)
+        .args(["-c", &format!("CREATE GRAPH g FROM '{}';", fifo.display())])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // A generous bound so that a lost writer fails the test instead of hanging it.
+    let limit = Instant::now() + Duration::from_secs(20);
+    while child.try_wait().unwrap().is_none() {
+        if Instant::now() > limit {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("the import of a FIFO with a writer never ended");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let out = child.wait_with_output().unwrap();
+    let all = format!("{}{}", text(&out.stdout), text(&out.stderr));
+    // Checked before joining the writer, which would wait forever for a reader that failed.
+    assert!(out.status.success(), "{all}");
+    writer.join().unwrap();
+    assert!(all.contains("4 vertices, 4 edges"), "{all}");
+}

@@ -54,11 +54,13 @@ fn by_name(path: &Path) -> InputFormat {
 /// The format the first bytes of a regular file prove, if any. Streams (FIFOs) are not
 /// sniffed: what is read from them is gone.
 fn sniff(path: &Path) -> Option<InputFormat> {
-    let never = AtomicBool::new(false);
-    let mut raw = open_input(path, &never).ok()?;
-    if !raw.is_regular() {
+    // stat, not open: opening a FIFO's read end would let its writer start, and closing it
+    // again would break the writer's pipe.
+    if !std::fs::metadata(path).ok()?.is_file() {
         return None;
     }
+    let never = AtomicBool::new(false);
+    let mut raw = open_input(path, &never).ok()?;
     let mut magic = [0u8; 4];
     if raw.read_exact(&mut magic).is_ok() && &magic == b"PAR1" {
         return Some(InputFormat::Parquet);
