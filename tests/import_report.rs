@@ -115,6 +115,21 @@ fn on_error_skip_counts_and_quotes_bad_lines() {
             "lines skipped,2",
         ],
     );
+    let csv = d.path().join("bad.csv");
+    std::fs::write(&csv, "src,dst\n1,2\n\"2,3\n2,x\n3,1\n").unwrap();
+    let all = ok(
+        &data,
+        &format!("CREATE GRAPH c FROM '{}' ON ERROR skip;", csv.display()),
+    );
+    has(
+        &all,
+        &[
+            "3 vertices, 2 edges",
+            "lines skipped 2",
+            "bad.csv:3: unterminated quoted field",
+            "bad.csv:4:",
+        ],
+    );
 }
 
 #[test]

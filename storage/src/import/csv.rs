@@ -216,10 +216,8 @@ pub(crate) fn read_csv(
             return Ok(());
         }
         if !split_fields(l, opts.delimiter, &mut fields) {
-            return Err(with_assumption(
-                input_err(path, line, "unterminated quoted field"),
-                detected,
-            ));
+            let e = with_assumption(input_err(path, line, "unterminated quoted field"), detected);
+            return sink.line_outcome(Err(e));
         }
         let (s, d, w) = match cols {
             Some(c) => c,
