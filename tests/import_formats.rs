@@ -256,6 +256,18 @@ fn matrix_market_files_load_with_their_size_line_and_symmetry() {
         &format!("CREATE GRAPH x FROM '{}' WEIGHTED;", general.display()),
         &["general.mtx:1:", "drop WEIGHTED"],
     );
+    // A size line beyond the vertex limit is refused before anything is allocated.
+    let huge = d.path().join("huge.mtx");
+    std::fs::write(
+        &huge,
+        "%%MatrixMarket matrix coordinate pattern general\n99999999999 2 1\n1 2\n",
+    )
+    .unwrap();
+    fails(
+        &data,
+        &format!("CREATE GRAPH x FROM '{}';", huge.display()),
+        &["huge.mtx:2:", "at most 2^32-1"],
+    );
 }
 
 #[test]

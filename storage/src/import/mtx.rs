@@ -10,7 +10,7 @@ use std::path::Path;
 
 use super::edgelist::{input_err, parse_id, parse_weight};
 use super::input::for_each_line;
-use super::EdgeSink;
+use super::{check_cancel, EdgeSink};
 use crate::error::Result;
 
 /// The value each entry carries.
@@ -142,8 +142,22 @@ pub(crate) fn read_mtx(
                 let rows = parse_id(r, path, line)?;
                 let cols = parse_id(c, path, line)?;
                 let announced = parse_id(e, path, line)?;
-                for v in 1..=rows.max(cols) {
+                let n = rows.max(cols);
+                if n > u32::MAX as u64 {
+                    return Err(input_err(
+                        path,
+                        line,
+                        format!(
+                            "the size line declares {n} rows or columns; frontier supports at \
+                             most 2^32-1 (4294967295) vertices"
+                        ),
+                    ));
+                }
+                for v in 1..=n {
                     sink.vertex(v);
+                    if v % (1 << 20) == 0 {
+                        check_cancel(sink.cancel)?;
+                    }
                 }
                 state = State::Entries {
                     rows,
