@@ -4,4 +4,6 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 # One test reads a Parquet file written by frontier with pyarrow (a 55 MB wheel, ~7 s to install).
 python3 -c "import pyarrow.parquet" 2>/dev/null || python3 -m pip install --quiet pyarrow
+# The import tests read Parquet files written by DuckDB with each compression.
+python3 -c "import duckdb" 2>/dev/null || python3 -m pip install --quiet duckdb
 cargo test --workspace --all-targets

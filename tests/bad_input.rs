@@ -119,7 +119,7 @@ fn bad_settings_parameters_and_files_name_the_fault() {
     let overflow = f("over.txt", b"1 2\n18446744073709551616 3\n");
     let nan = f("nan.txt", b"1 2 0.5\n2 3 NaN\n");
     let missing_weight = f("miss.txt", b"1 2 0.5\n2 3\n");
-    let negative_weight = f("negw.txt", b"1 2 0.5\n2 3 -1\n");
+    let nan_weight = f("nanw.txt", b"1 2 0.5\n2 3 NaN\n");
     let garbage = f("garbage.txt", b"1 2\n\xff\xfe\x00\x01garbage\n");
     let props = f("bad.properties", b"graph.bad.directed = true\n");
     let csv = f("bad.csv", b"from,to\n1,2\n");
@@ -253,8 +253,8 @@ fn bad_settings_parameters_and_files_name_the_fault() {
             vec![format!("{missing_weight}:2:")],
         ),
         (
-            format!("CREATE GRAPH h FROM '{negative_weight}' WEIGHTED;"),
-            vec![format!("{negative_weight}:2:")],
+            format!("CREATE GRAPH h FROM '{nan_weight}' WEIGHTED;"),
+            vec![format!("{nan_weight}:2:")],
         ),
         (
             format!("CREATE GRAPH h FROM '{garbage}';"),

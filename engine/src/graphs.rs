@@ -50,7 +50,8 @@ pub fn create(s: &mut Session, pos: Pos, c: &CreateGraph) -> Result<Vec<Output>,
         Some(InputFormat::Graphalytics) => import::InputFormat::Graphalytics,
         Some(InputFormat::Csv) => import::InputFormat::Csv,
         Some(InputFormat::Parquet) => import::InputFormat::Parquet,
-        None => guess_format(&c.source),
+        Some(InputFormat::Mtx) => import::InputFormat::MatrixMarket,
+        None => import::detect_format(std::path::Path::new(&c.source)),
     };
     let mut options = Vec::new();
     for p in &c.options {
@@ -143,6 +144,7 @@ pub fn create(s: &mut Session, pos: Pos, c: &CreateGraph) -> Result<Vec<Output>,
         },
         extra,
         file_id: Some(identity.file_id),
+        import: summary.report.clone(),
     };
     if let Err(e) = s.catalog.register(&meta, c.or_replace) {
         let _ = std::fs::remove_file(&dest);
@@ -158,7 +160,7 @@ pub fn create(s: &mut Session, pos: Pos, c: &CreateGraph) -> Result<Vec<Output>,
         free_dm(s, &old);
     }
     let secs = summary.elapsed.as_secs_f64();
-    Ok(vec![Output::Status(format!(
+    let mut outputs = vec![Output::Status(format!(
         "created graph {name}: {} vertices, {} edges, {}{}, {} in {:.2} s ({:.0} edges/s){dm_note}",
         summary.vertices,
         summary.edges,
@@ -171,7 +173,20 @@ pub fn create(s: &mut Session, pos: Pos, c: &CreateGraph) -> Result<Vec<Output>,
         format_size(summary.file_bytes),
         secs,
         summary.edges as f64 / secs.max(1e-9)
-    ))])
+    ))];
+    let (examples, facts): (Vec<_>, Vec<_>) = summary
+        .report
+        .lines()
+        .into_iter()
+        .partition(|(k, _)| k.starts_with(' '));
+    let facts: Vec<String> = facts.iter().map(|(k, v)| format!("{k} {v}")).collect();
+    outputs.push(Output::Status(format!("  {}", facts.join(", "))));
+    outputs.extend(
+        examples
+            .iter()
+            .map(|(_, e)| Output::Status(format!("  skipped: {e}"))),
+    );
+    Ok(outputs)
 }
 
 /// Frees the memory-node regions of a replaced or dropped DM graph. Best effort: a node that is
@@ -187,19 +202,6 @@ fn free_dm(s: &Session, meta: &GraphMeta) {
         return;
     };
     let _ = storage::dm::load::free_layout(&layout, &pool);
-}
-
-fn guess_format(path: &str) -> import::InputFormat {
-    let lower = path.to_ascii_lowercase();
-    if lower.ends_with(".properties") {
-        import::InputFormat::Graphalytics
-    } else if lower.ends_with(".csv") {
-        import::InputFormat::Csv
-    } else if lower.ends_with(".parquet") {
-        import::InputFormat::Parquet
-    } else {
-        import::InputFormat::Edgelist
-    }
 }
 
 /// `DROP GRAPH [IF EXISTS] name`.
@@ -293,6 +295,11 @@ pub fn describe(s: &mut Session, name: &Ident) -> Result<Vec<Output>, StatementE
             .clone()
             .unwrap_or_else(|| "none (a format 1 file)".into()),
     );
+    if meta.import != Default::default() {
+        for (k, v) in meta.import.lines() {
+            add(&k, v);
+        }
+    }
     if meta.storage == StorageKind::Dm {
         add("memory nodes", meta.memory_nodes.join(", "));
         if let Ok(l) = crate::run::dm_layout(&meta) {

@@ -53,6 +53,8 @@ pub enum InputFormat {
     Graphalytics,
     Csv,
     Parquet,
+    /// Matrix Market coordinate files (`%%MatrixMarket matrix coordinate ...`).
+    Mtx,
 }
 
 /// Where a graph lives (`STORAGE ...`).

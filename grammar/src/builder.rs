@@ -163,6 +163,12 @@ impl Builder<'_, '_> {
                             once(&storage, at, "STORAGE")?;
                             storage = last_inner(clause).map(|s| storage_kind(s.as_str()));
                         }
+                        Rule::self_loops_clause => {
+                            self.push_policy(&mut options, clause, "self_loops", "SELF LOOPS")?
+                        }
+                        Rule::on_error_clause => {
+                            self.push_policy(&mut options, clause, "on_error", "ON ERROR")?
+                        }
                         Rule::param => self.push_param(&mut options, clause, "option")?,
                         _ => {}
                     }
@@ -305,6 +311,35 @@ impl Builder<'_, '_> {
         Ok(())
     }
 
+    /// A two-word policy clause (`SELF LOOPS drop`) as the importer option `key`.
+    fn push_policy(
+        &self,
+        options: &mut Vec<Param>,
+        clause: Pair<'_, Rule>,
+        key: &str,
+        shown: &str,
+    ) -> Result<()> {
+        let at = clause.as_span().start();
+        let pos = self.pos(&clause);
+        let Some(word) = clause.into_inner().last() else {
+            return err(at, "internal error: empty policy");
+        };
+        if options.iter().any(|p| p.key.name.eq_ignore_ascii_case(key)) {
+            return err(at, format!("{shown} is given twice"));
+        }
+        options.push(Param {
+            key: Ident {
+                name: key.to_string(),
+                pos,
+            },
+            value: Literal {
+                value: Value::Word(word.as_str().to_string()),
+                pos: self.pos(&word),
+            },
+        });
+        Ok(())
+    }
+
     /// A literal of a `vertex`, `param_value` or `set_value` slot. `sizes` says whether a quoted
     /// size such as `'64KB'` becomes [`Value::Size`] (value slots) or stays a string.
     fn value(&self, pair: Pair<'_, Rule>, sizes: bool) -> Result<Literal> {
@@ -380,6 +415,7 @@ fn input_format(word: &str) -> InputFormat {
         "graphalytics" => InputFormat::Graphalytics,
         "csv" => InputFormat::Csv,
         "parquet" => InputFormat::Parquet,
+        "mtx" => InputFormat::Mtx,
         _ => InputFormat::Edgelist,
     }
 }

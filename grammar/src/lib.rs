@@ -67,7 +67,7 @@ pub const KEYWORDS: &[&str] = &[
 ];
 
 /// The words `CREATE GRAPH ... FORMAT` accepts (not reserved: only meaningful after FORMAT).
-pub const INPUT_FORMATS: &[&str] = &["edgelist", "graphalytics", "csv", "parquet"];
+pub const INPUT_FORMATS: &[&str] = &["edgelist", "graphalytics", "csv", "parquet", "mtx"];
 
 /// The words `RUN ... INTO 'path' FORMAT` accepts.
 pub const OUTPUT_FORMATS: &[&str] = &["parquet", "arrow", "csv", "graphalytics"];

@@ -36,7 +36,7 @@ fn describe(rule: Rule) -> Option<&'static str> {
         Rule::vertex => "a vertex id",
         Rule::number | Rule::count => "a number",
         Rule::param_value | Rule::set_value => "a value",
-        Rule::input_format => "a format (edgelist, graphalytics, csv or parquet)",
+        Rule::input_format => "a format (edgelist, graphalytics, csv, parquet or mtx)",
         Rule::output_format => "a format (parquet, arrow, csv or graphalytics)",
         Rule::storage_kind => "a storage kind (blockfile, memory or dm)",
         Rule::eq => "`=`",
@@ -76,6 +76,10 @@ fn describe(rule: Rule) -> Option<&'static str> {
         Rule::kw_set => "SET",
         Rule::kw_repair => "REPAIR",
         Rule::kw_catalog => "CATALOG",
+        Rule::kw_self => "SELF LOOPS",
+        Rule::policy => "a policy (SELF LOOPS keep|drop, ON ERROR stop|skip)",
+        Rule::kw_loops => "LOOPS",
+        Rule::kw_error => "ERROR",
         _ => return None,
     })
 }

@@ -42,7 +42,7 @@ const CASES: &[(&str, usize, usize, &str)] = &[
     ("CREATE GRAPH FROM 'x';", 1, 14, "expected a graph name after GRAPH, found the keyword FROM"),
     ("CREATE g FROM 'x';", 1, 8, "expected OR REPLACE or GRAPH after CREATE"),
     ("CREATE OR GRAPH g FROM 'x';", 1, 11, "expected REPLACE after OR"),
-    ("CREATE GRAPH g FROM 'x' FORMAT xml;", 1, 32, "expected a format (edgelist, graphalytics, csv or parquet) after FORMAT, found `xml`"),
+    ("CREATE GRAPH g FROM 'x' FORMAT xml;", 1, 32, "expected a format (edgelist, graphalytics, csv, parquet or mtx) after FORMAT, found `xml`"),
     ("CREATE GRAPH g FROM 'x' STORAGE ssd;", 1, 33, "expected a storage kind (blockfile, memory or dm) after STORAGE"),
     ("CREATE GRAPH g FROM 'x' VERTICES;", 1, 33, "expected a quoted path after VERTICES"),
     ("CREATE GRAPH g FROM 'x' delimiter;", 1, 34, "expected a value after parameter `delimiter`"),

@@ -110,12 +110,41 @@ fn create_graph_everything_in_any_order() {
 }
 
 #[test]
+fn create_graph_import_policies_become_options() {
+    let c =
+        create_of("CREATE GRAPH g FROM 'x' DUPLICATES sum self loops DROP ON ERROR skip WEIGHTED;");
+    let opts: Vec<(String, String)> = c
+        .options
+        .iter()
+        .map(|p| match &p.value.value {
+            Value::Word(w) => (p.key.name.to_ascii_lowercase(), w.clone()),
+            other => panic!("{other:?}"),
+        })
+        .collect();
+    assert_eq!(
+        opts,
+        vec![
+            ("duplicates".to_string(), "sum".to_string()),
+            ("self_loops".to_string(), "DROP".to_string()),
+            ("on_error".to_string(), "skip".to_string()),
+        ]
+    );
+    assert!(c.weighted);
+    // The policy words are not reserved.
+    assert!(parse("DESCRIBE GRAPH self;").is_ok());
+    assert!(parse("DESCRIBE GRAPH error;").is_ok());
+    let e = parse("CREATE GRAPH g FROM 'x' ON ERROR skip ON ERROR stop;").unwrap_err();
+    assert!(e.to_string().contains("ON ERROR is given twice"), "{e}");
+}
+
+#[test]
 fn create_graph_formats_and_storage_kinds() {
     for (word, format) in [
         ("edgelist", InputFormat::Edgelist),
         ("GRAPHALYTICS", InputFormat::Graphalytics),
         ("Csv", InputFormat::Csv),
         ("parquet", InputFormat::Parquet),
+        ("MTX", InputFormat::Mtx),
     ] {
         let c = create_of(&format!("CREATE GRAPH g FROM 'x' FORMAT {word};"));
         assert_eq!(c.format, Some(format));

@@ -52,6 +52,17 @@ pub fn plan_run(
             ),
         )
     })?;
+    // Shortest paths are wrong with negative weights; graphs may hold them for other uses.
+    if spec.name == "sssp" && graph.import.negative_weights > 0 {
+        return Err(PlanError::new(
+            run.algorithm.pos,
+            format!(
+                "sssp needs non-negative weights, but graph `{}` has {} edges with a negative \
+                 weight; re-import it without them (or run an algorithm that ignores weights)",
+                graph.name, graph.import.negative_weights
+            ),
+        ));
+    }
 
     // FROM
     let source = match (&run.from, spec.source) {
@@ -504,7 +515,24 @@ mod tests {
             memory_nodes: vec![],
             extra: None,
             file_id: None,
+            import: Default::default(),
         }
+    }
+
+    #[test]
+    fn sssp_refuses_a_graph_with_negative_weights() {
+        let mut g = meta();
+        g.weighted = true;
+        g.import.negative_weights = 2;
+        let mut r = run("sssp");
+        r.from = Some(lit(Value::Int(1), 30));
+        let resolve = |id: u64| (1..=10).contains(&id).then(|| (id - 1) as u32);
+        let e = plan_run(&r, &g, &resolve, &Settings::defaults(None)).unwrap_err();
+        assert!(
+            e.to_string().contains("sssp needs non-negative weights"),
+            "{e}"
+        );
+        assert!(e.to_string().contains("2 edges"), "{e}");
     }
 
     fn at(col: usize) -> Pos {

@@ -27,7 +27,8 @@ fn all_graphalytics_datasets_import() {
     for (i, name) in names.iter().enumerate() {
         let dir = root.join(name);
         let props = dir.join(format!("{name}.properties"));
-        let ds = storage::import::graphalytics::read_properties(&props).unwrap();
+        let ds =
+            storage::import::graphalytics::read_properties(&props, &Default::default()).unwrap();
         let dest = tmp.path().join(format!("{name}.frontier"));
         // Alternate between naming the properties file and the dataset directory.
         let source = if i % 2 == 0 {

@@ -1,6 +1,6 @@
 //! Arrow IPC file output (the "Feather v2" format): the cheapest format to write and to
 //! memory-map back, for tools that speak Arrow. The run's metadata goes into the file's custom
-//! metadata under the same `frontier.*` keys as Parquet.
+//! metadata and in the schema's metadata, under the same `frontier.*` keys as Parquet.
 
 use std::path::PathBuf;
 

@@ -272,11 +272,20 @@ pub fn write_result(
     format: Option<OutputFormat>,
     meta: &ResultMeta,
 ) -> Result<WriteSummary, SinkError> {
-    let mut sink = ResultSink::create(dest, format, table.schema.clone())?;
+    let mut sink = ResultSink::create(dest, format, with_provenance(&table.schema, meta))?;
     for batch in &table.batches {
         sink.write(batch)?;
     }
     sink.finish(meta)
+}
+
+/// `schema` carrying the run's `frontier.*` metadata, so the Arrow schema of Parquet and Arrow
+/// files says where they came from (pyarrow, pandas and polars show schema metadata, not
+/// Parquet's key-value footer).
+fn with_provenance(schema: &SchemaRef, meta: &ResultMeta) -> SchemaRef {
+    let mut metadata = schema.metadata().clone();
+    metadata.extend(meta.key_values());
+    std::sync::Arc::new(schema.as_ref().clone().with_metadata(metadata))
 }
 
 /// Wraps an Arrow error with the path and format it happened on.

@@ -1,7 +1,7 @@
 //! Parquet output: zstd-compressed, row groups of about a million rows, the run's metadata as
-//! `frontier.*` key-value pairs. This is the format downstream tools (pandas, polars, DuckDB,
-//! Spark) read, so the Arrow schema is embedded and read back exactly (vertex UInt64, nullable
-//! value columns).
+//! `frontier.*` key-value pairs and in the embedded Arrow schema's metadata. This is the format
+//! downstream tools (pandas, polars, DuckDB, Spark) read, so the Arrow schema is embedded and
+//! read back exactly (vertex UInt64, nullable value columns).
 
 use std::path::PathBuf;
 

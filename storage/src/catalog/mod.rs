@@ -104,6 +104,10 @@ pub struct GraphMeta {
     /// none.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub file_id: Option<String>,
+    /// What the import read, kept, merged and skipped (empty for graphs made before it was
+    /// recorded, and for graphs a catalog rebuild recovered from their files).
+    #[serde(default)]
+    pub import: crate::import::ImportReport,
 }
 
 /// Why a session cannot change the data directory.

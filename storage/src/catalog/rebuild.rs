@@ -252,6 +252,7 @@ fn candidate(rel: &Path, path: &Path, named: &Path) -> std::result::Result<Candi
             file_bytes,
             memory_nodes: Vec::new(),
             extra: None,
+            import: Default::default(),
             file_id,
         },
         generation,

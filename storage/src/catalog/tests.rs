@@ -22,6 +22,7 @@ pub(crate) fn sample_meta(name: &str, file: &str) -> GraphMeta {
         file_bytes: 1,
         memory_nodes: vec![],
         extra: None,
+        import: Default::default(),
         file_id: None,
     }
 }
@@ -68,6 +69,7 @@ fn create(c: &mut Catalog, name: &str, vertices: u64, replace: bool) -> GraphMet
         file_bytes: s.file_bytes,
         memory_nodes: vec![],
         extra: None,
+        import: Default::default(),
         file_id: Some(identity.file_id),
     };
     c.register(&meta, replace).unwrap();

@@ -4,15 +4,17 @@
 
 use std::path::Path;
 
-use super::edgelist::{for_each_line, input_err, parse_id, parse_weight};
+use super::edgelist::{input_err, parse_id, parse_weight};
+use super::input::for_each_line;
 use super::EdgeSink;
-use crate::error::Result;
+use crate::error::{Result, StoreError};
 
 /// CSV settings from the import options.
 #[derive(Debug, Clone)]
 pub struct CsvOptions {
     pub delimiter: u8,
-    pub header: bool,
+    /// `None`: detect it (a first line whose `src`/`dst` fields are not ids is a header).
+    pub header: Option<bool>,
     pub src: Option<String>,
     pub dst: Option<String>,
     pub weight: Option<String>,
@@ -22,7 +24,7 @@ impl Default for CsvOptions {
     fn default() -> Self {
         CsvOptions {
             delimiter: b',',
-            header: true,
+            header: None,
             src: None,
             dst: None,
             weight: None,
@@ -82,6 +84,119 @@ fn split_fields(l: &[u8], delim: u8, out: &mut Vec<Vec<u8>>) -> bool {
     !quoted
 }
 
+/// The `src`, `dst` and (weighted) `weight` column numbers.
+type Columns = (usize, usize, Option<usize>);
+
+/// The columns chosen by 0-based number (`src 0`), for a file without a header.
+fn numbered_columns(opts: &CsvOptions, weighted: bool, path: &Path, line: u64) -> Result<Columns> {
+    let num = |o: &Option<String>, d: usize, what: &str| -> Result<usize> {
+        match o {
+            None => Ok(d),
+            Some(s) => s.trim().parse().map_err(|_| {
+                input_err(
+                    path,
+                    line,
+                    format!(
+                        "without a header, `{what}` must be a 0-based column number, found `{s}`"
+                    ),
+                )
+            }),
+        }
+    };
+    Ok((
+        num(&opts.src, 0, "src")?,
+        num(&opts.dst, 1, "dst")?,
+        if weighted {
+            Some(num(&opts.weight, 2, "weight")?)
+        } else {
+            None
+        },
+    ))
+}
+
+/// The columns chosen by header name (or position when no name is given).
+fn named_columns(
+    opts: &CsvOptions,
+    weighted: bool,
+    header: &[Vec<u8>],
+    path: &Path,
+    line: u64,
+) -> Result<Columns> {
+    let names: Vec<String> = header
+        .iter()
+        .map(|f| String::from_utf8_lossy(f).into_owned())
+        .collect();
+    let find = |o: &Option<String>, d: usize, what: &str| -> Result<usize> {
+        match o {
+            None if d < names.len() => Ok(d),
+            None => Err(input_err(
+                path,
+                line,
+                format!(
+                    "the header has {} columns, no column for `{what}`",
+                    names.len()
+                ),
+            )),
+            Some(want) => names.iter().position(|n| n == want).ok_or_else(|| {
+                input_err(
+                    path,
+                    line,
+                    format!("no column `{want}` in the header ({})", names.join(", ")),
+                )
+            }),
+        }
+    };
+    Ok((
+        find(&opts.src, 0, "src")?,
+        find(&opts.dst, 1, "dst")?,
+        if weighted {
+            Some(find(&opts.weight, 2, "weight")?)
+        } else {
+            None
+        },
+    ))
+}
+
+/// Whether a first line is a header when the options do not say: it is when columns are
+/// named, or when its `src`/`dst` fields are not vertex ids.
+fn looks_like_header(first: &[Vec<u8>], opts: &CsvOptions, path: &Path) -> bool {
+    let column = |o: &Option<String>, d: usize| match o {
+        None => Some(d),
+        Some(s) => s.trim().parse().ok(),
+    };
+    let (Some(s), Some(d)) = (column(&opts.src, 0), column(&opts.dst, 1)) else {
+        return true;
+    };
+    let is_id = |i: usize| first.get(i).is_some_and(|f| parse_id(f, path, 1).is_ok());
+    !(is_id(s) && is_id(d))
+}
+
+/// Adds what was assumed about the header to an input error, so a wrong guess is plain.
+fn with_assumption(e: StoreError, detected: Option<bool>) -> StoreError {
+    match (e, detected) {
+        (
+            StoreError::Input {
+                path,
+                line,
+                message,
+            },
+            Some(header),
+        ) => StoreError::Input {
+            path,
+            line,
+            message: format!(
+                "{message} ({})",
+                if header {
+                    "the first line was taken as a header; add `header false` if it is data"
+                } else {
+                    "no header was detected; add `header true` if the first line is one"
+                }
+            ),
+        },
+        (e, _) => e,
+    }
+}
+
 /// Reads a CSV edge file into the sink.
 pub(crate) fn read_csv(
     path: &Path,
@@ -89,92 +204,62 @@ pub(crate) fn read_csv(
     weighted: bool,
     sink: &mut EdgeSink<'_>,
 ) -> Result<()> {
-    let mut cols: Option<(usize, usize, Option<usize>)> = if opts.header {
-        None
-    } else {
-        let num = |o: &Option<String>, d: usize, what: &str| -> Result<usize> {
-            match o {
-                None => Ok(d),
-                Some(s) => s.trim().parse().map_err(|_| {
-                    input_err(
-                        path,
-                        0,
-                        format!("without a header, `{what}` must be a 0-based column number, found `{s}`"),
-                    )
-                }),
-            }
-        };
-        Some((
-            num(&opts.src, 0, "src")?,
-            num(&opts.dst, 1, "dst")?,
-            if weighted {
-                Some(num(&opts.weight, 2, "weight")?)
-            } else {
-                None
-            },
-        ))
-    };
+    let mut cols: Option<Columns> = None;
+    // `Some(header?)` when the header was detected rather than given.
+    let mut detected: Option<bool> = None;
     let mut fields = Vec::new();
-    for_each_line(path, |line, l, n| {
+    let cancel = sink.cancel;
+    for_each_line(path, cancel, |line, l, n| {
         sink.bytes_read += n as u64;
+        sink.lines += 1;
         if l.iter().all(|c| c.is_ascii_whitespace()) {
             return Ok(());
         }
         if !split_fields(l, opts.delimiter, &mut fields) {
-            return Err(input_err(path, line, "unterminated quoted field"));
+            let e = with_assumption(input_err(path, line, "unterminated quoted field"), detected);
+            return sink.line_outcome(Err(e));
         }
-        let Some((s, d, w)) = cols else {
-            // The header row.
-            let names: Vec<String> = fields
-                .iter()
-                .map(|f| String::from_utf8_lossy(f).into_owned())
-                .collect();
-            let find = |o: &Option<String>, d: usize, what: &str| -> Result<usize> {
-                match o {
-                    None if d < names.len() => Ok(d),
-                    None => Err(input_err(
-                        path,
-                        line,
-                        format!(
-                            "the header has {} columns, no column for `{what}`",
-                            names.len()
-                        ),
-                    )),
-                    Some(want) => names.iter().position(|n| n == want).ok_or_else(|| {
-                        input_err(
-                            path,
-                            line,
-                            format!("no column `{want}` in the header ({})", names.join(", ")),
-                        )
-                    }),
+        let (s, d, w) = match cols {
+            Some(c) => c,
+            None => {
+                let header = match opts.header {
+                    Some(h) => h,
+                    None => {
+                        let h = looks_like_header(&fields, opts, path);
+                        detected = Some(h);
+                        h
+                    }
+                };
+                if header {
+                    cols = Some(named_columns(opts, weighted, &fields, path, line)?);
+                    return Ok(());
                 }
+                let c = numbered_columns(opts, weighted, path, line)?;
+                cols = Some(c);
+                c
+            }
+        };
+        let edge = || -> Result<(u64, u64, f64)> {
+            let need = s.max(d).max(w.unwrap_or(0)) + 1;
+            if fields.len() < need {
+                return Err(input_err(
+                    path,
+                    line,
+                    format!("expected at least {need} columns, found {}", fields.len()),
+                ));
+            }
+            let src = parse_id(&fields[s], path, line)?;
+            let dst = parse_id(&fields[d], path, line)?;
+            let weight = match w {
+                Some(c) => parse_weight(&fields[c], path, line)?,
+                None => 0.0,
             };
-            cols = Some((
-                find(&opts.src, 0, "src")?,
-                find(&opts.dst, 1, "dst")?,
-                if weighted {
-                    Some(find(&opts.weight, 2, "weight")?)
-                } else {
-                    None
-                },
-            ));
-            return Ok(());
+            Ok((src, dst, weight))
         };
-        let need = s.max(d).max(w.unwrap_or(0)) + 1;
-        if fields.len() < need {
-            return Err(input_err(
-                path,
-                line,
-                format!("expected at least {need} columns, found {}", fields.len()),
-            ));
-        }
-        let src = parse_id(&fields[s], path, line)?;
-        let dst = parse_id(&fields[d], path, line)?;
-        let weight = match w {
-            Some(c) => parse_weight(&fields[c], path, line)?,
-            None => 0.0,
-        };
-        sink.edge(src, dst, weight, path, line)
+        let outcome = edge()
+            .and_then(|(src, dst, weight)| sink.edge(src, dst, weight, path, line))
+            .map_err(|e| with_assumption(e, detected));
+        sink.line_outcome(outcome)
     })
 }
 
@@ -188,5 +273,19 @@ mod tests {
         assert!(split_fields(br#""a,b", 2 ,"x""y""#, b',', &mut out));
         assert_eq!(out, vec![b"a,b".to_vec(), b"2".to_vec(), b"x\"y".to_vec()]);
         assert!(!split_fields(br#""open"#, b',', &mut out));
+    }
+
+    #[test]
+    fn a_header_is_detected_by_its_id_columns() {
+        let o = CsvOptions::default();
+        let p = Path::new("x.csv");
+        let row = |r: &[&str]| r.iter().map(|f| f.as_bytes().to_vec()).collect::<Vec<_>>();
+        assert!(looks_like_header(&row(&["src", "dst"]), &o, p));
+        assert!(!looks_like_header(&row(&["1", "2", "w"]), &o, p));
+        let named = CsvOptions {
+            src: Some("from".into()),
+            ..CsvOptions::default()
+        };
+        assert!(looks_like_header(&row(&["1", "2"]), &named, p));
     }
 }

@@ -2,10 +2,10 @@
 //! CRLF) and vertex files (one id per line), plus the token parsers every text format shares.
 //! Every error names `path:line`.
 
-use std::fs::File;
-use std::io::{BufRead, BufReader};
 use std::path::Path;
+use std::sync::atomic::AtomicBool;
 
+use super::input::for_each_line;
 use super::EdgeSink;
 use crate::error::{Result, StoreError};
 
@@ -61,7 +61,8 @@ pub(crate) fn parse_id(tok: &[u8], path: &Path, line: u64) -> Result<u64> {
     Ok(v)
 }
 
-/// Checks a weight: finite and not negative (zero is allowed).
+/// Checks a weight: finite (negative weights import; the algorithms that need non-negative
+/// ones refuse the graph when run).
 pub(crate) fn check_weight(
     w: f64,
     shown: &dyn Fn() -> String,
@@ -76,13 +77,6 @@ pub(crate) fn check_weight(
             path,
             line,
             format!("weight {} is infinite", shown()),
-        ));
-    }
-    if w < 0.0 {
-        return Err(input_err(
-            path,
-            line,
-            format!("weight {} is negative", shown()),
         ));
     }
     Ok(w)
@@ -108,35 +102,6 @@ pub(crate) fn parse_weight(tok: &[u8], path: &Path, line: u64) -> Result<f64> {
     check_weight(w, &|| show(tok), path, line)
 }
 
-/// Calls `f(line_number, line, bytes_consumed)` for each line, without its `\n`/`\r\n`.
-pub(crate) fn for_each_line(
-    path: &Path,
-    mut f: impl FnMut(u64, &[u8], usize) -> Result<()>,
-) -> Result<()> {
-    let file = File::open(path).map_err(|e| StoreError::io(path, e))?;
-    let mut r = BufReader::with_capacity(1 << 20, file);
-    let mut buf = Vec::with_capacity(256);
-    let mut line = 0u64;
-    loop {
-        buf.clear();
-        let n = r
-            .read_until(b'\n', &mut buf)
-            .map_err(|e| StoreError::io(path, e))?;
-        if n == 0 {
-            return Ok(());
-        }
-        line += 1;
-        let mut l = &buf[..];
-        if let [rest @ .., b'\n'] = l {
-            l = rest;
-        }
-        if let [rest @ .., b'\r'] = l {
-            l = rest;
-        }
-        f(line, l, n)?;
-    }
-}
-
 /// The line without leading whitespace, or `None` for a blank or comment line.
 #[inline]
 pub(crate) fn content(l: &[u8]) -> Option<&[u8]> {
@@ -156,8 +121,25 @@ pub(crate) fn read_edgelist(
     max_cols: usize,
     sink: &mut EdgeSink<'_>,
 ) -> Result<()> {
-    for_each_line(path, |line, l, n| {
+    let cancel = sink.cancel;
+    for_each_line(path, cancel, |line, l, n| {
         sink.bytes_read += n as u64;
+        sink.lines += 1;
+        let outcome = edge_line(path, line, l, weight_col, max_cols, sink);
+        sink.line_outcome(outcome)
+    })
+}
+
+/// Parses one edge-list line into the sink (blank and comment lines add nothing).
+fn edge_line(
+    path: &Path,
+    line: u64,
+    l: &[u8],
+    weight_col: Option<usize>,
+    max_cols: usize,
+    sink: &mut EdgeSink<'_>,
+) -> Result<()> {
+    {
         let Some(l) = content(l) else {
             return Ok(());
         };
@@ -202,15 +184,19 @@ pub(crate) fn read_edgelist(
             None => 0.0,
         };
         sink.edge(src, dst, weight, path, line)
-    })
+    }
 }
 
 /// Reads a vertex file: one id per line (the first column; more columns are vertex
 /// properties and ignored). Returns the ids ascending and distinct.
-pub(crate) fn read_vertex_file(path: &Path, bytes_read: &mut u64) -> Result<Vec<u64>> {
+pub(crate) fn read_vertex_file(
+    path: &Path,
+    bytes_read: &mut u64,
+    cancel: &AtomicBool,
+) -> Result<Vec<u64>> {
     let mut ids = Vec::new();
     let mut sorted = true;
-    for_each_line(path, |line, l, n| {
+    for_each_line(path, cancel, |line, l, n| {
         *bytes_read += n as u64;
         let Some(l) = content(l) else {
             return Ok(());

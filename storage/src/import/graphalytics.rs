@@ -3,8 +3,13 @@
 //! expected |V| and |E|, which are checked against what was read.
 
 use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicBool;
 
+use super::input::for_each_line;
 use crate::error::{Result, StoreError};
+
+/// The largest properties file read (they are a few hundred bytes).
+const MAX_PROPERTIES: usize = 1 << 20;
 
 /// What a Graphalytics `.properties` file says about its graph.
 #[derive(Debug, Clone, PartialEq)]
@@ -57,29 +62,43 @@ pub fn find_properties(source: &Path) -> Result<PathBuf> {
 }
 
 /// Parses a Graphalytics properties file.
-pub fn read_properties(path: &Path) -> Result<GraphalyticsDataset> {
-    let bytes = std::fs::read(path).map_err(|e| StoreError::io(path, e))?;
-    let text = String::from_utf8(bytes)
-        .map_err(|_| err(path, 0, "binary data (not UTF-8 text) in a properties file"))?;
+pub fn read_properties(path: &Path, cancel: &AtomicBool) -> Result<GraphalyticsDataset> {
     let mut props: Vec<(String, String, u64)> = Vec::new();
-    for (i, raw) in text.lines().enumerate() {
+    let mut size = 0usize;
+    for_each_line(path, cancel, |line, raw, n| {
+        size += n;
+        if size > MAX_PROPERTIES {
+            return Err(err(
+                path,
+                line,
+                "a properties file larger than 1 MiB: is this the right file?",
+            ));
+        }
+        let raw = std::str::from_utf8(raw).map_err(|_| {
+            err(
+                path,
+                line,
+                "binary data (not UTF-8 text) in a properties file",
+            )
+        })?;
         let l = raw.trim();
         if l.is_empty() || l.starts_with('#') || l.starts_with('!') {
-            continue;
+            return Ok(());
         }
         let Some(sep) = l.find(['=', ':']) else {
             return Err(err(
                 path,
-                i as u64 + 1,
+                line,
                 format!("expected `key = value`, found `{l}`"),
             ));
         };
         props.push((
             l[..sep].trim().to_string(),
             l[sep + 1..].trim().to_string(),
-            i as u64 + 1,
+            line,
         ));
-    }
+        Ok(())
+    })?;
     let name = props
         .iter()
         .find_map(|(k, _, _)| {

@@ -15,11 +15,15 @@
 //! and on cancellation.
 
 pub mod csv;
+mod detect;
 pub mod edgelist;
 pub mod external_sort;
 pub mod graphalytics;
 pub mod idmap;
+mod input;
+mod mtx;
 pub mod parquet;
+pub mod report;
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -27,8 +31,11 @@ use std::time::{Duration, Instant};
 
 use crate::blockfile::writer::{write_graph_file, GraphFileContents, ListWriter, WrittenLists};
 use crate::error::{Result, StoreError};
+pub use detect::detect_format;
 use external_sort::{Arc, InputEdge, Merged, Record, Sorter, FAN_IN};
 use idmap::{IdCollector, IdMapper};
+pub use report::{DuplicatePolicy, ImportReport, SelfLoopPolicy};
+use report::{Policies, POLICY_OPTIONS, SKIPPED_EXAMPLES};
 
 /// The input formats the importer reads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -41,6 +48,8 @@ pub enum InputFormat {
     Csv,
     /// A Parquet file with integer id columns.
     Parquet,
+    /// A Matrix Market coordinate file.
+    MatrixMarket,
 }
 
 /// Everything an import needs to know.
@@ -57,7 +66,8 @@ pub struct ImportRequest {
     /// A vertex file (one id per line) defining the vertex set, isolated vertices included.
     pub vertices: Option<PathBuf>,
     /// Format options: csv `delimiter`, `header`, `src`, `dst`, `weight`; parquet `src`,
-    /// `dst`, `weight`.
+    /// `dst`, `weight`; for every format the policies `duplicates`, `self_loops`, `on_error`
+    /// (see [`report`]).
     pub options: Vec<(String, String)>,
     /// Where the graph file goes.
     pub dest: PathBuf,
@@ -109,6 +119,8 @@ pub struct ImportSummary {
     pub duplicates_dropped: u64,
     /// Sorted runs spilled to disk (0 when everything fit in the budget).
     pub runs_spilled: u64,
+    /// What was read, kept, merged and skipped, and under which policies.
+    pub report: ImportReport,
 }
 
 /// Records per progress report and cancellation check.
@@ -117,14 +129,21 @@ const REPORT_EVERY: u64 = 1 << 20;
 /// Where the parsers put edges: checks vertex membership, normalises undirected edges,
 /// collects ids, feeds the sorter, reports progress and checks for cancellation.
 pub(crate) struct EdgeSink<'a> {
-    directed: bool,
+    /// Normalise edges to `src <= dst`; a reader may set it once before its first edge.
+    pub(crate) directed: bool,
     vertex_set: Option<(&'a IdMapper, &'a Path)>,
     ids: Option<IdCollector>,
     sorter: Sorter<InputEdge>,
     edges: u64,
     pub(crate) bytes_read: u64,
     progress: &'a mut dyn FnMut(ImportProgress),
-    cancel: &'a AtomicBool,
+    pub(crate) cancel: &'a AtomicBool,
+    policies: Policies,
+    /// Input lines (or rows) seen, counted by the readers.
+    pub(crate) lines: u64,
+    self_loops_dropped: u64,
+    skipped: u64,
+    skipped_examples: Vec<String>,
 }
 
 impl EdgeSink<'_> {
@@ -156,6 +175,10 @@ impl EdgeSink<'_> {
             ids.add(src);
             ids.add(dst);
         }
+        if src == dst && self.policies.self_loops == SelfLoopPolicy::Drop {
+            self.self_loops_dropped += 1;
+            return Ok(());
+        }
         let (src, dst) = if !self.directed && dst < src {
             (dst, src)
         } else {
@@ -167,6 +190,28 @@ impl EdgeSink<'_> {
             self.tick(ImportPhase::Reading, self.edges)?;
         }
         Ok(())
+    }
+
+    /// What becomes of one input line's outcome: with `ON ERROR skip` a malformed line is
+    /// counted (the first few quoted) and reading goes on; otherwise its error stops the import.
+    pub(crate) fn line_outcome(&mut self, outcome: Result<()>) -> Result<()> {
+        match outcome {
+            Err(e @ StoreError::Input { .. }) if self.policies.skip_errors => {
+                self.skipped += 1;
+                if self.skipped_examples.len() < SKIPPED_EXAMPLES {
+                    self.skipped_examples.push(e.to_string());
+                }
+                Ok(())
+            }
+            other => other,
+        }
+    }
+
+    /// A vertex the input declares, with or without edges.
+    pub(crate) fn vertex(&mut self, id: u64) {
+        if let Some(ids) = &mut self.ids {
+            ids.add(id);
+        }
     }
 
     fn tick(&mut self, phase: ImportPhase, edges: u64) -> Result<()> {
@@ -197,6 +242,9 @@ fn option<'a>(req: &'a ImportRequest, key: &str) -> Option<&'a str> {
 
 fn check_options(req: &ImportRequest, allowed: &[&str]) -> Result<()> {
     for (k, _) in &req.options {
+        if POLICY_OPTIONS.iter().any(|a| a.eq_ignore_ascii_case(k)) {
+            continue;
+        }
         if !allowed.iter().any(|a| a.eq_ignore_ascii_case(k)) {
             return Err(StoreError::Other(format!(
                 "unknown option `{k}` for {:?} input (known: {})",
@@ -215,6 +263,9 @@ fn check_options(req: &ImportRequest, allowed: &[&str]) -> Result<()> {
 fn csv_options(req: &ImportRequest) -> Result<csv::CsvOptions> {
     check_options(req, &["delimiter", "header", "src", "dst", "weight"])?;
     let mut o = csv::CsvOptions::default();
+    if detect::is_tab_separated_name(&req.source) {
+        o.delimiter = b'\t';
+    }
     if let Some(d) = option(req, "delimiter") {
         o.delimiter = match d {
             "\\t" | "tab" | "\t" => b'\t',
@@ -228,8 +279,8 @@ fn csv_options(req: &ImportRequest) -> Result<csv::CsvOptions> {
     }
     if let Some(h) = option(req, "header") {
         o.header = match h.to_ascii_lowercase().as_str() {
-            "true" | "yes" | "1" => true,
-            "false" | "no" | "0" => false,
+            "true" | "yes" | "1" => Some(true),
+            "false" | "no" | "0" => Some(false),
             _ => {
                 return Err(StoreError::Other(format!(
                     "option header must be true or false, found `{h}`"
@@ -261,6 +312,7 @@ pub fn import(
         .tempdir_in(&req.temp_dir)
         .map_err(|e| StoreError::io(&req.temp_dir, e))?;
     let budget = req.memory_budget.max(1);
+    let policies = Policies::from_options(&req.options)?;
 
     // What the format says about the graph.
     let mut directed = req.directed.unwrap_or(true);
@@ -271,7 +323,7 @@ pub fn import(
         InputFormat::Graphalytics => {
             check_options(req, &[])?;
             let props = graphalytics::find_properties(&req.source)?;
-            let ds = graphalytics::read_properties(&props)?;
+            let ds = graphalytics::read_properties(&props, cancel)?;
             let contradiction = |m: String| StoreError::Input {
                 path: props.clone(),
                 line: 0,
@@ -306,12 +358,13 @@ pub fn import(
             csv_options(req)?;
         }
         InputFormat::Parquet => check_options(req, &["src", "dst", "weight"])?,
+        InputFormat::MatrixMarket => check_options(req, &[])?,
     }
 
     // The vertex set, when a vertex file defines it.
     let mut bytes_read = 0u64;
     let given_ids = match &vertex_file {
-        Some(v) => Some(edgelist::read_vertex_file(v, &mut bytes_read)?),
+        Some(v) => Some(edgelist::read_vertex_file(v, &mut bytes_read, cancel)?),
         None => None,
     };
     if let Some(ids) = &given_ids {
@@ -336,6 +389,11 @@ pub fn import(
         bytes_read,
         progress,
         cancel,
+        policies,
+        lines: 0,
+        self_loops_dropped: 0,
+        skipped: 0,
+        skipped_examples: Vec::new(),
     };
     match req.format {
         InputFormat::Edgelist => {
@@ -361,7 +419,9 @@ pub fn import(
             weighted,
             &mut sink,
         )?,
+        InputFormat::MatrixMarket => mtx::read_mtx(&req.source, req.directed, weighted, &mut sink)?,
     }
+    directed = sink.directed;
     let edges_read = sink.edges;
     sink.tick(ImportPhase::Sorting, edges_read)?;
     let EdgeSink {
@@ -369,8 +429,13 @@ pub fn import(
         sorter,
         bytes_read,
         progress,
+        lines,
+        self_loops_dropped,
+        skipped,
+        skipped_examples,
         ..
     } = sink;
+    let vertices_from_file = given_ids.as_ref().map(|ids| ids.len() as u64);
     let ids = match given_ids {
         Some(ids) => ids,
         None => collected.expect("collected when no vertex file").finish(),
@@ -404,28 +469,22 @@ pub fn import(
         None
     };
     let mut list = ListBuf::default();
-    let mut last: Option<(u64, u64)> = None;
     let mut edges = 0u64;
     let mut duplicates = 0u64;
+    let mut self_loops_kept = 0u64;
+    let mut negative_weights = 0u64;
     let mut merged_count = 0u64;
     let unknown =
         |id: u64| StoreError::Other(format!("import: vertex {id} missing from the id map"));
-    while let Some(e) = merged.next()? {
-        merged_count += 1;
-        if merged_count & (REPORT_EVERY - 1) == 0 {
-            progress(ImportProgress {
-                phase: ImportPhase::Sorting,
-                bytes_read,
-                edges: merged_count,
-            });
-            check_cancel(cancel)?;
-        }
-        if last == Some(e.key()) {
-            duplicates += 1;
-            continue;
-        }
-        last = Some(e.key());
+    // One distinct edge, its duplicates merged: map ids and pass it on.
+    let mut emit = |e: InputEdge| -> Result<()> {
         edges += 1;
+        if e.src == e.dst {
+            self_loops_kept += 1;
+        }
+        if weighted && e.weight < 0.0 {
+            negative_weights += 1;
+        }
         let a = mapper.map(e.src).ok_or_else(|| unknown(e.src))?;
         let b = mapper.map(e.dst).ok_or_else(|| unknown(e.dst))?;
         if let Some(w) = &mut out_writer {
@@ -449,6 +508,33 @@ pub fn import(
                 })?;
             }
         }
+        Ok(())
+    };
+    // The edge being merged with its duplicates (equal keys arrive together, in input order).
+    let mut pending: Option<InputEdge> = None;
+    while let Some(e) = merged.next()? {
+        merged_count += 1;
+        if merged_count & (REPORT_EVERY - 1) == 0 {
+            progress(ImportProgress {
+                phase: ImportPhase::Sorting,
+                bytes_read,
+                edges: merged_count,
+            });
+            check_cancel(cancel)?;
+        }
+        if let Some(p) = &mut pending {
+            if p.key() == e.key() {
+                duplicates += 1;
+                p.weight = policies.duplicates.combine(p.weight, e.weight);
+                continue;
+            }
+        }
+        if let Some(p) = pending.replace(e) {
+            emit(p)?;
+        }
+    }
+    if let Some(p) = pending.take() {
+        emit(p)?;
     }
     drop(merged);
     let (out, inn) = match out_writer {
@@ -532,6 +618,21 @@ pub fn import(
         bytes_read,
         duplicates_dropped: duplicates,
         runs_spilled,
+        report: ImportReport {
+            lines_read: lines,
+            edges_kept: edges,
+            duplicates: policies.duplicates,
+            duplicates_merged: duplicates,
+            self_loops: policies.self_loops,
+            self_loop_count: match policies.self_loops {
+                SelfLoopPolicy::Keep => self_loops_kept,
+                SelfLoopPolicy::Drop => self_loops_dropped,
+            },
+            lines_skipped: skipped,
+            skipped_examples,
+            vertices_from_file,
+            negative_weights,
+        },
     })
 }
 

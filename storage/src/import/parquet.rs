@@ -2,7 +2,6 @@
 //! unsigned width; a negative or null id is an error naming the row) and an optional float
 //! weight column. Columns are chosen by name, defaulting to the first two (and third).
 
-use std::fs::File;
 use std::path::Path;
 
 use arrow_array::cast::AsArray;
@@ -15,6 +14,7 @@ use arrow_schema::DataType;
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 
 use super::edgelist::{check_weight, input_err};
+use super::input::open_input;
 use super::EdgeSink;
 use crate::error::{Result, StoreError};
 
@@ -121,7 +121,15 @@ pub(crate) fn read_parquet(
     weighted: bool,
     sink: &mut EdgeSink<'_>,
 ) -> Result<()> {
-    let file = File::open(path).map_err(|e| StoreError::io(path, e))?;
+    let input = open_input(path, sink.cancel)?;
+    if !input.is_regular() {
+        return Err(input_err(
+            path,
+            0,
+            "Parquet needs a regular file (its footer is read first); copy the stream to a file",
+        ));
+    }
+    let file = input.into_file();
     let file_len = file.metadata().map_err(|e| StoreError::io(path, e))?.len();
     let pq = |e: parquet::errors::ParquetError| input_err(path, 0, format!("parquet: {e}"));
     let builder = ParquetRecordBatchReaderBuilder::try_new(file).map_err(pq)?;
@@ -174,6 +182,7 @@ pub(crate) fn read_parquet(
             sink.edge(sv[i], dv[i], weight, path, row + i as u64)?;
         }
         row += sv.len() as u64;
+        sink.lines += sv.len() as u64;
     }
     sink.bytes_read += file_len;
     Ok(())
