@@ -2,6 +2,7 @@
 //! ids (out- and in-lists, in place and out of place) flipped in the memory nodes (by a peer holding the token) makes BFS and PageRank fail
 //! with an error naming the graph, node and region and saying to re-create the graph, instead
 //! of answering differently with exit 0; `VERIFY GRAPH` reads the remote copy and says the same.
+//! And a query killed with SIGKILL leaves no remote attribute arrays allocated.
 
 mod common;
 
@@ -128,4 +129,71 @@ fn damaged_memory_node_data_fails_queries_and_verify() {
     }
     let o = csv(&data, &format!("{set} VERIFY GRAPH g;"));
     assert_damage_reported("VERIFY GRAPH", &o);
+}
+
+/// Bytes the memory nodes hold right now, summed.
+fn used_bytes(addrs: &[&str], token: &str) -> u64 {
+    addrs
+        .iter()
+        .map(|a| {
+            let t = TcpTransport::connect(*a, token, TcpOptions::default()).unwrap();
+            t.info().unwrap().1
+        })
+        .sum()
+}
+
+/// A query killed mid-run (`kill -9`) never frees its remote attribute arrays itself: they are
+/// leased to its connections, so the memory nodes free them when the kernel closes its sockets.
+#[test]
+fn a_killed_query_leaves_no_attribute_arrays_behind() {
+    let work = tempfile::tempdir().unwrap();
+    let (a, b, set) = pool(work.path());
+    let data = work.path().join("data");
+    let edges = work.path().join("edges.txt");
+    write_graph(&edges);
+    let created = csv(
+        &data,
+        &format!(
+            "{set} CREATE GRAPH g FROM '{}' DIRECTED STORAGE dm;",
+            edges.display()
+        ),
+    );
+    assert!(created.status.success(), "{}", text(&created.stderr));
+    let token = std::fs::read_to_string(work.path().join("token")).unwrap();
+    let token = token.trim();
+    let addrs = [a.addr.as_str(), b.addr.as_str()];
+    let graph_only = used_bytes(&addrs, token);
+
+    // PageRank with its ranks and sums in the memory nodes, far more rounds than it will live.
+    let mut query = std::process::Command::new(common::BIN)
+        .arg("--data")
+        .arg(&data)
+        .args([
+            "-c",
+            &format!("{set} SET cn_cache = '16B'; RUN pagerank ON g ITER 100000;"),
+        ])
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let patience = std::time::Instant::now();
+    while used_bytes(&addrs, token) == graph_only
+        && patience.elapsed() < std::time::Duration::from_secs(60)
+    {
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    assert!(
+        used_bytes(&addrs, token) > graph_only,
+        "the query never allocated its attribute arrays"
+    );
+    query.kill().unwrap(); // SIGKILL: no FREE is ever sent
+    query.wait().unwrap();
+    let patience = std::time::Instant::now();
+    while used_bytes(&addrs, token) != graph_only
+        && patience.elapsed() < std::time::Duration::from_secs(30)
+    {
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    assert_eq!(used_bytes(&addrs, token), graph_only);
 }
