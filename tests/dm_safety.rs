@@ -1,8 +1,9 @@
-//! What the memory nodes hold is checked, through the real binary: the low byte of 20 neighbour
-//! ids (out- and in-lists, in place and out of place) flipped in the memory nodes (by a peer holding the token) makes BFS and PageRank fail
-//! with an error naming the graph, node and region and saying to re-create the graph, instead
-//! of answering differently with exit 0; `VERIFY GRAPH` reads the remote copy and says the same.
-//! And a query killed with SIGKILL leaves no remote attribute arrays allocated.
+//! What the memory nodes hold is checked, through the real binary: the low byte of 20
+//! neighbour ids (out- and in-lists, in place and out of place) flipped in the memory nodes, as
+//! a peer holding the token could, makes BFS and PageRank fail with an error naming the graph,
+//! node and region and saying to re-create the graph, instead of answering differently with
+//! exit 0; `VERIFY GRAPH` reads the remote copy and says the same. And a query killed with
+//! SIGKILL leaves no remote attribute arrays allocated.
 
 mod common;
 
