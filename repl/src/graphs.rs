@@ -146,13 +146,20 @@ pub fn create(
         std::mem::drop(pending_dm);
         return Err(StatementError::store(pos, e));
     }
-    if let Some(p) = pending_dm {
-        p.commit().map_err(|e| StatementError::store(pos, e))?;
-    }
+    // Committed only now that the catalog refers to the regions (see dm::load).
+    let committed = pending_dm.map(|p| p.commit()).transpose();
     s.stores.forget(name);
     if let Some(old) = previous {
         free_dm(s, &old);
     }
+    committed.map_err(|e| {
+        StatementError::store(
+            pos,
+            storage::StoreError::Other(format!(
+                "graph {name} is recorded, but its memory-node regions could not be kept ({e}); re-create it with CREATE OR REPLACE GRAPH {name} ... STORAGE dm"
+            )),
+        )
+    })?;
     let secs = summary.elapsed.as_secs_f64();
     writeln!(
         out,
