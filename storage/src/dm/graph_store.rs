@@ -9,6 +9,10 @@
 //! thread, so a thread never waits one round trip per vertex. Windows complete in order, so
 //! `scan_lists` visits in vertex order.
 //!
+//! Every entry and list is checked against its checksum ([`layout`](super::layout)) before it
+//! is used: a memory node's damaged copy is an error naming the graph, node and region, never a
+//! different answer.
+//!
 //! What the compute node keeps locally: the vertex id map and degrees (read from the durable
 //! block file; the trait's `degree` and `input_id` are synchronous), and the buffers of the
 //! windows in flight, sized from `cn_cache`. No edge data is cached between calls.
