@@ -101,6 +101,8 @@ pub fn create(s: &mut Session, pos: Pos, c: &CreateGraph) -> Result<Vec<Output>,
     // STORAGE dm: the block file stays as the durable copy; its lists go into the pool.
     let mut dm_note = String::new();
     let mut extra = None;
+    // Regions stay leased to the loader until the catalog records them (see dm::load).
+    let mut pending_dm = None;
     if let Some(pool) = &pool {
         s.stores.forget(name);
         let loaded = (|| {
@@ -111,18 +113,20 @@ pub fn create(s: &mut Session, pos: Pos, c: &CreateGraph) -> Result<Vec<Output>,
                     io_depth: s.settings.io_depth,
                 },
             )?;
-            storage::with_block_store!(&src, st => storage::dm::load::load(st, pool, s.settings.threads))
+            storage::with_block_store!(&src, st => storage::dm::load::load_pending(st, pool, s.settings.threads))
         })();
-        let layout = loaded.map_err(|e| {
+        let loaded = loaded.map_err(|e| {
             let _ = std::fs::remove_file(&dest);
             StatementError::store(pos, e)
         })?;
+        let layout = loaded.layout();
         dm_note = format!(
             ", loaded into {} memory nodes ({:.1} % of lists in place)",
             layout.nodes.len(),
             100.0 * layout.in_place_fraction(Direction::Out)
         );
         extra = Some(layout.to_json());
+        pending_dm = Some(loaded);
     }
     let meta = GraphMeta {
         name: name.clone(),
@@ -148,17 +152,24 @@ pub fn create(s: &mut Session, pos: Pos, c: &CreateGraph) -> Result<Vec<Output>,
     };
     if let Err(e) = s.catalog.register(&meta, c.or_replace) {
         let _ = std::fs::remove_file(&dest);
-        if let (Some(pool), Some(x)) = (&pool, &meta.extra) {
-            if let Ok(l) = storage::dm::DmLayout::from_json(x) {
-                let _ = storage::dm::load::free_layout(&l, pool);
-            }
-        }
+        // Dropping the uncommitted load frees its regions.
+        std::mem::drop(pending_dm);
         return Err(StatementError::store(pos, e));
     }
+    // Committed only now that the catalog refers to the regions (see dm::load).
+    let committed = pending_dm.map(|p| p.commit()).transpose();
     s.stores.forget(name);
     if let Some(old) = previous {
         free_dm(s, &old);
     }
+    committed.map_err(|e| {
+        StatementError::store(
+            pos,
+            storage::StoreError::Other(format!(
+                "graph {name} is recorded, but its memory-node regions could not be kept ({e}); re-create it with CREATE OR REPLACE GRAPH {name} ... STORAGE dm"
+            )),
+        )
+    })?;
     let secs = summary.elapsed.as_secs_f64();
     let mut outputs = vec![Output::Status(format!(
         "created graph {name}: {} vertices, {} edges, {}{}, {} in {:.2} s ({:.0} edges/s){dm_note}",
@@ -369,8 +380,21 @@ pub fn verify(s: &mut Session, name: &Ident) -> Result<Vec<Output>, StatementErr
         .map_err(|e| StatementError::store(name.pos, e))?;
     let report = storage::blockfile::verify::verify_file(&path)
         .map_err(|e| StatementError::store(name.pos, e))?;
+    // A DM graph's memory-node copy is what queries read: check every entry and list there too.
+    let remote = if meta.storage == StorageKind::Dm {
+        let r = verify_dm(s, &meta).map_err(|e| StatementError::store(name.pos, e))?;
+        format!(
+            "; its copy in {} memory nodes too: {} index entries and {} out-of-place lists ({} read)",
+            r.nodes,
+            r.entries_checked,
+            r.lists_checked,
+            format_size(r.bytes_read)
+        )
+    } else {
+        String::new()
+    };
     Ok(vec![Output::Status(format!(
-        "graph {} is intact: {} blocks and {} sections match their checksums ({} read)",
+        "graph {} is intact: {} blocks and {} sections match their checksums ({} read){remote}",
         name.name,
         report.blocks_checked,
         report.sections_checked,
@@ -401,4 +425,26 @@ pub fn repair(s: &mut Session, pos: Pos) -> Result<Vec<Output>, StatementError> 
         )));
     }
     Ok(outputs)
+}
+
+/// Reads every region of a DM graph from its memory nodes and checks every checksum.
+fn verify_dm(
+    s: &Session,
+    meta: &GraphMeta,
+) -> Result<storage::dm::verify::RemoteReport, storage::StoreError> {
+    let layout = crate::run::dm_layout(meta)?;
+    let pool = crate::run::dm_pool(&s.settings, &meta.memory_nodes).map_err(|m| {
+        storage::StoreError::Other(format!("graph `{}` is in memory nodes: {m}", meta.name))
+    })?;
+    let store = storage::dm::DmStore::open(
+        &s.catalog.graph_path(meta),
+        layout,
+        &storage::dm::DmOptions {
+            graph: meta.name.clone(),
+            pool,
+            cn_cache: s.settings.cn_cache,
+            threads: 1,
+        },
+    )?;
+    storage::dm::verify::verify_remote(&store)
 }

@@ -135,6 +135,7 @@ impl StoreCache {
                 &path,
                 layout,
                 &DmOptions {
+                    graph: meta.name.clone(),
                     pool,
                     cn_cache: settings.cn_cache,
                     threads: settings.threads,

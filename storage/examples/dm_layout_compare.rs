@@ -414,6 +414,7 @@ fn main() -> Res<()> {
             &dest,
             layout.clone(),
             &DmOptions {
+                graph: "g".into(),
                 pool: cfg.clone(),
                 cn_cache: CN_CACHE,
                 threads: 1,

@@ -268,6 +268,7 @@ fn dm_store_attributes_follow_the_index_partitioning_and_are_counted() {
         &tmp.path().join("g.fgraph"),
         layout.clone(),
         &DmOptions {
+            graph: "g".into(),
             pool,
             cn_cache: 4096,
             threads: 1,

@@ -62,6 +62,17 @@ fn wrong_or_missing_token_is_refused() {
         "{e}"
     );
     assert!(TcpTransport::connect(node.addr(), "", opts()).is_err());
+    // Tokens are compared zero-padded to a fixed size: padding must not make these equal.
+    for near in [
+        format!("{TOKEN}\0"),
+        format!("{TOKEN}x"),
+        TOKEN[..TOKEN.len() - 1].to_string(),
+    ] {
+        assert!(
+            TcpTransport::connect(node.addr(), &near, opts()).is_err(),
+            "{near:?}"
+        );
+    }
     // Skipping HELLO: a request as first frame is refused and the connection closed.
     let mut s = TcpStream::connect(node.addr()).unwrap();
     let mut out = Vec::new();

@@ -127,6 +127,7 @@ fn dm_lists_equal_block_file_lists() {
                 &tmp.path().join("g.fgraph"),
                 layout.clone(),
                 &DmOptions {
+                    graph: "g".into(),
                     pool: pool(&nodes),
                     cn_cache,
                     threads: 2,
@@ -187,6 +188,7 @@ fn dead_and_restarted_nodes_are_named() {
     let mem = import_graph(tmp.path(), &random_edges(2000, 8000, 9, false), true, false);
     let layout = load(&mem, &pool(&nodes), 2).unwrap();
     let opts = DmOptions {
+        graph: "g".into(),
         pool: pool(&nodes),
         cn_cache: 1 << 20,
         threads: 1,

@@ -2,6 +2,7 @@
 #![allow(dead_code)]
 
 pub mod graphalytics;
+pub mod memnode;
 
 use std::path::Path;
 use std::process::{Command, Output, Stdio};

@@ -4,8 +4,9 @@
 //!
 //! **Placement.** An array is range-partitioned like the vertex index: partition `p` (elements
 //! `bounds[p]..bounds[p+1]`, the same vertex boundaries as [`DmLayout::partition_of`]) is one
-//! region on memory node `p`, allocated with ALLOC and released with FREE (explicitly with
-//! [`RemoteArray::free`], or best effort on drop). Every element is one 8-byte word whatever its
+//! region on memory node `p`, allocated leased to the array's connection (so a query killed
+//! mid-run leaves nothing behind: see [`lease`](super::lease)) and released with FREE
+//! (explicitly with [`RemoteArray::free`], or best effort on drop). Every element is one 8-byte word whatever its
 //! [`AttrKind`]: CAS and FAA work on aligned words, so a `U32` attribute is stored zero-extended
 //! and costs 8 bytes remotely, not 4.
 //!
@@ -136,7 +137,7 @@ impl RemoteArray {
             let bytes = count.checked_mul(WORD).ok_or_else(|| {
                 StoreError::Other(format!("attribute array of {len} elements overflows"))
             })?;
-            let base = arr.node(p)?.alloc(bytes)?;
+            let base = arr.node(p)?.alloc_leased(bytes)?;
             arr.bases.lock().unwrap_or_else(|e| e.into_inner())[p] = Some(base);
         }
         // Regions arrive zeroed; only a non-zero fill costs a write.

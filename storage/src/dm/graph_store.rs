@@ -9,6 +9,10 @@
 //! thread, so a thread never waits one round trip per vertex. Windows complete in order, so
 //! `scan_lists` visits in vertex order.
 //!
+//! Every entry and list is checked against its checksum ([`layout`](super::layout)) before it
+//! is used: a memory node's damaged copy is an error naming the graph, node and region, never a
+//! different answer.
+//!
 //! What the compute node keeps locally: the vertex id map and degrees (read from the durable
 //! block file; the trait's `degree` and `input_id` are synchronous), and the buffers of the
 //! windows in flight, sized from `cn_cache`. No edge data is cached between calls.
@@ -49,6 +53,8 @@ const BATCH_BYTES: u64 = 32 << 20;
 /// How to open a DM graph.
 #[derive(Debug, Clone)]
 pub struct DmOptions {
+    /// The graph's name, for errors (a damaged copy names the graph to re-create).
+    pub graph: String,
     pub pool: PoolConfig,
     /// The compute node's budget for DM data in flight (`SET cn_cache`).
     pub cn_cache: u64,
@@ -129,6 +135,7 @@ impl Pool {
 
 /// A graph stored in memory nodes, read with merged and batched remote reads.
 pub struct DmStore {
+    graph: String,
     file: GraphFile,
     layout: DmLayout,
     pool: Pool,
@@ -164,6 +171,7 @@ struct Span {
 }
 
 struct Window {
+    dir: Direction,
     verts: Vec<u32>,
     /// Decoded entries, parallel to `verts` (filled after stage 1).
     entries: Vec<Option<Entry>>,
@@ -237,6 +245,7 @@ impl DmStore {
         let threads = opts.threads.max(1) as u64;
         let window_bytes = (opts.cn_cache / threads / DEPTH as u64).max(64);
         Ok(DmStore {
+            graph: opts.graph.clone(),
             file,
             layout,
             pool,
@@ -313,11 +322,32 @@ impl DmStore {
         let d = self.file.index(dir).degrees[v as usize];
         if d <= layout::in_place_capacity(self.layout.weighted) {
             0
-        } else if want_weights && self.layout.weighted {
-            layout::out_of_place_bytes(d, true)
         } else {
-            4 * d as u64
+            layout::list_read_bytes(d, want_weights && self.layout.weighted)
         }
+    }
+
+    /// The error for data a memory node holds that fails its checks: names the graph, the
+    /// node and the region, and says how to repair (the block file is the durable copy).
+    fn damaged(&self, node: String, region: GlobalAddr, what: String) -> StoreError {
+        let g = &self.graph;
+        StoreError::Remote {
+            node,
+            message: format!(
+                "graph `{g}`, region {region}: {what}; the memory node's copy of the graph is damaged: re-create it with CREATE OR REPLACE GRAPH {g} FROM ... STORAGE dm"
+            ),
+        }
+    }
+
+    /// The region of this graph that holds `addr` (the nearest region start at or below it).
+    fn region_of(&self, addr: GlobalAddr) -> GlobalAddr {
+        self.layout
+            .regions
+            .iter()
+            .map(|&r| GlobalAddr::from_raw(r))
+            .filter(|r| r.node() == addr.node() && r.offset() <= addr.offset())
+            .max_by_key(|r| r.offset())
+            .unwrap_or(addr)
     }
 
     /// Runs the pipeline over `verts` (sorted), visiting each window's vertices in order.
@@ -340,6 +370,12 @@ impl DmStore {
                 "vertex {bad} is out of range (|V| = {n})"
             )));
         }
+        // An undirected graph has one list per vertex, loaded (and checksummed) as `Out`.
+        let dir = if self.layout.directed {
+            dir
+        } else {
+            Direction::Out
+        };
         let set = self.pool.checkout()?;
         let r = self.pipeline(&set, dir, verts, want_weights, visit);
         match r {
@@ -435,6 +471,7 @@ impl DmStore {
         }
         let tickets = self.submit_spans(set, &spans)?;
         Ok(Window {
+            dir,
             verts: verts.to_vec(),
             entries: Vec::new(),
             tickets,
@@ -547,8 +584,17 @@ impl DmStore {
                 .get(si)
                 .and_then(|b| b.get(off..off + ENTRY_BYTES))
                 .ok_or_else(|| StoreError::Other("index read too short".into()))?;
+            let node = w.spans[si].node;
+            if let Err(e) = layout::verify(raw, v, dir) {
+                let region = GlobalAddr::from_raw(self.layout.dir(dir).index[node]);
+                return Err(self.damaged(
+                    self.node_label(node, set),
+                    region,
+                    format!("the {dir:?} index entry of vertex {v} {}", bare(&e)),
+                ));
+            }
             let e = layout::decode(raw, weighted).map_err(|e| StoreError::Remote {
-                node: self.node_label(w.spans[si].node, set),
+                node: self.node_label(node, set),
                 message: format!("{dir:?} index entry of vertex {v}: {e}"),
             })?;
             let expect = self.file.index(dir).degrees[v as usize];
@@ -570,11 +616,7 @@ impl DmStore {
         let mut spans: Vec<Span> = Vec::new();
         for (i, e) in entries.iter().enumerate() {
             if let Some(Entry::OutOfPlace { degree, addr, .. }) = e {
-                let len = if want_weights && weighted {
-                    layout::out_of_place_bytes(*degree, true)
-                } else {
-                    4 * *degree as u64
-                };
+                let len = layout::list_read_bytes(*degree, want_weights && weighted);
                 let node = self
                     .pool
                     .ids
@@ -661,15 +703,29 @@ impl DmStore {
                     let ws = if want_weights { ws.as_deref() } else { None };
                     visit(v, t, ws);
                 }
-                Some(Entry::OutOfPlace { .. }) => {
+                Some(Entry::OutOfPlace { addr, .. }) => {
                     let (si, off, d) = loc[i].ok_or_else(|| {
                         StoreError::Other(format!("vertex {v}: list was not read"))
                     })?;
                     let buf = &w.bufs[si];
                     let o = off as usize;
-                    let tb = buf
-                        .get(o..o + 4 * d as usize)
-                        .ok_or_else(|| StoreError::Other("list read too short".into()))?;
+                    let with_weights = want_weights && weighted;
+                    let len = layout::list_read_bytes(d, with_weights) as usize;
+                    let checked = buf
+                        .get(o..o + len)
+                        .ok_or(layout::LayoutError::Malformed("list read too short"))
+                        .and_then(|b| layout::verify_list(b, d, with_weights, v, w.dir));
+                    let (tb, wb) = match checked {
+                        Ok(x) => x,
+                        Err(e) => {
+                            let dir = w.dir;
+                            return Err(self.damaged(
+                                self.node_label(w.spans[si].node, set),
+                                self.region_of(*addr),
+                                format!("the {dir:?} list of vertex {v} {}", bare(&e)),
+                            ));
+                        }
+                    };
                     targets.clear();
                     targets.extend(
                         tb.chunks_exact(4)
@@ -678,19 +734,16 @@ impl DmStore {
                     if let Some(&x) = targets.iter().find(|&&x| x >= n) {
                         return Err(bad(x));
                     }
-                    let ws = if want_weights && weighted {
-                        let s = o + layout::targets_bytes(d) as usize;
-                        let wb = buf
-                            .get(s..s + 8 * d as usize)
-                            .ok_or_else(|| StoreError::Other("weights read too short".into()))?;
-                        weights.clear();
-                        weights.extend(
-                            wb.chunks_exact(8)
-                                .map(|c| f64::from_le_bytes(c.try_into().unwrap_or([0; 8]))),
-                        );
-                        Some(weights.as_slice())
-                    } else {
-                        None
+                    let ws = match wb {
+                        Some(wb) => {
+                            weights.clear();
+                            weights.extend(
+                                wb.chunks_exact(8)
+                                    .map(|c| f64::from_le_bytes(c.try_into().unwrap_or([0; 8]))),
+                            );
+                            Some(weights.as_slice())
+                        }
+                        None => None,
                     };
                     visit(v, targets, ws);
                 }
@@ -700,6 +753,14 @@ impl DmStore {
             }
         }
         Ok(())
+    }
+}
+
+/// How a layout error reads after "the list of vertex v": "fails its checksum", or the fault.
+fn bare(e: &layout::LayoutError) -> String {
+    match e {
+        layout::LayoutError::Checksum(_) => "fails its checksum".into(),
+        other => format!("is unreadable ({other})"),
     }
 }
 

@@ -3,6 +3,7 @@
 
 use std::sync::Arc;
 
+use super::lease::Leases;
 use super::protocol::Message;
 use super::region::MemoryNode;
 use super::stats::{StatsSnapshot, TransportStats};
@@ -12,6 +13,8 @@ use crate::error::Result;
 /// A transport to a [`MemoryNode`] in this process.
 pub struct InProcTransport {
     node: Arc<MemoryNode>,
+    /// This transport plays one connection: its uncommitted leased regions go with it.
+    leases: Leases,
     name: Arc<str>,
     stats: TransportStats,
 }
@@ -21,6 +24,7 @@ impl InProcTransport {
     pub fn new(node: Arc<MemoryNode>) -> InProcTransport {
         let name: Arc<str> = format!("in-process node {}", node.node_id()).into();
         InProcTransport {
+            leases: Leases::new(node.clone()),
             node,
             name,
             stats: TransportStats::default(),
@@ -46,7 +50,7 @@ impl Transport for InProcTransport {
         let req_len = msg.wire_len();
         self.stats.record_request(&msg, req_len);
         // The request is consumed by the handler; count it before.
-        let reply = self.node.handle(msg);
+        let reply = self.leases.handle(msg);
         self.stats.record_reply(reply.wire_len());
         Ok(Ticket::ready(self.name.clone(), Ok(reply)))
     }

@@ -5,22 +5,33 @@
 //! and "what". Longer lists live *out of place* and the entry says where:
 //!
 //! ```text
-//! in place:      u32 degree (bit 31 clear) | up to 7 × u32 neighbour          (unweighted)
-//!                u32 degree (bit 31 clear) | 2 × u32 neighbour | 2 × f64 weight (weighted)
-//! out of place:  u32 degree | 1<<31 | u64 global address | u8 segments | 19 bytes of
-//!                variable-length segment lengths (2 bits of byte count, then the length)
+//! in place:      u32 (degree | check << 8, bit 31 clear) | up to 7 × u32 neighbour   (unweighted)
+//!                u32 (degree | check << 8, bit 31 clear) | 2 × u32 neighbour | 2 × f64 weight
+//! out of place:  u32 degree | 1<<31 | u64 global address | u8 segments | 15 bytes of
+//!                variable-length segment lengths (2 bits of byte count, then the length) |
+//!                u32 check
 //! ```
 //!
-//! Out-of-place data is the targets (`4 × degree` bytes, padded to 8) followed, in weighted
-//! graphs, by the weights (`8 × degree`). Segment `i` counts the neighbours that fall in vertex
-//! partition `i` (lists are sorted by target, so segments are contiguous); collaborative update
-//! uses them to pass only the relevant part of a list. When the lengths do not fit the 19 bytes
-//! the entry records no segments and a reader treats the list as one piece.
+//! Out-of-place data is an 8-byte list header (`u32` checksum of the targets, `u32` checksum of
+//! the weights), the targets (`4 × degree` bytes, padded to 8) and, in weighted graphs, the
+//! weights (`8 × degree`). Segment `i` counts the neighbours that fall in vertex partition `i`
+//! (lists are sorted by target, so segments are contiguous); collaborative update uses them to
+//! pass only the relevant part of a list. When the lengths do not fit the 15 bytes the entry
+//! records no segments and a reader treats the list as one piece.
+//!
+//! **Checksums.** Memory nodes are volatile RAM anyone holding the token can write, so every
+//! byte a reader uses is checked as it arrives, the way the block file checks its blocks: an
+//! index entry carries a CRC-32 of itself (23 bits of it in place, where the neighbours fill
+//! the other 28 bytes), and an out-of-place list carries CRC-32s of its targets and of its
+//! weights. Each checksum also covers the vertex and direction it belongs to, so an entry or
+//! list found at another vertex's place fails too. Checking costs no extra round trip and
+//! 8 bytes per out-of-place list; readers verify exactly the bytes they fetched.
 //!
 //! Decoding never trusts the bytes: an entry read from a peer is validated, and a bad one is an
 //! error naming the vertex, not a panic.
 
 use super::addr::GlobalAddr;
+use crate::store::Direction;
 
 /// Bytes of one index entry.
 pub const ENTRY_BYTES: usize = 32;
@@ -32,8 +43,16 @@ pub const IN_PLACE_WEIGHTED: u32 = 2;
 const OUT_OF_PLACE: u32 = 1 << 31;
 /// Largest degree an entry can record (31 bits).
 pub const MAX_DEGREE: u32 = OUT_OF_PLACE - 1;
+/// Where an out-of-place entry keeps its `u32` checksum.
+const CHECK_AT: usize = ENTRY_BYTES - 4;
 /// Bytes available for segment lengths.
-const SEG_BYTES: usize = ENTRY_BYTES - 13;
+const SEG_BYTES: usize = CHECK_AT - 13;
+/// The in-place degree's bits of the first word; bits 8..31 hold the entry's check.
+const IN_PLACE_DEGREE: u32 = 0xFF;
+/// The bits of an in-place entry's check (23: bit 31 is the out-of-place flag).
+const IN_PLACE_CHECK: u32 = 0x7F_FFFF;
+/// Bytes in front of every out-of-place list: checksums of its targets and of its weights.
+pub const LIST_HEADER: u64 = 8;
 /// Largest value of the 1–4-byte encoding: 30 bits.
 pub const MAX_SEGMENT: u32 = (1 << 30) - 1;
 
@@ -46,13 +65,24 @@ pub fn in_place_capacity(weighted: bool) -> u32 {
     }
 }
 
-/// Bytes of out-of-place data for a list of `degree` arcs: targets padded to 8, then weights.
+/// Bytes of out-of-place data for a list of `degree` arcs: the list header, the targets padded
+/// to 8, then the weights.
 pub fn out_of_place_bytes(degree: u32, weighted: bool) -> u64 {
-    let t = targets_bytes(degree);
+    let t = LIST_HEADER + targets_bytes(degree);
     if weighted {
         t + 8 * degree as u64
     } else {
         t
+    }
+}
+
+/// Bytes a reader fetches of an out-of-place list: the header and the targets, plus padding
+/// and weights when it wants them.
+pub fn list_read_bytes(degree: u32, with_weights: bool) -> u64 {
+    if with_weights {
+        out_of_place_bytes(degree, true)
+    } else {
+        LIST_HEADER + 4 * degree as u64
     }
 }
 
@@ -86,6 +116,8 @@ pub enum LayoutError {
     TooManyInPlace(usize),
     #[error("malformed index entry: {0}")]
     Malformed(&'static str),
+    #[error("{0} fails its checksum")]
+    Checksum(&'static str),
 }
 
 /// Encodes `n` (≤ [`MAX_SEGMENT`]) in 1–4 bytes: the top two bits of the first byte hold the
@@ -182,7 +214,7 @@ pub fn decode(e: &[u8], weighted: bool) -> Result<Entry, LayoutError> {
         .map_err(|_| LayoutError::Malformed("not 32 bytes"))?;
     let word = u32::from_le_bytes([e[0], e[1], e[2], e[3]]);
     if word & OUT_OF_PLACE == 0 {
-        let d = word as usize;
+        let d = (word & IN_PLACE_DEGREE) as usize;
         if d > in_place_capacity(weighted) as usize {
             return Err(LayoutError::Malformed("in-place degree beyond capacity"));
         }
@@ -217,6 +249,135 @@ pub fn decode(e: &[u8], weighted: bool) -> Result<Entry, LayoutError> {
         addr,
         segments,
     })
+}
+
+/// The check of an entry for vertex `v` in direction `dir` (the stored check field excluded).
+fn entry_check(e: &[u8; ENTRY_BYTES], v: u32, dir: Direction) -> u32 {
+    let mut h = key_hasher(v, dir);
+    let word = u32::from_le_bytes([e[0], e[1], e[2], e[3]]);
+    if word & OUT_OF_PLACE == 0 {
+        h.update(&(word & IN_PLACE_DEGREE).to_le_bytes());
+        h.update(&e[4..]);
+        h.finalize() & IN_PLACE_CHECK
+    } else {
+        h.update(&e[..CHECK_AT]);
+        h.finalize()
+    }
+}
+
+/// The check an entry carries.
+fn stored_check(e: &[u8; ENTRY_BYTES]) -> u32 {
+    let word = u32::from_le_bytes([e[0], e[1], e[2], e[3]]);
+    if word & OUT_OF_PLACE == 0 {
+        (word >> 8) & IN_PLACE_CHECK
+    } else {
+        u32::from_le_bytes([
+            e[CHECK_AT],
+            e[CHECK_AT + 1],
+            e[CHECK_AT + 2],
+            e[CHECK_AT + 3],
+        ])
+    }
+}
+
+/// A CRC-32 already fed the vertex and direction a piece of data belongs to.
+fn key_hasher(v: u32, dir: Direction) -> crc32fast::Hasher {
+    let mut h = crc32fast::Hasher::new();
+    h.update(&v.to_le_bytes());
+    h.update(&[(dir == Direction::In) as u8]);
+    h
+}
+
+/// Stores the check of `v`'s entry in direction `dir` into the entry.
+pub fn seal(e: &mut [u8; ENTRY_BYTES], v: u32, dir: Direction) {
+    let c = entry_check(e, v, dir);
+    let word = u32::from_le_bytes([e[0], e[1], e[2], e[3]]);
+    if word & OUT_OF_PLACE == 0 {
+        let w = (word & IN_PLACE_DEGREE) | (c << 8);
+        e[..4].copy_from_slice(&w.to_le_bytes());
+    } else {
+        e[CHECK_AT..].copy_from_slice(&c.to_le_bytes());
+    }
+}
+
+/// Checks an entry read for vertex `v` in direction `dir` before it is decoded.
+pub fn verify(e: &[u8], v: u32, dir: Direction) -> Result<(), LayoutError> {
+    let e: &[u8; ENTRY_BYTES] = e
+        .try_into()
+        .map_err(|_| LayoutError::Malformed("not 32 bytes"))?;
+    if entry_check(e, v, dir) == stored_check(e) {
+        Ok(())
+    } else {
+        Err(LayoutError::Checksum("index entry"))
+    }
+}
+
+/// Appends `v`'s out-of-place list in direction `dir` to `out`: header, targets (padded to 8),
+/// weights.
+pub fn push_list(
+    out: &mut Vec<u8>,
+    targets: &[u32],
+    weights: Option<&[f64]>,
+    v: u32,
+    dir: Direction,
+) {
+    let start = out.len();
+    out.extend_from_slice(&[0; LIST_HEADER as usize]);
+    let t0 = out.len();
+    for t in targets {
+        out.extend_from_slice(&t.to_le_bytes());
+    }
+    let mut h = key_hasher(v, dir);
+    h.update(&out[t0..]);
+    let ct = h.finalize();
+    out.resize(t0 + targets_bytes(targets.len() as u32) as usize, 0);
+    let mut cw = 0;
+    if let Some(ws) = weights {
+        let w0 = out.len();
+        for w in ws {
+            out.extend_from_slice(&w.to_le_bytes());
+        }
+        let mut h = key_hasher(v, dir);
+        h.update(&out[w0..]);
+        cw = h.finalize();
+    }
+    out[start..start + 4].copy_from_slice(&ct.to_le_bytes());
+    out[start + 4..start + 8].copy_from_slice(&cw.to_le_bytes());
+}
+
+/// Checks the bytes fetched of `v`'s out-of-place list of `degree` arcs (as many as
+/// [`list_read_bytes`] says) and returns its targets and, when fetched, weights (raw bytes).
+pub fn verify_list(
+    bytes: &[u8],
+    degree: u32,
+    with_weights: bool,
+    v: u32,
+    dir: Direction,
+) -> Result<(&[u8], Option<&[u8]>), LayoutError> {
+    let short = LayoutError::Malformed("out-of-place list read too short");
+    let head = bytes.get(..LIST_HEADER as usize).ok_or(short.clone())?;
+    let stored_t = u32::from_le_bytes([head[0], head[1], head[2], head[3]]);
+    let stored_w = u32::from_le_bytes([head[4], head[5], head[6], head[7]]);
+    let t0 = LIST_HEADER as usize;
+    let targets = bytes
+        .get(t0..t0 + 4 * degree as usize)
+        .ok_or(short.clone())?;
+    let mut h = key_hasher(v, dir);
+    h.update(targets);
+    if h.finalize() != stored_t {
+        return Err(LayoutError::Checksum("out-of-place list"));
+    }
+    if !with_weights {
+        return Ok((targets, None));
+    }
+    let w0 = t0 + targets_bytes(degree) as usize;
+    let weights = bytes.get(w0..w0 + 8 * degree as usize).ok_or(short)?;
+    let mut h = key_hasher(v, dir);
+    h.update(weights);
+    if h.finalize() != stored_w {
+        return Err(LayoutError::Checksum("out-of-place weights"));
+    }
+    Ok((targets, Some(weights)))
 }
 
 #[cfg(test)]
@@ -303,5 +464,71 @@ mod tests {
             }
             let _ = decode(&b, seed % 2 == 0);
         }
+    }
+
+    #[test]
+    fn sealed_entries_verify_and_any_flipped_bit_fails() {
+        let a = GlobalAddr::new(2, 8192).unwrap();
+        let entries = [
+            (
+                encode_in_place(&[1, 2, 3, 4, 5, 6, 7], None).unwrap(),
+                false,
+            ),
+            (encode_in_place(&[], None).unwrap(), false),
+            (encode_in_place(&[9, 3], Some(&[0.5, 2.0])).unwrap(), true),
+            (encode_out_of_place(40, a, &[10, 30]).unwrap(), false),
+        ];
+        for (mut e, weighted) in entries {
+            let plain = decode(&e, weighted).unwrap();
+            seal(&mut e, 17, Direction::Out);
+            verify(&e, 17, Direction::Out).unwrap();
+            assert_eq!(decode(&e, weighted).unwrap(), plain);
+            assert!(verify(&e, 18, Direction::Out).is_err(), "another vertex");
+            assert!(verify(&e, 17, Direction::In).is_err(), "another direction");
+            for bit in 0..8 * ENTRY_BYTES {
+                let mut bad = e;
+                bad[bit / 8] ^= 1 << (bit % 8);
+                assert_eq!(
+                    verify(&bad, 17, Direction::Out),
+                    Err(LayoutError::Checksum("index entry")),
+                    "bit {bit}"
+                );
+            }
+        }
+        // A never-written (zero) entry is not a valid empty list.
+        assert!(verify(&[0u8; ENTRY_BYTES], 5, Direction::Out).is_err());
+    }
+
+    #[test]
+    fn lists_verify_and_damage_is_found() {
+        let targets: Vec<u32> = (0..9).map(|i| i * 3).collect();
+        let weights: Vec<f64> = (0..9).map(|i| i as f64 / 2.0).collect();
+        let mut data = Vec::new();
+        push_list(&mut data, &targets, Some(&weights), 4, Direction::In);
+        assert_eq!(data.len() as u64, out_of_place_bytes(9, true));
+        let (t, w) = verify_list(&data, 9, true, 4, Direction::In).unwrap();
+        assert_eq!(t.len(), 36);
+        assert_eq!(w.map(<[u8]>::len), Some(72));
+        let short = &data[..list_read_bytes(9, false) as usize];
+        assert!(verify_list(short, 9, false, 4, Direction::In).is_ok());
+        assert!(verify_list(short, 9, false, 5, Direction::In).is_err());
+        assert!(verify_list(&short[..20], 9, false, 4, Direction::In).is_err());
+        let mut bad = data.clone();
+        bad[LIST_HEADER as usize + 8] ^= 1;
+        assert_eq!(
+            verify_list(&bad, 9, false, 4, Direction::In),
+            Err(LayoutError::Checksum("out-of-place list"))
+        );
+        let mut bad = data.clone();
+        let last = bad.len() - 1;
+        bad[last] ^= 0x80;
+        assert!(
+            verify_list(&bad, 9, false, 4, Direction::In).is_ok(),
+            "weights not fetched"
+        );
+        assert_eq!(
+            verify_list(&bad, 9, true, 4, Direction::In),
+            Err(LayoutError::Checksum("out-of-place weights"))
+        );
     }
 }

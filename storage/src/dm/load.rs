@@ -13,6 +13,12 @@
 //!    at most 7 neighbours go in place; the batch's longer lists are packed into one region on a
 //!    memory node chosen round-robin per batch, so consecutive out-of-place lists are contiguous.
 //!    Each batch ends with one WRITE of its index entries.
+//! 4. Commit. Every region is allocated *leased* to the loader's connection
+//!    ([`lease`](super::lease)), so a loader that dies before committing (killed, or its
+//!    connection cut) leaves nothing allocated. [`load_pending`] returns before the commit, so
+//!    the caller can record the layout in its catalog first: a crash between the two leaves a
+//!    catalog entry whose regions are gone, which opening reports ("no longer holds this
+//!    graph"), never memory that nothing refers to.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -21,14 +27,14 @@ use serde::{Deserialize, Serialize};
 
 use super::addr::GlobalAddr;
 use super::layout::{self, ENTRY_BYTES};
-use super::protocol::VerbReply;
+use super::protocol::{Message, VerbReply};
 use super::tcp::{TcpOptions, TcpTransport};
 use super::transport::{Batch, Transport};
 use crate::error::{Result, StoreError};
 use crate::store::{Direction, GraphStore};
 
-/// Layout format written into [`DmLayout::version`].
-pub const LAYOUT_VERSION: u32 = 1;
+/// Layout format written into [`DmLayout::version`] (2: entries and lists carry checksums).
+pub const LAYOUT_VERSION: u32 = 2;
 /// Number of tiny chunks recorded at load (fewer when the graph has fewer vertices).
 pub const TINY_CHUNKS: u32 = 1024;
 /// Vertices per load batch: large enough that each batch is a few big writes.
@@ -124,6 +130,12 @@ impl DmLayout {
         let l: DmLayout = serde_json::from_value(v.clone()).map_err(|e| {
             StoreError::Other(format!("DM layout in the catalog is unreadable: {e}"))
         })?;
+        if l.version != LAYOUT_VERSION {
+            return Err(StoreError::Other(format!(
+                "the graph was loaded into memory nodes with layout version {} (this frontier reads {LAYOUT_VERSION}, whose lists carry checksums); re-create it with CREATE OR REPLACE GRAPH ... STORAGE dm",
+                l.version
+            )));
+        }
         let p = l.nodes.len();
         let ok = l.version == LAYOUT_VERSION
             && p > 0
@@ -288,9 +300,76 @@ fn write_verbs(t: &TcpTransport, addr: GlobalAddr, data: &[u8]) -> Result<()> {
     Ok(())
 }
 
-/// Loads `store` into the pool. Uses `threads` loader threads; every region allocated is in
-/// the returned layout, and freed again if loading fails.
+/// A graph loaded into the pool whose regions are still leased to the loader's connections:
+/// dropping it without [`commit`](PendingLoad::commit) frees every one of them.
+pub struct PendingLoad {
+    layout: DmLayout,
+    conns: Vec<TcpTransport>,
+}
+
+impl PendingLoad {
+    /// The layout to record in the catalog.
+    pub fn layout(&self) -> &DmLayout {
+        &self.layout
+    }
+
+    /// Makes every region permanent (pipelined, one COMMIT per region). On failure every
+    /// region is freed, so nothing is left half committed.
+    pub fn commit(self) -> Result<DmLayout> {
+        let mut tickets = Vec::with_capacity(self.layout.regions.len());
+        let mut result = Ok(());
+        for &r in &self.layout.regions {
+            let a = GlobalAddr::from_raw(r);
+            match self.conns.iter().find(|c| c.node_id() == a.node()) {
+                Some(c) => match c.submit(Message::Commit { addr: a }) {
+                    Ok(t) => tickets.push((c.node_name().to_string(), t)),
+                    Err(e) => {
+                        result = Err(e);
+                        break;
+                    }
+                },
+                None => {
+                    result = Err(StoreError::Other(format!(
+                        "region {a} names no memory node of the load"
+                    )));
+                    break;
+                }
+            }
+        }
+        for (node, t) in tickets {
+            let r = t.wait().and_then(|m| match m {
+                Message::Done => Ok(()),
+                m => Err(StoreError::Remote {
+                    node,
+                    message: format!("unexpected reply to COMMIT: {m:?}"),
+                }),
+            });
+            if result.is_ok() {
+                result = r;
+            }
+        }
+        match result {
+            Ok(()) => Ok(self.layout),
+            Err(e) => {
+                free_regions(&self.conns, &self.layout.regions);
+                Err(e)
+            }
+        }
+    }
+}
+
+/// Loads `store` into the pool and commits it (see [`load_pending`]).
 pub fn load<S: GraphStore>(store: &S, cfg: &PoolConfig, threads: usize) -> Result<DmLayout> {
+    load_pending(store, cfg, threads)?.commit()
+}
+
+/// Loads `store` into the pool with `threads` loader threads. Every region allocated is in the
+/// layout, leased until [`PendingLoad::commit`]; freed again if loading fails.
+pub fn load_pending<S: GraphStore>(
+    store: &S,
+    cfg: &PoolConfig,
+    threads: usize,
+) -> Result<PendingLoad> {
     let conns = connect_all(cfg)?;
     let sh = store.shape();
     let n = sh.vertices;
@@ -300,27 +379,30 @@ pub fn load<S: GraphStore>(store: &S, cfg: &PoolConfig, threads: usize) -> Resul
     let result = load_inner(store, &conns, &bounds, threads, &regions);
     let regions = regions.into_inner().unwrap_or_else(|e| e.into_inner());
     match result {
-        Ok((nonce, out, inn)) => Ok(DmLayout {
-            version: LAYOUT_VERSION,
-            nonce,
-            vertices: n,
-            directed: sh.directed,
-            weighted: sh.weighted,
-            nodes: cfg
-                .nodes
-                .iter()
-                .zip(&conns)
-                .map(|(a, c)| NodeMeta {
-                    addr: a.clone(),
-                    id: c.node_id(),
-                })
-                .collect(),
-            bounds,
-            out,
-            inn,
-            tiny_chunks: chunks,
-            regions,
-        }),
+        Ok((nonce, out, inn)) => {
+            let layout = DmLayout {
+                version: LAYOUT_VERSION,
+                nonce,
+                vertices: n,
+                directed: sh.directed,
+                weighted: sh.weighted,
+                nodes: cfg
+                    .nodes
+                    .iter()
+                    .zip(&conns)
+                    .map(|(a, c)| NodeMeta {
+                        addr: a.clone(),
+                        id: c.node_id(),
+                    })
+                    .collect(),
+                bounds,
+                out,
+                inn,
+                tiny_chunks: chunks,
+                regions,
+            };
+            Ok(PendingLoad { layout, conns })
+        }
         Err(e) => {
             free_regions(&conns, &regions);
             Err(e)
@@ -384,7 +466,7 @@ fn load_inner<S: GraphStore>(
         let mut index = Vec::with_capacity(conns.len());
         for (p, c) in conns.iter().enumerate() {
             let count = bounds[p + 1] - bounds[p];
-            let a = c.alloc(ENTRY_BYTES as u64 * (1 + count as u64))?;
+            let a = c.alloc_leased(ENTRY_BYTES as u64 * (1 + count as u64))?;
             regions
                 .lock()
                 .unwrap_or_else(|e| e.into_inner())
@@ -486,7 +568,7 @@ fn load_batch<S: GraphStore>(
         }
     }
     let region = if total > 0 {
-        let a = edge_node.alloc(total)?;
+        let a = edge_node.alloc_leased(total)?;
         regions
             .lock()
             .unwrap_or_else(|e| e.into_inner())
@@ -509,15 +591,7 @@ fn load_batch<S: GraphStore>(
         } else {
             let at = region.and_then(|r| r.checked_add(data.len() as u64));
             let seg = layout::segments(ns, bounds);
-            for t in ns {
-                data.extend_from_slice(&t.to_le_bytes());
-            }
-            data.resize(data.len().div_ceil(8) * 8, 0);
-            if let Some(ws) = ws {
-                for w in ws {
-                    data.extend_from_slice(&w.to_le_bytes());
-                }
-            }
+            layout::push_list(&mut data, ns, ws, v, dir);
             match at {
                 Some(at) => layout::encode_out_of_place(ns.len() as u32, at, &seg),
                 None => {
@@ -529,7 +603,10 @@ fn load_batch<S: GraphStore>(
             }
         };
         match r {
-            Ok(b) => entries.extend_from_slice(&b),
+            Ok(mut b) => {
+                layout::seal(&mut b, v, dir);
+                entries.extend_from_slice(&b)
+            }
             Err(x) => err = Some(StoreError::Other(format!("vertex {v}: {x}"))),
         }
     })?;

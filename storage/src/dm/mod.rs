@@ -7,8 +7,10 @@
 //! (`frontier memnode`), [`transport`] (the client trait) with [`inproc`], [`tcp`] and, behind
 //! feature `rdma`, `rdma`; [`stats`] counts every operation and projects it onto an RDMA network.
 //! The graph store on top: [`layout`] (32-byte index entries), [`load`] (block file → pool) and
-//! [`graph_store`] (`DmStore`, merged and batched retrieval), and [`attrs`] (vertex attribute
-//! arrays kept remote, updated by direct remote update).
+//! [`graph_store`] (`DmStore`, merged and batched retrieval, every entry and list checked against
+//! its checksum as it arrives), [`verify`] (`VERIFY GRAPH` of the remote copy), and [`attrs`]
+//! (vertex attribute arrays kept remote, updated by direct remote update). [`lease`]: regions a
+//! connection allocates are freed when it ends unless committed.
 //! See docs/DM.md.
 
 pub mod addr;
@@ -16,6 +18,7 @@ pub mod attrs;
 pub mod graph_store;
 pub mod inproc;
 pub mod layout;
+pub mod lease;
 pub mod load;
 pub mod protocol;
 #[cfg(feature = "rdma")]
@@ -24,7 +27,9 @@ pub mod region;
 pub mod server;
 pub mod stats;
 pub mod tcp;
+pub mod token;
 pub mod transport;
+pub mod verify;
 
 pub use addr::GlobalAddr;
 pub use attrs::{NodeSet, RemoteArray};

@@ -189,6 +189,11 @@ pub enum Message {
     },
     /// The request failed as a whole.
     Error { code: ErrorCode, message: String },
+    /// Allocate a region leased to this connection: freed when the connection closes unless
+    /// committed first (a loader killed mid-load leaves nothing behind). Answered `Allocated`.
+    AllocLeased { size: u64 },
+    /// Make a region this connection leased permanent (freed only by `Free`). Answered `Done`.
+    Commit { addr: GlobalAddr },
 }
 
 /// A decoded frame: request id and message.
@@ -217,6 +222,8 @@ mod tag {
     pub const INFO: u8 = 14;
     pub const INFO_REPLY: u8 = 15;
     pub const ERROR: u8 = 16;
+    pub const ALLOC_LEASED: u8 = 17;
+    pub const COMMIT: u8 = 18;
     pub const V_READ: u8 = 1;
     pub const V_WRITE: u8 = 2;
     pub const V_CAS: u8 = 3;
@@ -232,7 +239,11 @@ impl Message {
             + match self {
                 Message::Hello { token } => 2 + token.len(),
                 Message::HelloOk { .. } => 10,
-                Message::Alloc { .. } | Message::Allocated { .. } | Message::Free { .. } => 8,
+                Message::Alloc { .. }
+                | Message::Allocated { .. }
+                | Message::Free { .. }
+                | Message::AllocLeased { .. }
+                | Message::Commit { .. } => 8,
                 Message::Done | Message::Info => 0,
                 Message::Batch(v) => {
                     4 + v
@@ -306,6 +317,14 @@ pub fn encode_frame(id: u64, msg: &Message, out: &mut Vec<u8>) -> Result<(), Fra
         }
         Message::Free { addr } => {
             out.push(tag::FREE);
+            u64le(out, addr.raw());
+        }
+        Message::AllocLeased { size } => {
+            out.push(tag::ALLOC_LEASED);
+            u64le(out, *size);
+        }
+        Message::Commit { addr } => {
+            out.push(tag::COMMIT);
             u64le(out, addr.raw());
         }
         Message::Done => out.push(tag::DONE),
@@ -527,6 +546,12 @@ pub fn decode_frame(buf: &[u8]) -> Result<Frame, FrameError> {
         tag::FREE => Message::Free {
             addr: addr(&mut c)?,
         },
+        tag::ALLOC_LEASED => Message::AllocLeased {
+            size: c.u64("size")?,
+        },
+        tag::COMMIT => Message::Commit {
+            addr: addr(&mut c)?,
+        },
         tag::DONE => Message::Done,
         tag::INFO => Message::Info,
         tag::BATCH => {
@@ -665,6 +690,8 @@ mod tests {
             Message::Alloc { size: 4096 },
             Message::Allocated { addr: a(4096) },
             Message::Free { addr: a(4096) },
+            Message::AllocLeased { size: 64 },
+            Message::Commit { addr: a(4096) },
             Message::Done,
             Message::Info,
             Message::Batch(vec![

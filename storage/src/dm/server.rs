@@ -13,10 +13,12 @@ use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
+use super::lease::Leases;
 use super::protocol::{
     decode_frame, encode_frame, frame_body_len, ErrorCode, Frame, Message, MAX_TOKEN,
 };
 use super::region::MemoryNode;
+use super::token::SecretToken;
 use crate::error::{Result, StoreError};
 
 /// Where a memory node listens when not told: loopback, so nothing is exposed by accident.
@@ -145,6 +147,9 @@ pub fn run_memnode_notify(opts: MemnodeOptions, ready: impl FnOnce(SocketAddr)) 
         eprintln!("memnode: listening on a non-loopback address; only the token protects it");
     }
     let _ = io::stdout().flush();
+    let token = SecretToken::new(&token).ok_or_else(|| {
+        StoreError::Other(format!("memnode: the token must be 1 to {MAX_TOKEN} bytes"))
+    })?;
     let server = Arc::new(Server::new(opts.node_id, opts.capacity, token, true));
     ready(addr);
     server.serve(listener);
@@ -154,7 +159,7 @@ pub fn run_memnode_notify(opts: MemnodeOptions, ready: impl FnOnce(SocketAddr)) 
 
 struct Server {
     node: Arc<MemoryNode>,
-    token: String,
+    token: SecretToken,
     stop: AtomicBool,
     watch_signals: bool,
     next_conn: AtomicU64,
@@ -163,7 +168,7 @@ struct Server {
 }
 
 impl Server {
-    fn new(node_id: u16, capacity: u64, token: String, watch_signals: bool) -> Server {
+    fn new(node_id: u16, capacity: u64, token: SecretToken, watch_signals: bool) -> Server {
         Server {
             node: Arc::new(MemoryNode::new(node_id, capacity)),
             token,
@@ -336,7 +341,8 @@ impl Server {
             return Ok(());
         };
         let hello = decode_frame(&buf).map_err(|e| e.to_string())?;
-        let ok = matches!(&hello.msg, Message::Hello { token } if ct_eq(token.as_bytes(), self.token.as_bytes()));
+        let ok =
+            matches!(&hello.msg, Message::Hello { token } if self.token.matches(token.as_bytes()));
         let reply = if ok {
             Message::HelloOk {
                 node_id: self.node.node_id(),
@@ -352,13 +358,16 @@ impl Server {
         if !ok {
             return Err("refused: wrong or missing token".into());
         }
+        // Dropped on every way out of this function: regions this connection leased and did
+        // not commit are freed when it ends, however it ends.
+        let leases = Leases::new(self.node.clone());
         loop {
             let Some(buf) = self.read_frame(&mut reader, super::protocol::MAX_FRAME, None)? else {
                 return Ok(());
             };
             let Frame { id, msg } = decode_frame(&buf).map_err(|e| e.to_string())?;
             drop(buf);
-            let reply = self.node.handle(msg);
+            let reply = leases.handle(msg);
             // Flush only when no further request is already buffered: pipelined requests get
             // their replies coalesced into fewer writes.
             let flush = reader.buffer().is_empty();
@@ -390,14 +399,6 @@ fn send(
     Ok(())
 }
 
-/// Compares tokens in time independent of where they differ.
-fn ct_eq(a: &[u8], b: &[u8]) -> bool {
-    if a.len() != b.len() {
-        return false;
-    }
-    a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
-}
-
 /// A memory node running on a thread of this process, for tests and benchmarks.
 pub struct MemnodeHandle {
     addr: SocketAddr,
@@ -414,6 +415,11 @@ impl MemnodeHandle {
     /// The server's memory, to inspect from a test.
     pub fn node(&self) -> &Arc<MemoryNode> {
         &self.server.node
+    }
+
+    /// Connections open right now (a test waits for a closed client to be noticed).
+    pub fn connections(&self) -> usize {
+        self.server.live.load(Ordering::SeqCst)
     }
 
     /// Clean shutdown: stop accepting, let connections finish their current request, join.
@@ -452,7 +458,10 @@ pub fn spawn_memnode_for_tests(node_id: u16, capacity: u64, token: &str) -> Resu
     let addr = listener
         .local_addr()
         .map_err(|e| StoreError::Other(e.to_string()))?;
-    let server = Arc::new(Server::new(node_id, capacity, token.to_string(), false));
+    let token = SecretToken::new(token).ok_or_else(|| {
+        StoreError::Other(format!("memnode: the token must be 1 to {MAX_TOKEN} bytes"))
+    })?;
+    let server = Arc::new(Server::new(node_id, capacity, token, false));
     let s = server.clone();
     let thread = std::thread::Builder::new()
         .name(format!("memnode-{node_id}"))

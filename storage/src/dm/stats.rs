@@ -150,7 +150,7 @@ impl TransportStats {
                 add(&self.cas, c);
                 add(&self.faa, f);
             }
-            Message::Alloc { .. } => add(&self.allocs, 1),
+            Message::Alloc { .. } | Message::AllocLeased { .. } => add(&self.allocs, 1),
             Message::Free { .. } => add(&self.frees, 1),
             Message::MailboxPush { .. } => add(&self.mailbox_pushes, 1),
             Message::MailboxPull { .. } => add(&self.mailbox_pulls, 1),

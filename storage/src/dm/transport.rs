@@ -42,6 +42,20 @@ pub trait Transport: Send + Sync {
         }
     }
 
+    /// Allocates a region leased to this connection: freed when the connection ends unless
+    /// [`commit`](Transport::commit)ted first (two-sided).
+    fn alloc_leased(&self, size: u64) -> Result<GlobalAddr> {
+        match self.call(Message::AllocLeased { size })? {
+            Message::Allocated { addr } => Ok(addr),
+            m => Err(unexpected(self.node_name(), &m)),
+        }
+    }
+
+    /// Makes a region this connection leased permanent (two-sided).
+    fn commit(&self, addr: GlobalAddr) -> Result<()> {
+        expect_done(self.node_name(), self.call(Message::Commit { addr })?)
+    }
+
     /// Frees the region that starts at `addr` (two-sided).
     fn free(&self, addr: GlobalAddr) -> Result<()> {
         expect_done(self.node_name(), self.call(Message::Free { addr })?)
