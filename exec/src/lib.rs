@@ -3,20 +3,24 @@
 //! Knows no file formats or sockets: it reads graphs through `storage::GraphStore`.
 
 pub mod algorithms;
+pub mod batched;
 pub mod bitmap;
 pub mod config;
 pub mod context;
 pub mod edgemap;
 pub mod error;
 pub mod gather;
+pub mod intersect;
 pub mod lists;
 pub mod output;
 pub mod pool;
-pub mod remote;
+pub mod reduce;
+pub mod reduce_mode;
 pub mod result;
 pub mod rng;
 pub mod run;
 pub mod sink;
+pub mod state;
 pub mod subset;
 pub mod testing;
 pub mod topk;
@@ -30,5 +34,6 @@ pub use error::ExecError;
 pub use output::output_schema;
 pub use result::{IterationStats, ResultTable, BATCH_ROWS};
 pub use run::run;
+pub use state::{Placement, StateValue, VertexArray};
 pub use subset::VertexSubset;
 pub use vertexmap::vertex_map;

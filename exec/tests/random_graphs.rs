@@ -252,6 +252,20 @@ fn go(g: &G, csr: bool, mode: Mode, threads: usize, call: &AlgoCall) -> ResultTa
     run(&g.store(csr), call, &cfg).unwrap()
 }
 
+/// Runs `call` with every vertex array in two in-process memory nodes (a budget of 0 bytes).
+fn go_remote(g: &G, csr: bool, mode: Mode, threads: usize, call: &AlgoCall) -> ResultTable {
+    let cfg = RunConfig {
+        mode,
+        ..RunConfig::with_threads(threads)
+    };
+    run(&g.store(csr).with_attribute_space(0), call, &cfg).unwrap()
+}
+
+/// Whether every iteration of `t` sent its updates to remote state.
+fn all_remote(t: &ResultTable) -> bool {
+    t.iterations.iter().all(|i| i.strategy == "push remote")
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: 24, ..ProptestConfig::default() })]
 
@@ -291,6 +305,45 @@ proptest! {
             let inn = g.inn();
             prop_assert_eq!(u64_col(&t, "out_degree"), out.iter().map(|l| Some(l.len() as u64)).collect::<Vec<_>>());
             prop_assert_eq!(u64_col(&t, "in_degree"), inn.iter().map(|l| Some(l.len() as u64)).collect::<Vec<_>>());
+        }
+    }
+
+    /// With the state in memory nodes, every kernel still equals its definition, and the
+    /// frontier and reduce kernels' rounds really went to the remote arrays.
+    #[test]
+    fn kernels_with_remote_state_equal_the_definitions(g in graph(), s in 0usize..40) {
+        let s = s % g.n;
+        let bfs = ref_bfs(&g, s);
+        let sssp = ref_sssp(&g, s);
+        let pr = ref_pr(&g, 7, 0.85);
+        let wcc = ref_wcc(&g);
+        let cdlp = ref_cdlp(&g, 4);
+        let lcc = ref_lcc(&g);
+        for (mode, threads, csr) in [(Mode::Auto, 2, true), (Mode::Push, 1, false), (Mode::Pull, 2, false)] {
+            let t = go_remote(&g, csr, mode, threads, &AlgoCall::Bfs { source: s as u32 });
+            prop_assert_eq!(i64_col(&t, "depth"), bfs.clone());
+            prop_assert!(all_remote(&t));
+            let t = go_remote(&g, csr, mode, threads, &AlgoCall::Sssp { source: s as u32 });
+            prop_assert!(all_remote(&t));
+            let got = f64_col(&t, "distance");
+            for (a, b) in got.iter().zip(&sssp) {
+                prop_assert!(match (a, b) { (Some(a), Some(b)) => close(*a, *b), (None, None) => true, _ => false }, "{:?} vs {:?}", got, sssp);
+            }
+            let t = go_remote(&g, csr, mode, threads, &AlgoCall::PageRank { iterations: 7, damping: 0.85 });
+            prop_assert!(all_remote(&t));
+            for (a, b) in f64_col(&t, "rank").iter().zip(&pr) {
+                prop_assert!(close(a.unwrap(), *b));
+            }
+            let t = go_remote(&g, csr, mode, threads, &AlgoCall::Wcc);
+            prop_assert!(all_remote(&t));
+            prop_assert_eq!(u64_col(&t, "component"), wcc.iter().map(|&i| Some(i)).collect::<Vec<_>>());
+            let t = go_remote(&g, csr, mode, threads, &AlgoCall::Cdlp { iterations: 4 });
+            prop_assert!(all_remote(&t));
+            prop_assert_eq!(u64_col(&t, "label"), cdlp.iter().map(|&i| Some(i)).collect::<Vec<_>>());
+            let t = go_remote(&g, csr, mode, threads, &AlgoCall::Lcc);
+            for (a, b) in f64_col(&t, "coefficient").iter().zip(&lcc) {
+                prop_assert!(close(a.unwrap(), *b) || (a.unwrap() == 0.0 && *b == 0.0));
+            }
         }
     }
 

@@ -5,24 +5,25 @@
 //! by compare-exchange on its parent slot, then given the next global discovery number, so the
 //! parent (whose list revealed it) was always discovered earlier. When a stack grows past
 //! [`SPLIT_AT`] while a worker is idle, its older half is handed over through a shared pool.
-//! The run ends when every worker is idle and the pool is empty. In memory a worker expands one
-//! vertex at a time over CSR slices; out of core it pops up to [`BATCH`] vertices and fetches
-//! their lists in one `for_each_list`, so reads stay in flight.
+//! The run ends when every worker is idle and the pool is empty. A worker pops as many vertices
+//! as the list-fetch operator fetches at a time (one in memory, a batch out of core, so reads
+//! stay in flight) and expands them.
 
 use std::sync::atomic::{AtomicU32, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 
 use arrow_array::{ArrayRef, RecordBatch, UInt64Array};
 use arrow_schema::SchemaRef;
-use storage::{Direction, FetchOrder, GraphStore};
+use storage::{Direction, GraphStore};
 
 use crate::context::RunContext;
 use crate::error::ExecError;
+use crate::lists::{fetch, fetch_batch};
 use crate::output::per_vertex_batches;
 
 /// A stack larger than this is split when some worker is idle.
 pub const SPLIT_AT: usize = 32;
-/// Vertices expanded per `for_each_list` call on the generic path.
+/// Vertices expanded between cancel checks.
 pub const BATCH: usize = 64;
 /// Parent slot of an undiscovered vertex.
 const UNSEEN: u32 = u32::MAX;
@@ -128,54 +129,33 @@ fn worker<S: GraphStore, C>(
 where
     C: Fn(u32, u32) -> bool + Sync,
 {
-    let store = ctx.store;
-    let csr = store.csr(Direction::Out);
+    let take = fetch_batch(ctx);
     let mut stack: Vec<u32> = Vec::new();
-    let mut batch: Vec<u32> = Vec::with_capacity(BATCH);
+    let mut batch: Vec<u32> = Vec::with_capacity(take);
     let mut edges = 0u64;
     loop {
         if stack.is_empty() && !take_work(shared, threads, &mut stack) {
             return Ok(edges);
         }
         ctx.check()?;
-        match csr {
-            Some(csr) => {
-                // Up to BATCH single-vertex expansions between cancel checks.
-                for _ in 0..BATCH {
-                    let Some(v) = stack.pop() else { break };
-                    let ns = csr.neighbours(v);
-                    edges += ns.len() as u64;
-                    for &w in ns.iter().rev() {
-                        if claim(v, w) {
-                            stack.push(w);
-                        }
-                    }
-                    if stack.len() > SPLIT_AT {
-                        share(shared, &mut stack);
-                    }
-                }
+        // Up to BATCH expansions between cancel checks.
+        for _ in 0..(BATCH / take).max(1) {
+            batch.clear();
+            let keep = stack.len().saturating_sub(take);
+            batch.extend(stack.drain(keep..).rev());
+            if batch.is_empty() {
+                break;
             }
-            None => {
-                batch.clear();
-                let keep = stack.len().saturating_sub(BATCH);
-                batch.extend(stack.drain(keep..).rev());
-                store.for_each_list(
-                    Direction::Out,
-                    &batch,
-                    FetchOrder::AsGiven,
-                    false,
-                    |v, ns, _| {
-                        edges += ns.len() as u64;
-                        for &w in ns.iter().rev() {
-                            if claim(v, w) {
-                                stack.push(w);
-                            }
-                        }
-                    },
-                )?;
-                if stack.len() > SPLIT_AT {
-                    share(shared, &mut stack);
+            fetch(ctx, Direction::Out, &batch, false, |v, ns, _| {
+                edges += ns.len() as u64;
+                for &w in ns.iter().rev() {
+                    if claim(v, w) {
+                        stack.push(w);
+                    }
                 }
+            })?;
+            if stack.len() > SPLIT_AT {
+                share(shared, &mut stack);
             }
         }
     }

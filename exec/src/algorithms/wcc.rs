@@ -8,8 +8,10 @@
 //! and finish only the vertices outside it (their remaining out-edges, and in-edges on directed
 //! graphs). Without one, one pass over every out-list links every edge.
 //!
-//! On a DM graph whose state does not fit `cn_cache`, `compute` hands over to `remote::wcc`
-//! (label propagation with the labels in the memory nodes).
+//! When the run keeps its state remote, union-find would chase parent pointers one dependent
+//! remote read at a time; the labels are propagated instead ([`EdgeMap::relax_min`] over both
+//! directions, every vertex starting with its own input id), which updates in batches and ends
+//! with the same labelling after (component diameter + 1) rounds.
 
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::Arc;
@@ -20,11 +22,16 @@ use rayon::prelude::*;
 use storage::{Direction, GraphStore};
 
 use crate::context::RunContext;
+use crate::edgemap::EdgeMap;
 use crate::error::ExecError;
 use crate::lists::{each_list, pass_name};
 use crate::output::per_vertex_batches;
-use crate::remote;
 use crate::rng::Xoshiro256;
+use crate::subset::VertexSubset;
+use crate::vertexmap::vertex_transform;
+
+/// Bytes of state per vertex (u32 parent, u64 smallest id per root): what decides placement.
+pub const STATE_BYTES: u64 = 12;
 
 /// Out-edges per vertex linked before sampling (GAPBS's `neighbor_rounds`).
 const NEIGHBOUR_ROUNDS: usize = 2;
@@ -34,9 +41,8 @@ const SAMPLES: usize = 1024;
 /// The component label (smallest input id of the component) of every vertex.
 pub fn compute<S: GraphStore>(ctx: &RunContext<'_, S>) -> Result<Vec<u64>, ExecError> {
     let store = ctx.store;
-    // Labels too large for the compute node's budget stay in remote memory.
-    if let Some(space) = remote::remote_space(store, remote::wcc::STATE_BYTES) {
-        return remote::wcc::compute(ctx, space);
+    if ctx.placement().is_remote() {
+        return propagate_labels(ctx);
     }
     let n = ctx.n();
     let comp: Vec<AtomicU32> = storage::huge::collect((0..n).map(AtomicU32::new));
@@ -120,6 +126,25 @@ pub fn compute<S: GraphStore>(ctx: &RunContext<'_, S>) -> Result<Vec<u64>, ExecE
             })
             .collect())
     })
+}
+
+/// Min-label propagation: the remote-state kernel.
+fn propagate_labels<S: GraphStore>(ctx: &RunContext<'_, S>) -> Result<Vec<u64>, ExecError> {
+    let store = ctx.store;
+    let n = ctx.n();
+    let label = ctx.vertex_array(0u64)?;
+    vertex_transform(ctx, &label, &label, |v, _| (store.input_id(v), 0.0))?;
+    let dirs: &[Direction] = if store.shape().directed {
+        &[Direction::Out, Direction::In]
+    } else {
+        &[Direction::Out]
+    };
+    let mut frontier = VertexSubset::all(n);
+    let mut edge_map = EdgeMap::new(ctx);
+    while !frontier.is_empty() {
+        frontier = edge_map.relax_min(&frontier, dirs, &label, false, |l, _| Some(l), None)?;
+    }
+    label.into_vec()
 }
 
 /// Joins the trees of `u` and `v`: the higher root is hooked under the lower one by
