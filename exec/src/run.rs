@@ -23,10 +23,7 @@ pub fn run<S: GraphStore>(
     cfg: &RunConfig,
 ) -> Result<ResultTable, ExecError> {
     let mut ctx = RunContext::new(store, cfg)?;
-    let (state_bytes, placed) = algorithms::state_bytes_per_vertex(call);
-    if placed {
-        ctx.place_state(state_bytes);
-    }
+    ctx.place_state(algorithms::state_bytes_per_vertex(call));
     let schema = output_schema(call);
     let started = Instant::now();
     // Each arm computes (timed), then builds rows (not timed).

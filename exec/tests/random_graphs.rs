@@ -340,6 +340,18 @@ proptest! {
             let t = go_remote(&g, csr, mode, threads, &AlgoCall::Cdlp { iterations: 4 });
             prop_assert!(all_remote(&t));
             prop_assert_eq!(u64_col(&t, "label"), cdlp.iter().map(|&i| Some(i)).collect::<Vec<_>>());
+            let t = go_remote(&g, csr, mode, threads, &AlgoCall::Dfs { source: s as u32 });
+            let found = u64_col(&t, "discovered");
+            let parents = u64_col(&t, "parent");
+            let ids = g.ids();
+            for v in 0..g.n {
+                prop_assert_eq!(found[v].is_some(), bfs[v].is_some(), "vertex {}", v);
+                if let Some(p) = parents[v] {
+                    let p = ids.iter().position(|&i| i == p).unwrap();
+                    prop_assert!(found[p].unwrap() < found[v].unwrap());
+                    prop_assert!(g.out()[p].iter().any(|&(w, _)| w == v));
+                }
+            }
             let t = go_remote(&g, csr, mode, threads, &AlgoCall::Lcc);
             for (a, b) in f64_col(&t, "coefficient").iter().zip(&lcc) {
                 prop_assert!(close(a.unwrap(), *b) || (a.unwrap() == 0.0 && *b == 0.0));

@@ -2,29 +2,34 @@
 //! the source over out-edges is discovered exactly once, in depth-first-like order per worker.
 //!
 //! Each worker pops from its own stack and pushes the neighbours it claims. A vertex is claimed
-//! by compare-exchange on its parent slot, then given the next global discovery number, so the
-//! parent (whose list revealed it) was always discovered earlier. When a stack grows past
+//! by compare-exchange on its parent slot (a batch of remote CASes per list when the state is
+//! remote), then given the next global discovery number, so the parent (whose list revealed it)
+//! was always discovered earlier. When a stack grows past
 //! [`SPLIT_AT`] while a worker is idle, its older half is handed over through a shared pool.
 //! The run ends when every worker is idle and the pool is empty. A worker pops as many vertices
 //! as the list-fetch operator fetches at a time (one in memory, a batch out of core, so reads
 //! stay in flight) and expands them.
 
-use std::sync::atomic::{AtomicU32, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 
 use arrow_array::{ArrayRef, RecordBatch, UInt64Array};
 use arrow_schema::SchemaRef;
 use storage::{Direction, GraphStore};
 
+use crate::bitmap::AtomicBitmap;
 use crate::context::RunContext;
 use crate::error::ExecError;
 use crate::lists::{fetch, fetch_batch};
 use crate::output::per_vertex_batches;
+use crate::state::StateValue;
 
 /// A stack larger than this is split when some worker is idle.
 pub const SPLIT_AT: usize = 32;
 /// Vertices expanded between cancel checks.
 pub const BATCH: usize = 64;
+/// Bytes of state per vertex (parent u32 and discovery number u64).
+pub const STATE_BYTES: u64 = 12;
 /// Parent slot of an undiscovered vertex.
 const UNSEEN: u32 = u32::MAX;
 /// Discovery number of an undiscovered vertex.
@@ -70,12 +75,12 @@ pub fn compute<S: GraphStore>(
     source: u32,
 ) -> Result<Discovery, ExecError> {
     let n = ctx.n();
-    let parent: Vec<AtomicU32> = (0..n).map(|_| AtomicU32::new(UNSEEN)).collect();
-    let order: Vec<AtomicU64> = (0..n).map(|_| AtomicU64::new(UNDISCOVERED)).collect();
+    let parent = ctx.vertex_array(UNSEEN)?;
+    let order = ctx.vertex_array(UNDISCOVERED)?;
     if source < n {
         let begin = ctx.begin();
-        parent[source as usize].store(source, Ordering::Relaxed);
-        order[source as usize].store(0, Ordering::Relaxed);
+        parent.set(source, source)?;
+        order.set(source, 0)?;
         let counter = AtomicU64::new(1);
         let threads = ctx.pool.threads();
         let shared = Shared {
@@ -87,16 +92,41 @@ pub fn compute<S: GraphStore>(
             wake: Condvar::new(),
             idle_hint: AtomicUsize::new(0),
         };
-        let claim = |from: u32, to: u32| -> bool {
-            let won = parent.get(to as usize).is_some_and(|p| {
-                p.compare_exchange(UNSEEN, from, Ordering::Relaxed, Ordering::Relaxed)
-                    .is_ok()
-            });
-            if won {
-                order[to as usize]
-                    .store(counter.fetch_add(1, Ordering::Relaxed), Ordering::Relaxed);
+        // Remote claims are filtered through the vertices this node already tried (claims
+        // never revert), so each vertex costs one remote CAS.
+        let sent = parent.is_remote().then(|| AtomicBitmap::new(n));
+        if let Some(sent) = &sent {
+            sent.set(source);
+        }
+        let claim = |from: u32, ns: &[u32], stack: &mut Vec<u32>| -> Result<(), ExecError> {
+            if let (Some(p), Some(o)) = (parent.local(), order.local()) {
+                for &w in ns.iter().rev() {
+                    if p.get(w as usize)
+                        .is_some_and(|p| u32::claim(p, UNSEEN, from))
+                    {
+                        u64::store(&o[w as usize], counter.fetch_add(1, Ordering::Relaxed));
+                        stack.push(w);
+                    }
+                }
+                return Ok(());
             }
-            won
+            let tried: Vec<u32> = ns
+                .iter()
+                .rev()
+                .copied()
+                .filter(|&w| w < n && sent.as_ref().is_none_or(|s| s.set(w)))
+                .collect();
+            let won = parent.claim_batch(&tried, UNSEEN, from)?;
+            let first = counter.fetch_add(won.len() as u64, Ordering::Relaxed);
+            let numbered: Vec<(u32, u64)> = won
+                .iter()
+                .enumerate()
+                .map(|(k, &w)| (w, first + k as u64))
+                .collect();
+            // Discovery numbers start undiscovered (the largest value): a min-update writes them.
+            order.min_batch(&numbered)?;
+            stack.extend(won);
+            Ok(())
         };
         let results = ctx.pool.broadcast(|_| {
             let r = worker(ctx, &shared, threads, &claim);
@@ -114,8 +144,8 @@ pub fn compute<S: GraphStore>(
     }
     Ok(Discovery {
         source,
-        order: order.into_iter().map(AtomicU64::into_inner).collect(),
-        parent: parent.into_iter().map(AtomicU32::into_inner).collect(),
+        order: order.into_vec()?,
+        parent: parent.into_vec()?,
     })
 }
 
@@ -127,7 +157,7 @@ fn worker<S: GraphStore, C>(
     claim: &C,
 ) -> Result<u64, ExecError>
 where
-    C: Fn(u32, u32) -> bool + Sync,
+    C: Fn(u32, &[u32], &mut Vec<u32>) -> Result<(), ExecError> + Sync,
 {
     let take = fetch_batch(ctx);
     let mut stack: Vec<u32> = Vec::new();
@@ -146,14 +176,16 @@ where
             if batch.is_empty() {
                 break;
             }
+            let mut failed = None;
             fetch(ctx, Direction::Out, &batch, false, |v, ns, _| {
                 edges += ns.len() as u64;
-                for &w in ns.iter().rev() {
-                    if claim(v, w) {
-                        stack.push(w);
-                    }
+                if failed.is_none() {
+                    failed = claim(v, ns, &mut stack).err();
                 }
             })?;
+            if let Some(e) = failed {
+                return Err(e);
+            }
             if stack.len() > SPLIT_AT {
                 share(shared, &mut stack);
             }

@@ -15,25 +15,24 @@ pub mod wcc;
 
 use planner::AlgoCall;
 
-/// The per-vertex state of `call`'s kernel in bytes, and whether the kernel allocates it
-/// through the run context (so it may be placed remotely).
-pub fn state_bytes_per_vertex(call: &AlgoCall) -> (u64, bool) {
+/// The bytes of per-vertex state `call`'s kernel allocates through the run context, from
+/// which the run decides whether that state is local or remote.
+pub fn state_bytes_per_vertex(call: &AlgoCall) -> u64 {
     match call {
-        AlgoCall::Bfs { .. } => (bfs::STATE_BYTES, true),
-        AlgoCall::Sssp { .. } => (sssp::STATE_BYTES, true),
-        AlgoCall::PageRank { .. } => (pagerank::STATE_BYTES, true),
-        AlgoCall::Wcc => (wcc::STATE_BYTES, true),
-        AlgoCall::Cdlp { .. } => (cdlp::STATE_BYTES, true),
-        AlgoCall::Lcc => (lcc::STATE_BYTES, true),
-        // Parent (u32) and discovery order (u64).
-        AlgoCall::Dfs { .. } => (12, false),
-        AlgoCall::RandomWalk { .. } | AlgoCall::Degree => (0, false),
+        AlgoCall::Bfs { .. } => bfs::STATE_BYTES,
+        AlgoCall::Sssp { .. } => sssp::STATE_BYTES,
+        AlgoCall::PageRank { .. } => pagerank::STATE_BYTES,
+        AlgoCall::Wcc => wcc::STATE_BYTES,
+        AlgoCall::Cdlp { .. } => cdlp::STATE_BYTES,
+        AlgoCall::Lcc => lcc::STATE_BYTES,
+        AlgoCall::Dfs { .. } => dfs::STATE_BYTES,
+        AlgoCall::RandomWalk { .. } | AlgoCall::Degree => 0,
     }
 }
 
 /// EXPLAIN's line for a DM graph: whether the kernel's state will be remote or local, and why.
 pub fn explain_state(call: &AlgoCall, vertices: u64, cn_cache: u64) -> String {
-    let (per, placed) = state_bytes_per_vertex(call);
+    let per = state_bytes_per_vertex(call);
     let total = per.saturating_mul(vertices);
     let sizes = format!(
         "{per} B × {vertices} vertices = {} vs cn_cache {}",
@@ -42,8 +41,6 @@ pub fn explain_state(call: &AlgoCall, vertices: u64, cn_cache: u64) -> String {
     );
     if per == 0 {
         "local (no per-vertex state)".to_string()
-    } else if !placed {
-        format!("local ({sizes}; this kernel has no remote-state variant yet)")
     } else if total > cn_cache {
         format!("remote ({sizes}: direct remote update, frontier kept locally)")
     } else {
@@ -64,8 +61,13 @@ mod tests {
             "{s}"
         );
         assert!(explain_state(&bfs, 10, 40).starts_with("local ("));
-        let dfs = AlgoCall::Dfs { source: 0 };
-        assert!(explain_state(&dfs, 10, 16).contains("no remote-state variant"));
+        let walk = AlgoCall::RandomWalk {
+            start: None,
+            walks: 1,
+            length: 1,
+            seed: 0,
+        };
+        assert!(explain_state(&walk, 10, 16).contains("no per-vertex state"));
         assert!(explain_state(&AlgoCall::Degree, 10, 16).contains("no per-vertex state"));
     }
 }
