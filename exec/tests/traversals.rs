@@ -415,3 +415,32 @@ fn out_of_range_sources_reach_nothing() {
     let _ = HashMap::<u8, u8>::new();
     let _ = AtomicBool::new(false);
 }
+
+/// WCC's union-find passes are reported as what they are, never as an EdgeMap pull; with remote
+/// state its label propagation rounds are remote pushes.
+#[test]
+fn wcc_profile_names_its_passes() {
+    for csr in [true, false] {
+        for mode in [Mode::Auto, Mode::Push, Mode::Block, Mode::Pull] {
+            let g = small_components().with_csr(csr);
+            let t = run(&g, &AlgoCall::Wcc, &cfg(mode, 2)).unwrap();
+            assert!(!t.iterations.is_empty());
+            for i in &t.iterations {
+                assert!(
+                    i.strategy == "link" || i.strategy == "link sample",
+                    "csr {csr} {mode:?}: {}",
+                    i.strategy
+                );
+            }
+        }
+    }
+    let g = small_components().with_attribute_space(0);
+    let t = run(&g, &AlgoCall::Wcc, &cfg(Mode::Auto, 2)).unwrap();
+    assert!(t.iterations.iter().all(|i| i.strategy == "push remote"));
+}
+
+/// Two components joined by directed edges, one isolated vertex.
+fn small_components() -> VecGraph {
+    let edges = vec![(10, 20), (20, 30), (30, 10), (30, 40), (50, 60)];
+    VecGraph::new(vec![10, 20, 30, 40, 50, 60, 70], edges, true, None)
+}

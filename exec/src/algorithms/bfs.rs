@@ -23,9 +23,6 @@ use crate::subset::VertexSubset;
 /// Depth of an unvisited vertex.
 pub const UNREACHED: u32 = u32::MAX;
 
-/// Bytes of state per vertex (the depth): what decides its placement.
-pub const STATE_BYTES: u64 = 4;
-
 /// Depths from `source` ([`UNREACHED`] when not reachable); an out-of-range source reaches
 /// nothing.
 pub fn compute<S: GraphStore>(ctx: &RunContext<'_, S>, source: u32) -> Result<Vec<u32>, ExecError> {

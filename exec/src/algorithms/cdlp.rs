@@ -21,9 +21,6 @@ use crate::output::per_vertex_batches;
 use crate::reduce::EdgeReduce;
 use crate::vertexmap::vertex_transform;
 
-/// Bytes of state per vertex (label and next label, u64 each).
-pub const STATE_BYTES: u64 = 16;
-
 /// Labels (input ids) after `iterations` rounds.
 pub fn compute<S: GraphStore>(
     ctx: &RunContext<'_, S>,

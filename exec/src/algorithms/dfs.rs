@@ -28,8 +28,6 @@ use crate::state::StateValue;
 pub const SPLIT_AT: usize = 32;
 /// Vertices expanded between cancel checks.
 pub const BATCH: usize = 64;
-/// Bytes of state per vertex (parent u32 and discovery number u64).
-pub const STATE_BYTES: u64 = 12;
 /// Parent slot of an undiscovered vertex.
 const UNSEEN: u32 = u32::MAX;
 /// Discovery number of an undiscovered vertex.

@@ -16,9 +16,6 @@ use crate::error::ExecError;
 use crate::intersect::neighbour_arcs;
 use crate::output::per_vertex_batches;
 
-/// Bytes of state per vertex (coefficient f64 and triangle count u64).
-pub const STATE_BYTES: u64 = 16;
-
 /// The coefficient of every vertex.
 pub fn compute<S: GraphStore>(ctx: &RunContext<'_, S>) -> Result<Vec<f64>, ExecError> {
     let shape = ctx.store.shape();

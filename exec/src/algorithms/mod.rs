@@ -1,6 +1,6 @@
 //! One file per algorithm. Each exposes `compute` (the kernel, timed as algorithm time) and
-//! `batches` (Arrow rows in internal-id order, built afterwards), and declares the bytes of
-//! per-vertex state it allocates, from which the run decides where that state lives.
+//! `batches` (Arrow rows in internal-id order, built afterwards). What the kernel is — name,
+//! parameters, output columns, per-vertex state bytes — is its entry in `planner::registry`.
 
 pub mod bfs;
 pub mod cdlp;
@@ -15,19 +15,10 @@ pub mod wcc;
 
 use planner::AlgoCall;
 
-/// The bytes of per-vertex state `call`'s kernel allocates through the run context, from
-/// which the run decides whether that state is local or remote.
+/// The bytes of per-vertex state `call`'s kernel allocates through the run context (the
+/// registry's `state_bytes`), from which the run decides whether that state is local or remote.
 pub fn state_bytes_per_vertex(call: &AlgoCall) -> u64 {
-    match call {
-        AlgoCall::Bfs { .. } => bfs::STATE_BYTES,
-        AlgoCall::Sssp { .. } => sssp::STATE_BYTES,
-        AlgoCall::PageRank { .. } => pagerank::STATE_BYTES,
-        AlgoCall::Wcc => wcc::STATE_BYTES,
-        AlgoCall::Cdlp { .. } => cdlp::STATE_BYTES,
-        AlgoCall::Lcc => lcc::STATE_BYTES,
-        AlgoCall::Dfs { .. } => dfs::STATE_BYTES,
-        AlgoCall::RandomWalk { .. } | AlgoCall::Degree => 0,
-    }
+    planner::registry::spec_of(call).state_bytes
 }
 
 /// EXPLAIN's line for a DM graph: whether the kernel's state will be remote or local, and why.

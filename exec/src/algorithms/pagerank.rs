@@ -20,9 +20,6 @@ use crate::output::per_vertex_batches;
 use crate::reduce::EdgeReduce;
 use crate::vertexmap::vertex_transform;
 
-/// Bytes of state per vertex (rank, contribution and next rank, f64 each).
-pub const STATE_BYTES: u64 = 24;
-
 /// Ranks after `iterations` rounds with damping `damping`.
 pub fn compute<S: GraphStore>(
     ctx: &RunContext<'_, S>,

@@ -26,9 +26,6 @@ use crate::subset::VertexSubset;
 
 use super::sssp_delta;
 
-/// Bytes of state per vertex (the distance): what decides its placement.
-pub const STATE_BYTES: u64 = 8;
-
 /// Distances from `source` (+∞ when unreachable).
 pub fn compute<S: GraphStore>(ctx: &RunContext<'_, S>, source: u32) -> Result<Vec<f64>, ExecError> {
     if ctx.cfg.mode == Mode::Auto && matches!(ctx.placement(), Placement::Local) {

@@ -6,7 +6,8 @@
 //! diameter. With a CSR view it is Afforest (Sutton et al., as in GAPBS): link along the first
 //! two out-edges of every vertex, find the component most vertices already joined by sampling,
 //! and finish only the vertices outside it (their remaining out-edges, and in-edges on directed
-//! graphs). Without one, one pass over every out-list links every edge.
+//! graphs). Without one, one pass over every out-list links every edge. PROFILE calls these
+//! rounds `link sample` and `link`: they are union-find passes, not EdgeMap pulls.
 //!
 //! When the run keeps its state remote, union-find would chase parent pointers one dependent
 //! remote read at a time; the labels are propagated instead ([`EdgeMap::relax_min`] over both
@@ -24,14 +25,11 @@ use storage::{Direction, GraphStore};
 use crate::context::RunContext;
 use crate::edgemap::EdgeMap;
 use crate::error::ExecError;
-use crate::lists::{each_list, pass_name};
+use crate::lists::each_list;
 use crate::output::per_vertex_batches;
 use crate::rng::Xoshiro256;
 use crate::subset::VertexSubset;
 use crate::vertexmap::vertex_transform;
-
-/// Bytes of state per vertex (u32 parent, u64 smallest id per root): what decides placement.
-pub const STATE_BYTES: u64 = 12;
 
 /// Out-edges per vertex linked before sampling (GAPBS's `neighbor_rounds`).
 const NEIGHBOUR_ROUNDS: usize = 2;
@@ -65,7 +63,7 @@ pub fn compute<S: GraphStore>(ctx: &RunContext<'_, S>) -> Result<Vec<u64>, ExecE
                     })
                 });
                 compress(ctx, &comp);
-                ctx.finish(start, n as u64, n as u64, "pull", None)?;
+                ctx.finish(start, n as u64, n as u64, "link sample", None)?;
             }
             let start = ctx.begin();
             let big = most_frequent(&comp);
@@ -93,7 +91,7 @@ pub fn compute<S: GraphStore>(ctx: &RunContext<'_, S>) -> Result<Vec<u64>, ExecE
                     .sum::<u64>()
             });
             compress(ctx, &comp);
-            ctx.finish(start, n as u64, edges, "pull", None)?;
+            ctx.finish(start, n as u64, edges, "link", None)?;
         }
         _ => {
             let start = ctx.begin();
@@ -103,7 +101,7 @@ pub fn compute<S: GraphStore>(ctx: &RunContext<'_, S>) -> Result<Vec<u64>, ExecE
                 }
             })?;
             compress(ctx, &comp);
-            ctx.finish(start, n as u64, edges, pass_name(ctx.cfg.mode), None)?;
+            ctx.finish(start, n as u64, edges, "link", None)?;
         }
     }
     // Label each component with its smallest input id.
