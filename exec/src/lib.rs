@@ -16,6 +16,7 @@ pub mod output;
 pub mod pool;
 pub mod reduce;
 pub mod reduce_mode;
+pub mod reference;
 pub mod result;
 pub mod rng;
 pub mod run;

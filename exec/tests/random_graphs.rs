@@ -252,15 +252,6 @@ fn go(g: &G, csr: bool, mode: Mode, threads: usize, call: &AlgoCall) -> ResultTa
     run(&g.store(csr), call, &cfg).unwrap()
 }
 
-/// Runs `call` with every vertex array in two in-process memory nodes (a budget of 0 bytes).
-fn go_remote(g: &G, csr: bool, mode: Mode, threads: usize, call: &AlgoCall) -> ResultTable {
-    let cfg = RunConfig {
-        mode,
-        ..RunConfig::with_threads(threads)
-    };
-    run(&g.store(csr).with_attribute_space(0), call, &cfg).unwrap()
-}
-
 /// Whether every iteration of `t` sent its updates to remote state.
 fn all_remote(t: &ResultTable) -> bool {
     t.iterations.iter().all(|i| i.strategy == "push remote")
@@ -308,53 +299,39 @@ proptest! {
         }
     }
 
-    /// With the state in memory nodes, every kernel still equals its definition, and the
+    /// With the state in memory nodes (and locally), every kernel passes its verifier, and the
     /// frontier and reduce kernels' rounds really went to the remote arrays.
     #[test]
-    fn kernels_with_remote_state_equal_the_definitions(g in graph(), s in 0usize..40) {
+    fn kernels_pass_their_verifiers_with_local_and_remote_state(g in graph(), s in 0usize..40) {
+        use exec::algorithms::{bfs, cdlp, dfs, lcc, pagerank, sssp, wcc};
         let s = s % g.n;
-        let bfs = ref_bfs(&g, s);
-        let sssp = ref_sssp(&g, s);
-        let pr = ref_pr(&g, 7, 0.85);
-        let wcc = ref_wcc(&g);
-        let cdlp = ref_cdlp(&g, 4);
-        let lcc = ref_lcc(&g);
+        let src = s as u32;
         for (mode, threads, csr) in [(Mode::Auto, 2, true), (Mode::Push, 1, false), (Mode::Pull, 2, false)] {
-            let t = go_remote(&g, csr, mode, threads, &AlgoCall::Bfs { source: s as u32 });
-            prop_assert_eq!(i64_col(&t, "depth"), bfs.clone());
-            prop_assert!(all_remote(&t));
-            let t = go_remote(&g, csr, mode, threads, &AlgoCall::Sssp { source: s as u32 });
-            prop_assert!(all_remote(&t));
-            let got = f64_col(&t, "distance");
-            for (a, b) in got.iter().zip(&sssp) {
-                prop_assert!(match (a, b) { (Some(a), Some(b)) => close(*a, *b), (None, None) => true, _ => false }, "{:?} vs {:?}", got, sssp);
-            }
-            let t = go_remote(&g, csr, mode, threads, &AlgoCall::PageRank { iterations: 7, damping: 0.85 });
-            prop_assert!(all_remote(&t));
-            for (a, b) in f64_col(&t, "rank").iter().zip(&pr) {
-                prop_assert!(close(a.unwrap(), *b));
-            }
-            let t = go_remote(&g, csr, mode, threads, &AlgoCall::Wcc);
-            prop_assert!(all_remote(&t));
-            prop_assert_eq!(u64_col(&t, "component"), wcc.iter().map(|&i| Some(i)).collect::<Vec<_>>());
-            let t = go_remote(&g, csr, mode, threads, &AlgoCall::Cdlp { iterations: 4 });
-            prop_assert!(all_remote(&t));
-            prop_assert_eq!(u64_col(&t, "label"), cdlp.iter().map(|&i| Some(i)).collect::<Vec<_>>());
-            let t = go_remote(&g, csr, mode, threads, &AlgoCall::Dfs { source: s as u32 });
-            let found = u64_col(&t, "discovered");
-            let parents = u64_col(&t, "parent");
-            let ids = g.ids();
-            for v in 0..g.n {
-                prop_assert_eq!(found[v].is_some(), bfs[v].is_some(), "vertex {}", v);
-                if let Some(p) = parents[v] {
-                    let p = ids.iter().position(|&i| i == p).unwrap();
-                    prop_assert!(found[p].unwrap() < found[v].unwrap());
-                    prop_assert!(g.out()[p].iter().any(|&(w, _)| w == v));
-                }
-            }
-            let t = go_remote(&g, csr, mode, threads, &AlgoCall::Lcc);
-            for (a, b) in f64_col(&t, "coefficient").iter().zip(&lcc) {
-                prop_assert!(close(a.unwrap(), *b) || (a.unwrap() == 0.0 && *b == 0.0));
+            for remote in [false, true] {
+                let store = if remote { g.store(csr).with_attribute_space(0) } else { g.store(csr) };
+                let cfg = RunConfig { mode, ..RunConfig::with_threads(threads) };
+                let go = |call: &AlgoCall| run(&store, call, &cfg).unwrap();
+                let check = |t: &ResultTable, rounds_remote: bool, verdict: Result<(), String>| {
+                    prop_assert!(verdict.is_ok(), "remote {} {:?}: {:?}", remote, mode, verdict);
+                    if remote && rounds_remote {
+                        prop_assert!(all_remote(t), "{:?}", t.iterations);
+                    }
+                    Ok(())
+                };
+                let t = go(&AlgoCall::Bfs { source: src });
+                check(&t, true, bfs::verify(&store, src, &t))?;
+                let t = go(&AlgoCall::Sssp { source: src });
+                check(&t, true, sssp::verify(&store, src, &t))?;
+                let t = go(&AlgoCall::PageRank { iterations: 7, damping: 0.85 });
+                check(&t, true, pagerank::verify(&store, 7, 0.85, &t))?;
+                let t = go(&AlgoCall::Wcc);
+                check(&t, true, wcc::verify(&store, &t))?;
+                let t = go(&AlgoCall::Cdlp { iterations: 4 });
+                check(&t, true, cdlp::verify(&store, 4, &t))?;
+                let t = go(&AlgoCall::Lcc);
+                check(&t, false, lcc::verify(&store, &t))?;
+                let t = go(&AlgoCall::Dfs { source: src });
+                check(&t, false, dfs::verify(&store, src, &t))?;
             }
         }
     }

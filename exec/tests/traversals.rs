@@ -444,3 +444,33 @@ fn small_components() -> VecGraph {
     let edges = vec![(10, 20), (20, 30), (30, 10), (30, 40), (50, 60)];
     VecGraph::new(vec![10, 20, 30, 40, 50, 60, 70], edges, true, None)
 }
+
+/// The verifiers catch a wrong result: each is handed another run's table.
+#[test]
+fn verifiers_reject_wrong_results() {
+    use exec::algorithms::{bfs, cdlp, dfs, pagerank, sssp, wcc};
+    let g = small_components();
+    let c = cfg(Mode::Auto, 1);
+    let from0 = run(&g, &AlgoCall::Bfs { source: 0 }, &c).unwrap();
+    assert!(bfs::verify(&g, 0, &from0).is_ok());
+    let err = bfs::verify(&g, 4, &from0).unwrap_err();
+    assert!(err.starts_with("vertex "), "{err}");
+    let d = run(&g, &AlgoCall::Sssp { source: 0 }, &c).unwrap();
+    assert!(sssp::verify(&g, 2, &d).is_err());
+    let p = run(
+        &g,
+        &AlgoCall::PageRank {
+            iterations: 3,
+            damping: 0.85,
+        },
+        &c,
+    )
+    .unwrap();
+    assert!(pagerank::verify(&g, 4, 0.85, &p).is_err());
+    let l = run(&g, &AlgoCall::Cdlp { iterations: 1 }, &c).unwrap();
+    assert!(wcc::verify(&g, &l).is_err());
+    assert!(cdlp::verify(&g, 2, &l).is_err());
+    let f = run(&g, &AlgoCall::Dfs { source: 0 }, &c).unwrap();
+    assert!(dfs::verify(&g, 0, &f).is_ok());
+    assert!(dfs::verify(&g, 4, &f).is_err());
+}

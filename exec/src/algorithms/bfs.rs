@@ -18,6 +18,8 @@ use crate::context::RunContext;
 use crate::edgemap::EdgeMap;
 use crate::error::ExecError;
 use crate::output::per_vertex_batches;
+use crate::reference::{column, compare, Lists};
+use crate::result::ResultTable;
 use crate::subset::VertexSubset;
 
 /// Depth of an unvisited vertex.
@@ -55,4 +57,24 @@ pub fn batches<S: GraphStore>(
             .collect();
         vec![Arc::new(col) as ArrayRef]
     })
+}
+
+/// Checks a BFS result against a sequential queue-based BFS from `source`.
+pub fn verify<S: GraphStore>(store: &S, source: u32, table: &ResultTable) -> Result<(), String> {
+    let lists = Lists::read(store)?;
+    let mut want = vec![None; lists.n()];
+    if (source as usize) < lists.n() {
+        want[source as usize] = Some(0.0);
+        let mut queue = std::collections::VecDeque::from([source as usize]);
+        while let Some(u) = queue.pop_front() {
+            let next = want[u].map(|d: f64| d + 1.0);
+            for &(v, _) in &lists.out[u] {
+                if want[v as usize].is_none() {
+                    want[v as usize] = next;
+                    queue.push_back(v as usize);
+                }
+            }
+        }
+    }
+    compare(store, &column(table, "depth")?, &want, |a, b| a == b)
 }

@@ -19,6 +19,8 @@ use crate::context::RunContext;
 use crate::error::ExecError;
 use crate::output::per_vertex_batches;
 use crate::reduce::EdgeReduce;
+use crate::reference::{column, compare, Lists};
+use crate::result::ResultTable;
 use crate::vertexmap::vertex_transform;
 
 /// Labels (input ids) after `iterations` rounds.
@@ -57,4 +59,36 @@ pub fn batches<S: GraphStore>(
     per_vertex_batches(store, schema, |r| {
         vec![Arc::new(UInt64Array::from(label[r].to_vec())) as ArrayRef]
     })
+}
+
+/// Checks CDLP labels against a sequential computation with a histogram per vertex.
+pub fn verify<S: GraphStore>(
+    store: &S,
+    iterations: u32,
+    table: &ResultTable,
+) -> Result<(), String> {
+    let lists = Lists::read(store)?;
+    let n = lists.n();
+    let directed = store.shape().directed;
+    let mut label: Vec<u64> = (0..n as u32).map(|v| store.input_id(v)).collect();
+    for _ in 0..iterations {
+        label = (0..n)
+            .map(|v| {
+                let mut hist = std::collections::BTreeMap::new();
+                let ins = lists.inn[v].iter().filter(|_| directed);
+                for u in ins.copied().chain(lists.out[v].iter().map(|e| e.0)) {
+                    *hist.entry(label[u as usize]).or_insert(0) += 1;
+                }
+                let mut best = (0, label[v]);
+                for (l, c) in hist {
+                    if c > best.0 {
+                        best = (c, l);
+                    }
+                }
+                best.1
+            })
+            .collect();
+    }
+    let want: Vec<Option<f64>> = label.into_iter().map(|l| Some(l as f64)).collect();
+    compare(store, &column(table, "label")?, &want, |a, b| a == b)
 }

@@ -15,6 +15,8 @@ use crate::context::RunContext;
 use crate::error::ExecError;
 use crate::intersect::neighbour_arcs;
 use crate::output::per_vertex_batches;
+use crate::reference::{close, column, compare, Lists};
+use crate::result::ResultTable;
 
 /// The coefficient of every vertex.
 pub fn compute<S: GraphStore>(ctx: &RunContext<'_, S>) -> Result<Vec<f64>, ExecError> {
@@ -59,4 +61,30 @@ mod tests {
         assert_eq!(coefficient(2, 4), 2.0 / 12.0);
         assert_eq!(coefficient(0, 1), 0.0);
     }
+}
+
+/// Checks LCC coefficients against a sequential count over every ordered neighbour pair.
+pub fn verify<S: GraphStore>(store: &S, table: &ResultTable) -> Result<(), String> {
+    use std::collections::BTreeSet;
+    let lists = Lists::read(store)?;
+    let arcs: BTreeSet<(u32, u32)> = (0..lists.n())
+        .flat_map(|u| lists.out[u].iter().map(move |e| (u as u32, e.0)))
+        .collect();
+    let want: Vec<Option<f64>> = (0..lists.n())
+        .map(|v| {
+            let nb: BTreeSet<u32> = lists.out[v]
+                .iter()
+                .map(|e| e.0)
+                .chain(lists.inn[v].iter().copied())
+                .filter(|&u| u as usize != v)
+                .collect();
+            let t = nb
+                .iter()
+                .flat_map(|&a| nb.iter().map(move |&b| (a, b)))
+                .filter(|p| arcs.contains(p))
+                .count();
+            Some(coefficient(t as u64, nb.len()))
+        })
+        .collect();
+    compare(store, &column(table, "coefficient")?, &want, close)
 }

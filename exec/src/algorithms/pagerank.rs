@@ -18,6 +18,8 @@ use crate::context::RunContext;
 use crate::error::ExecError;
 use crate::output::per_vertex_batches;
 use crate::reduce::EdgeReduce;
+use crate::reference::{close, column, compare, Lists};
+use crate::result::ResultTable;
 use crate::vertexmap::vertex_transform;
 
 /// Ranks after `iterations` rounds with damping `damping`.
@@ -64,4 +66,34 @@ pub fn batches<S: GraphStore>(
     per_vertex_batches(store, schema, |r| {
         vec![Arc::new(Float64Array::from(rank[r].to_vec())) as ArrayRef]
     })
+}
+
+/// Checks PageRank ranks against a sequential computation of the Graphalytics definition.
+pub fn verify<S: GraphStore>(
+    store: &S,
+    iterations: u32,
+    damping: f64,
+    table: &ResultTable,
+) -> Result<(), String> {
+    let lists = Lists::read(store)?;
+    let n = lists.n();
+    let nf = n as f64;
+    let mut rank = vec![1.0 / nf; n];
+    for _ in 0..iterations {
+        let sink: f64 = (0..n)
+            .filter(|&v| lists.out[v].is_empty())
+            .map(|v| rank[v])
+            .sum();
+        rank = (0..n)
+            .map(|v| {
+                let sum: f64 = lists.inn[v]
+                    .iter()
+                    .map(|&u| rank[u as usize] / lists.out[u as usize].len() as f64)
+                    .sum();
+                (1.0 - damping) / nf + damping * sum + damping * sink / nf
+            })
+            .collect();
+    }
+    let want: Vec<Option<f64>> = rank.into_iter().map(Some).collect();
+    compare(store, &column(table, "rank")?, &want, close)
 }

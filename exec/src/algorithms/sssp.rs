@@ -21,6 +21,8 @@ use crate::context::RunContext;
 use crate::edgemap::EdgeMap;
 use crate::error::ExecError;
 use crate::output::per_vertex_batches;
+use crate::reference::{close, column, compare, Lists};
+use crate::result::ResultTable;
 use crate::state::Placement;
 use crate::subset::VertexSubset;
 
@@ -90,4 +92,29 @@ pub fn batches<S: GraphStore>(
             .collect();
         vec![Arc::new(col) as ArrayRef]
     })
+}
+
+/// Checks an SSSP result against a sequential Bellman-Ford from `source`.
+pub fn verify<S: GraphStore>(store: &S, source: u32, table: &ResultTable) -> Result<(), String> {
+    let lists = Lists::read(store)?;
+    let mut dist = vec![f64::INFINITY; lists.n()];
+    if (source as usize) < lists.n() {
+        dist[source as usize] = 0.0;
+        for _ in 0..lists.n() {
+            let mut changed = false;
+            for u in 0..lists.n() {
+                for &(v, w) in &lists.out[u] {
+                    if dist[u] + w < dist[v as usize] {
+                        dist[v as usize] = dist[u] + w;
+                        changed = true;
+                    }
+                }
+            }
+            if !changed {
+                break;
+            }
+        }
+    }
+    let want: Vec<Option<f64>> = dist.iter().map(|d| d.is_finite().then_some(*d)).collect();
+    compare(store, &column(table, "distance")?, &want, close)
 }

@@ -27,6 +27,8 @@ use crate::edgemap::EdgeMap;
 use crate::error::ExecError;
 use crate::lists::each_list;
 use crate::output::per_vertex_batches;
+use crate::reference::{column, compare, Lists};
+use crate::result::ResultTable;
 use crate::rng::Xoshiro256;
 use crate::subset::VertexSubset;
 use crate::vertexmap::vertex_transform;
@@ -223,4 +225,29 @@ pub fn batches<S: GraphStore>(
     per_vertex_batches(store, schema, |r| {
         vec![Arc::new(UInt64Array::from(label[r].to_vec())) as ArrayRef]
     })
+}
+
+/// Checks WCC labels against sequential min-label propagation over both directions.
+pub fn verify<S: GraphStore>(store: &S, table: &ResultTable) -> Result<(), String> {
+    let lists = Lists::read(store)?;
+    let n = lists.n();
+    let mut label: Vec<u64> = (0..n as u32).map(|v| store.input_id(v)).collect();
+    loop {
+        let mut changed = false;
+        for u in 0..n {
+            for &(v, _) in &lists.out[u] {
+                let m = label[u].min(label[v as usize]);
+                if label[u] != m || label[v as usize] != m {
+                    label[u] = m;
+                    label[v as usize] = m;
+                    changed = true;
+                }
+            }
+        }
+        if !changed {
+            break;
+        }
+    }
+    let want: Vec<Option<f64>> = label.into_iter().map(|l| Some(l as f64)).collect();
+    compare(store, &column(table, "component")?, &want, |a, b| a == b)
 }
