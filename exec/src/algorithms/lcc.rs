@@ -52,17 +52,6 @@ pub fn batches<S: GraphStore>(
     })
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn coefficient_of_small_neighbourhoods() {
-        assert_eq!(coefficient(2, 4), 2.0 / 12.0);
-        assert_eq!(coefficient(0, 1), 0.0);
-    }
-}
-
 /// Checks LCC coefficients against a sequential count over every ordered neighbour pair.
 pub fn verify<S: GraphStore>(store: &S, table: &ResultTable) -> Result<(), String> {
     use std::collections::BTreeSet;
@@ -87,4 +76,15 @@ pub fn verify<S: GraphStore>(store: &S, table: &ResultTable) -> Result<(), Strin
         })
         .collect();
     compare(store, &column(table, "coefficient")?, &want, close)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn coefficient_of_small_neighbourhoods() {
+        assert_eq!(coefficient(2, 4), 2.0 / 12.0);
+        assert_eq!(coefficient(0, 1), 0.0);
+    }
 }
