@@ -78,6 +78,9 @@ pub struct AlgorithmSpec {
     /// Bytes of per-vertex state the kernel allocates through the run context: what decides,
     /// on a DM graph, whether that state stays local or goes to the memory nodes.
     pub state_bytes: u64,
+    /// How the kernel passes over the edges when it does not follow EdgeMap's strategy rule
+    /// (EXPLAIN's strategy line); `None` for EdgeMap and edge-reduce kernels.
+    pub passes: Option<&'static str>,
 }
 
 impl AlgorithmSpec {
@@ -150,6 +153,7 @@ pub static ALGORITHMS: &[AlgorithmSpec] = &[
         uses_weights: false,
         // depth (u32)
         state_bytes: 4,
+        passes: None,
     },
     AlgorithmSpec {
         name: "pagerank",
@@ -192,6 +196,7 @@ pub static ALGORITHMS: &[AlgorithmSpec] = &[
         uses_weights: false,
         // rank, contribution and next rank (f64 each)
         state_bytes: 24,
+        passes: None,
     },
     AlgorithmSpec {
         name: "wcc",
@@ -208,13 +213,16 @@ pub static ALGORITHMS: &[AlgorithmSpec] = &[
             },
         ],
         operators: &[
-            "union-find over out- and in-edges (directions ignored)",
+            "union-find over out- and in-edges (directions ignored); with remote state, min-label propagation: EdgeMap(frontier, out+in, label[v] := min(label[v], label[u]))",
             "VertexMap(all, component := smallest input id of the root's set)",
         ],
         dense: true,
         uses_weights: false,
         // parent (u32) and smallest id per root (u64)
         state_bytes: 12,
+        passes: Some(
+            "union-find passes (PROFILE: link sample, link); with remote state, min-label push rounds (push remote)",
+        ),
     },
     AlgorithmSpec {
         name: "sssp",
@@ -239,6 +247,7 @@ pub static ALGORITHMS: &[AlgorithmSpec] = &[
         uses_weights: true,
         // distance (f64)
         state_bytes: 8,
+        passes: None,
     },
     AlgorithmSpec {
         name: "cdlp",
@@ -270,6 +279,7 @@ pub static ALGORITHMS: &[AlgorithmSpec] = &[
         uses_weights: false,
         // label and next label (u64 each)
         state_bytes: 16,
+        passes: None,
     },
     AlgorithmSpec {
         name: "lcc",
@@ -290,6 +300,7 @@ pub static ALGORITHMS: &[AlgorithmSpec] = &[
         uses_weights: false,
         // coefficient (f64) and arc count (u64)
         state_bytes: 16,
+        passes: None,
     },
     AlgorithmSpec {
         name: "randomwalk",
@@ -350,6 +361,7 @@ pub static ALGORITHMS: &[AlgorithmSpec] = &[
         uses_weights: false,
         // none: walkers and paths are result rows
         state_bytes: 0,
+        passes: None,
     },
     AlgorithmSpec {
         name: "dfs",
@@ -378,6 +390,7 @@ pub static ALGORITHMS: &[AlgorithmSpec] = &[
         uses_weights: false,
         // parent (u32) and discovery number (u64)
         state_bytes: 12,
+        passes: None,
     },
     AlgorithmSpec {
         name: "degree",
@@ -403,6 +416,7 @@ pub static ALGORITHMS: &[AlgorithmSpec] = &[
         uses_weights: false,
         // none
         state_bytes: 0,
+        passes: None,
     },
 ];
 
