@@ -11,7 +11,7 @@
 //! stay in flight) and expands them.
 
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::sync::{Arc, Condvar, Mutex};
 
 use arrow_array::{ArrayRef, RecordBatch, UInt64Array};
 use arrow_schema::SchemaRef;
@@ -24,6 +24,7 @@ use crate::lists::{fetch, fetch_batch};
 use crate::output::per_vertex_batches;
 use crate::reference::{column, Lists};
 use crate::result::ResultTable;
+use crate::stacks::{share, take_work, Shared, SharedState};
 use crate::state::StateValue;
 
 /// A stack larger than this is split when some worker is idle.
@@ -41,32 +42,6 @@ pub struct Discovery {
     pub source: u32,
     pub order: Vec<u64>,
     pub parent: Vec<u32>,
-}
-
-/// Stacks handed between workers.
-struct Shared {
-    state: Mutex<SharedState>,
-    wake: Condvar,
-    /// Idle workers, readable without the lock to decide whether splitting is worth it.
-    idle_hint: AtomicUsize,
-}
-
-struct SharedState {
-    stacks: Vec<Vec<u32>>,
-    idle: usize,
-    done: bool,
-}
-
-impl Shared {
-    fn lock(&self) -> MutexGuard<'_, SharedState> {
-        self.state.lock().unwrap_or_else(|p| p.into_inner())
-    }
-
-    /// Ends the run for every worker (on completion, error or cancel).
-    fn stop(&self) {
-        self.lock().done = true;
-        self.wake.notify_all();
-    }
 }
 
 /// Discovers everything reachable from `source`.
@@ -190,40 +165,6 @@ where
                 share(shared, &mut stack);
             }
         }
-    }
-}
-
-/// Hands the older half of `stack` to the pool when some worker is idle.
-fn share(shared: &Shared, stack: &mut Vec<u32>) {
-    if shared.idle_hint.load(Ordering::Relaxed) == 0 {
-        return;
-    }
-    let half: Vec<u32> = stack.drain(..stack.len() / 2).collect();
-    shared.lock().stacks.push(half);
-    shared.wake.notify_one();
-}
-
-/// Waits for a shared stack; false when the run is over (all idle, nothing shared, or stopped).
-fn take_work(shared: &Shared, threads: usize, stack: &mut Vec<u32>) -> bool {
-    let mut st = shared.lock();
-    loop {
-        if st.done {
-            return false;
-        }
-        if let Some(s) = st.stacks.pop() {
-            *stack = s;
-            return true;
-        }
-        st.idle += 1;
-        shared.idle_hint.store(st.idle, Ordering::Relaxed);
-        if st.idle == threads {
-            st.done = true;
-            shared.wake.notify_all();
-            return false;
-        }
-        st = shared.wake.wait(st).unwrap_or_else(|p| p.into_inner());
-        st.idle -= 1;
-        shared.idle_hint.store(st.idle, Ordering::Relaxed);
     }
 }
 

@@ -10,7 +10,6 @@ pub mod lcc;
 pub mod pagerank;
 pub mod randomwalk;
 pub mod sssp;
-pub mod sssp_delta;
 pub mod wcc;
 
 use planner::AlgoCall;

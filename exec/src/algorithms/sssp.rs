@@ -2,7 +2,7 @@
 //! source with the edges' f64 weights (1.0 on unweighted graphs), null when unreachable.
 //!
 //! In memory under `SET mode = auto`, with non-negative weights, it runs delta-stepping
-//! (`sssp_delta.rs`). Otherwise, frontier Bellman-Ford: each EdgeMap round relaxes the out-edges of the vertices whose
+//! (`crate::delta`). Otherwise, frontier Bellman-Ford: each EdgeMap round relaxes the out-edges of the vertices whose
 //! distance dropped in the previous round (push: compare-exchange min on the distance's bits;
 //! pull: a vertex relaxes from its active in-neighbours). With non-negative weights it reaches
 //! the same fixpoint as Dijkstra. A round count above |V| can only come from a negative cycle,
@@ -18,25 +18,19 @@ use planner::Mode;
 use storage::{Direction, GraphStore};
 
 use crate::context::RunContext;
+use crate::delta;
 use crate::edgemap::EdgeMap;
 use crate::error::ExecError;
 use crate::output::per_vertex_batches;
 use crate::reference::{close, column, compare, Lists};
 use crate::result::ResultTable;
-use crate::state::Placement;
 use crate::subset::VertexSubset;
-
-use super::sssp_delta;
 
 /// Distances from `source` (+∞ when unreachable).
 pub fn compute<S: GraphStore>(ctx: &RunContext<'_, S>, source: u32) -> Result<Vec<f64>, ExecError> {
-    if ctx.cfg.mode == Mode::Auto && matches!(ctx.placement(), Placement::Local) {
-        if let Some(csr) = ctx.store.csr(Direction::Out) {
-            let shape = ctx.store.shape();
-            let average_degree = shape.arcs as f64 / f64::from(shape.vertices.max(1));
-            if let Some(delta) = sssp_delta::pick_delta(&csr, average_degree) {
-                return sssp_delta::compute(ctx, csr, source, delta);
-            }
+    if ctx.cfg.mode == Mode::Auto {
+        if let Some(distances) = delta::shortest_paths(ctx, source) {
+            return distances;
         }
     }
     bellman_ford(ctx, source)

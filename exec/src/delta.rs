@@ -9,14 +9,15 @@
 //! than `queued[v]` is stale and skipped. So a vertex is relaxed once per bin it settles in.
 //!
 //! Compared with frontier Bellman-Ford (the path every store supports), vertices far from the
-//! source are not relaxed again and again with distances that later improve: on a scale-20 R-MAT
-//! graph it examines a fraction of the edges. It needs non-negative weights and a CSR view;
-//! `sssp::compute` falls back to Bellman-Ford otherwise.
+//! source are not relaxed again and again with distances that later improve. It is the
+//! bucketed-relaxation operator SSSP uses when it applies ([`shortest_paths`]): the graph in
+//! memory, the state local, the weights non-negative; `sssp::compute` falls back to
+//! Bellman-Ford over EdgeMap otherwise.
 
 use std::sync::atomic::{AtomicU32, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Mutex;
 
-use storage::CsrView;
+use storage::{CsrView, Direction};
 
 use crate::context::RunContext;
 use crate::error::ExecError;
@@ -30,6 +31,22 @@ const GRAIN: usize = 64;
 const MAX_BINS_AHEAD: usize = 1 << 20;
 /// `queued[v]` when `v` has no unprocessed entry.
 const NOT_QUEUED: u32 = u32::MAX;
+
+/// Distances from `source` by delta-stepping, or `None` when it does not apply (the graph is
+/// not in memory, the run keeps its state remote, or a weight is negative or not a number).
+pub fn shortest_paths<S: GraphStore>(
+    ctx: &RunContext<'_, S>,
+    source: u32,
+) -> Option<Result<Vec<f64>, ExecError>> {
+    if ctx.placement().is_remote() {
+        return None;
+    }
+    let csr = ctx.store.csr(Direction::Out)?;
+    let shape = ctx.store.shape();
+    let average_degree = shape.arcs as f64 / f64::from(shape.vertices.max(1));
+    let delta = pick_delta(&csr, average_degree)?;
+    Some(compute(ctx, csr, source, delta))
+}
 
 /// The bin width: a quarter of the mean weight over the average degree (Meyer and Sanders'
 /// Θ(1/d) for random weights). Wide bins relax vertices again through light edges, narrow bins
