@@ -1,5 +1,7 @@
-//! The frontier runtime: vertex subsets, EdgeMap/VertexMap and their strategies, the worker
-//! pool, one file per algorithm, Arrow result building, run statistics and result sinks.
+//! The frontier runtime: vertex subsets, per-vertex state arrays placed locally or in remote
+//! memory, the operators (EdgeMap, edge reduces, VertexMap, list fetch, neighbour intersection,
+//! linking, delta-stepping) with their strategies, the worker pool, one file per algorithm,
+//! Arrow result building, run statistics and result sinks.
 //! Knows no file formats or sockets: it reads graphs through `storage::GraphStore`.
 
 pub mod algorithms;

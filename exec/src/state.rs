@@ -211,14 +211,6 @@ impl<'a> Placement<'a> {
         matches!(self, Placement::Remote(_))
     }
 
-    /// `local` or `remote`, as EXPLAIN and PROFILE say it.
-    pub fn name(&self) -> &'static str {
-        match self {
-            Placement::Local => "local",
-            Placement::Remote(_) => "remote",
-        }
-    }
-
     /// Updates one worker may buffer before sending them: its share of the budget (half of
     /// it; the other half is the store's read windows), within [`MIN_BUFFER`]..[`MAX_BUFFER`].
     pub fn buffer_len(&self, threads: usize) -> usize {
@@ -259,14 +251,6 @@ impl<T: StateValue> VertexArray<T> {
             }
         };
         Ok(VertexArray { len, place })
-    }
-
-    /// A local array holding `values`.
-    pub fn from_local(values: Vec<T::Cell>) -> Self {
-        VertexArray {
-            len: values.len() as u32,
-            place: Place::Local(values),
-        }
     }
 
     pub fn len(&self) -> u32 {
