@@ -150,3 +150,21 @@ fn explain_shows_reads_and_the_memory_estimate() {
         "{s}"
     );
 }
+
+/// EXPLAIN describes WCC's passes as union-find (and its remote-state rounds), not as the
+/// EdgeMap pull rule that does not apply to it.
+#[test]
+fn explain_describes_wcc_as_union_find_passes() {
+    let d = tempfile::tempdir().unwrap();
+    let props = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("examples/data/example-directed/example-directed.properties");
+    let stmt = format!(
+        "CREATE GRAPH g FROM '{}' FORMAT graphalytics; EXPLAIN RUN wcc ON g;",
+        props.display()
+    );
+    let out = frontier(&d.path().join("data"), &["-c", &stmt]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let s = text(&out.stdout);
+    assert!(s.contains("strategy:  union-find passes"), "{s}");
+    assert!(!s.contains("DensePull"), "{s}");
+}

@@ -232,8 +232,11 @@ pub fn run(
         let mut text = planner::explain(&plan, &reader, &s.settings);
         if meta.storage == StorageKind::Dm {
             // Where the kernel's per-vertex state will live, right after the reader.
-            let state =
-                exec::remote::explain_state(&plan.call, plan.graph.vertices, s.settings.cn_cache);
+            let state = exec::algorithms::explain_state(
+                &plan.call,
+                plan.graph.vertices,
+                s.settings.cn_cache,
+            );
             let at = text.find("\n  threads:").map_or(text.len(), |i| i + 1);
             text.insert_str(at, &format!("  state:     {state}\n"));
         }

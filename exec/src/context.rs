@@ -11,12 +11,14 @@ use crate::config::{Progress, RunConfig};
 use crate::error::ExecError;
 use crate::pool::Pool;
 use crate::result::IterationStats;
+use crate::state::{Placement, StateValue, VertexArray};
 
 /// One run: the store it reads, its configuration and workers, and what it has done so far.
 pub struct RunContext<'a, S: GraphStore> {
     pub store: &'a S,
     pub cfg: &'a RunConfig,
     pub pool: Pool,
+    placement: Placement<'a>,
     started: Instant,
     stats: Mutex<Vec<IterationStats>>,
 }
@@ -35,9 +37,27 @@ impl<'a, S: GraphStore> RunContext<'a, S> {
             store,
             cfg,
             pool: Pool::new(cfg.threads)?,
+            placement: Placement::Local,
             started: Instant::now(),
             stats: Mutex::new(Vec::new()),
         })
+    }
+
+    /// Decides where the run's per-vertex state lives from the kernel's state size: remote
+    /// when the store offers remote attributes and the state exceeds their budget.
+    pub fn place_state(&mut self, bytes_per_vertex: u64) {
+        self.placement =
+            Placement::decide(self.store.remote_attributes(), bytes_per_vertex, self.n());
+    }
+
+    /// Where this run's vertex arrays live.
+    pub fn placement(&self) -> Placement<'a> {
+        self.placement
+    }
+
+    /// A new per-vertex array, every element `fill`, placed as the run decided.
+    pub fn vertex_array<T: StateValue>(&self, fill: T) -> Result<VertexArray<T>, ExecError> {
+        VertexArray::new(self.placement, self.n(), fill)
     }
 
     /// `Err(Cancelled)` once the cancel flag is up: call it between iterations and chunks.

@@ -12,6 +12,14 @@
 //! `Mode::Auto` picks pull when the frontier's out-degree sum plus its size exceeds |arcs|/20
 //! (Ligra's rule), else push. When the store has a CSR view the same strategies run as tight
 //! loops over slices, with no callbacks.
+//!
+//! Kernels name their update as an operation on a [`VertexArray`]: a claim
+//! ([`EdgeMap::claim`], BFS) or a min-update ([`EdgeMap::relax_min`], SSSP, min-label WCC).
+//! On local state those run as an [`EdgeFunc`] through the strategies above; on remote state as
+//! a batched push ([`crate::batched`]): claims are filtered through a local bitmap of the
+//! vertices already claimed from this node (one remote CAS per vertex, not per edge), and a
+//! min-update frontier carries the value each vertex was given, so relaxing its edges reads no
+//! remote state.
 
 use std::borrow::Cow;
 
@@ -19,9 +27,11 @@ use planner::Mode;
 use rayon::prelude::*;
 use storage::{Direction, FetchOrder, GraphStore};
 
+use crate::batched::{self, RoundLists};
 use crate::bitmap::{AtomicBitmap, Bitmap};
 use crate::context::RunContext;
 use crate::error::ExecError;
+use crate::state::{StateValue, VertexArray};
 use crate::subset::VertexSubset;
 
 /// What EdgeMap applies along an edge `src → dst` (`src` active).
@@ -95,12 +105,187 @@ pub fn reverse(dir: Direction) -> Direction {
 pub struct EdgeMap<'c, 'a, S: GraphStore> {
     ctx: &'c RunContext<'a, S>,
     seen: Option<AtomicBitmap>,
+    /// Remote claims: the vertices this node has sent a claim for (claims never revert).
+    sent: Option<AtomicBitmap>,
+    /// Remote min-updates: the previous round's changed vertices, sorted, with the value each
+    /// was given (as words).
+    carried: Vec<(u32, u64)>,
 }
 
 impl<'c, 'a, S: GraphStore> EdgeMap<'c, 'a, S> {
     /// An EdgeMap over `ctx`'s store and workers.
     pub fn new(ctx: &'c RunContext<'a, S>) -> Self {
-        EdgeMap { ctx, seen: None }
+        EdgeMap {
+            ctx,
+            seen: None,
+            sent: None,
+            carried: Vec::new(),
+        }
+    }
+
+    /// One round of claims: every vertex reached along `dir` from `frontier` whose state is
+    /// `unset` is set to `value`, exactly once; returns the vertices claimed.
+    pub fn claim<T: StateValue>(
+        &mut self,
+        frontier: &VertexSubset,
+        dir: Direction,
+        state: &VertexArray<T>,
+        unset: T,
+        value: T,
+        of: Option<u32>,
+    ) -> Result<VertexSubset, ExecError> {
+        if let Some(cells) = state.local() {
+            let f = Claim {
+                cells,
+                unset,
+                value,
+            };
+            return self.run(frontier, dir, &f, of);
+        }
+        let ctx = self.ctx;
+        ctx.check()?;
+        let start = ctx.begin();
+        let n = frontier.universe();
+        let list = sorted_list(frontier);
+        let sent = &*self.sent.get_or_insert_with(|| AtomicBitmap::new(n));
+        for &v in &list {
+            sent.set(v);
+        }
+        let lists = RoundLists {
+            frontier: &list,
+            dirs: &[dir],
+            want_weights: false,
+            buffer_len: ctx.placement().buffer_len(ctx.pool.threads()),
+        };
+        let (mut next, edges) = batched::push(
+            ctx,
+            lists,
+            |_| (),
+            |_, dst, _| (dst < n && sent.set(dst)).then_some(dst),
+            |buf: &mut Vec<u32>| {
+                let won = state.claim_batch(buf, unset, value);
+                buf.clear();
+                won
+            },
+        )?;
+        ctx.finish(start, list.len() as u64, edges, batched::STRATEGY, of)?;
+        // Claims are exclusive, so `next` has no duplicates; sorted, its lists fetch in order.
+        next.sort_unstable();
+        Ok(VertexSubset::from_list(n, next))
+    }
+
+    /// One round of min-updates: along every `dirs` edge `u → v` leaving `frontier`,
+    /// `state[v] = min(state[v], relax(state[u], weight))` (`None`: no candidate). Returns the
+    /// vertices whose state dropped. Several directions are pushed in the same round.
+    pub fn relax_min<T, R>(
+        &mut self,
+        frontier: &VertexSubset,
+        dirs: &[Direction],
+        state: &VertexArray<T>,
+        weighted: bool,
+        relax: R,
+        of: Option<u32>,
+    ) -> Result<VertexSubset, ExecError>
+    where
+        T: StateValue,
+        R: Fn(T, f64) -> Option<T> + Sync,
+    {
+        if let Some(cells) = state.local() {
+            let n = frontier.universe();
+            let mut merged: Option<VertexSubset> = None;
+            for &dir in dirs {
+                let next = if weighted {
+                    let f = RelaxMin::<T, R, true> {
+                        cells,
+                        relax: &relax,
+                    };
+                    self.run(frontier, dir, &f, of)?
+                } else {
+                    let f = RelaxMin::<T, R, false> {
+                        cells,
+                        relax: &relax,
+                    };
+                    self.run(frontier, dir, &f, of)?
+                };
+                merged = Some(match merged {
+                    None => next,
+                    Some(prev) => {
+                        let mut all = prev.to_list();
+                        all.extend(next.to_list());
+                        all.sort_unstable();
+                        all.dedup();
+                        VertexSubset::from_list(n, all)
+                    }
+                });
+            }
+            return Ok(merged.unwrap_or_else(|| VertexSubset::empty(n)));
+        }
+        let ctx = self.ctx;
+        ctx.check()?;
+        let start = ctx.begin();
+        let n = frontier.universe();
+        let list = sorted_list(frontier);
+        let values = self.frontier_values(state, &list)?;
+        let lists = RoundLists {
+            frontier: &list,
+            dirs,
+            want_weights: weighted,
+            buffer_len: ctx.placement().buffer_len(ctx.pool.threads()),
+        };
+        let (mut next, edges) = batched::push(
+            ctx,
+            lists,
+            |v| list.binary_search(&v).ok().map(|k| values[k]),
+            |&src: &Option<T>, dst, w| relax(src?, w).map(|c| (dst, c)),
+            |buf: &mut Vec<(u32, T)>| {
+                let changed = state.min_batch(buf);
+                buf.clear();
+                changed
+            },
+        )?;
+        ctx.finish(start, list.len() as u64, edges, batched::STRATEGY, of)?;
+        // One entry per vertex, with the smallest value it was given this round.
+        next.sort_unstable_by(|a, b| {
+            a.0.cmp(&b.0)
+                .then(a.1.partial_cmp(&b.1).unwrap_or(std::cmp::Ordering::Equal))
+        });
+        next.dedup_by_key(|x| x.0);
+        self.carried = next.iter().map(|&(v, x)| (v, x.to_word())).collect();
+        Ok(VertexSubset::from_list(
+            n,
+            next.into_iter().map(|x| x.0).collect(),
+        ))
+    }
+
+    /// The state of the (sorted) frontier `list`: what the previous round carried when it
+    /// produced this frontier, else read from the array in spans.
+    fn frontier_values<T: StateValue>(
+        &self,
+        state: &VertexArray<T>,
+        list: &[u32],
+    ) -> Result<Vec<T>, ExecError> {
+        if self.carried.len() == list.len() && self.carried.iter().zip(list).all(|(c, &v)| c.0 == v)
+        {
+            return Ok(self.carried.iter().map(|c| T::from_word(c.1)).collect());
+        }
+        /// Widest span read for nearby frontier vertices.
+        const SPAN: u32 = 4096;
+        let mut out = Vec::with_capacity(list.len());
+        let mut buf = Vec::new();
+        let mut i = 0;
+        while i < list.len() {
+            let first = list[i];
+            let mut j = i + 1;
+            while j < list.len() && list[j] - first < SPAN {
+                j += 1;
+            }
+            let len = (list[j - 1] - first + 1) as usize;
+            buf.resize(len, T::from_word(0));
+            state.read_range(first, &mut buf)?;
+            out.extend(list[i..j].iter().map(|&v| buf[(v - first) as usize]));
+            i = j;
+        }
+        Ok(out)
     }
 
     /// One round: applies `f` along the `dir` edges of `frontier` (pull reads the reverse
@@ -290,6 +475,64 @@ impl<'c, 'a, S: GraphStore> EdgeMap<'c, 'a, S> {
             VertexSubset::from_bitmap(n, Bitmap::from_words(words)),
             edges,
         ))
+    }
+}
+
+/// The frontier as a sorted list.
+fn sorted_list(frontier: &VertexSubset) -> Vec<u32> {
+    let mut list = frontier.to_list();
+    if !list.is_sorted() {
+        list.sort_unstable();
+    }
+    list
+}
+
+/// A claim on local cells: `unset → value`, once per vertex.
+struct Claim<'s, T: StateValue> {
+    cells: &'s [T::Cell],
+    unset: T,
+    value: T,
+}
+
+impl<T: StateValue> EdgeFunc for Claim<'_, T> {
+    const CLAIMS: bool = true;
+
+    #[inline]
+    fn update_atomic(&self, _src: u32, dst: u32, _w: f64) -> bool {
+        T::claim(&self.cells[dst as usize], self.unset, self.value)
+    }
+
+    #[inline]
+    fn update(&self, _src: u32, dst: u32, _w: f64) -> bool {
+        T::store(&self.cells[dst as usize], self.value);
+        true
+    }
+
+    #[inline]
+    fn cond(&self, dst: u32) -> bool {
+        T::load(&self.cells[dst as usize]) == self.unset
+    }
+}
+
+/// A min-update on local cells through `relax`; `W`: whether it reads weights.
+struct RelaxMin<'s, T: StateValue, R, const W: bool> {
+    cells: &'s [T::Cell],
+    relax: &'s R,
+}
+
+impl<T, R, const W: bool> EdgeFunc for RelaxMin<'_, T, R, W>
+where
+    T: StateValue,
+    R: Fn(T, f64) -> Option<T> + Sync,
+{
+    const WEIGHTED: bool = W;
+
+    #[inline]
+    fn update_atomic(&self, src: u32, dst: u32, w: f64) -> bool {
+        match (self.relax)(T::load(&self.cells[src as usize]), w) {
+            Some(c) => T::lower(&self.cells[dst as usize], c),
+            None => false,
+        }
     }
 }
 

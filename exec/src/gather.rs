@@ -3,22 +3,17 @@
 //!
 //! A plain pull reads `values[u]` for every edge at a random `u`. Once `values` outgrows the
 //! caches (19 MB of f64 at R-MAT scale 22, which has 2.4 M vertices), nearly every edge is a
-//! cache miss: on the benchmark machine a PageRank iteration took 0.7 s, against 0.15 s when
-//! the same loop's reads were masked into 4 MiB. CSR segmenting (Zhang et al., "Making caches
-//! work for graph analytics", 2017) sweeps all destinations once per segment of sources, so
-//! each sweep's reads hit a slice of `values` that stays in cache.
+//! cache miss. CSR segmenting (Zhang et al., "Making caches work for graph analytics", 2017)
+//! sweeps all destinations once per segment of sources, so each sweep's reads hit a slice of
+//! `values` that stays in cache.
 //!
 //! Each sweep needs its edges contiguous, so the in-edges are copied once per query, segment
 //! by segment (`planner::blocking` sizes the copy and the planner only allows it within
-//! `memory_limit`). Two cheaper layouts were measured first and dropped: a cursor per
-//! destination that stopped at the first id past the segment (1.2×: the exit depends on a
-//! neighbour id that is usually a cache miss, so every destination cost a memory round trip
-//! per sweep), and a table of run ends into the original lists (1.6×: the runs of one sweep are
-//! scattered through the lists and the hardware prefetcher cannot follow them). The copy gives
-//! 2.6× on the whole PageRank at scale 22. Lists are sorted ascending (a block-file invariant),
-//! so a destination's edges into one segment are one run of its list and each sum still adds
-//! in list order: the result is bit-for-bit the plain pull's. An unsorted list would still be
-//! summed exactly once.
+//! `memory_limit`). Lists are sorted ascending (a block-file invariant), so a destination's
+//! edges into one segment are one run of its list and each sum still adds in list order: the
+//! result is bit-for-bit the plain pull's. An unsorted list would still be summed exactly once.
+
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use rayon::prelude::*;
 use storage::CsrView;
@@ -142,13 +137,13 @@ impl SegmentedPull {
         self.segments.len()
     }
 
-    /// Writes `out[v] = finish(Σ values[u] for u in v's list)` for every destination.
-    /// `check` runs before every sweep, so a cancelled query stops within one sweep. Call from
-    /// inside the worker pool.
+    /// Writes `out[v] = finish(Σ values[u] for u in v's list)` for every destination (f64
+    /// bits in atomic cells, the executor's local vertex arrays). `check` runs before every
+    /// sweep, so a cancelled query stops within one sweep. Call from inside the worker pool.
     pub fn sum(
         &self,
-        values: &[f64],
-        out: &mut [f64],
+        values: &[AtomicU64],
+        out: &mut [AtomicU64],
         check: &(dyn Fn() -> Result<(), ExecError> + Sync),
         finish: &(dyn Fn(f64) -> f64 + Sync),
     ) -> Result<(), ExecError> {
@@ -162,11 +157,12 @@ impl SegmentedPull {
                 for (i, slot) in out.iter_mut().enumerate() {
                     let v = base + i;
                     let run = seg.offsets[v] as usize..seg.offsets[v + 1] as usize;
-                    let mut sum = if s == 0 { 0.0 } else { *slot };
+                    let slot = slot.get_mut();
+                    let mut sum = if s == 0 { 0.0 } else { f64::from_bits(*slot) };
                     for &u in &seg.targets[run] {
-                        sum += values[u as usize];
+                        sum += f64::from_bits(values[u as usize].load(Ordering::Relaxed));
                     }
-                    *slot = if s == last { finish(sum) } else { sum };
+                    *slot = if s == last { finish(sum) } else { sum }.to_bits();
                 }
             });
         }
@@ -180,6 +176,10 @@ mod tests {
     use planner::blocking::SEGMENT_VERTICES;
 
     const SEG: usize = SEGMENT_VERTICES as usize;
+
+    fn cells(values: &[f64]) -> Vec<AtomicU64> {
+        values.iter().map(|v| AtomicU64::new(v.to_bits())).collect()
+    }
 
     /// `SegmentedPull` over `lists` (packed back to back, as `CsrView` allows gaps but needs
     /// none), with `finish = x + 0.5`; `None` when it declines to block.
@@ -199,10 +199,14 @@ mod tests {
             weights: None,
         };
         let pull = SegmentedPull::new(&csr, lists.len(), values.len())?;
-        let mut out = vec![f64::NAN; lists.len()];
-        pull.sum(values, &mut out, &|| Ok(()), &|x| x + 0.5)
+        let mut out = cells(&vec![f64::NAN; lists.len()]);
+        pull.sum(&cells(values), &mut out, &|| Ok(()), &|x| x + 0.5)
             .unwrap();
-        Some(out)
+        Some(
+            out.iter()
+                .map(|c| f64::from_bits(c.load(Ordering::Relaxed)))
+                .collect(),
+        )
     }
 
     #[test]
@@ -251,14 +255,14 @@ mod tests {
             weights: None,
         };
         let pull = SegmentedPull::new(&csr, 1, 2 * SEG).unwrap();
-        let mut out = [7.0];
+        let mut out = cells(&[7.0]);
         let r = pull.sum(
-            &vec![1.0; 2 * SEG],
+            &cells(&vec![1.0; 2 * SEG]),
             &mut out,
             &|| Err(ExecError::Cancelled),
             &|x| x,
         );
         assert!(matches!(r, Err(ExecError::Cancelled)));
-        assert_eq!(out, [7.0]);
+        assert_eq!(out[0].load(Ordering::Relaxed), 7f64.to_bits());
     }
 }

@@ -1,22 +1,32 @@
-//! The frontier runtime: vertex subsets, EdgeMap/VertexMap and their strategies, the worker
-//! pool, one file per algorithm, Arrow result building, run statistics and result sinks.
+//! The frontier runtime: vertex subsets, per-vertex state arrays placed locally or in remote
+//! memory, the operators (EdgeMap, edge reduces, VertexMap, list fetch, neighbour intersection,
+//! linking, delta-stepping) with their strategies, the worker pool, one file per algorithm,
+//! Arrow result building, run statistics and result sinks.
 //! Knows no file formats or sockets: it reads graphs through `storage::GraphStore`.
 
 pub mod algorithms;
+pub mod batched;
 pub mod bitmap;
 pub mod config;
 pub mod context;
+pub mod delta;
 pub mod edgemap;
 pub mod error;
 pub mod gather;
+pub mod intersect;
+pub mod link;
 pub mod lists;
 pub mod output;
 pub mod pool;
-pub mod remote;
+pub mod reduce;
+pub mod reduce_mode;
+pub mod reference;
 pub mod result;
 pub mod rng;
 pub mod run;
 pub mod sink;
+pub mod stacks;
+pub mod state;
 pub mod subset;
 pub mod testing;
 pub mod topk;
@@ -30,5 +40,6 @@ pub use error::ExecError;
 pub use output::output_schema;
 pub use result::{IterationStats, ResultTable, BATCH_ROWS};
 pub use run::run;
+pub use state::{Placement, StateValue, VertexArray};
 pub use subset::VertexSubset;
 pub use vertexmap::vertex_map;

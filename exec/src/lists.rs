@@ -93,3 +93,55 @@ where
             .try_reduce(|| 0, |a, b| Ok(a + b))
     })
 }
+
+/// The list-fetch operator: visits the `dir` lists of `vertices` (slices when the store holds
+/// the graph in memory, otherwise one batched `for_each_list` with many reads in flight, by
+/// block under `SET mode = block`). For kernels that follow single lists (DFS, random walks,
+/// neighbourhood gathering) rather than a frontier.
+pub fn fetch<S: GraphStore, F>(
+    ctx: &RunContext<'_, S>,
+    dir: Direction,
+    vertices: &[u32],
+    want_weights: bool,
+    mut visit: F,
+) -> Result<(), ExecError>
+where
+    F: FnMut(u32, &[u32], Option<&[f64]>),
+{
+    match ctx.store.csr(dir) {
+        Some(csr) => {
+            let n = ctx.n();
+            for &v in vertices.iter().filter(|&&v| v < n) {
+                let ws = if want_weights {
+                    csr.weights_of(v)
+                } else {
+                    None
+                };
+                visit(v, csr.neighbours(v), ws);
+            }
+        }
+        None => {
+            let order = if ctx.cfg.mode == Mode::Block {
+                FetchOrder::ByBlock
+            } else {
+                FetchOrder::AsGiven
+            };
+            ctx.store
+                .for_each_list(dir, vertices, order, want_weights, visit)?;
+        }
+    }
+    Ok(())
+}
+
+/// How many lists a kernel following single lists should fetch at a time: one when the graph
+/// is in memory (a fetch costs nothing to start), [`FETCH_BATCH`] otherwise, so reads overlap.
+pub fn fetch_batch<S: GraphStore>(ctx: &RunContext<'_, S>) -> usize {
+    if ctx.store.csr(Direction::Out).is_some() {
+        1
+    } else {
+        FETCH_BATCH
+    }
+}
+
+/// Lists fetched together out of core by kernels that follow single lists.
+pub const FETCH_BATCH: usize = 64;

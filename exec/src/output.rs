@@ -1,45 +1,33 @@
-//! Output columns of every algorithm and the Arrow batches results are built into.
-//!
-//! Column names here are the contract with the planner (which declares them for EXPLAIN and
-//! ORDER BY) and with the sinks; keep them identical.
+//! Output schemas, derived from the algorithm registry, and the Arrow batches results are built
+//! into.
 
 use std::ops::Range;
 use std::sync::Arc;
 
 use arrow_array::{ArrayRef, RecordBatch, UInt64Array};
 use arrow_schema::{DataType, Field, Schema, SchemaRef};
+use planner::registry::{spec_of, ColumnType};
 use planner::AlgoCall;
 use storage::GraphStore;
 
 use crate::error::ExecError;
 use crate::result::BATCH_ROWS;
 
-/// The columns `call` produces: first `vertex` (or `walk`, `step`, `vertex` for random walks).
+/// The columns `call` produces, as the registry declares them.
 pub fn output_schema(call: &AlgoCall) -> SchemaRef {
-    let vertex = Field::new("vertex", DataType::UInt64, false);
-    let fields = match call {
-        AlgoCall::Bfs { .. } => vec![vertex, Field::new("depth", DataType::Int64, true)],
-        AlgoCall::PageRank { .. } => vec![vertex, Field::new("rank", DataType::Float64, false)],
-        AlgoCall::Wcc => vec![vertex, Field::new("component", DataType::UInt64, false)],
-        AlgoCall::Sssp { .. } => vec![vertex, Field::new("distance", DataType::Float64, true)],
-        AlgoCall::Cdlp { .. } => vec![vertex, Field::new("label", DataType::UInt64, false)],
-        AlgoCall::Lcc => vec![vertex, Field::new("coefficient", DataType::Float64, false)],
-        AlgoCall::RandomWalk { .. } => vec![
-            Field::new("walk", DataType::UInt64, false),
-            Field::new("step", DataType::UInt32, false),
-            vertex,
-        ],
-        AlgoCall::Dfs { .. } => vec![
-            vertex,
-            Field::new("discovered", DataType::UInt64, true),
-            Field::new("parent", DataType::UInt64, true),
-        ],
-        AlgoCall::Degree => vec![
-            vertex,
-            Field::new("out_degree", DataType::UInt64, false),
-            Field::new("in_degree", DataType::UInt64, false),
-        ],
-    };
+    let fields: Vec<Field> = spec_of(call)
+        .columns
+        .iter()
+        .map(|c| {
+            let ty = match c.ty {
+                ColumnType::UInt64 => DataType::UInt64,
+                ColumnType::Int64 => DataType::Int64,
+                ColumnType::UInt32 => DataType::UInt32,
+                ColumnType::Float64 => DataType::Float64,
+            };
+            Field::new(c.name, ty, c.nullable)
+        })
+        .collect();
     Arc::new(Schema::new(fields))
 }
 

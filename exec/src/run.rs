@@ -7,7 +7,7 @@ use arrow_array::RecordBatch;
 use planner::AlgoCall;
 use storage::GraphStore;
 
-use crate::algorithms::{bfs, cdlp, degree, dfs, lcc, pagerank, randomwalk, sssp, wcc};
+use crate::algorithms::{self, bfs, cdlp, degree, dfs, lcc, pagerank, randomwalk, sssp, wcc};
 use crate::config::RunConfig;
 use crate::context::RunContext;
 use crate::error::ExecError;
@@ -22,7 +22,8 @@ pub fn run<S: GraphStore>(
     call: &AlgoCall,
     cfg: &RunConfig,
 ) -> Result<ResultTable, ExecError> {
-    let ctx = RunContext::new(store, cfg)?;
+    let mut ctx = RunContext::new(store, cfg)?;
+    ctx.place_state(algorithms::state_bytes_per_vertex(call));
     let schema = output_schema(call);
     let started = Instant::now();
     // Each arm computes (timed), then builds rows (not timed).

@@ -1,13 +1,43 @@
 //! A small in-memory graph store for tests (of this crate and of crates above it) that does not
 //! depend on the storage crate's readers: sorted adjacency lists, a switchable CSR view (so both
 //! the slice fast paths and the generic callback paths get exercised), and `edge_block = v / 16`
-//! so BlockPush grouping has something to group.
+//! so BlockPush grouping has something to group. It can offer an attribute space of two
+//! in-process memory nodes ([`VecGraph::with_attribute_space`]), so kernels run with remote
+//! state without a DM graph.
 
 use std::collections::HashMap;
 use std::ops::Range;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 
-use storage::{CsrView, Direction, FetchOrder, GraphShape, GraphStore, IoStats, StoreError};
+use storage::dm::{AttrKind, InProcTransport, MemoryNode, NodeSet, RemoteArray};
+use storage::{
+    AttributeSpace, CsrView, Direction, FetchOrder, GraphShape, GraphStore, IoStats, StoreError,
+};
+
+/// Remote attributes on in-process memory nodes, with a compute-node budget.
+struct TestAttributes {
+    budget: u64,
+    nodes: Arc<dyn NodeSet>,
+}
+
+impl std::fmt::Debug for TestAttributes {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "TestAttributes {{ budget: {} }}", self.budget)
+    }
+}
+
+impl AttributeSpace for TestAttributes {
+    fn local_budget(&self) -> u64 {
+        self.budget
+    }
+
+    fn alloc_attr(&self, len: u64, kind: AttrKind, fill: u64) -> Result<RemoteArray, StoreError> {
+        let parts = self.nodes.count() as u64;
+        let bounds = (0..=parts).map(|p| len * p / parts).collect();
+        RemoteArray::alloc(self.nodes.clone(), bounds, kind, fill)
+    }
+}
 
 /// One direction's adjacency in CSR form (no gaps).
 #[derive(Debug, Clone, Default)]
@@ -60,6 +90,7 @@ pub struct VecGraph {
     directed: bool,
     edges: u64,
     csr: bool,
+    attrs: Option<TestAttributes>,
     lists_fetched: AtomicU64,
     blocks_read: AtomicU64,
     bytes_read: AtomicU64,
@@ -109,6 +140,7 @@ impl VecGraph {
             directed,
             edges: kept,
             csr: true,
+            attrs: None,
             lists_fetched: AtomicU64::new(0),
             blocks_read: AtomicU64::new(0),
             bytes_read: AtomicU64::new(0),
@@ -118,6 +150,19 @@ impl VecGraph {
     /// Turns the CSR view on or off (off: algorithms take their out-of-core paths).
     pub fn with_csr(mut self, on: bool) -> VecGraph {
         self.csr = on;
+        self
+    }
+
+    /// Offers remote attributes on two in-process memory nodes with a compute-node budget of
+    /// `budget` bytes: kernels whose state exceeds it keep their state there.
+    pub fn with_attribute_space(mut self, budget: u64) -> VecGraph {
+        let nodes: Vec<InProcTransport> = (1..=2)
+            .map(|id| InProcTransport::new(Arc::new(MemoryNode::new(id, 1 << 30))))
+            .collect();
+        self.attrs = Some(TestAttributes {
+            budget,
+            nodes: Arc::new(nodes),
+        });
         self
     }
 
@@ -250,5 +295,9 @@ impl GraphStore for VecGraph {
 
     fn describe_reader(&self) -> String {
         format!("test vectors (csr {})", if self.csr { "on" } else { "off" })
+    }
+
+    fn remote_attributes(&self) -> Option<&dyn AttributeSpace> {
+        self.attrs.as_ref().map(|a| a as &dyn AttributeSpace)
     }
 }

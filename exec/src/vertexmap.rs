@@ -1,4 +1,5 @@
-//! `VertexMap`: apply a function to every active vertex, keeping those it returns true for.
+//! `VertexMap`: apply a function to every active vertex, keeping those it returns true for;
+//! and `vertex_transform`, a map from one vertex array into another, local or remote.
 
 use rayon::prelude::*;
 use storage::GraphStore;
@@ -6,6 +7,7 @@ use storage::GraphStore;
 use crate::bitmap::Bitmap;
 use crate::context::RunContext;
 use crate::error::ExecError;
+use crate::state::{StateValue, VertexArray};
 use crate::subset::VertexSubset;
 
 /// Runs `f` on every vertex of `subset` in parallel and returns the vertices it returned true
@@ -49,4 +51,76 @@ where
             (None, None) => VertexSubset::empty(n),
         });
     Ok(out)
+}
+
+/// Vertices per local transform chunk (fixed, so the returned sum is added in the same order
+/// whatever the thread count).
+const TRANSFORM_CHUNK: usize = 4096;
+
+/// `out[v] = f(v, input[v]).0` for every vertex; returns the sum of the `.1` parts, added chunk
+/// by chunk in vertex order. Local arrays are walked in place, remote ones range by range (one
+/// read and one write per range of an update buffer).
+pub fn vertex_transform<S, T, U, F>(
+    ctx: &RunContext<'_, S>,
+    input: &VertexArray<T>,
+    out: &VertexArray<U>,
+    f: F,
+) -> Result<f64, ExecError>
+where
+    S: GraphStore,
+    T: StateValue,
+    U: StateValue,
+    F: Fn(u32, T) -> (U, f64) + Sync,
+{
+    ctx.check()?;
+    let n = input.len().min(out.len()) as usize;
+    let parts: Vec<f64> = match (input.local(), out.local()) {
+        (Some(i), Some(o)) => ctx.pool.install(|| {
+            o[..n]
+                .par_chunks(TRANSFORM_CHUNK)
+                .zip(i[..n].par_chunks(TRANSFORM_CHUNK))
+                .enumerate()
+                .map(|(ci, (o, i))| {
+                    let first = ci * TRANSFORM_CHUNK;
+                    let mut sum = 0.0;
+                    for (k, (o, i)) in o.iter().zip(i).enumerate() {
+                        let (x, s) = f((first + k) as u32, T::load(i));
+                        U::store(o, x);
+                        sum += s;
+                    }
+                    sum
+                })
+                .collect()
+        }),
+        _ => {
+            let step = ctx.placement().buffer_len(ctx.pool.threads());
+            let ranges: Vec<(usize, usize)> = (0..n)
+                .step_by(step)
+                .map(|a| (a, (a + step).min(n)))
+                .collect();
+            ctx.pool.install(|| {
+                ranges
+                    .par_iter()
+                    .map(|&(a, b)| {
+                        ctx.check()?;
+                        let mut vals = vec![T::from_word(0); b - a];
+                        input.read_range(a as u32, &mut vals)?;
+                        let mut sum = 0.0;
+                        let xs: Vec<U> = vals
+                            .iter()
+                            .enumerate()
+                            .map(|(k, &v)| {
+                                let (x, s) = f((a + k) as u32, v);
+                                sum += s;
+                                x
+                            })
+                            .collect();
+                        out.write_range(a as u32, &xs)?;
+                        Ok(sum)
+                    })
+                    .collect::<Result<Vec<f64>, ExecError>>()
+            })?
+        }
+    };
+    Ok(parts.iter().sum())
 }

@@ -252,6 +252,11 @@ fn go(g: &G, csr: bool, mode: Mode, threads: usize, call: &AlgoCall) -> ResultTa
     run(&g.store(csr), call, &cfg).unwrap()
 }
 
+/// Whether every iteration of `t` sent its updates to remote state.
+fn all_remote(t: &ResultTable) -> bool {
+    t.iterations.iter().all(|i| i.strategy == "push remote")
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: 24, ..ProptestConfig::default() })]
 
@@ -291,6 +296,43 @@ proptest! {
             let inn = g.inn();
             prop_assert_eq!(u64_col(&t, "out_degree"), out.iter().map(|l| Some(l.len() as u64)).collect::<Vec<_>>());
             prop_assert_eq!(u64_col(&t, "in_degree"), inn.iter().map(|l| Some(l.len() as u64)).collect::<Vec<_>>());
+        }
+    }
+
+    /// With the state in memory nodes (and locally), every kernel passes its verifier, and the
+    /// frontier and reduce kernels' rounds really went to the remote arrays.
+    #[test]
+    fn kernels_pass_their_verifiers_with_local_and_remote_state(g in graph(), s in 0usize..40) {
+        use exec::algorithms::{bfs, cdlp, dfs, lcc, pagerank, sssp, wcc};
+        let s = s % g.n;
+        let src = s as u32;
+        for (mode, threads, csr) in [(Mode::Auto, 2, true), (Mode::Push, 1, false), (Mode::Pull, 2, false)] {
+            for remote in [false, true] {
+                let store = if remote { g.store(csr).with_attribute_space(0) } else { g.store(csr) };
+                let cfg = RunConfig { mode, ..RunConfig::with_threads(threads) };
+                let go = |call: &AlgoCall| run(&store, call, &cfg).unwrap();
+                let check = |t: &ResultTable, rounds_remote: bool, verdict: Result<(), String>| {
+                    prop_assert!(verdict.is_ok(), "remote {} {:?}: {:?}", remote, mode, verdict);
+                    if remote && rounds_remote {
+                        prop_assert!(all_remote(t), "{:?}", t.iterations);
+                    }
+                    Ok(())
+                };
+                let t = go(&AlgoCall::Bfs { source: src });
+                check(&t, true, bfs::verify(&store, src, &t))?;
+                let t = go(&AlgoCall::Sssp { source: src });
+                check(&t, true, sssp::verify(&store, src, &t))?;
+                let t = go(&AlgoCall::PageRank { iterations: 7, damping: 0.85 });
+                check(&t, true, pagerank::verify(&store, 7, 0.85, &t))?;
+                let t = go(&AlgoCall::Wcc);
+                check(&t, true, wcc::verify(&store, &t))?;
+                let t = go(&AlgoCall::Cdlp { iterations: 4 });
+                check(&t, true, cdlp::verify(&store, 4, &t))?;
+                let t = go(&AlgoCall::Lcc);
+                check(&t, false, lcc::verify(&store, &t))?;
+                let t = go(&AlgoCall::Dfs { source: src });
+                check(&t, false, dfs::verify(&store, src, &t))?;
+            }
         }
     }
 

@@ -415,3 +415,62 @@ fn out_of_range_sources_reach_nothing() {
     let _ = HashMap::<u8, u8>::new();
     let _ = AtomicBool::new(false);
 }
+
+/// WCC's union-find passes are reported as what they are, never as an EdgeMap pull; with remote
+/// state its label propagation rounds are remote pushes.
+#[test]
+fn wcc_profile_names_its_passes() {
+    for csr in [true, false] {
+        for mode in [Mode::Auto, Mode::Push, Mode::Block, Mode::Pull] {
+            let g = small_components().with_csr(csr);
+            let t = run(&g, &AlgoCall::Wcc, &cfg(mode, 2)).unwrap();
+            assert!(!t.iterations.is_empty());
+            for i in &t.iterations {
+                assert!(
+                    i.strategy == "link" || i.strategy == "link sample",
+                    "csr {csr} {mode:?}: {}",
+                    i.strategy
+                );
+            }
+        }
+    }
+    let g = small_components().with_attribute_space(0);
+    let t = run(&g, &AlgoCall::Wcc, &cfg(Mode::Auto, 2)).unwrap();
+    assert!(t.iterations.iter().all(|i| i.strategy == "push remote"));
+}
+
+/// Two components joined by directed edges, one isolated vertex.
+fn small_components() -> VecGraph {
+    let edges = vec![(10, 20), (20, 30), (30, 10), (30, 40), (50, 60)];
+    VecGraph::new(vec![10, 20, 30, 40, 50, 60, 70], edges, true, None)
+}
+
+/// The verifiers catch a wrong result: each is handed another run's table.
+#[test]
+fn verifiers_reject_wrong_results() {
+    use exec::algorithms::{bfs, cdlp, dfs, pagerank, sssp, wcc};
+    let g = small_components();
+    let c = cfg(Mode::Auto, 1);
+    let from0 = run(&g, &AlgoCall::Bfs { source: 0 }, &c).unwrap();
+    assert!(bfs::verify(&g, 0, &from0).is_ok());
+    let err = bfs::verify(&g, 4, &from0).unwrap_err();
+    assert!(err.starts_with("vertex "), "{err}");
+    let d = run(&g, &AlgoCall::Sssp { source: 0 }, &c).unwrap();
+    assert!(sssp::verify(&g, 2, &d).is_err());
+    let p = run(
+        &g,
+        &AlgoCall::PageRank {
+            iterations: 3,
+            damping: 0.85,
+        },
+        &c,
+    )
+    .unwrap();
+    assert!(pagerank::verify(&g, 4, 0.85, &p).is_err());
+    let l = run(&g, &AlgoCall::Cdlp { iterations: 1 }, &c).unwrap();
+    assert!(wcc::verify(&g, &l).is_err());
+    assert!(cdlp::verify(&g, 2, &l).is_err());
+    let f = run(&g, &AlgoCall::Dfs { source: 0 }, &c).unwrap();
+    assert!(dfs::verify(&g, 0, &f).is_ok());
+    assert!(dfs::verify(&g, 4, &f).is_err());
+}

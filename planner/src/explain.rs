@@ -62,10 +62,11 @@ pub fn explain(plan: &RunPlan, reader: &ReaderInfo, settings: &Settings) -> Stri
     for (i, op) in plan.spec.operators.iter().enumerate() {
         out.push_str(&format!("    {}. {op}\n", i + 1));
     }
-    out.push_str(&format!(
-        "  strategy:  {}\n",
-        strategy_rule(plan.mode, plan.spec.dense)
-    ));
+    let strategy = match plan.spec.passes {
+        Some(passes) => passes.to_string(),
+        None => strategy_rule(plan.mode, plan.spec.dense),
+    };
+    out.push_str(&format!("  strategy:  {strategy}\n"));
     out.push_str(&format!("  reader:    {}\n", reader.description));
     out.push_str(&format!(
         "  threads:   {}   io_depth: {}   cache: {}\n",

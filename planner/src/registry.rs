@@ -1,6 +1,9 @@
 //! The algorithm registry: the single source of truth for names, parameters (type, default,
-//! range), output columns and how each algorithm maps onto frontier operators. Checks, tab
-//! completion, `HELP` and EXPLAIN all read it.
+//! range), output columns, per-vertex state and how each algorithm maps onto frontier
+//! operators. Checks, tab completion, `HELP`, EXPLAIN, the executor's output schema and its
+//! state placement all read it.
+
+use crate::plan::AlgoCall;
 
 /// The type of an output column (mapped to Arrow by the executor).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -72,6 +75,12 @@ pub struct AlgorithmSpec {
     pub dense: bool,
     /// Whether the algorithm reads edge weights.
     pub uses_weights: bool,
+    /// Bytes of per-vertex state the kernel allocates through the run context: what decides,
+    /// on a DM graph, whether that state stays local or goes to the memory nodes.
+    pub state_bytes: u64,
+    /// How the kernel passes over the edges when it does not follow EdgeMap's strategy rule
+    /// (EXPLAIN's strategy line); `None` for EdgeMap and edge-reduce kernels.
+    pub passes: Option<&'static str>,
 }
 
 impl AlgorithmSpec {
@@ -142,6 +151,9 @@ pub static ALGORITHMS: &[AlgorithmSpec] = &[
         ],
         dense: false,
         uses_weights: false,
+        // depth (u32)
+        state_bytes: 4,
+        passes: None,
     },
     AlgorithmSpec {
         name: "pagerank",
@@ -182,6 +194,9 @@ pub static ALGORITHMS: &[AlgorithmSpec] = &[
         ],
         dense: true,
         uses_weights: false,
+        // rank, contribution and next rank (f64 each)
+        state_bytes: 24,
+        passes: None,
     },
     AlgorithmSpec {
         name: "wcc",
@@ -198,11 +213,16 @@ pub static ALGORITHMS: &[AlgorithmSpec] = &[
             },
         ],
         operators: &[
-            "union-find over out- and in-edges (directions ignored)",
+            "union-find over out- and in-edges (directions ignored); with remote state, min-label propagation: EdgeMap(frontier, out+in, label[v] := min(label[v], label[u]))",
             "VertexMap(all, component := smallest input id of the root's set)",
         ],
         dense: true,
         uses_weights: false,
+        // parent (u32) and smallest id per root (u64)
+        state_bytes: 12,
+        passes: Some(
+            "union-find passes (PROFILE: link sample, link); with remote state, min-label push rounds (push remote)",
+        ),
     },
     AlgorithmSpec {
         name: "sssp",
@@ -225,6 +245,9 @@ pub static ALGORITHMS: &[AlgorithmSpec] = &[
         ],
         dense: false,
         uses_weights: true,
+        // distance (f64)
+        state_bytes: 8,
+        passes: None,
     },
     AlgorithmSpec {
         name: "cdlp",
@@ -254,6 +277,9 @@ pub static ALGORITHMS: &[AlgorithmSpec] = &[
         ],
         dense: true,
         uses_weights: false,
+        // label and next label (u64 each)
+        state_bytes: 16,
+        passes: None,
     },
     AlgorithmSpec {
         name: "lcc",
@@ -272,6 +298,9 @@ pub static ALGORITHMS: &[AlgorithmSpec] = &[
         operators: &["VertexMap(all, N(v) := in ∪ out; count arcs among N(v) by list intersection)"],
         dense: true,
         uses_weights: false,
+        // coefficient (f64) and arc count (u64)
+        state_bytes: 16,
+        passes: None,
     },
     AlgorithmSpec {
         name: "randomwalk",
@@ -330,6 +359,9 @@ pub static ALGORITHMS: &[AlgorithmSpec] = &[
         ],
         dense: false,
         uses_weights: false,
+        // none: walkers and paths are result rows
+        state_bytes: 0,
+        passes: None,
     },
     AlgorithmSpec {
         name: "dfs",
@@ -356,6 +388,9 @@ pub static ALGORITHMS: &[AlgorithmSpec] = &[
         ],
         dense: false,
         uses_weights: false,
+        // parent (u32) and discovery number (u64)
+        state_bytes: 12,
+        passes: None,
     },
     AlgorithmSpec {
         name: "degree",
@@ -379,8 +414,28 @@ pub static ALGORITHMS: &[AlgorithmSpec] = &[
         operators: &["VertexMap(all, read the vertex index; no edge data)"],
         dense: false,
         uses_weights: false,
+        // none
+        state_bytes: 0,
+        passes: None,
     },
 ];
+
+/// The algorithm `call` runs.
+pub fn spec_of(call: &AlgoCall) -> &'static AlgorithmSpec {
+    let name = match call {
+        AlgoCall::Bfs { .. } => "bfs",
+        AlgoCall::PageRank { .. } => "pagerank",
+        AlgoCall::Wcc => "wcc",
+        AlgoCall::Sssp { .. } => "sssp",
+        AlgoCall::Cdlp { .. } => "cdlp",
+        AlgoCall::Lcc => "lcc",
+        AlgoCall::RandomWalk { .. } => "randomwalk",
+        AlgoCall::Dfs { .. } => "dfs",
+        AlgoCall::Degree => "degree",
+    };
+    // Every call has an entry (`every_call_has_a_spec`).
+    algorithm(name).unwrap_or(&ALGORITHMS[0])
+}
 
 /// The algorithm called `name`, case-insensitively.
 pub fn algorithm(name: &str) -> Option<&'static AlgorithmSpec> {
@@ -397,6 +452,31 @@ pub fn algorithm_names() -> impl Iterator<Item = &'static str> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_call_has_a_spec() {
+        let calls = [
+            AlgoCall::Bfs { source: 0 },
+            AlgoCall::PageRank {
+                iterations: 1,
+                damping: 0.5,
+            },
+            AlgoCall::Wcc,
+            AlgoCall::Sssp { source: 0 },
+            AlgoCall::Cdlp { iterations: 1 },
+            AlgoCall::Lcc,
+            AlgoCall::RandomWalk {
+                start: None,
+                walks: 1,
+                length: 1,
+                seed: 0,
+            },
+            AlgoCall::Dfs { source: 0 },
+            AlgoCall::Degree,
+        ];
+        let names: Vec<&str> = calls.iter().map(|c| spec_of(c).name).collect();
+        assert_eq!(names, algorithm_names().collect::<Vec<_>>());
+    }
 
     #[test]
     fn every_algorithm_has_a_vertex_column_and_unique_names() {

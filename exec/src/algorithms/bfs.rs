@@ -5,11 +5,9 @@
 //! top-down push while the frontier is small, bottom-up pull with bitmaps — every unvisited
 //! vertex scans its in-list and stops at the first parent in the frontier — once the frontier's
 //! out-degree sum passes |arcs|/20. With a CSR view both directions run over slices.
-//!
-//! On a DM graph whose depths do not fit `cn_cache`, `compute` hands over to
-//! `remote::bfs`, which keeps the depths in the memory nodes.
+//! Each level claims the unvisited destinations ([`EdgeMap::claim`]), so the depths may be local
+//! or remote.
 
-use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
 
 use arrow_array::{ArrayRef, Int64Array, RecordBatch};
@@ -17,42 +15,15 @@ use arrow_schema::SchemaRef;
 use storage::{Direction, GraphStore};
 
 use crate::context::RunContext;
-use crate::edgemap::{EdgeFunc, EdgeMap};
+use crate::edgemap::EdgeMap;
 use crate::error::ExecError;
 use crate::output::per_vertex_batches;
-use crate::remote;
+use crate::reference::{column, compare, Lists};
+use crate::result::ResultTable;
 use crate::subset::VertexSubset;
 
 /// Depth of an unvisited vertex.
 pub const UNREACHED: u32 = u32::MAX;
-
-/// One BFS level: claims unvisited destinations with depth `level`.
-struct Level<'d> {
-    depth: &'d [AtomicU32],
-    level: u32,
-}
-
-impl EdgeFunc for Level<'_> {
-    const CLAIMS: bool = true;
-
-    #[inline]
-    fn update_atomic(&self, _src: u32, dst: u32, _w: f64) -> bool {
-        self.depth[dst as usize]
-            .compare_exchange(UNREACHED, self.level, Ordering::Relaxed, Ordering::Relaxed)
-            .is_ok()
-    }
-
-    #[inline]
-    fn update(&self, _src: u32, dst: u32, _w: f64) -> bool {
-        self.depth[dst as usize].store(self.level, Ordering::Relaxed);
-        true
-    }
-
-    #[inline]
-    fn cond(&self, dst: u32) -> bool {
-        self.depth[dst as usize].load(Ordering::Relaxed) == UNREACHED
-    }
-}
 
 /// Depths from `source` ([`UNREACHED`] when not reachable); an out-of-range source reaches
 /// nothing.
@@ -61,24 +32,16 @@ pub fn compute<S: GraphStore>(ctx: &RunContext<'_, S>, source: u32) -> Result<Ve
     if source >= n {
         return Ok(vec![UNREACHED; n as usize]);
     }
-    // Depths too large for the compute node's budget stay in remote memory.
-    if let Some(space) = remote::remote_space(ctx.store, remote::bfs::STATE_BYTES) {
-        return remote::bfs::compute(ctx, space, source);
-    }
-    let depth: Vec<AtomicU32> = storage::huge::collect((0..n).map(|_| AtomicU32::new(UNREACHED)));
-    depth[source as usize].store(0, Ordering::Relaxed);
+    let depth = ctx.vertex_array(UNREACHED)?;
+    depth.set(source, 0)?;
     let mut frontier = VertexSubset::single(n, source);
     let mut edge_map = EdgeMap::new(ctx);
     let mut level = 1;
     while !frontier.is_empty() {
-        let step = Level {
-            depth: &depth,
-            level,
-        };
-        frontier = edge_map.run(&frontier, Direction::Out, &step, None)?;
+        frontier = edge_map.claim(&frontier, Direction::Out, &depth, UNREACHED, level, None)?;
         level += 1;
     }
-    Ok(depth.into_iter().map(AtomicU32::into_inner).collect())
+    depth.into_vec()
 }
 
 /// Rows `(vertex, depth)`.
@@ -94,4 +57,24 @@ pub fn batches<S: GraphStore>(
             .collect();
         vec![Arc::new(col) as ArrayRef]
     })
+}
+
+/// Checks a BFS result against a sequential queue-based BFS from `source`.
+pub fn verify<S: GraphStore>(store: &S, source: u32, table: &ResultTable) -> Result<(), String> {
+    let lists = Lists::read(store)?;
+    let mut want = vec![None; lists.n()];
+    if (source as usize) < lists.n() {
+        want[source as usize] = Some(0.0);
+        let mut queue = std::collections::VecDeque::from([source as usize]);
+        while let Some(u) = queue.pop_front() {
+            let next = want[u].map(|d: f64| d + 1.0);
+            for &(v, _) in &lists.out[u] {
+                if want[v as usize].is_none() {
+                    want[v as usize] = next;
+                    queue.push_back(v as usize);
+                }
+            }
+        }
+    }
+    compare(store, &column(table, "depth")?, &want, |a, b| a == b)
 }

@@ -6,23 +6,22 @@
 //! each neighbour is counted once (counting both stored directions would double every count
 //! and change nothing).
 //!
-//! Each worker owns a slice of the next labels (no atomics): it gathers its vertices' neighbour
-//! labels into a reused buffer, sorts, and takes the longest run.
+//! Each round is a mode edge reduce ([`EdgeReduce::mode`]), so the labels may be local or
+//! remote.
 
 use std::sync::Arc;
 
 use arrow_array::{ArrayRef, RecordBatch, UInt64Array};
 use arrow_schema::SchemaRef;
-use rayon::prelude::*;
 use storage::{Direction, GraphStore};
 
 use crate::context::RunContext;
 use crate::error::ExecError;
-use crate::lists::{pass_name, range_lists};
 use crate::output::per_vertex_batches;
-
-/// Vertices per chunk of work.
-const CHUNK: usize = 1024;
+use crate::reduce::EdgeReduce;
+use crate::reference::{column, compare, Lists};
+use crate::result::ResultTable;
+use crate::vertexmap::vertex_transform;
 
 /// Labels (input ids) after `iterations` rounds.
 pub fn compute<S: GraphStore>(
@@ -30,144 +29,25 @@ pub fn compute<S: GraphStore>(
     iterations: u32,
 ) -> Result<Vec<u64>, ExecError> {
     let store = ctx.store;
-    let shape = store.shape();
-    let n = shape.vertices as usize;
-    let directed = shape.directed;
-    let mut labels: Vec<u64> = ctx.pool.install(|| {
-        (0..n as u32)
-            .into_par_iter()
-            .map(|v| store.input_id(v))
-            .collect()
-    });
-    let mut next = labels.clone();
-    let dirs: &[Direction] = if directed {
+    let n = ctx.n();
+    let mut labels = ctx.vertex_array(0u64)?;
+    vertex_transform(ctx, &labels, &labels, |v, _| (store.input_id(v), 0.0))?;
+    let mut next = ctx.vertex_array(0u64)?;
+    let dirs: &[Direction] = if store.shape().directed {
         &[Direction::In, Direction::Out]
     } else {
         &[Direction::Out]
     };
-    let csr_out = store.csr(Direction::Out);
-    let csr_in = if directed {
-        store.csr(Direction::In)
-    } else {
-        csr_out
-    };
-    let edges = shape.arcs * dirs.len() as u64;
+    let mut reduce = EdgeReduce::new(ctx);
     for _ in 0..iterations {
         ctx.check()?;
         let start = ctx.begin();
-        let cur = &labels;
-        let strategy = match (csr_out, csr_in) {
-            (Some(out_csr), Some(in_csr)) => {
-                ctx.pool.install(|| {
-                    next.par_chunks_mut(CHUNK)
-                        .enumerate()
-                        .try_for_each(|(ci, out)| {
-                            ctx.check()?;
-                            let mut buf = Vec::new();
-                            for (i, slot) in out.iter_mut().enumerate() {
-                                let v = (ci * CHUNK + i) as u32;
-                                buf.clear();
-                                if directed {
-                                    buf.extend(
-                                        in_csr.neighbours(v).iter().map(|&u| cur[u as usize]),
-                                    );
-                                }
-                                buf.extend(out_csr.neighbours(v).iter().map(|&u| cur[u as usize]));
-                                *slot = most_frequent(&mut buf, cur[v as usize]);
-                            }
-                            Ok::<(), ExecError>(())
-                        })
-                })?;
-                "pull"
-            }
-            _ => {
-                ctx.pool.install(|| {
-                    next.par_chunks_mut(CHUNK)
-                        .enumerate()
-                        .try_for_each(|(ci, out)| {
-                            ctx.check()?;
-                            chunk_from_lists(ctx, dirs, cur, (ci * CHUNK) as u32, out)
-                        })
-                })?;
-                pass_name(ctx.cfg.mode)
-            }
-        };
+        let done = reduce.mode(&labels, &mut next, dirs)?;
         std::mem::swap(&mut labels, &mut next);
-        ctx.finish(start, n as u64, edges, strategy, Some(iterations))?;
+        ctx.finish(start, n as u64, done.edges, done.strategy, Some(iterations))?;
     }
-    Ok(labels)
-}
-
-/// The generic path for the vertices `first..first + out.len()`: gathers their neighbours'
-/// labels per direction into one flat buffer (sized from the degrees), then picks per vertex.
-fn chunk_from_lists<S: GraphStore>(
-    ctx: &RunContext<'_, S>,
-    dirs: &[Direction],
-    cur: &[u64],
-    first: u32,
-    out: &mut [u64],
-) -> Result<(), ExecError> {
-    let store = ctx.store;
-    let len = out.len();
-    let mut offsets = Vec::with_capacity(len + 1);
-    let mut total = 0usize;
-    for i in 0..len {
-        offsets.push(total);
-        for &d in dirs {
-            total += store.degree(d, first + i as u32) as usize;
-        }
-    }
-    offsets.push(total);
-    let mut fill = offsets[..len].to_vec();
-    let mut buf = vec![0u64; total];
-    let range = first..first + len as u32;
-    for &dir in dirs {
-        range_lists(
-            store,
-            ctx.cfg.mode,
-            dir,
-            range.clone(),
-            false,
-            |v, ns, _| {
-                let i = (v - first) as usize;
-                let (Some(at), Some(&end)) = (fill.get(i).copied(), offsets.get(i + 1)) else {
-                    return;
-                };
-                let take = ns.len().min(end - at);
-                for (slot, &u) in buf[at..at + take].iter_mut().zip(ns) {
-                    *slot = cur.get(u as usize).copied().unwrap_or(u64::MAX);
-                }
-                fill[i] = at + take;
-            },
-        )?;
-    }
-    for (i, slot) in out.iter_mut().enumerate() {
-        *slot = most_frequent(&mut buf[offsets[i]..fill[i]], cur[first as usize + i]);
-    }
-    Ok(())
-}
-
-/// The most frequent value of `labels` (smallest on ties), or `own` when there is none.
-fn most_frequent(labels: &mut [u64], own: u64) -> u64 {
-    if labels.is_empty() {
-        return own;
-    }
-    labels.sort_unstable();
-    let (mut best, mut best_count) = (labels[0], 0usize);
-    let mut i = 0;
-    while i < labels.len() {
-        let x = labels[i];
-        let mut j = i + 1;
-        while j < labels.len() && labels[j] == x {
-            j += 1;
-        }
-        if j - i > best_count {
-            best = x;
-            best_count = j - i;
-        }
-        i = j;
-    }
-    best
+    next.free()?;
+    labels.into_vec()
 }
 
 /// Rows `(vertex, label)`.
@@ -181,14 +61,34 @@ pub fn batches<S: GraphStore>(
     })
 }
 
-#[cfg(test)]
-mod tests {
-    use super::most_frequent;
-
-    #[test]
-    fn ties_go_to_the_smallest() {
-        assert_eq!(most_frequent(&mut [5, 3, 5, 3, 9], 1), 3);
-        assert_eq!(most_frequent(&mut [5, 3, 5], 1), 5);
-        assert_eq!(most_frequent(&mut [], 7), 7);
+/// Checks CDLP labels against a sequential computation with a histogram per vertex.
+pub fn verify<S: GraphStore>(
+    store: &S,
+    iterations: u32,
+    table: &ResultTable,
+) -> Result<(), String> {
+    let lists = Lists::read(store)?;
+    let n = lists.n();
+    let directed = store.shape().directed;
+    let mut label: Vec<u64> = (0..n as u32).map(|v| store.input_id(v)).collect();
+    for _ in 0..iterations {
+        label = (0..n)
+            .map(|v| {
+                let mut hist = std::collections::BTreeMap::new();
+                let ins = lists.inn[v].iter().filter(|_| directed);
+                for u in ins.copied().chain(lists.out[v].iter().map(|e| e.0)) {
+                    *hist.entry(label[u as usize]).or_insert(0) += 1;
+                }
+                let mut best = (0, label[v]);
+                for (l, c) in hist {
+                    if c > best.0 {
+                        best = (c, l);
+                    }
+                }
+                best.1
+            })
+            .collect();
     }
+    let want: Vec<Option<f64>> = label.into_iter().map(|l| Some(l as f64)).collect();
+    compare(store, &column(table, "label")?, &want, |a, b| a == b)
 }

@@ -2,27 +2,34 @@
 //! the source over out-edges is discovered exactly once, in depth-first-like order per worker.
 //!
 //! Each worker pops from its own stack and pushes the neighbours it claims. A vertex is claimed
-//! by compare-exchange on its parent slot, then given the next global discovery number, so the
-//! parent (whose list revealed it) was always discovered earlier. When a stack grows past
+//! by compare-exchange on its parent slot (a batch of remote CASes per list when the state is
+//! remote), then given the next global discovery number, so the parent (whose list revealed it)
+//! was always discovered earlier. When a stack grows past
 //! [`SPLIT_AT`] while a worker is idle, its older half is handed over through a shared pool.
-//! The run ends when every worker is idle and the pool is empty. In memory a worker expands one
-//! vertex at a time over CSR slices; out of core it pops up to [`BATCH`] vertices and fetches
-//! their lists in one `for_each_list`, so reads stay in flight.
+//! The run ends when every worker is idle and the pool is empty. A worker pops as many vertices
+//! as the list-fetch operator fetches at a time (one in memory, a batch out of core, so reads
+//! stay in flight) and expands them.
 
-use std::sync::atomic::{AtomicU32, AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Condvar, Mutex};
 
 use arrow_array::{ArrayRef, RecordBatch, UInt64Array};
 use arrow_schema::SchemaRef;
-use storage::{Direction, FetchOrder, GraphStore};
+use storage::{Direction, GraphStore};
 
+use crate::bitmap::AtomicBitmap;
 use crate::context::RunContext;
 use crate::error::ExecError;
+use crate::lists::{fetch, fetch_batch};
 use crate::output::per_vertex_batches;
+use crate::reference::{column, Lists};
+use crate::result::ResultTable;
+use crate::stacks::{share, take_work, Shared, SharedState};
+use crate::state::StateValue;
 
 /// A stack larger than this is split when some worker is idle.
 pub const SPLIT_AT: usize = 32;
-/// Vertices expanded per `for_each_list` call on the generic path.
+/// Vertices expanded between cancel checks.
 pub const BATCH: usize = 64;
 /// Parent slot of an undiscovered vertex.
 const UNSEEN: u32 = u32::MAX;
@@ -37,44 +44,18 @@ pub struct Discovery {
     pub parent: Vec<u32>,
 }
 
-/// Stacks handed between workers.
-struct Shared {
-    state: Mutex<SharedState>,
-    wake: Condvar,
-    /// Idle workers, readable without the lock to decide whether splitting is worth it.
-    idle_hint: AtomicUsize,
-}
-
-struct SharedState {
-    stacks: Vec<Vec<u32>>,
-    idle: usize,
-    done: bool,
-}
-
-impl Shared {
-    fn lock(&self) -> MutexGuard<'_, SharedState> {
-        self.state.lock().unwrap_or_else(|p| p.into_inner())
-    }
-
-    /// Ends the run for every worker (on completion, error or cancel).
-    fn stop(&self) {
-        self.lock().done = true;
-        self.wake.notify_all();
-    }
-}
-
 /// Discovers everything reachable from `source`.
 pub fn compute<S: GraphStore>(
     ctx: &RunContext<'_, S>,
     source: u32,
 ) -> Result<Discovery, ExecError> {
     let n = ctx.n();
-    let parent: Vec<AtomicU32> = (0..n).map(|_| AtomicU32::new(UNSEEN)).collect();
-    let order: Vec<AtomicU64> = (0..n).map(|_| AtomicU64::new(UNDISCOVERED)).collect();
+    let parent = ctx.vertex_array(UNSEEN)?;
+    let order = ctx.vertex_array(UNDISCOVERED)?;
     if source < n {
         let begin = ctx.begin();
-        parent[source as usize].store(source, Ordering::Relaxed);
-        order[source as usize].store(0, Ordering::Relaxed);
+        parent.set(source, source)?;
+        order.set(source, 0)?;
         let counter = AtomicU64::new(1);
         let threads = ctx.pool.threads();
         let shared = Shared {
@@ -86,16 +67,41 @@ pub fn compute<S: GraphStore>(
             wake: Condvar::new(),
             idle_hint: AtomicUsize::new(0),
         };
-        let claim = |from: u32, to: u32| -> bool {
-            let won = parent.get(to as usize).is_some_and(|p| {
-                p.compare_exchange(UNSEEN, from, Ordering::Relaxed, Ordering::Relaxed)
-                    .is_ok()
-            });
-            if won {
-                order[to as usize]
-                    .store(counter.fetch_add(1, Ordering::Relaxed), Ordering::Relaxed);
+        // Remote claims are filtered through the vertices this node already tried (claims
+        // never revert), so each vertex costs one remote CAS.
+        let sent = parent.is_remote().then(|| AtomicBitmap::new(n));
+        if let Some(sent) = &sent {
+            sent.set(source);
+        }
+        let claim = |from: u32, ns: &[u32], stack: &mut Vec<u32>| -> Result<(), ExecError> {
+            if let (Some(p), Some(o)) = (parent.local(), order.local()) {
+                for &w in ns.iter().rev() {
+                    if p.get(w as usize)
+                        .is_some_and(|p| u32::claim(p, UNSEEN, from))
+                    {
+                        u64::store(&o[w as usize], counter.fetch_add(1, Ordering::Relaxed));
+                        stack.push(w);
+                    }
+                }
+                return Ok(());
             }
-            won
+            let tried: Vec<u32> = ns
+                .iter()
+                .rev()
+                .copied()
+                .filter(|&w| w < n && sent.as_ref().is_none_or(|s| s.set(w)))
+                .collect();
+            let won = parent.claim_batch(&tried, UNSEEN, from)?;
+            let first = counter.fetch_add(won.len() as u64, Ordering::Relaxed);
+            let numbered: Vec<(u32, u64)> = won
+                .iter()
+                .enumerate()
+                .map(|(k, &w)| (w, first + k as u64))
+                .collect();
+            // Discovery numbers start undiscovered (the largest value): a min-update writes them.
+            order.min_batch(&numbered)?;
+            stack.extend(won);
+            Ok(())
         };
         let results = ctx.pool.broadcast(|_| {
             let r = worker(ctx, &shared, threads, &claim);
@@ -113,8 +119,8 @@ pub fn compute<S: GraphStore>(
     }
     Ok(Discovery {
         source,
-        order: order.into_iter().map(AtomicU64::into_inner).collect(),
-        parent: parent.into_iter().map(AtomicU32::into_inner).collect(),
+        order: order.into_vec()?,
+        parent: parent.into_vec()?,
     })
 }
 
@@ -126,92 +132,39 @@ fn worker<S: GraphStore, C>(
     claim: &C,
 ) -> Result<u64, ExecError>
 where
-    C: Fn(u32, u32) -> bool + Sync,
+    C: Fn(u32, &[u32], &mut Vec<u32>) -> Result<(), ExecError> + Sync,
 {
-    let store = ctx.store;
-    let csr = store.csr(Direction::Out);
+    let take = fetch_batch(ctx);
     let mut stack: Vec<u32> = Vec::new();
-    let mut batch: Vec<u32> = Vec::with_capacity(BATCH);
+    let mut batch: Vec<u32> = Vec::with_capacity(take);
     let mut edges = 0u64;
     loop {
         if stack.is_empty() && !take_work(shared, threads, &mut stack) {
             return Ok(edges);
         }
         ctx.check()?;
-        match csr {
-            Some(csr) => {
-                // Up to BATCH single-vertex expansions between cancel checks.
-                for _ in 0..BATCH {
-                    let Some(v) = stack.pop() else { break };
-                    let ns = csr.neighbours(v);
-                    edges += ns.len() as u64;
-                    for &w in ns.iter().rev() {
-                        if claim(v, w) {
-                            stack.push(w);
-                        }
-                    }
-                    if stack.len() > SPLIT_AT {
-                        share(shared, &mut stack);
-                    }
-                }
+        // Up to BATCH expansions between cancel checks.
+        for _ in 0..(BATCH / take).max(1) {
+            batch.clear();
+            let keep = stack.len().saturating_sub(take);
+            batch.extend(stack.drain(keep..).rev());
+            if batch.is_empty() {
+                break;
             }
-            None => {
-                batch.clear();
-                let keep = stack.len().saturating_sub(BATCH);
-                batch.extend(stack.drain(keep..).rev());
-                store.for_each_list(
-                    Direction::Out,
-                    &batch,
-                    FetchOrder::AsGiven,
-                    false,
-                    |v, ns, _| {
-                        edges += ns.len() as u64;
-                        for &w in ns.iter().rev() {
-                            if claim(v, w) {
-                                stack.push(w);
-                            }
-                        }
-                    },
-                )?;
-                if stack.len() > SPLIT_AT {
-                    share(shared, &mut stack);
+            let mut failed = None;
+            fetch(ctx, Direction::Out, &batch, false, |v, ns, _| {
+                edges += ns.len() as u64;
+                if failed.is_none() {
+                    failed = claim(v, ns, &mut stack).err();
                 }
+            })?;
+            if let Some(e) = failed {
+                return Err(e);
+            }
+            if stack.len() > SPLIT_AT {
+                share(shared, &mut stack);
             }
         }
-    }
-}
-
-/// Hands the older half of `stack` to the pool when some worker is idle.
-fn share(shared: &Shared, stack: &mut Vec<u32>) {
-    if shared.idle_hint.load(Ordering::Relaxed) == 0 {
-        return;
-    }
-    let half: Vec<u32> = stack.drain(..stack.len() / 2).collect();
-    shared.lock().stacks.push(half);
-    shared.wake.notify_one();
-}
-
-/// Waits for a shared stack; false when the run is over (all idle, nothing shared, or stopped).
-fn take_work(shared: &Shared, threads: usize, stack: &mut Vec<u32>) -> bool {
-    let mut st = shared.lock();
-    loop {
-        if st.done {
-            return false;
-        }
-        if let Some(s) = st.stacks.pop() {
-            *stack = s;
-            return true;
-        }
-        st.idle += 1;
-        shared.idle_hint.store(st.idle, Ordering::Relaxed);
-        if st.idle == threads {
-            st.done = true;
-            shared.wake.notify_all();
-            return false;
-        }
-        st = shared.wake.wait(st).unwrap_or_else(|p| p.into_inner());
-        st.idle -= 1;
-        shared.idle_hint.store(st.idle, Ordering::Relaxed);
     }
 }
 
@@ -235,4 +188,56 @@ pub fn batches<S: GraphStore>(
             .collect();
         vec![Arc::new(order) as ArrayRef, Arc::new(parent) as ArrayRef]
     })
+}
+
+/// Checks a DFS result: exactly the vertices reachable from `source` are discovered, with
+/// distinct discovery numbers, the source first and without a parent, and every other vertex's
+/// parent discovered before it and joined to it by an out-edge.
+pub fn verify<S: GraphStore>(store: &S, source: u32, table: &ResultTable) -> Result<(), String> {
+    let lists = Lists::read(store)?;
+    let n = lists.n();
+    let mut reach = vec![false; n];
+    if (source as usize) < n {
+        reach[source as usize] = true;
+        let mut stack = vec![source];
+        while let Some(u) = stack.pop() {
+            for &(v, _) in &lists.out[u as usize] {
+                if !std::mem::replace(&mut reach[v as usize], true) {
+                    stack.push(v);
+                }
+            }
+        }
+    }
+    let found = column(table, "discovered")?;
+    let parent = column(table, "parent")?;
+    let mut numbers = std::collections::HashSet::new();
+    for v in 0..n {
+        let id = store.input_id(v as u32);
+        if found[v].is_some() != reach[v] {
+            return Err(format!(
+                "vertex {id}: discovered {:?}, reachable {}",
+                found[v], reach[v]
+            ));
+        }
+        let Some(at) = found[v] else { continue };
+        if !numbers.insert(at as u64) {
+            return Err(format!("vertex {id}: discovery number {at} given twice"));
+        }
+        match parent[v] {
+            None if v as u32 == source && at == 0.0 => {}
+            None => return Err(format!("vertex {id}: no parent")),
+            Some(p) => {
+                let p = store
+                    .internal_id(p as u64)
+                    .ok_or_else(|| format!("vertex {id}: parent {p} is no vertex"))?;
+                if !lists.out[p as usize].iter().any(|e| e.0 as usize == v) {
+                    return Err(format!("vertex {id}: no edge from its parent"));
+                }
+                if found[p as usize].is_none_or(|pa| pa >= at) {
+                    return Err(format!("vertex {id}: discovered before its parent"));
+                }
+            }
+        }
+    }
+    Ok(())
 }

@@ -2,245 +2,34 @@
 //! (v itself excluded), d = |N(v)|; the value is 0 when d ≤ 1, else t / (d(d−1)) where t counts
 //! the ordered pairs (u, w) of N(v) with an arc u → w. Arcs among neighbours keep their
 //! direction on directed graphs; on undirected graphs each edge counts twice, giving the usual
-//! 2T / (d(d−1)).
-//!
-//! In memory (CSR view) t is counted by degree-ordered triangle enumeration, see [`triangles`].
-//! Out of core, per vertex: build N(v) sorted, then for every u in N(v) count u's out-neighbours
-//! in it (searching the smaller side in the larger). A chunk of vertices first gathers its
-//! neighbourhoods, then fetches the out-lists of their union in one batched `for_each_list`, so
-//! every list the chunk needs is read once and many reads stay in flight.
+//! 2T / (d(d−1)). The neighbour-intersection operator ([`neighbour_arcs`]) counts t and d; the
+//! coefficients go to a vertex array, local or remote.
 
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use arrow_array::{ArrayRef, Float64Array, RecordBatch};
 use arrow_schema::SchemaRef;
-use planner::Mode;
-use rayon::prelude::*;
-use storage::{CsrView, Direction, FetchOrder, GraphStore};
+use storage::GraphStore;
 
 use crate::context::RunContext;
 use crate::error::ExecError;
-use crate::lists::{pass_name, range_lists};
+use crate::intersect::neighbour_arcs;
 use crate::output::per_vertex_batches;
-
-/// Vertices per chunk of work.
-const CHUNK: usize = 512;
+use crate::reference::{close, column, compare, Lists};
+use crate::result::ResultTable;
 
 /// The coefficient of every vertex.
 pub fn compute<S: GraphStore>(ctx: &RunContext<'_, S>) -> Result<Vec<f64>, ExecError> {
-    let store = ctx.store;
-    let shape = store.shape();
-    let n = shape.vertices as usize;
-    let dirs: &[Direction] = if shape.directed {
-        &[Direction::Out, Direction::In]
-    } else {
-        &[Direction::Out]
-    };
-    let csr_out = store.csr(Direction::Out);
-    let csr_in = if shape.directed {
-        store.csr(Direction::In)
-    } else {
-        csr_out
-    };
+    let shape = ctx.store.shape();
+    let coef = ctx.vertex_array(0.0)?;
     let start = ctx.begin();
-    let mut coef = vec![0.0; n];
-    let strategy = match (csr_out, csr_in) {
-        (Some(out), Some(inn)) => {
-            coef = triangles(ctx, out, inn, shape.directed)?;
-            "pull"
-        }
-        _ => {
-            ctx.pool.install(|| {
-                coef.par_chunks_mut(CHUNK)
-                    .enumerate()
-                    .try_for_each(|(ci, slots)| {
-                        ctx.check()?;
-                        chunk_from_lists(ctx, dirs, (ci * CHUNK) as u32, slots)
-                    })
-            })?;
-            pass_name(ctx.cfg.mode)
-        }
-    };
-    let arcs = shape.arcs * dirs.len() as u64;
-    ctx.finish(start, n as u64, arcs, strategy, Some(1))?;
-    Ok(coef)
-}
-
-/// The undirected neighbourhoods N(v) in CSR form, each entry tagged with the arcs it stands
-/// for: bit 0 = v → w, bit 1 = w → v (both bits on undirected graphs).
-struct Tagged {
-    starts: Vec<usize>,
-    targets: Vec<u32>,
-    arcs: Vec<u8>,
-}
-
-impl Tagged {
-    #[inline]
-    fn of(&self, v: u32) -> (&[u32], &[u8]) {
-        let r = self.starts[v as usize]..self.starts[v as usize + 1];
-        (&self.targets[r.clone()], &self.arcs[r])
-    }
-}
-
-/// Builds `Tagged` lists in parallel: `list(v, tmp)` fills v's entries, sorted by target.
-fn tagged<S: GraphStore>(
-    ctx: &RunContext<'_, S>,
-    n: u32,
-    list: impl Fn(u32, &mut Vec<(u32, u8)>) + Sync,
-) -> Tagged {
-    let ranges = ctx.pool.word_ranges(n, 1024, 16384);
-    let parts: Vec<(Vec<usize>, Vec<u32>, Vec<u8>)> = ctx.pool.install(|| {
-        ranges
-            .par_iter()
-            .map(|r| {
-                let (mut lens, mut targets, mut arcs) = (Vec::new(), Vec::new(), Vec::new());
-                let mut tmp = Vec::new();
-                for v in r.clone() {
-                    tmp.clear();
-                    list(v, &mut tmp);
-                    lens.push(tmp.len());
-                    targets.extend(tmp.iter().map(|e| e.0));
-                    arcs.extend(tmp.iter().map(|e| e.1));
-                }
-                (lens, targets, arcs)
-            })
-            .collect()
-    });
-    let total = parts.iter().map(|p| p.1.len()).sum();
-    let mut t = Tagged {
-        starts: Vec::with_capacity(n as usize + 1),
-        targets: Vec::with_capacity(total),
-        arcs: Vec::with_capacity(total),
-    };
-    t.starts.push(0);
-    for (lens, targets, arcs) in parts {
-        for l in lens {
-            let last = t.starts[t.starts.len() - 1];
-            t.starts.push(last + l);
-        }
-        t.targets.extend_from_slice(&targets);
-        t.arcs.extend_from_slice(&arcs);
-    }
-    t
-}
-
-/// The in-memory path: per-vertex triangle counting over degree-ordered neighbourhoods.
-///
-/// Every triangle {a, b, c} of the undirected neighbourhood graph is found once (from its
-/// lowest-ranked vertex, rank = (|N|, id), by merging the higher-ranked neighbour lists of a and
-/// b), and contributes to t(a) the number of arcs between b and c, and likewise for b and c.
-/// That sum is exactly the number of ordered neighbour pairs joined by an arc, with direction,
-/// and costs far less than intersecting every neighbour's list with N(v) on skewed graphs.
-fn triangles<S: GraphStore>(
-    ctx: &RunContext<'_, S>,
-    out: CsrView<'_>,
-    inn: CsrView<'_>,
-    directed: bool,
-) -> Result<Vec<f64>, ExecError> {
-    let n = ctx.n();
-    let nbhd = tagged(ctx, n, |v, tmp| {
-        if directed {
-            tmp.extend(out.neighbours(v).iter().map(|&w| (w, 1u8)));
-            tmp.extend(inn.neighbours(v).iter().map(|&w| (w, 2u8)));
-        } else {
-            tmp.extend(out.neighbours(v).iter().map(|&w| (w, 3u8)));
-        }
-        tmp.sort_unstable();
-        let mut k = 0;
-        for i in 0..tmp.len() {
-            if tmp[i].0 == v || tmp[i].0 >= n {
-                continue;
-            }
-            if k > 0 && tmp[k - 1].0 == tmp[i].0 {
-                tmp[k - 1].1 |= tmp[i].1;
-            } else {
-                tmp[k] = tmp[i];
-                k += 1;
-            }
-        }
-        tmp.truncate(k);
-    });
-    ctx.check()?;
-    let degree = |v: u32| nbhd.starts[v as usize + 1] - nbhd.starts[v as usize];
-    let rank = |v: u32| (degree(v), v);
-    let higher = tagged(ctx, n, |v, tmp| {
-        let (ws, arcs) = nbhd.of(v);
-        tmp.extend(
-            ws.iter()
-                .zip(arcs)
-                .filter(|(&w, _)| rank(w) > rank(v))
-                .map(|(&w, &a)| (w, a)),
-        );
-    });
-    ctx.check()?;
-    let t: Vec<AtomicU64> = (0..n).map(|_| AtomicU64::new(0)).collect();
-    ctx.pool.install(|| {
-        (0..n).into_par_iter().with_min_len(64).try_for_each(|a| {
-            if a % 4096 == 0 {
-                ctx.check()?;
-            }
-            let (ha, aa) = higher.of(a);
-            let mut own = 0u64;
-            for (&b, &ab) in ha.iter().zip(aa) {
-                let (hb, ba) = higher.of(b);
-                let (mut i, mut j) = (0, 0);
-                let mut for_b = 0u64;
-                while i < ha.len() && j < hb.len() {
-                    match ha[i].cmp(&hb[j]) {
-                        std::cmp::Ordering::Less => i += 1,
-                        std::cmp::Ordering::Greater => j += 1,
-                        std::cmp::Ordering::Equal => {
-                            let c = ha[i];
-                            own += ba[j].count_ones() as u64;
-                            for_b += aa[i].count_ones() as u64;
-                            t[c as usize].fetch_add(ab.count_ones() as u64, Ordering::Relaxed);
-                            i += 1;
-                            j += 1;
-                        }
-                    }
-                }
-                if for_b > 0 {
-                    t[b as usize].fetch_add(for_b, Ordering::Relaxed);
-                }
-            }
-            if own > 0 {
-                t[a as usize].fetch_add(own, Ordering::Relaxed);
-            }
-            Ok::<(), ExecError>(())
-        })
+    let strategy = neighbour_arcs(ctx, |first, counts| {
+        let xs: Vec<f64> = counts.iter().map(|&(t, d)| coefficient(t, d)).collect();
+        coef.write_range(first, &xs)
     })?;
-    Ok(ctx.pool.install(|| {
-        (0..n)
-            .into_par_iter()
-            .map(|v| coefficient(t[v as usize].load(Ordering::Relaxed), degree(v)))
-            .collect()
-    }))
-}
-
-/// Turns a gathered neighbour list into the set N(v): sorted, unique, without `v`.
-fn neighbourhood(nbrs: &mut Vec<u32>, v: u32) {
-    nbrs.sort_unstable();
-    nbrs.dedup();
-    if let Ok(at) = nbrs.binary_search(&v) {
-        nbrs.remove(at);
-    }
-}
-
-/// Number of arcs `u → w` with `w` in the sorted set `nbrs` (self-loops excluded). When
-/// `outs` is sorted and longer than `nbrs`, the smaller side is searched in the larger one, so
-/// a hub's list costs O(|nbrs| log |outs|) instead of O(|outs|) for each of its neighbours.
-#[inline]
-fn links_into(u: u32, outs: &[u32], outs_sorted: bool, nbrs: &[u32]) -> u64 {
-    if outs_sorted && outs.len() > nbrs.len() {
-        nbrs.iter()
-            .filter(|&&w| w != u && outs.binary_search(&w).is_ok())
-            .count() as u64
-    } else {
-        outs.iter()
-            .filter(|&&w| w != u && nbrs.binary_search(&w).is_ok())
-            .count() as u64
-    }
+    let arcs = shape.arcs * if shape.directed { 2 } else { 1 };
+    ctx.finish(start, shape.vertices as u64, arcs, strategy, Some(1))?;
+    coef.into_vec()
 }
 
 /// t / (d(d−1)), or 0 when d ≤ 1.
@@ -250,64 +39,6 @@ fn coefficient(t: u64, d: usize) -> f64 {
     } else {
         t as f64 / (d as f64 * (d as f64 - 1.0))
     }
-}
-
-/// The generic path for the vertices `first..first + slots.len()`.
-fn chunk_from_lists<S: GraphStore>(
-    ctx: &RunContext<'_, S>,
-    dirs: &[Direction],
-    first: u32,
-    slots: &mut [f64],
-) -> Result<(), ExecError> {
-    let store = ctx.store;
-    let len = slots.len();
-    // 1. The neighbourhoods N(v), gathered from the lists of the range.
-    let mut gathered: Vec<Vec<u32>> = vec![Vec::new(); len];
-    let range = first..first + len as u32;
-    for &dir in dirs {
-        range_lists(
-            store,
-            ctx.cfg.mode,
-            dir,
-            range.clone(),
-            false,
-            |v, ns, _| {
-                if let Some(g) = gathered.get_mut((v - first) as usize) {
-                    g.extend_from_slice(ns);
-                }
-            },
-        )?;
-    }
-    for (i, g) in gathered.iter_mut().enumerate() {
-        neighbourhood(g, first + i as u32);
-    }
-    // 2. Who needs which out-list: (u, i) for every u in N(v_i), and the union of the u.
-    let mut wanted: Vec<(u32, u32)> = gathered
-        .iter()
-        .enumerate()
-        .flat_map(|(i, g)| g.iter().map(move |&u| (u, i as u32)))
-        .collect();
-    wanted.sort_unstable();
-    let mut lists: Vec<u32> = wanted.iter().map(|w| w.0).collect();
-    lists.dedup();
-    // 3. One batched fetch of those lists; each arriving list serves every vertex that needs it.
-    let order = if ctx.cfg.mode == Mode::Block {
-        FetchOrder::ByBlock
-    } else {
-        FetchOrder::AsGiven
-    };
-    let mut t = vec![0u64; len];
-    store.for_each_list(Direction::Out, &lists, order, false, |u, outs, _| {
-        let sorted = outs.is_sorted();
-        let from = wanted.partition_point(|w| w.0 < u);
-        for &(_, i) in wanted[from..].iter().take_while(|w| w.0 == u) {
-            t[i as usize] += links_into(u, outs, sorted, &gathered[i as usize]);
-        }
-    })?;
-    for (i, slot) in slots.iter_mut().enumerate() {
-        *slot = coefficient(t[i], gathered[i].len());
-    }
-    Ok(())
 }
 
 /// Rows `(vertex, coefficient)`.
@@ -321,16 +52,38 @@ pub fn batches<S: GraphStore>(
     })
 }
 
+/// Checks LCC coefficients against a sequential count over every ordered neighbour pair.
+pub fn verify<S: GraphStore>(store: &S, table: &ResultTable) -> Result<(), String> {
+    use std::collections::BTreeSet;
+    let lists = Lists::read(store)?;
+    let arcs: BTreeSet<(u32, u32)> = (0..lists.n())
+        .flat_map(|u| lists.out[u].iter().map(move |e| (u as u32, e.0)))
+        .collect();
+    let want: Vec<Option<f64>> = (0..lists.n())
+        .map(|v| {
+            let nb: BTreeSet<u32> = lists.out[v]
+                .iter()
+                .map(|e| e.0)
+                .chain(lists.inn[v].iter().copied())
+                .filter(|&u| u as usize != v)
+                .collect();
+            let t = nb
+                .iter()
+                .flat_map(|&a| nb.iter().map(move |&b| (a, b)))
+                .filter(|p| arcs.contains(p))
+                .count();
+            Some(coefficient(t as u64, nb.len()))
+        })
+        .collect();
+    compare(store, &column(table, "coefficient")?, &want, close)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
-    fn both_search_directions_count_the_same() {
-        let nbrs = [2, 4, 6, 8];
-        let outs = [1, 2, 3, 4, 5, 6, 7, 9];
-        assert_eq!(links_into(4, &outs, true, &nbrs), 2);
-        assert_eq!(links_into(4, &outs, false, &nbrs), 2);
+    fn coefficient_of_small_neighbourhoods() {
         assert_eq!(coefficient(2, 4), 2.0 / 12.0);
         assert_eq!(coefficient(0, 1), 0.0);
     }

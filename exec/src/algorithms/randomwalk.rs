@@ -4,9 +4,9 @@
 //!
 //! Reproducibility: walk w draws from its own xoshiro256** stream derived from (seed, w) only,
 //! one draw per start and per step, so the same SEED gives the same walks whatever the thread
-//! count, chunking or fetch order. Each iteration advances every live walk by one step; out of
-//! core, a chunk of walks fetches the distinct vertices its walkers stand on in one batched
-//! `for_each_list` (CAVE Algorithm 5's frontier of walkers).
+//! count, chunking or fetch order. Each iteration advances every live walk by one step; a chunk
+//! of walks fetches the lists of the distinct vertices its walkers stand on with one list fetch
+//! (CAVE Algorithm 5's frontier of walkers).
 
 use std::sync::Arc;
 
@@ -14,10 +14,11 @@ use arrow_array::{ArrayRef, RecordBatch, UInt32Array, UInt64Array};
 use arrow_schema::SchemaRef;
 use planner::Mode;
 use rayon::prelude::*;
-use storage::{Direction, FetchOrder, GraphStore};
+use storage::{Direction, GraphStore};
 
 use crate::context::RunContext;
 use crate::error::ExecError;
+use crate::lists::fetch;
 use crate::result::BATCH_ROWS;
 use crate::rng::Xoshiro256;
 
@@ -52,7 +53,6 @@ pub fn compute<S: GraphStore>(
     length: u32,
     seed: u64,
 ) -> Result<Walks, ExecError> {
-    let store = ctx.store;
     let n = ctx.n();
     let slots = length as usize + 1;
     let empty = Walks {
@@ -93,14 +93,11 @@ pub fn compute<S: GraphStore>(
     for (w, walker) in walkers.iter().enumerate() {
         path[w * slots] = walker.at;
     }
-    let csr = store.csr(Direction::Out);
-    let mode = ctx.cfg.mode;
-    let order = if mode == Mode::Block {
-        FetchOrder::ByBlock
+    let strategy = if ctx.cfg.mode == Mode::Block {
+        "block"
     } else {
-        FetchOrder::AsGiven
+        "push"
     };
-    let strategy = if mode == Mode::Block { "block" } else { "push" };
     for step in 1..slots {
         ctx.check()?;
         let begin = ctx.begin();
@@ -116,46 +113,24 @@ pub fn compute<S: GraphStore>(
                 .map(|((ws, ps), ls)| {
                     ctx.check()?;
                     let mut moves = 0u64;
-                    match csr {
-                        Some(csr) => {
-                            for (i, walker) in ws.iter_mut().enumerate() {
-                                if walker.alive {
-                                    let ns = csr.neighbours(walker.at);
-                                    moves +=
-                                        advance(walker, &mut ps[i * slots + step], &mut ls[i], ns);
-                                }
-                            }
+                    // The distinct vertices the chunk's walkers stand on, each list
+                    // fetched once for all its walkers.
+                    let mut here: Vec<(u32, u32)> = ws
+                        .iter()
+                        .enumerate()
+                        .filter(|(_, w)| w.alive)
+                        .map(|(i, w)| (w.at, i as u32))
+                        .collect();
+                    here.sort_unstable();
+                    let mut vertices: Vec<u32> = here.iter().map(|h| h.0).collect();
+                    vertices.dedup();
+                    fetch(ctx, Direction::Out, &vertices, false, |v, ns, _| {
+                        let from = here.partition_point(|h| h.0 < v);
+                        for &(_, i) in here[from..].iter().take_while(|h| h.0 == v) {
+                            let i = i as usize;
+                            moves += advance(&mut ws[i], &mut ps[i * slots + step], &mut ls[i], ns);
                         }
-                        None => {
-                            let mut here: Vec<(u32, u32)> = ws
-                                .iter()
-                                .enumerate()
-                                .filter(|(_, w)| w.alive)
-                                .map(|(i, w)| (w.at, i as u32))
-                                .collect();
-                            here.sort_unstable();
-                            let mut vertices: Vec<u32> = here.iter().map(|h| h.0).collect();
-                            vertices.dedup();
-                            store.for_each_list(
-                                Direction::Out,
-                                &vertices,
-                                order,
-                                false,
-                                |v, ns, _| {
-                                    let from = here.partition_point(|h| h.0 < v);
-                                    for &(_, i) in here[from..].iter().take_while(|h| h.0 == v) {
-                                        let i = i as usize;
-                                        moves += advance(
-                                            &mut ws[i],
-                                            &mut ps[i * slots + step],
-                                            &mut ls[i],
-                                            ns,
-                                        );
-                                    }
-                                },
-                            )?;
-                        }
-                    }
+                    })?;
                     Ok::<u64, ExecError>(moves)
                 })
                 .try_reduce(|| 0, |a, b| Ok(a + b))

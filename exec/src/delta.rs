@@ -9,17 +9,19 @@
 //! than `queued[v]` is stale and skipped. So a vertex is relaxed once per bin it settles in.
 //!
 //! Compared with frontier Bellman-Ford (the path every store supports), vertices far from the
-//! source are not relaxed again and again with distances that later improve: on a scale-20 R-MAT
-//! graph it examines a fraction of the edges. It needs non-negative weights and a CSR view;
-//! `sssp::compute` falls back to Bellman-Ford otherwise.
+//! source are not relaxed again and again with distances that later improve. It is the
+//! bucketed-relaxation operator SSSP uses when it applies ([`shortest_paths`]): the graph in
+//! memory, the state local, the weights non-negative; `sssp::compute` falls back to
+//! Bellman-Ford over EdgeMap otherwise.
 
 use std::sync::atomic::{AtomicU32, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Mutex;
 
-use storage::CsrView;
+use storage::{CsrView, Direction};
 
 use crate::context::RunContext;
 use crate::error::ExecError;
+use crate::state::StateValue;
 use storage::GraphStore;
 
 /// Frontier vertices a worker claims at a time.
@@ -30,30 +32,25 @@ const MAX_BINS_AHEAD: usize = 1 << 20;
 /// `queued[v]` when `v` has no unprocessed entry.
 const NOT_QUEUED: u32 = u32::MAX;
 
-/// `*slot = min(*slot, candidate)` on an f64 stored as bits; true when it lowered the value.
-/// (Bellman-Ford's push relaxation uses it too.)
-#[inline]
-pub(super) fn lower(slot: &AtomicU64, candidate: f64) -> bool {
-    let mut cur = slot.load(Ordering::Relaxed);
-    while candidate < f64::from_bits(cur) {
-        match slot.compare_exchange_weak(
-            cur,
-            candidate.to_bits(),
-            Ordering::Relaxed,
-            Ordering::Relaxed,
-        ) {
-            Ok(_) => return true,
-            Err(seen) => cur = seen,
-        }
+/// Distances from `source` by delta-stepping, or `None` when it does not apply (the graph is
+/// not in memory, the run keeps its state remote, or a weight is negative or not a number).
+pub fn shortest_paths<S: GraphStore>(
+    ctx: &RunContext<'_, S>,
+    source: u32,
+) -> Option<Result<Vec<f64>, ExecError>> {
+    if ctx.placement().is_remote() {
+        return None;
     }
-    false
+    let csr = ctx.store.csr(Direction::Out)?;
+    let shape = ctx.store.shape();
+    let average_degree = shape.arcs as f64 / f64::from(shape.vertices.max(1));
+    let delta = pick_delta(&csr, average_degree)?;
+    Some(compute(ctx, csr, source, delta))
 }
 
 /// The bin width: a quarter of the mean weight over the average degree (Meyer and Sanders'
 /// Θ(1/d) for random weights). Wide bins relax vertices again through light edges, narrow bins
-/// only add cheap bin steps, so it errs narrow. Measured on the scale-20 R-MAT graph (weights
-/// uniform in (0, 1], 1 thread): bins of mean/(2d) examined 1.1× the arcs, mean/(0.4d) 2.3×
-/// and 1.4× the time, mean/(10d) 1.0× in the same time. The mean is taken over a sample.
+/// only add cheap bin steps, so it errs narrow. The mean is taken over a sample.
 /// `None` when a weight is negative or not a number.
 pub fn pick_delta(csr: &CsrView<'_>, average_degree: f64) -> Option<f64> {
     let per_degree = 1.0 / (4.0 * average_degree.max(1.0));
@@ -128,7 +125,7 @@ pub fn compute<S: GraphStore>(
                     let ws = csr.weights_of(u);
                     for (k, &v) in ns.iter().enumerate() {
                         let nd = du + ws.map_or(1.0, |w| w[k]);
-                        if lower(&dist[v as usize], nd) {
+                        if f64::lower(&dist[v as usize], nd) {
                             let bin = ((nd / delta) as usize)
                                 .clamp(current, current + MAX_BINS_AHEAD)
                                 .min(NOT_QUEUED as usize - 1);

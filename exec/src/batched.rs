@@ -1,0 +1,110 @@
+//! The remote-state strategy of the operators: a push round whose updates are buffered and
+//! sent to the memory nodes in batches (DMG §4.3.2, direct remote update).
+//!
+//! The frontier is split over the workers; each fetches its lists through the store's batched
+//! retrieval and turns every edge into an update in its buffer; a full buffer (or the end of
+//! the chunk) is sent as one batched remote operation — per memory node one or more doorbell
+//! batches, several in flight — and what the updates changed forms the next frontier. Remote
+//! rounds always push: a pull round would read every vertex's remote state.
+
+use rayon::prelude::*;
+use storage::{Direction, FetchOrder, GraphStore};
+
+use crate::context::RunContext;
+use crate::error::ExecError;
+
+/// The name PROFILE prints for a round whose updates went to remote state.
+pub const STRATEGY: &str = "push remote";
+
+/// The lists one batched push round reads.
+#[derive(Debug, Clone, Copy)]
+pub struct RoundLists<'f> {
+    /// The active vertices, sorted, no duplicates.
+    pub frontier: &'f [u32],
+    /// Every direction is pushed along, in order.
+    pub dirs: &'f [Direction],
+    pub want_weights: bool,
+    /// Updates buffered per worker before they are sent.
+    pub buffer_len: usize,
+}
+
+/// One push round over `lists.frontier`. For each fetched list, `per_src(v)` is evaluated once
+/// and `emit(&that, dst, weight)` once per edge; emitted updates are buffered and
+/// `flush(buffer)` sends them (and must empty the buffer), returning what they changed.
+/// Returns everything changed, in no particular order, and the number of edges examined.
+pub fn push<S, P, U, A>(
+    ctx: &RunContext<'_, S>,
+    lists: RoundLists<'_>,
+    per_src: impl Fn(u32) -> P + Sync,
+    emit: impl Fn(&P, u32, f64) -> Option<U> + Sync,
+    flush: impl Fn(&mut Vec<U>) -> Result<Vec<A>, ExecError> + Sync,
+) -> Result<(Vec<A>, u64), ExecError>
+where
+    S: GraphStore,
+    U: Send,
+    A: Send,
+{
+    let store = ctx.store;
+    let RoundLists {
+        frontier,
+        dirs,
+        want_weights,
+        buffer_len,
+    } = lists;
+    let chunk = ctx.pool.chunk_len(frontier.len(), 16, 4096);
+    let parts = ctx.pool.install(|| {
+        frontier
+            .par_chunks(chunk)
+            .map(|chunk| {
+                ctx.check()?;
+                let mut buf: Vec<U> = Vec::with_capacity(buffer_len);
+                let mut out: Vec<A> = Vec::new();
+                let mut edges = 0u64;
+                let mut failed: Option<ExecError> = None;
+                for &dir in dirs {
+                    store.for_each_list(
+                        dir,
+                        chunk,
+                        FetchOrder::AsGiven,
+                        want_weights,
+                        |v, ns, ws| {
+                            if failed.is_some() {
+                                return;
+                            }
+                            edges += ns.len() as u64;
+                            let p = per_src(v);
+                            for (k, &dst) in ns.iter().enumerate() {
+                                let w = ws.and_then(|w| w.get(k)).copied().unwrap_or(1.0);
+                                if let Some(u) = emit(&p, dst, w) {
+                                    buf.push(u);
+                                }
+                                if buf.len() >= buffer_len {
+                                    match flush(&mut buf) {
+                                        Ok(a) => out.extend(a),
+                                        Err(e) => {
+                                            failed = Some(e);
+                                            return;
+                                        }
+                                    }
+                                }
+                            }
+                        },
+                    )?;
+                    if let Some(e) = failed.take() {
+                        return Err(e);
+                    }
+                }
+                if !buf.is_empty() {
+                    out.extend(flush(&mut buf)?);
+                }
+                Ok((out, edges))
+            })
+            .collect::<Result<Vec<_>, ExecError>>()
+    })?;
+    let edges = parts.iter().map(|p| p.1).sum();
+    let mut all = Vec::with_capacity(parts.iter().map(|p| p.0.len()).sum());
+    for (p, _) in parts {
+        all.extend(p);
+    }
+    Ok((all, edges))
+}

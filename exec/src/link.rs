@@ -1,0 +1,163 @@
+//! The linking operator: union-find over every edge (directions ignored), leaving `comp[v]`
+//! pointing straight at the root of `v`'s set.
+//!
+//! Lock-free linking (Shiloach-Vishkin style "hook the higher root under the lower" by
+//! compare-exchange), so the work does not grow with the diameter. With the graph in memory it
+//! is Afforest (Sutton et al., as in GAPBS): link along the first two out-edges of every vertex,
+//! find the component most vertices already joined by sampling, and finish only the vertices
+//! outside it (their remaining out-edges, and in-edges on directed graphs). Otherwise one pass
+//! over every out-list links every edge. PROFILE calls these rounds `link sample` and `link`.
+
+use std::sync::atomic::{AtomicU32, Ordering};
+
+use rayon::prelude::*;
+use storage::{Direction, GraphStore};
+
+use crate::context::RunContext;
+use crate::error::ExecError;
+use crate::lists::each_list;
+use crate::rng::Xoshiro256;
+
+/// Out-edges per vertex linked before sampling (GAPBS's `neighbor_rounds`).
+const NEIGHBOUR_ROUNDS: usize = 2;
+/// Samples taken to find the largest intermediate component.
+const SAMPLES: usize = 1024;
+
+/// Links every edge of the store into `comp` (initially `comp[v] = v`) and compresses it.
+pub fn link_components<S: GraphStore>(
+    ctx: &RunContext<'_, S>,
+    comp: &[AtomicU32],
+) -> Result<(), ExecError> {
+    let store = ctx.store;
+    let n = ctx.n();
+    let directed = store.shape().directed;
+    let out = store.csr(Direction::Out);
+    let inn = if directed {
+        store.csr(Direction::In)
+    } else {
+        out
+    };
+    match (out, inn) {
+        (Some(out), Some(inn)) => {
+            for r in 0..NEIGHBOUR_ROUNDS {
+                let start = ctx.begin();
+                ctx.pool.install(|| {
+                    (0..n).into_par_iter().with_min_len(1024).for_each(|u| {
+                        if let Some(&v) = out.neighbours(u).get(r) {
+                            link(u, v, comp);
+                        }
+                    })
+                });
+                compress(ctx, comp);
+                ctx.finish(start, n as u64, n as u64, "link sample", None)?;
+            }
+            let start = ctx.begin();
+            let big = most_frequent(comp);
+            let edges = ctx.pool.install(|| {
+                (0..n)
+                    .into_par_iter()
+                    .with_min_len(256)
+                    .map(|u| {
+                        if comp[u as usize].load(Ordering::Relaxed) == big {
+                            return 0;
+                        }
+                        let rest = out.neighbours(u).get(NEIGHBOUR_ROUNDS..).unwrap_or(&[]);
+                        for &v in rest {
+                            link(u, v, comp);
+                        }
+                        let mut edges = rest.len() as u64;
+                        if directed {
+                            for &v in inn.neighbours(u) {
+                                link(u, v, comp);
+                            }
+                            edges += inn.neighbours(u).len() as u64;
+                        }
+                        edges
+                    })
+                    .sum::<u64>()
+            });
+            compress(ctx, comp);
+            ctx.finish(start, n as u64, edges, "link", None)?;
+        }
+        _ => {
+            let start = ctx.begin();
+            let edges = each_list(ctx, Direction::Out, false, |u, ns, _| {
+                for &v in ns {
+                    link(u, v, comp);
+                }
+            })?;
+            compress(ctx, comp);
+            ctx.finish(start, n as u64, edges, "link", None)?;
+        }
+    }
+    Ok(())
+}
+
+/// Joins the trees of `u` and `v`: the higher root is hooked under the lower one by
+/// compare-exchange, retried until both have the same root. Out-of-range ids are ignored.
+#[inline]
+fn link(u: u32, v: u32, comp: &[AtomicU32]) {
+    if v as usize >= comp.len() {
+        return;
+    }
+    let get = |x: u32| comp[x as usize].load(Ordering::Relaxed);
+    let mut p1 = get(u);
+    let mut p2 = get(v);
+    while p1 != p2 {
+        let (high, low) = if p1 > p2 { (p1, p2) } else { (p2, p1) };
+        let p_high = get(high);
+        if p_high == low
+            || (p_high == high
+                && comp[high as usize]
+                    .compare_exchange(high, low, Ordering::Relaxed, Ordering::Relaxed)
+                    .is_ok())
+        {
+            break;
+        }
+        p1 = get(get(high));
+        p2 = get(low);
+    }
+}
+
+/// Points every vertex straight at its root.
+fn compress<S: GraphStore>(ctx: &RunContext<'_, S>, comp: &[AtomicU32]) {
+    ctx.pool.install(|| {
+        (0..comp.len())
+            .into_par_iter()
+            .with_min_len(1024)
+            .for_each(|v| {
+                let get = |x: u32| comp[x as usize].load(Ordering::Relaxed);
+                loop {
+                    let p = get(v as u32);
+                    let gp = get(p);
+                    if p == gp {
+                        break;
+                    }
+                    comp[v].store(gp, Ordering::Relaxed);
+                }
+            })
+    });
+}
+
+/// The most common label among a fixed-seed sample of vertices (Afforest's "largest
+/// intermediate component", whose members can skip the finishing pass).
+fn most_frequent(comp: &[AtomicU32]) -> u32 {
+    if comp.is_empty() {
+        return 0;
+    }
+    let mut rng = Xoshiro256::for_stream(0x5eed, 0);
+    let mut sample: Vec<u32> = (0..SAMPLES)
+        .map(|_| comp[rng.below(comp.len() as u64) as usize].load(Ordering::Relaxed))
+        .collect();
+    sample.sort_unstable();
+    let mut best = (0usize, sample[0]);
+    let mut i = 0;
+    while i < sample.len() {
+        let j = i + sample[i..].iter().take_while(|&&x| x == sample[i]).count();
+        if j - i > best.0 {
+            best = (j - i, sample[i]);
+        }
+        i = j;
+    }
+    best.1
+}

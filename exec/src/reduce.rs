@@ -1,0 +1,256 @@
+//! Edge reduce: `out[v] = finish(Σ_{u → v} values[u])` for every vertex, the aggregation of
+//! PageRank (and of any kernel that sums over its in-neighbours).
+//!
+//! Strategies, picked by the operator and not the kernel:
+//! * **blocked pull** — in memory, on graphs large enough to outgrow the caches and when the
+//!   planner found room for the copy (`RunConfig::segmented_pull`): the in-edges are copied
+//!   once per query segment by segment ([`crate::gather`]), so each sweep's random reads stay
+//!   in one cache-sized slice of `values`;
+//! * **pull** — every worker owns a slice of `out` and sums its vertices' in-lists (CSR slices
+//!   in memory, `scan_lists` or fetched lists out of core): no atomics, and the sum follows
+//!   list order, so the result does not depend on the thread count;
+//! * **push** — forced `push`/`block` mode: atomic f64 additions along out-edges;
+//! * **push remote** — remote state: the vertices are walked in ranges of one update buffer,
+//!   each range's values read once and added to `out` along its out-edges with the memory
+//!   nodes' pass-by-value add, then `finish` applied range by range.
+
+use rayon::prelude::*;
+use storage::{Direction, GraphStore};
+
+use crate::batched;
+use crate::context::RunContext;
+use crate::error::ExecError;
+use crate::gather::SegmentedPull;
+use crate::lists::{each_list, pass_name, range_lists};
+use crate::state::{StateValue, VertexArray};
+
+/// Vertices per pull chunk (fixed, so results do not depend on the thread count).
+const CHUNK: usize = 4096;
+
+/// What one reduce did, for PROFILE.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Reduced {
+    pub strategy: &'static str,
+    pub edges: u64,
+}
+
+/// Runs sum-reduces for one algorithm; keeps the blocked pull's copy between rounds.
+pub struct EdgeReduce<'c, 'a, S: GraphStore> {
+    ctx: &'c RunContext<'a, S>,
+    /// Built on the first local pull (`None` inside: blocking does not apply).
+    blocked: Option<Option<SegmentedPull>>,
+}
+
+impl<'c, 'a, S: GraphStore> EdgeReduce<'c, 'a, S> {
+    pub fn new(ctx: &'c RunContext<'a, S>) -> Self {
+        EdgeReduce { ctx, blocked: None }
+    }
+
+    /// The run this reduce belongs to.
+    pub(crate) fn ctx(&self) -> &'c RunContext<'a, S> {
+        self.ctx
+    }
+
+    /// `out[v] = finish(Σ_{u ∈ in(v)} values[u])` for every vertex.
+    pub fn sum(
+        &mut self,
+        values: &VertexArray<f64>,
+        out: &mut VertexArray<f64>,
+        finish: impl Fn(f64) -> f64 + Sync,
+    ) -> Result<Reduced, ExecError> {
+        let ctx = self.ctx;
+        ctx.check()?;
+        let arcs = ctx.store.shape().arcs;
+        let (Some(vals), Some(cells)) = (values.local(), out.local_mut()) else {
+            return self.sum_remote(values, out, finish);
+        };
+        let mode = ctx.cfg.mode;
+        if matches!(mode, planner::Mode::Push | planner::Mode::Block) {
+            push_local(ctx, vals, cells, &finish)?;
+            return Ok(Reduced {
+                strategy: pass_name(mode),
+                edges: arcs,
+            });
+        }
+        let store = ctx.store;
+        let n = cells.len();
+        let blocked = self
+            .blocked
+            .get_or_insert_with(|| match store.csr(Direction::In) {
+                Some(csr) if ctx.cfg.segmented_pull => {
+                    ctx.pool.install(|| SegmentedPull::new(&csr, n, n))
+                }
+                _ => None,
+            });
+        if let Some(pull) = blocked {
+            ctx.pool
+                .install(|| pull.sum(vals, cells, &|| ctx.check(), &finish))?;
+            return Ok(Reduced {
+                strategy: "blocked pull",
+                edges: arcs,
+            });
+        }
+        pull_local(ctx, vals, cells, &finish)?;
+        Ok(Reduced {
+            strategy: pass_name(mode),
+            edges: arcs,
+        })
+    }
+
+    fn sum_remote(
+        &self,
+        values: &VertexArray<f64>,
+        out: &VertexArray<f64>,
+        finish: impl Fn(f64) -> f64 + Sync,
+    ) -> Result<Reduced, ExecError> {
+        let ctx = self.ctx;
+        let n = ctx.n();
+        let buffer = ctx.placement().buffer_len(ctx.pool.threads());
+        let ranges: Vec<(u32, u32)> = (0..n)
+            .step_by(buffer)
+            .map(|a| (a, a.saturating_add(buffer as u32).min(n)))
+            .collect();
+        ctx.pool.install(|| {
+            ranges
+                .par_iter()
+                .try_for_each(|&(a, b)| out.write_range(a, &vec![0.0; (b - a) as usize]))
+        })?;
+        let edges = ctx.pool.install(|| {
+            ranges
+                .par_iter()
+                .map(|&(a, b)| push_range(ctx, values, out, a, b, buffer))
+                .sum::<Result<u64, ExecError>>()
+        })?;
+        ctx.pool.install(|| {
+            ranges.par_iter().try_for_each(|&(a, b)| {
+                ctx.check()?;
+                let mut s = vec![0.0; (b - a) as usize];
+                out.read_range(a, &mut s)?;
+                for x in &mut s {
+                    *x = finish(*x);
+                }
+                out.write_range(a, &s)
+            })
+        })?;
+        Ok(Reduced {
+            strategy: batched::STRATEGY,
+            edges,
+        })
+    }
+}
+
+/// The local pull: every worker owns a slice of `out`.
+fn pull_local<S: GraphStore>(
+    ctx: &RunContext<'_, S>,
+    values: &[<f64 as StateValue>::Cell],
+    out: &mut [<f64 as StateValue>::Cell],
+    finish: &(impl Fn(f64) -> f64 + Sync),
+) -> Result<(), ExecError> {
+    let store = ctx.store;
+    let csr = store.csr(Direction::In);
+    let mode = ctx.cfg.mode;
+    let value = |u: u32| values.get(u as usize).map_or(0.0, f64::load);
+    // Out of core each chunk is one sequential scan: larger chunks keep more of the scan's
+    // read-ahead in flight. The sums do not depend on the chunking.
+    let chunk = match csr {
+        Some(_) => CHUNK,
+        None => ctx.pool.chunk_len(out.len(), CHUNK, 16 * CHUNK),
+    };
+    ctx.pool.install(|| {
+        out.par_chunks_mut(chunk)
+            .enumerate()
+            .try_for_each(|(ci, out)| {
+                ctx.check()?;
+                let first = (ci * chunk) as u32;
+                match csr {
+                    Some(csr) => {
+                        for (i, slot) in out.iter_mut().enumerate() {
+                            let mut sum = 0.0;
+                            for &u in csr.neighbours(first + i as u32) {
+                                sum += f64::load(&values[u as usize]);
+                            }
+                            *slot.get_mut() = finish(sum).to_bits();
+                        }
+                    }
+                    None => {
+                        let range = first..first + out.len() as u32;
+                        range_lists(store, mode, Direction::In, range, false, |v, ns, _| {
+                            let mut sum = 0.0;
+                            for &u in ns {
+                                sum += value(u);
+                            }
+                            if let Some(slot) = out.get_mut((v - first) as usize) {
+                                *slot.get_mut() = finish(sum).to_bits();
+                            }
+                        })?;
+                    }
+                }
+                Ok(())
+            })
+    })
+}
+
+/// The local push: atomic additions along out-edges, then `finish`.
+fn push_local<S: GraphStore>(
+    ctx: &RunContext<'_, S>,
+    values: &[<f64 as StateValue>::Cell],
+    out: &mut [<f64 as StateValue>::Cell],
+    finish: &(impl Fn(f64) -> f64 + Sync),
+) -> Result<(), ExecError> {
+    ctx.pool
+        .install(|| out.par_iter_mut().for_each(|c| *c.get_mut() = 0));
+    let acc = &*out;
+    each_list(ctx, Direction::Out, false, |u, ns, _| {
+        let c = values.get(u as usize).map_or(0.0, f64::load);
+        for &v in ns {
+            if let Some(a) = acc.get(v as usize) {
+                f64::add(a, c);
+            }
+        }
+    })?;
+    ctx.pool.install(|| {
+        out.par_iter_mut()
+            .for_each(|c| *c.get_mut() = finish(f64::from_bits(*c.get_mut())).to_bits())
+    });
+    Ok(())
+}
+
+/// Adds the values of `a..b` to `out` along their out-edges; returns the edges examined.
+fn push_range<S: GraphStore>(
+    ctx: &RunContext<'_, S>,
+    values: &VertexArray<f64>,
+    out: &VertexArray<f64>,
+    a: u32,
+    b: u32,
+    buffer: usize,
+) -> Result<u64, ExecError> {
+    ctx.check()?;
+    let mut r = vec![0.0; (b - a) as usize];
+    values.read_range(a, &mut r)?;
+    let mut buf: Vec<(u32, f64)> = Vec::with_capacity(buffer);
+    let mut edges = 0u64;
+    let mut failed = None;
+    ctx.store
+        .scan_lists(Direction::Out, a..b, false, |u, ns, _| {
+            if failed.is_some() || ns.is_empty() {
+                return;
+            }
+            edges += ns.len() as u64;
+            let c = r[(u - a) as usize];
+            for &v in ns {
+                buf.push((v, c));
+                if buf.len() >= buffer {
+                    if let Err(e) = out.add_batch(&buf) {
+                        failed = Some(e);
+                        return;
+                    }
+                    buf.clear();
+                }
+            }
+        })?;
+    if let Some(e) = failed {
+        return Err(e);
+    }
+    out.add_batch(&buf)?;
+    Ok(edges)
+}
