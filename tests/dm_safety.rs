@@ -109,7 +109,7 @@ fn damaged_memory_node_data_fails_queries_and_verify() {
         ),
     );
     assert!(created.status.success(), "{}", text(&created.stderr));
-    let said = text(&created.stdout);
+    let said = text(&created.stderr);
     assert!(
         said.contains("is intact") && said.contains("2 memory nodes too"),
         "{said}"
