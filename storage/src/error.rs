@@ -15,8 +15,9 @@ pub enum StoreError {
     /// A graph file that failed its checks; never half-read.
     #[error("{path}: corrupt graph file: {why}")]
     Corrupt { path: PathBuf, why: String },
-    /// Malformed input to an importer, with the line (1-based) when there is one.
-    #[error("{path}:{line}: {message}")]
+    /// Malformed input to an importer, with the line (1-based) when there is one (0 when the
+    /// fault is in no line: a Parquet schema, a missing banner).
+    #[error("{}{}: {message}", .path.display(), line_suffix(*.line))]
     Input {
         path: PathBuf,
         line: u64,
@@ -71,3 +72,12 @@ impl StoreError {
 
 /// Result of the storage crate.
 pub type Result<T, E = StoreError> = std::result::Result<T, E>;
+
+/// `:LINE` after an input file's name, or nothing when no line is at fault.
+fn line_suffix(line: u64) -> String {
+    if line == 0 {
+        String::new()
+    } else {
+        format!(":{line}")
+    }
+}

@@ -52,6 +52,19 @@ pub enum InputFormat {
     MatrixMarket,
 }
 
+impl InputFormat {
+    /// The word `CREATE GRAPH ... FORMAT` takes for this format.
+    pub fn keyword(self) -> &'static str {
+        match self {
+            InputFormat::Edgelist => "edgelist",
+            InputFormat::Graphalytics => "graphalytics",
+            InputFormat::Csv => "csv",
+            InputFormat::Parquet => "parquet",
+            InputFormat::MatrixMarket => "mtx",
+        }
+    }
+}
+
 /// Everything an import needs to know.
 #[derive(Debug, Clone)]
 pub struct ImportRequest {
@@ -246,14 +259,15 @@ fn check_options(req: &ImportRequest, allowed: &[&str]) -> Result<()> {
             continue;
         }
         if !allowed.iter().any(|a| a.eq_ignore_ascii_case(k)) {
+            let known = if allowed.is_empty() {
+                "it takes none".to_string()
+            } else {
+                format!("known: {}", allowed.join(", "))
+            };
             return Err(StoreError::Other(format!(
-                "unknown option `{k}` for {:?} input (known: {})",
-                req.format,
-                if allowed.is_empty() {
-                    "none".to_string()
-                } else {
-                    allowed.join(", ")
-                }
+                "unknown option `{k}` for FORMAT {}{} ({known})",
+                req.format.keyword(),
+                base::suggest::did_you_mean(k, allowed.iter().copied()),
             )));
         }
     }
