@@ -39,13 +39,23 @@ impl Session {
         } else {
             match Catalog::open(dir) {
                 Err(StoreError::Locked { lock, holder }) => {
-                    let why = ReadOnlyReason::Locked { lock, holder };
-                    notices.push(format!(
-                        "note: opened {} read-only: {why}; RUN, SHOW, DESCRIBE, EXPLAIN and \
-                         VERIFY work, CREATE and DROP do not",
-                        dir.display()
-                    ));
-                    Catalog::open_read_only(dir, why)
+                    read_only_fallback(dir, ReadOnlyReason::Locked { lock, holder }, &mut notices)
+                }
+                // An existing directory this process may only read (another user's, a
+                // read-only mount): reading it is still useful.
+                Err(StoreError::Io { path, source })
+                    if dir.is_dir()
+                        && matches!(
+                            source.kind(),
+                            std::io::ErrorKind::PermissionDenied
+                                | std::io::ErrorKind::ReadOnlyFilesystem
+                        ) =>
+                {
+                    let why = ReadOnlyReason::Unwritable {
+                        path,
+                        why: source.to_string(),
+                    };
+                    read_only_fallback(dir, why, &mut notices)
                 }
                 other => other,
             }
@@ -110,6 +120,20 @@ impl Session {
             StatementKind::Help => Ok(vec![Output::Text(crate::help::text())]),
         }
     }
+}
+
+/// Opens `dir` read-only because it cannot be opened for writing, saying so.
+fn read_only_fallback(
+    dir: &Path,
+    why: ReadOnlyReason,
+    notices: &mut Vec<String>,
+) -> storage::Result<(Catalog, Vec<String>)> {
+    notices.push(format!(
+        "note: opened {} read-only: {why}; RUN, SHOW, DESCRIBE, EXPLAIN and VERIFY work, \
+         CREATE and DROP do not",
+        dir.display()
+    ));
+    Catalog::open_read_only(dir, why)
 }
 
 /// The change a statement makes to the data directory, named for read-only errors; `None` for

@@ -117,6 +117,8 @@ pub enum ReadOnlyReason {
     Requested,
     /// Another process holds the writer lock.
     Locked { lock: PathBuf, holder: Option<u32> },
+    /// This process may not write in the directory (permissions, a read-only file system).
+    Unwritable { path: PathBuf, why: String },
 }
 
 impl std::fmt::Display for ReadOnlyReason {
@@ -134,6 +136,12 @@ impl std::fmt::Display for ReadOnlyReason {
                     lock.display()
                 )
             }
+            ReadOnlyReason::Unwritable { path, why } => write!(
+                f,
+                "this process cannot write {} ({why}); give it write access to the data \
+                 directory, or use another --data, to make changes",
+                path.display()
+            ),
         }
     }
 }
