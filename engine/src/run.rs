@@ -180,7 +180,13 @@ pub fn run(
             .checked_path(&meta)
             .map_err(|e| StatementError::store(pos, e))?;
         let file = GraphFile::open(&path).map_err(|e| StatementError::store(pos, e))?;
-        let plan = planner::plan_run(run, &meta, &|id| file.internal_id(id), &s.settings)?;
+        let plan = planner::plan_run(
+            &exec::algorithms::REGISTRY,
+            run,
+            &meta,
+            &|id| file.internal_id(id),
+            &s.settings,
+        )?;
         let cache = effective_cache(&meta, &s.settings);
         let in_memory = meta.file_bytes <= cache;
         let reader = if meta.storage == StorageKind::Dm {
@@ -233,7 +239,7 @@ pub fn run(
         if meta.storage == StorageKind::Dm {
             // Where the kernel's per-vertex state will live, right after the reader.
             let state = exec::algorithms::explain_state(
-                &plan.call,
+                plan.call.spec,
                 plan.graph.vertices,
                 s.settings.cn_cache,
             );
@@ -247,7 +253,7 @@ pub fn run(
         .stores
         .get(&s.catalog, &meta, &s.settings)
         .map_err(|e| StatementError::store(pos, e))?;
-    let plan = with_store!(&*store, st => planner::plan_run(run, &meta, &|id| st.internal_id(id), &s.settings))?;
+    let plan = with_store!(&*store, st => planner::plan_run(&exec::algorithms::REGISTRY, run, &meta, &|id| st.internal_id(id), &s.settings))?;
     // The output path is checked before the run, so a refused path costs no work.
     let into = match &plan.into {
         Some(path) => Some(
@@ -321,7 +327,7 @@ fn exec_error(pos: Pos, e: exec::ExecError) -> StatementError {
 
 fn result_meta(plan: &RunPlan, elapsed: std::time::Duration) -> exec::sink::ResultMeta {
     exec::sink::ResultMeta {
-        algorithm: plan.spec.name.to_string(),
+        algorithm: plan.call.spec.name.to_string(),
         parameters: plan.params.clone(),
         graph: plan.graph.name.clone(),
         vertices: plan.graph.vertices,
@@ -371,9 +377,11 @@ fn remote_outputs(
 /// PROFILE's per-iteration table, captioned with the reader and the algorithm's time.
 fn profile_outputs(table: &exec::ResultTable, store: &OpenStore) -> Vec<Output> {
     let reader = with_store!(store, st => st.describe_reader());
+    let operators: Vec<&str> = table.operators.iter().map(|op| op.name()).collect();
     let caption = format!(
-        "profile ({reader}; algorithm {:.3} s)",
-        table.algorithm_time.as_secs_f64()
+        "profile ({reader}; algorithm {:.3} s; operators called: {})",
+        table.algorithm_time.as_secs_f64(),
+        operators.join(", ")
     );
     let t = match store {
         OpenStore::Dm(_) => dm_iterations(table),

@@ -1,10 +1,11 @@
 //! The state every algorithm of a run shares: the store, the pool, the cancel flag, and the
 //! per-iteration statistics PROFILE prints.
 
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Mutex;
 use std::time::Instant;
 
+use planner::registry::Operator;
 use storage::{GraphStore, IoStats};
 
 use crate::config::{Progress, RunConfig};
@@ -21,6 +22,8 @@ pub struct RunContext<'a, S: GraphStore> {
     placement: Placement<'a>,
     started: Instant,
     stats: Mutex<Vec<IterationStats>>,
+    /// The operators called so far, as [`Operator::bit`]s.
+    operators: AtomicU32,
 }
 
 /// Where an iteration started: the store's counters and the clock.
@@ -40,6 +43,7 @@ impl<'a, S: GraphStore> RunContext<'a, S> {
             placement: Placement::Local,
             started: Instant::now(),
             stats: Mutex::new(Vec::new()),
+            operators: AtomicU32::new(0),
         })
     }
 
@@ -68,6 +72,21 @@ impl<'a, S: GraphStore> RunContext<'a, S> {
         } else {
             Ok(())
         }
+    }
+
+    /// Notes that the kernel called `op` (each operator notes itself when called).
+    #[inline]
+    pub fn record(&self, op: Operator) {
+        self.operators.fetch_or(op.bit(), Ordering::Relaxed);
+    }
+
+    /// The operators called so far, in [`Operator::ALL`] order.
+    pub fn operators_called(&self) -> Vec<Operator> {
+        let bits = self.operators.load(Ordering::Relaxed);
+        Operator::ALL
+            .into_iter()
+            .filter(|op| bits & op.bit() != 0)
+            .collect()
     }
 
     /// Marks the start of an iteration.

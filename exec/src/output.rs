@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use arrow_array::{ArrayRef, RecordBatch, UInt64Array};
 use arrow_schema::{DataType, Field, Schema, SchemaRef};
-use planner::registry::{spec_of, ColumnType};
+use planner::registry::ColumnType;
 use planner::AlgoCall;
 use storage::GraphStore;
 
@@ -15,7 +15,8 @@ use crate::result::BATCH_ROWS;
 
 /// The columns `call` produces, as the registry declares them.
 pub fn output_schema(call: &AlgoCall) -> SchemaRef {
-    let fields: Vec<Field> = spec_of(call)
+    let fields: Vec<Field> = call
+        .spec
         .columns
         .iter()
         .map(|c| {

@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use arrow_array::RecordBatch;
 use arrow_schema::SchemaRef;
+use planner::registry::Operator;
 
 /// What one iteration (one EdgeMap round) did.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -42,6 +43,8 @@ pub struct ResultTable {
     pub iterations: Vec<IterationStats>,
     /// Time spent in the algorithm, result building excluded.
     pub algorithm_time: Duration,
+    /// The operators the kernel called, in `Operator::ALL` order.
+    pub operators: Vec<Operator>,
 }
 
 /// Rows per record batch (and Parquet row group chunk) when results are built.
@@ -60,6 +63,7 @@ impl ResultTable {
             batches: Vec::new(),
             iterations: Vec::new(),
             algorithm_time: Duration::ZERO,
+            operators: Vec::new(),
         }
     }
 }

@@ -1,4 +1,4 @@
-//! The planner: the algorithm registry, semantic checks with "did you mean", strategy choice
+//! The planner: semantic checks against the algorithms the executor registers with "did you mean", strategy choice
 //! from graph statistics and settings, and EXPLAIN text. Touches no bytes and no threads.
 
 pub mod blocking;
@@ -14,5 +14,5 @@ pub use check::{estimate_memory, plan_run, unknown_graph, MemoryEstimate, RunPla
 pub use error::PlanError;
 pub use explain::{explain, ReaderInfo};
 pub use plan::{AlgoCall, Mode};
-pub use registry::{algorithm, AlgorithmSpec, ALGORITHMS};
+pub use registry::{AlgorithmSpec, Registry};
 pub use settings::Settings;
