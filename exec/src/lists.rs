@@ -22,6 +22,14 @@ pub fn pass_name(mode: Mode) -> &'static str {
     }
 }
 
+/// The strategy name PROFILE shows for list fetches under `mode`.
+pub fn fetch_name(mode: Mode) -> &'static str {
+    match mode {
+        Mode::Block => "block",
+        _ => "push",
+    }
+}
+
 /// Visits the `dir` lists of `range` (each exactly once) with the fetch `mode` asks for.
 pub fn range_lists<S: GraphStore, F>(
     store: &S,

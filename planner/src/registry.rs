@@ -280,6 +280,26 @@ pub struct AlgorithmSpec {
     pub passes: Option<&'static str>,
 }
 
+impl AlgorithmSpec {
+    /// The fields most algorithms share, for `..AlgorithmSpec::BASE`: no FROM, no parameters,
+    /// one row per vertex, frontier-driven, unweighted, no per-vertex state.
+    pub const BASE: AlgorithmSpec = AlgorithmSpec {
+        name: "",
+        summary: "",
+        source: SourceRule::NotAccepted,
+        iter_param: None,
+        params: &[],
+        columns: &[],
+        rows: Rows::PerVertex,
+        program: &[],
+        dense: false,
+        uses_weights: false,
+        needs_nonnegative_weights: false,
+        state_bytes: 0,
+        passes: None,
+    };
+}
+
 /// Working memory per vertex of a kernel that keeps frontiers: the current and the next one,
 /// each a list entry or a bitmap bit, plus EdgeMap's per-vertex scratch.
 const FRONTIER_BYTES: u64 = 16;

@@ -12,7 +12,7 @@ use std::sync::Arc;
 
 use arrow_array::{ArrayRef, Int64Array, RecordBatch};
 use arrow_schema::SchemaRef;
-use planner::registry::{AlgorithmSpec, ColumnSpec, ColumnType, Operator, Rows, SourceRule, Step};
+use planner::registry::{AlgorithmSpec, ColumnSpec, ColumnType, Operator, SourceRule, Step};
 use planner::AlgoCall;
 use storage::{Direction, GraphStore};
 
@@ -36,13 +36,10 @@ impl Algorithm for Bfs {
         name: "bfs",
         summary: "breadth-first search: hops from the source along out-edges",
         source: SourceRule::Required,
-        iter_param: None,
-        params: &[],
         columns: &[
             ColumnSpec::VERTEX,
             ColumnSpec::nullable("depth", ColumnType::Int64),
         ],
-        rows: Rows::PerVertex,
         program: &[
             Step::setup("frontier := {source}"),
             Step::call(
@@ -50,12 +47,9 @@ impl Algorithm for Bfs {
                 "frontier, out, depth[v] unset => depth[v] := level+1; until the frontier is empty",
             ),
         ],
-        dense: false,
-        uses_weights: false,
-        needs_nonnegative_weights: false,
         // depth (u32)
         state_bytes: 4,
-        passes: None,
+        ..AlgorithmSpec::BASE
     };
     type Config = FromVertex;
     type Output = Vec<u32>;

@@ -13,9 +13,7 @@ use std::sync::Arc;
 
 use arrow_array::{ArrayRef, RecordBatch, UInt64Array};
 use arrow_schema::SchemaRef;
-use planner::registry::{
-    AlgorithmSpec, ColumnSpec, ColumnType, Operator, ParamSpec, Rows, SourceRule, Step,
-};
+use planner::registry::{AlgorithmSpec, ColumnSpec, ColumnType, Operator, ParamSpec, Step};
 use planner::AlgoCall;
 use storage::{Direction, GraphStore};
 
@@ -48,7 +46,6 @@ impl Algorithm for Cdlp {
     const SPEC: AlgorithmSpec = AlgorithmSpec {
         name: "cdlp",
         summary: "community detection by synchronous label propagation (Graphalytics semantics)",
-        source: SourceRule::NotAccepted,
         iter_param: Some("iter"),
         params: &[ParamSpec::int(
             "iter",
@@ -61,7 +58,6 @@ impl Algorithm for Cdlp {
             ColumnSpec::VERTEX,
             ColumnSpec::new("label", ColumnType::UInt64),
         ],
-        rows: Rows::PerVertex,
         program: &[
             Step::call(Operator::VertexMap, "all, label := own input id"),
             Step::call(
@@ -70,11 +66,9 @@ impl Algorithm for Cdlp {
             ),
         ],
         dense: true,
-        uses_weights: false,
-        needs_nonnegative_weights: false,
         // label and next label (u64 each)
         state_bytes: 16,
-        passes: None,
+        ..AlgorithmSpec::BASE
     };
     type Config = Config;
     type Output = Vec<u64>;

@@ -4,7 +4,7 @@ use std::sync::Arc;
 
 use arrow_array::{ArrayRef, RecordBatch, UInt64Array};
 use arrow_schema::SchemaRef;
-use planner::registry::{AlgorithmSpec, ColumnSpec, ColumnType, Operator, Rows, SourceRule, Step};
+use planner::registry::{AlgorithmSpec, ColumnSpec, ColumnType, Operator, Step};
 use planner::AlgoCall;
 use storage::{Direction, GraphStore};
 
@@ -29,25 +29,16 @@ impl Algorithm for Degree {
     const SPEC: AlgorithmSpec = AlgorithmSpec {
         name: "degree",
         summary: "out- and in-degree of every vertex",
-        source: SourceRule::NotAccepted,
-        iter_param: None,
-        params: &[],
         columns: &[
             ColumnSpec::VERTEX,
             ColumnSpec::new("out_degree", ColumnType::UInt64),
             ColumnSpec::new("in_degree", ColumnType::UInt64),
         ],
-        rows: Rows::PerVertex,
         program: &[Step::call(
             Operator::VertexMap,
             "all, read the vertex index; no edge data",
         )],
-        dense: false,
-        uses_weights: false,
-        needs_nonnegative_weights: false,
-        // none: the degrees are result columns
-        state_bytes: 0,
-        passes: None,
+        ..AlgorithmSpec::BASE
     };
     type Config = ();
     type Output = Degrees;

@@ -11,7 +11,7 @@ use std::sync::Arc;
 
 use arrow_array::{ArrayRef, RecordBatch, UInt64Array};
 use arrow_schema::SchemaRef;
-use planner::registry::{AlgorithmSpec, ColumnSpec, ColumnType, Operator, Rows, SourceRule, Step};
+use planner::registry::{AlgorithmSpec, ColumnSpec, ColumnType, Operator, SourceRule, Step};
 use planner::AlgoCall;
 use storage::GraphStore;
 
@@ -46,14 +46,11 @@ impl Algorithm for Dfs {
         name: "dfs",
         summary: "parallel pseudo-DFS (CAVE): discovery order and a discovering parent",
         source: SourceRule::Required,
-        iter_param: None,
-        params: &[],
         columns: &[
             ColumnSpec::VERTEX,
             ColumnSpec::nullable("discovered", ColumnType::UInt64),
             ColumnSpec::nullable("parent", ColumnType::UInt64),
         ],
-        rows: Rows::PerVertex,
         program: &[
             Step::setup("stacks := [{source}]"),
             Step::call(
@@ -61,12 +58,9 @@ impl Algorithm for Dfs {
                 "per worker: pop, out, claim undiscovered neighbours and push them; split a long stack to idle workers",
             ),
         ],
-        dense: false,
-        uses_weights: false,
-        needs_nonnegative_weights: false,
         // parent (u32) and discovery number (u64)
         state_bytes: 12,
-        passes: None,
+        ..AlgorithmSpec::BASE
     };
     type Config = FromVertex;
     type Output = Discovery;
@@ -134,93 +128,82 @@ impl Algorithm for Dfs {
         })
     }
 
+    /// Rows `(vertex, discovered, parent)`; both null for undiscovered vertices, parent null for
+    /// the source.
     fn batches<S: GraphStore>(
         store: &S,
         schema: &SchemaRef,
         d: &Discovery,
     ) -> Result<Vec<RecordBatch>, ExecError> {
-        batches(store, schema, d)
+        per_vertex_batches(store, schema, |r| {
+            let order: UInt64Array = d.order[r.clone()]
+                .iter()
+                .map(|&o| (o != UNDISCOVERED).then_some(o))
+                .collect();
+            let parent: UInt64Array = r
+                .map(|v| {
+                    let p = d.parent[v];
+                    (p != UNSEEN && v as u32 != d.source).then(|| store.input_id(p))
+                })
+                .collect();
+            vec![Arc::new(order) as ArrayRef, Arc::new(parent) as ArrayRef]
+        })
     }
 
+    /// Checks a DFS result: exactly the vertices reachable from `source` are discovered, with
+    /// distinct discovery numbers, the source first and without a parent, and every other vertex's
+    /// parent discovered before it and joined to it by an out-edge.
     fn verify<S: GraphStore>(
         store: &S,
         cfg: &FromVertex,
         table: &ResultTable,
     ) -> Result<(), String> {
-        verify(store, cfg.source, table)
-    }
-}
-
-/// Rows `(vertex, discovered, parent)`; both null for undiscovered vertices, parent null for
-/// the source.
-fn batches<S: GraphStore>(
-    store: &S,
-    schema: &SchemaRef,
-    d: &Discovery,
-) -> Result<Vec<RecordBatch>, ExecError> {
-    per_vertex_batches(store, schema, |r| {
-        let order: UInt64Array = d.order[r.clone()]
-            .iter()
-            .map(|&o| (o != UNDISCOVERED).then_some(o))
-            .collect();
-        let parent: UInt64Array = r
-            .map(|v| {
-                let p = d.parent[v];
-                (p != UNSEEN && v as u32 != d.source).then(|| store.input_id(p))
-            })
-            .collect();
-        vec![Arc::new(order) as ArrayRef, Arc::new(parent) as ArrayRef]
-    })
-}
-
-/// Checks a DFS result: exactly the vertices reachable from `source` are discovered, with
-/// distinct discovery numbers, the source first and without a parent, and every other vertex's
-/// parent discovered before it and joined to it by an out-edge.
-fn verify<S: GraphStore>(store: &S, source: u32, table: &ResultTable) -> Result<(), String> {
-    let lists = Lists::read(store)?;
-    let n = lists.n();
-    let mut reach = vec![false; n];
-    if (source as usize) < n {
-        reach[source as usize] = true;
-        let mut stack = vec![source];
-        while let Some(u) = stack.pop() {
-            for &(v, _) in &lists.out[u as usize] {
-                if !std::mem::replace(&mut reach[v as usize], true) {
-                    stack.push(v);
+        let source = cfg.source;
+        let lists = Lists::read(store)?;
+        let n = lists.n();
+        let mut reach = vec![false; n];
+        if (source as usize) < n {
+            reach[source as usize] = true;
+            let mut stack = vec![source];
+            while let Some(u) = stack.pop() {
+                for &(v, _) in &lists.out[u as usize] {
+                    if !std::mem::replace(&mut reach[v as usize], true) {
+                        stack.push(v);
+                    }
                 }
             }
         }
-    }
-    let found = column(table, "discovered")?;
-    let parent = column(table, "parent")?;
-    let mut numbers = std::collections::HashSet::new();
-    for v in 0..n {
-        let id = store.input_id(v as u32);
-        if found[v].is_some() != reach[v] {
-            return Err(format!(
-                "vertex {id}: discovered {:?}, reachable {}",
-                found[v], reach[v]
-            ));
-        }
-        let Some(at) = found[v] else { continue };
-        if !numbers.insert(at as u64) {
-            return Err(format!("vertex {id}: discovery number {at} given twice"));
-        }
-        match parent[v] {
-            None if v as u32 == source && at == 0.0 => {}
-            None => return Err(format!("vertex {id}: no parent")),
-            Some(p) => {
-                let p = store
-                    .internal_id(p as u64)
-                    .ok_or_else(|| format!("vertex {id}: parent {p} is no vertex"))?;
-                if !lists.out[p as usize].iter().any(|e| e.0 as usize == v) {
-                    return Err(format!("vertex {id}: no edge from its parent"));
-                }
-                if found[p as usize].is_none_or(|pa| pa >= at) {
-                    return Err(format!("vertex {id}: discovered before its parent"));
+        let found = column(table, "discovered")?;
+        let parent = column(table, "parent")?;
+        let mut numbers = std::collections::HashSet::new();
+        for v in 0..n {
+            let id = store.input_id(v as u32);
+            if found[v].is_some() != reach[v] {
+                return Err(format!(
+                    "vertex {id}: discovered {:?}, reachable {}",
+                    found[v], reach[v]
+                ));
+            }
+            let Some(at) = found[v] else { continue };
+            if !numbers.insert(at as u64) {
+                return Err(format!("vertex {id}: discovery number {at} given twice"));
+            }
+            match parent[v] {
+                None if v as u32 == source && at == 0.0 => {}
+                None => return Err(format!("vertex {id}: no parent")),
+                Some(p) => {
+                    let p = store
+                        .internal_id(p as u64)
+                        .ok_or_else(|| format!("vertex {id}: parent {p} is no vertex"))?;
+                    if !lists.out[p as usize].iter().any(|e| e.0 as usize == v) {
+                        return Err(format!("vertex {id}: no edge from its parent"));
+                    }
+                    if found[p as usize].is_none_or(|pa| pa >= at) {
+                        return Err(format!("vertex {id}: discovered before its parent"));
+                    }
                 }
             }
         }
+        Ok(())
     }
-    Ok(())
 }

@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use arrow_array::{ArrayRef, Float64Array, RecordBatch};
 use arrow_schema::SchemaRef;
-use planner::registry::{AlgorithmSpec, ColumnSpec, ColumnType, Operator, Rows, SourceRule, Step};
+use planner::registry::{AlgorithmSpec, ColumnSpec, ColumnType, Operator, Step};
 use planner::AlgoCall;
 use storage::GraphStore;
 
@@ -28,24 +28,18 @@ impl Algorithm for Lcc {
     const SPEC: AlgorithmSpec = AlgorithmSpec {
         name: "lcc",
         summary: "local clustering coefficient (directed graphs: N(v) = in- and out-neighbours)",
-        source: SourceRule::NotAccepted,
-        iter_param: None,
-        params: &[],
         columns: &[
             ColumnSpec::VERTEX,
             ColumnSpec::new("coefficient", ColumnType::Float64),
         ],
-        rows: Rows::PerVertex,
         program: &[Step::call(
             Operator::NeighbourIntersect,
             "all, N(v) := in ∪ out; count arcs among N(v); coefficient := t / (d(d-1))",
         )],
         dense: true,
-        uses_weights: false,
-        needs_nonnegative_weights: false,
         // coefficient (f64) and arc count (u64)
         state_bytes: 16,
-        passes: None,
+        ..AlgorithmSpec::BASE
     };
     type Config = ();
     type Output = Vec<f64>;

@@ -12,9 +12,7 @@ use std::sync::Arc;
 
 use arrow_array::{ArrayRef, Float64Array, RecordBatch};
 use arrow_schema::SchemaRef;
-use planner::registry::{
-    AlgorithmSpec, ColumnSpec, ColumnType, Operator, ParamSpec, Rows, SourceRule, Step,
-};
+use planner::registry::{AlgorithmSpec, ColumnSpec, ColumnType, Operator, ParamSpec, Step};
 use planner::AlgoCall;
 use storage::{Direction, GraphStore};
 
@@ -48,7 +46,6 @@ impl Algorithm for PageRank {
     const SPEC: AlgorithmSpec = AlgorithmSpec {
         name: "pagerank",
         summary: "PageRank with dangling mass spread over all vertices (Graphalytics semantics)",
-        source: SourceRule::NotAccepted,
         iter_param: Some("iter"),
         params: &[
             ParamSpec::int("iter", 1, super::ITERATIONS_MAX, 20, "iterations (run exactly, no convergence test)"),
@@ -58,18 +55,15 @@ impl Algorithm for PageRank {
             ColumnSpec::VERTEX,
             ColumnSpec::new("rank", ColumnType::Float64),
         ],
-        rows: Rows::PerVertex,
         program: &[
             Step::setup("rank := 1/|V| for all vertices"),
             Step::call(Operator::VertexMap, "all, contrib := rank/out_degree; sink mass := sum of sinks' rank"),
             Step::call(Operator::EdgeReduceSum, "in, rank' := (1-d)/|V| + d*(sum contrib + sink mass/|V|); ITER times with the VertexMap"),
         ],
         dense: true,
-        uses_weights: false,
-        needs_nonnegative_weights: false,
         // rank, contribution and next rank (f64 each)
         state_bytes: 24,
-        passes: None,
+        ..AlgorithmSpec::BASE
     };
     type Config = Config;
     type Output = Vec<f64>;

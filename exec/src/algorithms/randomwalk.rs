@@ -16,14 +16,13 @@ use planner::registry::{
     AlgorithmSpec, ColumnSpec, ColumnType, Operator, ParamSpec, Rows, SourceRule, Step,
 };
 use planner::AlgoCall;
-use planner::Mode;
 use rayon::prelude::*;
 use storage::{Direction, GraphStore};
 
 use super::Algorithm;
 use crate::context::RunContext;
 use crate::error::ExecError;
-use crate::lists::visit_positions;
+use crate::lists::{fetch_name, visit_positions};
 use crate::reference::{column, Lists};
 use crate::result::{ResultTable, BATCH_ROWS};
 use crate::rng::Xoshiro256;
@@ -44,7 +43,7 @@ pub struct Walks {
 struct Walker {
     at: u32,
     rng: Xoshiro256,
-    alive: bool,
+    /// Vertices visited so far; a walk still moving after k steps has visited k + 1.
     visited: u32,
 }
 
@@ -73,7 +72,6 @@ impl Algorithm for RandomWalk {
         name: "randomwalk",
         summary: "random walks; the same SEED gives the same walks whatever the thread count",
         source: SourceRule::Optional,
-        iter_param: None,
         params: &[
             ParamSpec::int("walks", 1, 1_000_000_000, 1000, "number of walks"),
             ParamSpec::int("length", 0, 1_000_000, 80, "steps per walk (a walk ends early at a vertex with no out-edges)"),
@@ -95,12 +93,7 @@ impl Algorithm for RandomWalk {
                 "walkers' vertices, out; step to a neighbour drawn from (SEED, walk, step); LENGTH times",
             ),
         ],
-        dense: false,
-        uses_weights: false,
-        needs_nonnegative_weights: false,
-        // none: walkers and paths are result rows
-        state_bytes: 0,
-        passes: None,
+        ..AlgorithmSpec::BASE
     };
     type Config = Config;
     type Output = Walks;
@@ -114,162 +107,132 @@ impl Algorithm for RandomWalk {
         }
     }
 
+    /// Runs the walks.
     fn compute<S: GraphStore>(ctx: &RunContext<'_, S>, cfg: &Config) -> Result<Walks, ExecError> {
-        compute(ctx, cfg)
+        let n = ctx.n();
+        let no_start = cfg.start.map_or(n == 0, |s| s >= n);
+        if cfg.walks == 0 || no_start {
+            return Ok(Walks {
+                steps: Vec::new(),
+                lengths: Vec::new(),
+            });
+        }
+        let rows = cfg.walks.saturating_mul(u64::from(cfg.length) + 1);
+        if rows > MAX_ROWS {
+            return Err(ExecError::Other(format!(
+                "randomwalk: {} walks of length {} would produce {rows} rows; at most {MAX_ROWS} are supported",
+                cfg.walks, cfg.length
+            )));
+        }
+        let mut walkers: Vec<Walker> = ctx.pool.install(|| {
+            (0..cfg.walks)
+                .into_par_iter()
+                .map(|w| {
+                    let mut rng = Xoshiro256::for_stream(cfg.seed, w);
+                    let at = cfg.start.unwrap_or_else(|| rng.below(u64::from(n)) as u32);
+                    Walker {
+                        at,
+                        rng,
+                        visited: 1,
+                    }
+                })
+                .collect()
+        });
+        let mut steps = vec![walkers.iter().map(|w| w.at).collect::<Vec<u32>>()];
+        for moved in 1..=cfg.length {
+            let begin = ctx.begin();
+            let active = walkers.iter().filter(|w| w.visited == moved).count() as u64;
+            if active == 0 {
+                break;
+            }
+            let at = |w: &Walker| (w.visited == moved).then_some(w.at);
+            let moves = visit_positions(ctx, Direction::Out, &mut walkers, at, advance)?;
+            steps.push(walkers.iter().map(|w| w.at).collect());
+            ctx.finish(
+                begin,
+                active,
+                moves,
+                fetch_name(ctx.cfg.mode),
+                Some(cfg.length),
+            )?;
+        }
+        let lengths = walkers.iter().map(|w| w.visited).collect();
+        Ok(Walks { steps, lengths })
     }
 
+    /// Rows `(walk, step, vertex)`, by walk then step.
     fn batches<S: GraphStore>(
         store: &S,
         schema: &SchemaRef,
         walks: &Walks,
     ) -> Result<Vec<RecordBatch>, ExecError> {
-        batches(store, schema, walks)
-    }
-
-    fn verify<S: GraphStore>(store: &S, cfg: &Config, table: &ResultTable) -> Result<(), String> {
-        verify(store, cfg, table)
-    }
-}
-
-/// Runs the walks.
-fn compute<S: GraphStore>(ctx: &RunContext<'_, S>, cfg: &Config) -> Result<Walks, ExecError> {
-    let n = ctx.n();
-    let no_start = cfg.start.map_or(n == 0, |s| s >= n);
-    if cfg.walks == 0 || no_start {
-        return Ok(Walks {
-            steps: Vec::new(),
-            lengths: Vec::new(),
-        });
-    }
-    let rows = cfg.walks.saturating_mul(u64::from(cfg.length) + 1);
-    if rows > MAX_ROWS {
-        return Err(ExecError::Other(format!(
-            "randomwalk: {} walks of length {} would produce {rows} rows; at most {MAX_ROWS} are supported",
-            cfg.walks, cfg.length
-        )));
-    }
-    let mut walkers: Vec<Walker> = ctx.pool.install(|| {
-        (0..cfg.walks)
-            .into_par_iter()
-            .map(|w| {
-                let mut rng = Xoshiro256::for_stream(cfg.seed, w);
-                let at = cfg.start.unwrap_or_else(|| rng.below(u64::from(n)) as u32);
-                let alive = cfg.length > 0;
-                Walker {
-                    at,
-                    rng,
-                    alive,
-                    visited: 1,
-                }
+        let rows: Vec<(u64, u32, u32)> = walks
+            .lengths
+            .iter()
+            .enumerate()
+            .flat_map(|(w, &len)| (0..len).map(move |s| (w as u64, s, walks.steps[s as usize][w])))
+            .collect();
+        rows.chunks(BATCH_ROWS)
+            .map(|c| {
+                let cols: Vec<ArrayRef> = vec![
+                    Arc::new(UInt64Array::from_iter_values(c.iter().map(|r| r.0))),
+                    Arc::new(UInt32Array::from_iter_values(c.iter().map(|r| r.1))),
+                    Arc::new(UInt64Array::from_iter_values(
+                        c.iter().map(|r| store.input_id(r.2)),
+                    )),
+                ];
+                Ok(RecordBatch::try_new(schema.clone(), cols)?)
             })
             .collect()
-    });
-    let mut steps = vec![walkers.iter().map(|w| w.at).collect::<Vec<u32>>()];
-    let strategy = if ctx.cfg.mode == Mode::Block {
-        "block"
-    } else {
-        "push"
-    };
-    for _ in 0..cfg.length {
-        let begin = ctx.begin();
-        let active = walkers.iter().filter(|w| w.alive).count() as u64;
-        if active == 0 {
-            break;
-        }
-        let at = |w: &Walker| w.alive.then_some(w.at);
-        let moves = visit_positions(ctx, Direction::Out, &mut walkers, at, advance)?;
-        steps.push(walkers.iter().map(|w| w.at).collect());
-        ctx.finish(begin, active, moves, strategy, Some(cfg.length))?;
     }
-    let lengths = walkers.iter().map(|w| w.visited).collect();
-    Ok(Walks { steps, lengths })
+
+    /// Checks the rows against the walks replayed one after another from the same streams.
+    fn verify<S: GraphStore>(store: &S, cfg: &Config, table: &ResultTable) -> Result<(), String> {
+        let lists = Lists::read(store)?;
+        let n = lists.n() as u64;
+        let mut want = Vec::new();
+        for w in (0..cfg.walks).filter(|_| n > 0 && cfg.start.is_none_or(|s| u64::from(s) < n)) {
+            let mut rng = Xoshiro256::for_stream(cfg.seed, w);
+            let mut at = cfg.start.unwrap_or_else(|| rng.below(n) as u32);
+            want.push([w, 0, store.input_id(at)]);
+            for step in 1..=u64::from(cfg.length) {
+                let ns = &lists.out[at as usize];
+                if ns.is_empty() {
+                    break;
+                }
+                at = ns[rng.below(ns.len() as u64) as usize].0;
+                want.push([w, step, store.input_id(at)]);
+            }
+        }
+        let cols = ["walk", "step", "vertex"].map(|c| column(table, c));
+        let got: Vec<[u64; 3]> = match cols {
+            [Ok(w), Ok(s), Ok(v)] => (0..w.len())
+                .map(|i| [w[i], s[i], v[i]].map(|x| x.unwrap_or(f64::NAN) as u64))
+                .collect(),
+            _ => return Err("the result lacks a walk, step or vertex column".into()),
+        };
+        match got.iter().zip(&want).position(|(g, w)| g != w) {
+            Some(i) => Err(format!(
+                "row {i}: {:?}, the definition gives {:?}",
+                got[i], want[i]
+            )),
+            None if got.len() != want.len() => Err(format!(
+                "{} rows, the definition gives {}",
+                got.len(),
+                want.len()
+            )),
+            None => Ok(()),
+        }
+    }
 }
 
-/// Moves `walker` to a uniformly chosen vertex of `ns`, or ends its walk when `ns` is empty.
+/// Moves `walker` to a uniformly chosen vertex of `ns` (its walk ends when `ns` is empty).
 /// Returns the number of moves made (0 or 1).
 fn advance(walker: &mut Walker, ns: &[u32]) -> u64 {
     if ns.is_empty() {
-        walker.alive = false;
         return 0;
     }
     walker.at = ns[walker.rng.below(ns.len() as u64) as usize];
     walker.visited += 1;
     1
-}
-
-/// Rows `(walk, step, vertex)`, by walk then step.
-fn batches<S: GraphStore>(
-    store: &S,
-    schema: &SchemaRef,
-    walks: &Walks,
-) -> Result<Vec<RecordBatch>, ExecError> {
-    let rows: Vec<(u64, u32, u32)> = walks
-        .lengths
-        .iter()
-        .enumerate()
-        .flat_map(|(w, &len)| (0..len).map(move |s| (w as u64, s, walks.steps[s as usize][w])))
-        .collect();
-    rows.chunks(BATCH_ROWS)
-        .map(|c| {
-            let cols: Vec<ArrayRef> = vec![
-                Arc::new(UInt64Array::from_iter_values(c.iter().map(|r| r.0))),
-                Arc::new(UInt32Array::from_iter_values(c.iter().map(|r| r.1))),
-                Arc::new(UInt64Array::from_iter_values(
-                    c.iter().map(|r| store.input_id(r.2)),
-                )),
-            ];
-            Ok(RecordBatch::try_new(schema.clone(), cols)?)
-        })
-        .collect()
-}
-
-/// Checks walks: one per walk number, each starting at the start vertex when one was given,
-/// every step along an out-edge, and ending early only at a vertex without out-edges.
-fn verify<S: GraphStore>(store: &S, cfg: &Config, table: &ResultTable) -> Result<(), String> {
-    let lists = Lists::read(store)?;
-    let (walk, step, vertex) = (
-        column(table, "walk")?,
-        column(table, "step")?,
-        column(table, "vertex")?,
-    );
-    let nowhere = lists.n() == 0 || cfg.start.is_some_and(|s| s as usize >= lists.n());
-    if nowhere && walk.is_empty() {
-        return Ok(());
-    }
-    let mut paths: Vec<Vec<u32>> = vec![Vec::new(); cfg.walks as usize];
-    for ((w, s), v) in walk.iter().zip(&step).zip(&vertex) {
-        let (Some(w), Some(s), Some(v)) = (w, s, v) else {
-            return Err("a null in a walk row".into());
-        };
-        let path = paths
-            .get_mut(*w as usize)
-            .ok_or(format!("walk {w} was not asked for"))?;
-        if *s as usize != path.len() {
-            return Err(format!("walk {w}: step {s} out of order"));
-        }
-        path.push(
-            store
-                .internal_id(*v as u64)
-                .ok_or(format!("walk {w}: {v} is no vertex"))?,
-        );
-    }
-    for (w, path) in paths.iter().enumerate() {
-        let Some(&first) = path.first() else {
-            return Err(format!("walk {w} is missing"));
-        };
-        if cfg.start.is_some_and(|s| s != first) {
-            return Err(format!("walk {w} does not start at the start vertex"));
-        }
-        if let Some(p) = path
-            .windows(2)
-            .position(|e| !lists.out[e[0] as usize].iter().any(|o| o.0 == e[1]))
-        {
-            return Err(format!("walk {w}: step {} follows no edge", p + 1));
-        }
-        let last = *path.last().unwrap_or(&first) as usize;
-        if path.len() <= cfg.length as usize && !lists.out[last].is_empty() {
-            return Err(format!("walk {w} ends early at a vertex with out-edges"));
-        }
-    }
-    Ok(())
 }

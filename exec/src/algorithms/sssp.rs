@@ -14,7 +14,7 @@ use std::sync::Arc;
 
 use arrow_array::{ArrayRef, Float64Array, RecordBatch};
 use arrow_schema::SchemaRef;
-use planner::registry::{AlgorithmSpec, ColumnSpec, ColumnType, Operator, Rows, SourceRule, Step};
+use planner::registry::{AlgorithmSpec, ColumnSpec, ColumnType, Operator, SourceRule, Step};
 use planner::{AlgoCall, Mode};
 use storage::{Direction, GraphStore};
 
@@ -36,13 +36,10 @@ impl Algorithm for Sssp {
         name: "sssp",
         summary: "single-source shortest paths over out-edges (weight 1 on unweighted graphs)",
         source: SourceRule::Required,
-        iter_param: None,
-        params: &[],
         columns: &[
             ColumnSpec::VERTEX,
             ColumnSpec::nullable("distance", ColumnType::Float64),
         ],
-        rows: Rows::PerVertex,
         program: &[
             Step::setup("frontier := {source}, distance[source] := 0"),
             Step::call(
@@ -54,12 +51,11 @@ impl Algorithm for Sssp {
                 "otherwise: frontier, out, distance[v] := min(distance[v], distance[u] + w); until the frontier is empty",
             ),
         ],
-        dense: false,
         uses_weights: true,
         needs_nonnegative_weights: true,
         // distance (f64)
         state_bytes: 8,
-        passes: None,
+        ..AlgorithmSpec::BASE
     };
     type Config = FromVertex;
     type Output = Vec<f64>;

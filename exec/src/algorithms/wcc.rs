@@ -14,7 +14,7 @@ use std::sync::Arc;
 
 use arrow_array::{ArrayRef, RecordBatch, UInt64Array};
 use arrow_schema::SchemaRef;
-use planner::registry::{AlgorithmSpec, ColumnSpec, ColumnType, Operator, Rows, SourceRule, Step};
+use planner::registry::{AlgorithmSpec, ColumnSpec, ColumnType, Operator, Step};
 use planner::AlgoCall;
 use rayon::prelude::*;
 use storage::{Direction, GraphStore};
@@ -37,14 +37,10 @@ impl Algorithm for Wcc {
     const SPEC: AlgorithmSpec = AlgorithmSpec {
         name: "wcc",
         summary: "weakly connected components, each labelled with its smallest vertex id",
-        source: SourceRule::NotAccepted,
-        iter_param: None,
-        params: &[],
         columns: &[
             ColumnSpec::VERTEX,
             ColumnSpec::new("component", ColumnType::UInt64),
         ],
-        rows: Rows::PerVertex,
         program: &[
             Step::call(Operator::Link, "every edge, directions ignored: union-find, Afforest sampling in memory"),
             Step::setup("component[v] := smallest input id in v's set"),
@@ -52,13 +48,12 @@ impl Algorithm for Wcc {
             Step::call(Operator::EdgeMap, "with remote state: frontier, out+in, label[v] := min(label[v], label[u]); until no label changes"),
         ],
         dense: true,
-        uses_weights: false,
-        needs_nonnegative_weights: false,
         // parent (u32) and component label (u64)
         state_bytes: 12,
         passes: Some(
             "union-find passes (PROFILE: link sample, link); with remote state, min-label push rounds (push remote)",
         ),
+        ..AlgorithmSpec::BASE
     };
     type Config = ();
     type Output = Vec<u64>;
