@@ -54,9 +54,10 @@ impl AlgoCall {
     }
 
     /// The same call with parameter `name` set to `value` (a checked value: the planner checks
-    /// statements; programs calling this directly pass values of the declared kind).
+    /// statements; programs calling this directly pass values of the declared kind). A name the
+    /// algorithm does not declare changes nothing.
     pub fn with(mut self, name: &str, value: impl Into<ParamValue>) -> AlgoCall {
-        if let Some(i) = self.index(name) {
+        if let Some(i) = self.spec.params.iter().position(|p| p.name == name) {
             self.values[i] = value.into();
         }
         self
@@ -96,6 +97,13 @@ impl AlgoCall {
     }
 
     fn index(&self, name: &str) -> Option<usize> {
-        self.spec.params.iter().position(|p| p.name == name)
+        let i = self.spec.params.iter().position(|p| p.name == name);
+        // A kernel asking for a parameter its declaration lacks is a bug the tests must catch.
+        debug_assert!(
+            i.is_some(),
+            "{} declares no parameter `{name}`",
+            self.spec.name
+        );
+        i
     }
 }
