@@ -25,11 +25,14 @@ pub struct IterationStats {
     pub hit_rate: f64,
     /// Bytes read during the iteration.
     pub bytes_read: u64,
-    /// Remote round trips (request/reply exchanges) during the iteration; 0 off DM.
+    /// Remote round trips (request/reply exchanges) during the iteration; 0 on a store
+    /// without remote memory.
     pub round_trips: u64,
-    /// Remote operations (verbs plus two-sided calls) during the iteration; 0 off DM.
+    /// Remote operations (verbs plus two-sided calls) during the iteration; 0 on a store
+    /// without remote memory.
     pub remote_ops: u64,
-    /// Bytes sent to memory nodes during the iteration (remote updates); 0 off DM.
+    /// Bytes sent to remote memory during the iteration (remote updates); 0 on a store
+    /// without remote memory.
     pub bytes_sent: u64,
     pub elapsed: Duration,
 }

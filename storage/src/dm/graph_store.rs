@@ -31,13 +31,14 @@ use super::addr::GlobalAddr;
 use super::attrs::{NodeSet, RemoteArray};
 use super::layout::{self, Entry, ENTRY_BYTES};
 use super::load::{header, DmLayout, PoolConfig};
-use super::protocol::{AttrKind, VerbReply};
+use super::protocol::VerbReply;
 use super::stats::{CostModel, StatsSnapshot};
 use super::tcp::TcpTransport;
 use super::transport::{Batch, Ticket, Transport};
 use crate::blockfile::open::GraphFile;
 use crate::error::{Result, StoreError};
-use crate::store::{AttributeSpace, Direction, FetchOrder, GraphShape, GraphStore, IoStats};
+use crate::remote_memory::{ElementKind, RemoteMemory, RemoteTraffic, RemoteVector};
+use crate::store::{Direction, FetchOrder, GraphShape, GraphStore, IoStats};
 
 /// Most vertices in one window.
 const MAX_WINDOW: usize = 512;
@@ -260,7 +261,7 @@ impl DmStore {
     /// A remote attribute array of `len` elements (see [`RemoteArray`]), partitioned with the
     /// vertex index's boundaries scaled to `len` (the same boundaries when `len` is |V|).
     /// Connections of a failed allocation are dropped, so a restarted node is reconnected.
-    pub fn alloc_attr(&self, len: u64, kind: AttrKind, fill: u64) -> Result<RemoteArray> {
+    pub fn alloc_attr(&self, len: u64, kind: ElementKind, fill: u64) -> Result<RemoteArray> {
         let v = self.layout.vertices as u64;
         let parts = self.layout.nodes.len() as u64;
         let bounds: Vec<u64> = self
@@ -834,13 +835,10 @@ impl GraphStore for DmStore {
             cache_misses: s.round_trips,
             bytes_read: s.bytes_received,
             inflight_high_water: DEPTH as u64,
-            round_trips: s.round_trips,
-            remote_ops: s.nic_ops(),
-            bytes_sent: s.bytes_sent,
         }
     }
 
-    fn remote_attributes(&self) -> Option<&dyn AttributeSpace> {
+    fn remote_memory(&self) -> Option<&dyn RemoteMemory> {
         Some(self)
     }
 
@@ -855,12 +853,23 @@ impl GraphStore for DmStore {
     }
 }
 
-impl AttributeSpace for DmStore {
+/// Per-vertex state in the graph's memory nodes, partitioned like its vertex index. The traffic
+/// is the whole store's: list reads and state updates share the connection pool.
+impl RemoteMemory for DmStore {
     fn local_budget(&self) -> u64 {
         self.cn_cache
     }
 
-    fn alloc_attr(&self, len: u64, kind: AttrKind, fill: u64) -> Result<RemoteArray> {
-        DmStore::alloc_attr(self, len, kind, fill)
+    fn alloc(&self, len: u64, kind: ElementKind, fill: u64) -> Result<Box<dyn RemoteVector>> {
+        Ok(Box::new(self.alloc_attr(len, kind, fill)?))
+    }
+
+    fn traffic(&self) -> RemoteTraffic {
+        let s = self.remote_stats();
+        RemoteTraffic {
+            round_trips: s.round_trips,
+            remote_ops: s.nic_ops(),
+            bytes_sent: s.bytes_sent,
+        }
     }
 }
