@@ -2,7 +2,7 @@
 //! depend on the storage crate's readers: sorted adjacency lists, a switchable CSR view (so both
 //! the slice fast paths and the generic callback paths get exercised), and `edge_block = v / 16`
 //! so BlockPush grouping has something to group. It can offer remote memory on two in-process
-//! memory nodes ([`VecGraph::with_attribute_space`]), so kernels run with remote state without a
+//! memory nodes ([`VecGraph::with_remote_memory`]), so kernels run with remote state without a
 //! DM graph.
 
 use std::collections::HashMap;
@@ -177,7 +177,7 @@ impl VecGraph {
 
     /// Offers remote memory on two in-process memory nodes with a compute-node budget of
     /// `budget` bytes: kernels whose state exceeds it keep their state there.
-    pub fn with_attribute_space(mut self, budget: u64) -> VecGraph {
+    pub fn with_remote_memory(mut self, budget: u64) -> VecGraph {
         let nodes: Vec<InProcTransport> = (1..=2)
             .map(|id| InProcTransport::new(Arc::new(MemoryNode::new(id, 1 << 30))))
             .collect();

@@ -312,7 +312,7 @@ proptest! {
         let mut called = std::collections::HashMap::new();
         for (mode, threads, csr) in [(Mode::Auto, 2, true), (Mode::Push, 1, false), (Mode::Pull, 2, false)] {
             for remote in [false, true] {
-                let store = if remote { g.store(csr).with_attribute_space(0) } else { g.store(csr) };
+                let store = if remote { g.store(csr).with_remote_memory(0) } else { g.store(csr) };
                 let cfg = RunConfig { mode, ..RunConfig::with_threads(threads) };
                 for spec in REGISTRY.iter() {
                     let mut c = AlgoCall::new(spec).with("iter", 5u64).with("walks", 40u64).with("length", 6u64);

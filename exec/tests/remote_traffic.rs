@@ -38,7 +38,7 @@ fn summed(t: &exec::ResultTable) -> RemoteTraffic {
 
 #[test]
 fn remote_state_traffic_is_counted_per_iteration() {
-    let g = graph().with_attribute_space(0);
+    let g = graph().with_remote_memory(0);
     let memory = g
         .remote_memory()
         .expect("the test store offers remote memory");

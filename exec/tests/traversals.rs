@@ -415,7 +415,7 @@ fn wcc_profile_names_its_passes() {
             }
         }
     }
-    let g = small_components().with_attribute_space(0);
+    let g = small_components().with_remote_memory(0);
     let t = run(&g, &call("wcc"), &cfg(Mode::Auto, 2)).unwrap();
     assert!(t.iterations.iter().all(|i| i.strategy == "push remote"));
 }
