@@ -58,6 +58,7 @@ pub fn create(s: &mut Session, pos: Pos, c: &CreateGraph) -> Result<Vec<Output>,
         let v = match &p.value.value {
             Value::Str(s) | Value::Word(s) => s.clone(),
             Value::Int(n) => n.to_string(),
+            Value::BigInt(n) => n.to_string(),
             Value::Float(f) => f.to_string(),
             Value::Size(n) => n.to_string(),
         };

@@ -180,7 +180,16 @@ pub fn run(
             .checked_path(&meta)
             .map_err(|e| StatementError::store(pos, e))?;
         let file = GraphFile::open(&path).map_err(|e| StatementError::store(pos, e))?;
-        let plan = planner::plan_run(run, &meta, &|id| file.internal_id(id), &s.settings)?;
+        let keys = storage::blockfile::keys::VertexKeys::by_block(
+            &file,
+            storage::blockfile::keys::MIN_KEY_CACHE,
+        )
+        .map_err(|e| StatementError::store(pos, e))?;
+        let vertices = planner::vertex::Vertices {
+            by_id: &|id| file.internal_id(id),
+            keys: keys.as_ref(),
+        };
+        let plan = planner::plan_run_on(run, &meta, &vertices, &s.settings)?;
         let cache = effective_cache(&meta, &s.settings);
         let in_memory = meta.file_bytes <= cache;
         let reader = if meta.storage == StorageKind::Dm {
@@ -247,7 +256,12 @@ pub fn run(
         .stores
         .get(&s.catalog, &meta, &s.settings)
         .map_err(|e| StatementError::store(pos, e))?;
-    let plan = with_store!(&*store, st => planner::plan_run(run, &meta, &|id| st.internal_id(id), &s.settings))?;
+    let plan = with_store!(&*store, st => planner::plan_run_on(
+        run,
+        &meta,
+        &planner::vertex::Vertices { by_id: &|id| st.internal_id(id), keys: st.vertex_keys() },
+        &s.settings,
+    ))?;
     // The output path is checked before the run, so a refused path costs no work.
     let into = match &plan.into {
         Some(path) => Some(
@@ -279,6 +293,8 @@ pub fn run(
         plan.limit,
     )
     .map_err(|e| StatementError::at(pos, e.to_string()))?;
+    let table = with_store!(&*store, st => exec::vertex_keys::with_keys(table, &plan.call, st))
+        .map_err(|e| exec_error(pos, e))?;
     let elapsed = started.elapsed();
 
     let mut profile = Vec::new();

@@ -11,6 +11,7 @@ use crate::plan::{AlgoCall, Mode};
 use crate::registry::{algorithm, algorithm_names, AlgorithmSpec, ParamKind, SourceRule};
 use crate::settings::{describe, Settings};
 use crate::suggest::did_you_mean;
+use crate::vertex::{resolve_vertex, Vertices};
 
 /// A checked RUN: what to run, on what, and where the rows go.
 #[derive(Debug, Clone, PartialEq)]
@@ -40,6 +41,20 @@ pub fn plan_run(
     run: &Run,
     graph: &GraphMeta,
     resolve: &dyn Fn(u64) -> Option<u32>,
+    settings: &Settings,
+) -> Result<RunPlan, PlanError> {
+    let vertices = Vertices {
+        by_id: resolve,
+        keys: None,
+    };
+    plan_run_on(run, graph, &vertices, settings)
+}
+
+/// [`plan_run`] on a graph whose vertices may have string keys.
+pub fn plan_run_on(
+    run: &Run,
+    graph: &GraphMeta,
+    vertices: &Vertices<'_>,
     settings: &Settings,
 ) -> Result<RunPlan, PlanError> {
     let spec = algorithm(&run.algorithm.name).ok_or_else(|| {
@@ -81,27 +96,7 @@ pub fn plan_run(
                 format!("{} takes no FROM vertex", spec.name),
             ))
         }
-        (Some(lit), _) => {
-            let id = match lit.value {
-                Value::Int(n) if n >= 0 => n as u64,
-                ref other => {
-                    return Err(PlanError::new(
-                        lit.pos,
-                        format!(
-                            "FROM expects a vertex id (a whole number ≥ 0), got {}",
-                            describe(other)
-                        ),
-                    ))
-                }
-            };
-            let internal = resolve(id).ok_or_else(|| {
-                PlanError::new(
-                    lit.pos,
-                    format!("vertex {id} is not a vertex of graph `{}`", graph.name),
-                )
-            })?;
-            Some((id, internal))
-        }
+        (Some(lit), _) => Some(resolve_vertex(lit, graph, vertices)?),
         (None, _) => None,
     };
 
@@ -200,11 +195,11 @@ pub fn plan_run(
             }
         }
     }
-    if let Some((id, _)) = source {
-        shown.insert(0, ("from".to_string(), id.to_string()));
+    if let Some(v) = &source {
+        shown.insert(0, ("from".to_string(), v.shown.clone()));
     }
 
-    let internal_source = source.map(|(_, i)| i);
+    let internal_source = source.as_ref().map(|v| v.internal);
     let call = match spec.name {
         "bfs" => AlgoCall::Bfs {
             source: internal_source.unwrap_or(0),
@@ -310,7 +305,7 @@ pub fn plan_run(
         call,
         graph: graph.clone(),
         params: shown,
-        source_input_id: source.map(|(id, _)| id),
+        source_input_id: source.and_then(|v| v.input_id),
         order_by,
         limit,
         into: run.into.as_ref().map(PathBuf::from),

@@ -12,6 +12,8 @@ pub enum ColumnType {
     Int64,
     UInt32,
     Float64,
+    /// A vertex of the graph: UInt64 input ids, or Utf8 keys for a string-keyed graph.
+    VertexKey,
 }
 
 impl ColumnType {
@@ -22,6 +24,7 @@ impl ColumnType {
             ColumnType::Int64 => "Int64",
             ColumnType::UInt32 => "UInt32",
             ColumnType::Float64 => "Float64",
+            ColumnType::VertexKey => "vertex key",
         }
     }
 }
@@ -123,7 +126,7 @@ impl AlgorithmSpec {
 
 const VERTEX: ColumnSpec = ColumnSpec {
     name: "vertex",
-    ty: ColumnType::UInt64,
+    ty: ColumnType::VertexKey,
     nullable: false,
 };
 
@@ -208,7 +211,7 @@ pub static ALGORITHMS: &[AlgorithmSpec] = &[
             VERTEX,
             ColumnSpec {
                 name: "component",
-                ty: ColumnType::UInt64,
+                ty: ColumnType::VertexKey,
                 nullable: false,
             },
         ],
@@ -267,7 +270,7 @@ pub static ALGORITHMS: &[AlgorithmSpec] = &[
             VERTEX,
             ColumnSpec {
                 name: "label",
-                ty: ColumnType::UInt64,
+                ty: ColumnType::VertexKey,
                 nullable: false,
             },
         ],
@@ -349,7 +352,7 @@ pub static ALGORITHMS: &[AlgorithmSpec] = &[
             },
             ColumnSpec {
                 name: "vertex",
-                ty: ColumnType::UInt64,
+                ty: ColumnType::VertexKey,
                 nullable: false,
             },
         ],
@@ -378,7 +381,7 @@ pub static ALGORITHMS: &[AlgorithmSpec] = &[
             },
             ColumnSpec {
                 name: "parent",
-                ty: ColumnType::UInt64,
+                ty: ColumnType::VertexKey,
                 nullable: true,
             },
         ],
