@@ -249,6 +249,10 @@ pub fn run(
             let at = text.find("\n  threads:").map_or(text.len(), |i| i + 1);
             text.insert_str(at, &format!("  state:     {state}\n"));
         }
+        if keys.is_some() {
+            let at = text.find("\n  threads:").map_or(text.len(), |i| i + 1);
+            text.insert_str(at, &format!("  keys:      {}\n", keys_line(&meta, in_memory, &s.settings)));
+        }
         return Ok(vec![Output::Text(text)]);
     }
 
@@ -323,6 +327,31 @@ pub fn run(
     }
     outputs.extend(profile);
     Ok(outputs)
+}
+
+/// EXPLAIN's line on a string-keyed graph: how large its id map is and where it is read.
+fn keys_line(meta: &GraphMeta, in_memory: bool, settings: &Settings) -> String {
+    let size = format_size(meta.key_bytes);
+    let share = |budget: u64| {
+        format_size(
+            (budget / 16)
+                .min(storage::blockfile::ooc::KEY_CACHE_MAX)
+                .max(storage::blockfile::keys::MIN_KEY_CACHE),
+        )
+    };
+    if meta.storage == StorageKind::Dm {
+        format!(
+            "string ({size} id map, kept on the compute node: read from the graph file through {} of cn_cache)",
+            share(settings.cn_cache)
+        )
+    } else if in_memory {
+        format!("string ({size} id map, loaded with the graph)")
+    } else {
+        format!(
+            "string ({size} id map, read by block through {} of the cache)",
+            share(effective_cache(meta, settings))
+        )
+    }
 }
 
 fn exec_error(pos: Pos, e: exec::ExecError) -> StatementError {

@@ -401,11 +401,19 @@ pub fn estimate_memory(plan: &RunPlan, settings: &Settings) -> MemoryEstimate {
     } else {
         8 + if g.directed { 24 } else { 12 }
     };
+    // A string-keyed graph's result columns of vertices hold keys: about the keys' bytes each.
+    let key_columns = plan
+        .spec
+        .columns
+        .iter()
+        .filter(|c| c.ty == crate::registry::ColumnType::VertexKey)
+        .count() as u64;
     MemoryEstimate {
         graph,
         per_vertex: g
             .vertices
-            .saturating_mul(bytes_per_vertex(&plan.call) + index),
+            .saturating_mul(bytes_per_vertex(&plan.call) + index)
+            .saturating_add(g.key_bytes.saturating_mul(key_columns)),
         extra_rows,
         scratch: if plan.segmented_pull {
             crate::blocking::copy_bytes(g.vertices, g.arcs).unwrap_or(0)
@@ -511,6 +519,7 @@ mod tests {
             extra: None,
             file_id: None,
             import: Default::default(),
+            key_bytes: 0,
         }
     }
 

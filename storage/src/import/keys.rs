@@ -203,6 +203,11 @@ impl SortedKeys {
         self.interner.memory_bytes() + 8 * self.order.len() as u64
     }
 
+    /// Bytes the keys take in a graph file: `n + 1` offsets and the text.
+    pub fn file_bytes(&self) -> u64 {
+        8 * (self.len() as u64 + 1) + self.interner.bytes.len() as u64
+    }
+
     /// The internal id of temporary id `t`.
     #[inline]
     pub fn rank(&self, t: u64) -> Option<u32> {

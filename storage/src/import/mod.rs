@@ -136,6 +136,8 @@ pub struct ImportSummary {
     pub runs_spilled: u64,
     /// The vertices are named by string keys (else by unsigned integers).
     pub string_keys: bool,
+    /// Bytes of the string keys in the file (offsets and text); 0 for integer ids.
+    pub key_bytes: u64,
     /// What was read, kept, merged and skipped, and under which policies.
     pub report: ImportReport,
 }
@@ -793,6 +795,7 @@ pub fn import(
     };
     let file_bytes = write_graph_file(&req.dest, &contents)?;
     let string_keys = contents.keys.is_some();
+    let key_bytes = contents.keys.as_ref().map_or(0, |k| k.file_bytes());
     drop(contents);
     drop(tmp);
     Ok(ImportSummary {
@@ -807,6 +810,7 @@ pub fn import(
         duplicates_dropped: duplicates,
         runs_spilled,
         string_keys,
+        key_bytes,
         report: ImportReport {
             lines_read: lines,
             edges_kept: edges,
