@@ -12,7 +12,6 @@
 //! table slot (`u32`) per key: about 13 bytes per key on top of its text.
 
 use std::hash::BuildHasher;
-use std::path::Path;
 
 use hashbrown::HashTable;
 
@@ -220,16 +219,23 @@ impl SortedKeys {
     }
 }
 
-/// The error for a key that `KEYS integer` cannot read.
-pub(crate) fn not_an_integer(path: &Path, line: u64, column: &str, tok: &[u8]) -> StoreError {
-    StoreError::Input {
-        path: path.to_path_buf(),
-        line,
-        message: format!(
-            "{column}: {} is not an unsigned integer, but KEYS integer was given; \
-             drop `KEYS integer` (or write `KEYS string`) to import the keys as strings",
-            super::edgelist::show(tok)
-        ),
+/// The error for a key that `KEYS integer` cannot read: the integer parser's reason, with the
+/// column and what to do.
+pub(crate) fn not_an_integer(column: &str, e: StoreError) -> StoreError {
+    match e {
+        StoreError::Input {
+            path,
+            line,
+            message,
+        } => StoreError::Input {
+            path,
+            line,
+            message: format!(
+                "{column}: {message} (KEYS integer was given; drop it, or write KEYS string, \
+                 to import the keys as strings)"
+            ),
+        },
+        other => other,
     }
 }
 

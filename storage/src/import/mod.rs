@@ -221,7 +221,7 @@ impl EdgeSink<'_> {
                 None => Err(self.restart_with_strings()),
             },
             SinkKeys::Integer { explicit: true } => edgelist::parse_id(tok, path, line)
-                .map_err(|_| keys::not_an_integer(path, line, &column(), tok)),
+                .map_err(|e| keys::not_an_integer(&column(), e)),
             SinkKeys::Strings(interner) => {
                 if tok.is_empty() {
                     return Err(edgelist::input_err(
@@ -369,7 +369,8 @@ fn option<'a>(req: &'a ImportRequest, key: &str) -> Option<&'a str> {
 
 fn check_options(req: &ImportRequest, allowed: &[&str]) -> Result<()> {
     for (k, _) in &req.options {
-        if POLICY_OPTIONS.iter().any(|a| a.eq_ignore_ascii_case(k)) {
+        if POLICY_OPTIONS.iter().any(|a| a.eq_ignore_ascii_case(k)) || k.eq_ignore_ascii_case("keys")
+        {
             continue;
         }
         if !allowed.iter().any(|a| a.eq_ignore_ascii_case(k)) {
