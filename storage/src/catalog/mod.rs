@@ -114,6 +114,13 @@ pub struct GraphMeta {
     pub key_bytes: u64,
 }
 
+impl GraphMeta {
+    /// Whether the graph's vertices have string keys.
+    pub fn string_keys(&self) -> bool {
+        self.key_bytes > 0
+    }
+}
+
 fn is_zero(n: &u64) -> bool {
     *n == 0
 }
