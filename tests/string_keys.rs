@@ -365,3 +365,35 @@ pq.write_table(t, sys.argv[1])
     );
     assert!(said.contains("ints.parquet:4:"), "{said}");
 }
+
+#[test]
+fn a_stream_of_string_keys_needs_keys_string_and_then_imports() {
+    let d = tempfile::tempdir().unwrap();
+    let data = d.path().join("data");
+    for (keys, ok) in [("", false), ("KEYS string", true)] {
+        let fifo = d.path().join(format!("edges-{ok}.fifo"));
+        let c = std::ffi::CString::new(fifo.as_os_str().as_encoded_bytes()).unwrap();
+        // SAFETY: `c` is a valid NUL-terminated path.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        let writer = {
+            let fifo = fifo.clone();
+            // Small enough for the pipe's buffer: the write ends however the import goes.
+            std::thread::spawn(move || std::fs::write(fifo, "1 2\nalice bob\n").unwrap())
+        };
+        let out = csv(
+            &data,
+            &format!("CREATE GRAPH g{ok} FROM '{}' {keys};", fifo.display()),
+        );
+        writer.join().unwrap();
+        let said = text(&out.stderr);
+        assert_eq!(out.status.success(), ok, "{said}");
+        if ok {
+            assert!(said.contains("4 vertices, 2 edges, directed, string keys"), "{said}");
+        } else {
+            assert!(
+                said.contains("not a regular file") && said.contains("KEYS string"),
+                "{said}"
+            );
+        }
+    }
+}

@@ -542,6 +542,15 @@ pub fn import(
             &mut sink,
         );
         if sink.restart_with_strings && !strings {
+            // Reading again needs files, not streams.
+            let inputs = [Some(req.source.as_path()), vertex_file.as_deref()];
+            if let Some(stream) = inputs.into_iter().flatten().find(|p| !is_regular_file(p)) {
+                return Err(StoreError::Other(format!(
+                    "{}: a vertex key is not an integer, so the input must be read again with \
+                     string keys, but it is not a regular file; add `KEYS string`",
+                    stream.display()
+                )));
+            }
             strings = true;
             continue;
         }
@@ -828,6 +837,10 @@ pub fn import(
             negative_weights,
         },
     })
+}
+
+fn is_regular_file(p: &Path) -> bool {
+    std::fs::metadata(p).is_ok_and(|m| m.is_file())
 }
 
 /// What phase 1 (reading the input) leaves for the rest of the import.
