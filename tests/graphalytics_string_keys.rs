@@ -73,7 +73,11 @@ fn unkeyed(path: &Path) -> PathBuf {
         .lines()
         .map(|l| {
             let toks: Vec<String> = l.split_whitespace().map(back).collect();
-            assert!(l.starts_with('v'), "{}: a row not keyed: {l}", path.display());
+            assert!(
+                l.starts_with('v'),
+                "{}: a row not keyed: {l}",
+                path.display()
+            );
             format!("{}\n", toks.join(" "))
         })
         .collect();
@@ -153,9 +157,15 @@ fn string_keyed_copies_pass_out_of_core() {
 fn string_keyed_copies_pass_over_dm() {
     let work = tempfile::tempdir().unwrap();
     let (_a, _b, set) = pool(work.path());
-    assert_eq!(suite(&format!("{set} SET cn_cache = '1GB';"), "STORAGE dm"), 24);
     assert_eq!(
-        suite(&format!("{set} SET cn_cache = '16B'; SET threads = 2;"), "STORAGE dm"),
+        suite(&format!("{set} SET cn_cache = '1GB';"), "STORAGE dm"),
+        24
+    );
+    assert_eq!(
+        suite(
+            &format!("{set} SET cn_cache = '16B'; SET threads = 2;"),
+            "STORAGE dm"
+        ),
         24
     );
 }

@@ -39,7 +39,10 @@ fn stores(work: &Path) -> (Vec<(String, String)>, (Memnode, Memnode)) {
     let (a, b, set) = pool(work);
     let stores = vec![
         ("memory".to_string(), String::new()),
-        ("out of core".to_string(), "SET cache = '16KiB';".to_string()),
+        (
+            "out of core".to_string(),
+            "SET cache = '16KiB';".to_string(),
+        ),
         ("dm".to_string(), set),
     ];
     (stores, (a, b))
@@ -54,21 +57,29 @@ fn csv_string_keys_name_every_vertex_column_on_every_store() {
     std::fs::write(&file, PEOPLE).unwrap();
     let (stores, _nodes) = stores(work.path());
     for (label, set) in &stores {
-        let data = work.path().join(format!("data-{}", label.replace(' ', "-")));
+        let data = work
+            .path()
+            .join(format!("data-{}", label.replace(' ', "-")));
         let storage = if label == "dm" { "STORAGE dm" } else { "" };
         let created = csv(
             &data,
             &format!("{set} CREATE GRAPH p FROM '{}' {storage};", file.display()),
         );
-        assert!(created.status.success(), "{label}: {}", text(&created.stderr));
+        assert!(
+            created.status.success(),
+            "{label}: {}",
+            text(&created.stderr)
+        );
         assert!(
             text(&created.stderr).contains("6 vertices, 5 edges, directed, string keys"),
             "{label}: {}",
             text(&created.stderr)
         );
         let bfs = rows(&data, &format!("{set} RUN bfs ON p FROM 'alice';"));
-        let depth: BTreeMap<String, String> =
-            bfs.into_iter().map(|r| (r[0].clone(), r[1].clone())).collect();
+        let depth: BTreeMap<String, String> = bfs
+            .into_iter()
+            .map(|r| (r[0].clone(), r[1].clone()))
+            .collect();
         let want: BTreeMap<String, String> = [
             ("alice", "0"),
             ("bob", "1"),
@@ -84,8 +95,10 @@ fn csv_string_keys_name_every_vertex_column_on_every_store() {
 
         // Components are named by their smallest key.
         let wcc = rows(&data, &format!("{set} RUN wcc ON p ORDER BY vertex;"));
-        let comp: Vec<(String, String)> =
-            wcc.into_iter().map(|r| (r[0].clone(), r[1].clone())).collect();
+        let comp: Vec<(String, String)> = wcc
+            .into_iter()
+            .map(|r| (r[0].clone(), r[1].clone()))
+            .collect();
         assert_eq!(
             comp,
             [
@@ -101,13 +114,20 @@ fn csv_string_keys_name_every_vertex_column_on_every_store() {
         );
 
         // DFS parents and random-walk vertices are keys too.
-        let dfs = rows(&data, &format!("{set} RUN dfs ON p FROM 'bob' ORDER BY discovered;"));
+        let dfs = rows(
+            &data,
+            &format!("{set} RUN dfs ON p FROM 'bob' ORDER BY discovered;"),
+        );
         let order: Vec<(&str, &str)> = dfs
             .iter()
             .filter(|r| !r[1].is_empty())
             .map(|r| (r[0].as_str(), r[2].as_str()))
             .collect();
-        assert_eq!(order, [("bob", ""), ("carol", "bob"), ("alice", "carol")], "{label}");
+        assert_eq!(
+            order,
+            [("bob", ""), ("carol", "bob"), ("alice", "carol")],
+            "{label}"
+        );
         let walk = rows(
             &data,
             &format!("{set} RUN randomwalk ON p FROM 'dave' walks 1 length 3;"),
@@ -202,7 +222,9 @@ fn a_late_string_key_reads_the_file_again_and_keys_integer_refuses_it() {
         &format!("CREATE GRAPH q FROM '{}' KEYS integer;", people.display()),
     );
     assert!(
-        err.contains("people.csv:2:") && err.contains("column 1 (`src`)") && err.contains("`alice`"),
+        err.contains("people.csv:2:")
+            && err.contains("column 1 (`src`)")
+            && err.contains("`alice`"),
         "{err}"
     );
     // KEYS string keeps integers as text: they then sort as strings.
@@ -295,7 +317,10 @@ fn parquet_string_columns_load_as_keys_and_bad_rows_can_be_skipped() {
         &data,
         &format!("CREATE GRAPH p FROM '{}' WEIGHTED;", file.display()),
     );
-    assert!(err.contains("people.parquet:4:") && err.contains("null"), "{err}");
+    assert!(
+        err.contains("people.parquet:4:") && err.contains("null"),
+        "{err}"
+    );
     // ... or, with ON ERROR skip, is counted and named.
     let out = csv(
         &data,
@@ -307,8 +332,15 @@ fn parquet_string_columns_load_as_keys_and_bad_rows_can_be_skipped() {
     let said = text(&out.stderr);
     assert!(out.status.success(), "{said}");
     assert!(said.contains("lines skipped 2"), "{said}");
-    assert!(said.contains("people.parquet:4:") && said.contains("people.parquet:5:"), "{said}");
-    let got: Vec<String> = text(&out.stdout).lines().skip(1).map(str::to_string).collect();
+    assert!(
+        said.contains("people.parquet:4:") && said.contains("people.parquet:5:"),
+        "{said}"
+    );
+    let got: Vec<String> = text(&out.stdout)
+        .lines()
+        .skip(1)
+        .map(str::to_string)
+        .collect();
     assert_eq!(
         got,
         ["alice,0", "bob,1", "carol,3", "erin,", "frank,"],
@@ -352,7 +384,10 @@ pq.write_table(t, sys.argv[1])
         .expect("python3 runs");
     assert!(out.status.success(), "{}", text(&out.stderr));
     let err = fails(&data, &format!("CREATE GRAPH g FROM '{}';", file.display()));
-    assert!(err.contains("ints.parquet:2:") && err.contains("negative"), "{err}");
+    assert!(
+        err.contains("ints.parquet:2:") && err.contains("negative"),
+        "{err}"
+    );
     let out = csv(
         &data,
         &format!("CREATE GRAPH g FROM '{}' ON ERROR skip;", file.display()),
@@ -388,7 +423,10 @@ fn a_stream_of_string_keys_needs_keys_string_and_then_imports() {
         let said = text(&out.stderr);
         assert_eq!(out.status.success(), ok, "{said}");
         if ok {
-            assert!(said.contains("4 vertices, 2 edges, directed, string keys"), "{said}");
+            assert!(
+                said.contains("4 vertices, 2 edges, directed, string keys"),
+                "{said}"
+            );
         } else {
             assert!(
                 said.contains("not a regular file") && said.contains("KEYS string"),

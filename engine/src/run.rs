@@ -251,7 +251,13 @@ pub fn run(
         }
         if keys.is_some() {
             let at = text.find("\n  threads:").map_or(text.len(), |i| i + 1);
-            text.insert_str(at, &format!("  keys:      {}\n", keys_line(&meta, in_memory, &s.settings)));
+            text.insert_str(
+                at,
+                &format!(
+                    "  keys:      {}\n",
+                    keys_line(&meta, in_memory, &s.settings)
+                ),
+            );
         }
         return Ok(vec![Output::Text(text)]);
     }

@@ -56,7 +56,13 @@ pub fn with_keys<S: GraphStore>(
             .columns()
             .iter()
             .zip(keyed.iter().chain(std::iter::repeat(&false)))
-            .map(|(c, &k)| if k { key_column(c, keys) } else { Ok(c.clone()) })
+            .map(|(c, &k)| {
+                if k {
+                    key_column(c, keys)
+                } else {
+                    Ok(c.clone())
+                }
+            })
             .collect::<Result<Vec<ArrayRef>, ExecError>>()?;
         batches.push(RecordBatch::try_new(schema.clone(), cols)?);
     }

@@ -228,7 +228,10 @@ fn drop_show_describe_verify_help() {
 fn keys_is_an_ordinary_option_and_stays_a_name() {
     for (text, want) in [
         ("CREATE GRAPH g FROM 'x' KEYS string;", "string"),
-        ("CREATE GRAPH g FROM 'x' WEIGHTED keys INTEGER DIRECTED;", "INTEGER"),
+        (
+            "CREATE GRAPH g FROM 'x' WEIGHTED keys INTEGER DIRECTED;",
+            "INTEGER",
+        ),
     ] {
         let c = create_of(text);
         assert_eq!(c.options.len(), 1, "{text}");

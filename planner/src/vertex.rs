@@ -83,7 +83,9 @@ pub fn resolve_vertex(
                     )))
                 }
             };
-            let store = |e: storage::StoreError| err(format!("reading the keys of graph `{}`: {e}", graph.name));
+            let store = |e: storage::StoreError| {
+                err(format!("reading the keys of graph `{}`: {e}", graph.name))
+            };
             match keys.find(&key).map_err(store)? {
                 Some(internal) => Ok(Resolved {
                     internal,

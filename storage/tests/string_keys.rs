@@ -50,7 +50,8 @@ fn keys_are_sorted_and_read_alike_loaded_and_by_block() {
     let mut sorted = keys.clone();
     sorted.sort();
     let mem = MemoryStore::load(&path).unwrap();
-    let ooc = OutOfCoreStore::open(&path, 4 * BLOCK_SIZE as u64, &EngineOptions::default()).unwrap();
+    let ooc =
+        OutOfCoreStore::open(&path, 4 * BLOCK_SIZE as u64, &EngineOptions::default()).unwrap();
     for store_keys in [mem.vertex_keys().unwrap(), ooc.vertex_keys().unwrap()] {
         assert_eq!(store_keys.len() as usize, sorted.len());
         for (r, k) in sorted.iter().enumerate().step_by(97) {
@@ -126,5 +127,9 @@ fn format_2_files_still_open_and_cannot_hold_keys() {
     let path = import_text(keyed.path(), "a b\n", vec![]);
     set_version(&path, 2);
     let err = GraphFile::open(&path).unwrap_err();
-    assert!(err.to_string().contains("string-key sections in a format 2 file"), "{err}");
+    assert!(
+        err.to_string()
+            .contains("string-key sections in a format 2 file"),
+        "{err}"
+    );
 }

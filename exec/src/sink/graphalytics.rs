@@ -50,7 +50,8 @@ impl GraphalyticsSink {
             )));
         }
         let vt = fields[1].data_type();
-        if !is_integer(vt) && !matches!(vt, DataType::Float32 | DataType::Float64 | DataType::Utf8) {
+        if !is_integer(vt) && !matches!(vt, DataType::Float32 | DataType::Float64 | DataType::Utf8)
+        {
             return Err(unsupported(format!(
                 "the value column `{}` must be an integer, float or vertex key, not {vt}",
                 fields[1].name()

@@ -228,7 +228,8 @@ impl VertexKeys {
     pub fn key(&self, v: u32) -> Result<String> {
         let mut raw = Vec::new();
         self.append_key(v, &mut raw)?;
-        String::from_utf8(raw).map_err(|_| self.corrupt(format!("the key of vertex {v} is not UTF-8")))
+        String::from_utf8(raw)
+            .map_err(|_| self.corrupt(format!("the key of vertex {v} is not UTF-8")))
     }
 
     /// The internal id of `key`, or where it would be inserted (`Err` of the inner result).

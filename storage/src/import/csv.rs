@@ -160,9 +160,32 @@ fn named_columns(
 /// Column names that say a first line is a header rather than an edge between two vertices
 /// so named (compared case-insensitively).
 const KEY_COLUMN_NAMES: &[&str] = &[
-    "src", "dst", "source", "target", "from", "to", "u", "v", "node1", "node2", "node_1",
-    "node_2", "src_id", "dst_id", "source_id", "target_id", "from_id", "to_id", "id1", "id2",
-    "start", "end", "head", "tail", "vertex1", "vertex2",
+    "src",
+    "dst",
+    "source",
+    "target",
+    "from",
+    "to",
+    "u",
+    "v",
+    "node1",
+    "node2",
+    "node_1",
+    "node_2",
+    "src_id",
+    "dst_id",
+    "source_id",
+    "target_id",
+    "from_id",
+    "to_id",
+    "id1",
+    "id2",
+    "start",
+    "end",
+    "head",
+    "tail",
+    "vertex1",
+    "vertex2",
 ];
 
 /// Whether a first line is a header when the options do not say: it is when columns are
@@ -185,9 +208,8 @@ fn looks_like_header(
     };
     if weighted {
         let w = column(&opts.weight, 2);
-        let number = |f: &Vec<u8>| {
-            std::str::from_utf8(f).is_ok_and(|t| t.trim().parse::<f64>().is_ok())
-        };
+        let number =
+            |f: &Vec<u8>| std::str::from_utf8(f).is_ok_and(|t| t.trim().parse::<f64>().is_ok());
         if w.and_then(|w| first.get(w)).is_some_and(|f| !number(f)) {
             return true;
         }
@@ -354,7 +376,19 @@ mod tests {
             assert!(header(&["1", "2"], &named, false));
         }
         // `alice,bob` is an edge when keys may be strings, a header when they must be integers.
-        assert!(!looks_like_header(&row(&["alice", "bob"]), &o, false, false, p));
-        assert!(looks_like_header(&row(&["alice", "bob"]), &o, false, true, p));
+        assert!(!looks_like_header(
+            &row(&["alice", "bob"]),
+            &o,
+            false,
+            false,
+            p
+        ));
+        assert!(looks_like_header(
+            &row(&["alice", "bob"]),
+            &o,
+            false,
+            true,
+            p
+        ));
     }
 }

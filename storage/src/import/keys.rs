@@ -248,7 +248,15 @@ mod tests {
         assert_eq!(canonical_integer(b"0"), Some(0));
         assert_eq!(canonical_integer(b"17"), Some(17));
         assert_eq!(canonical_integer(b"18446744073709551615"), Some(u64::MAX));
-        for s in ["00017", "+5", "-5", "", "18446744073709551616", "1e3", "alice"] {
+        for s in [
+            "00017",
+            "+5",
+            "-5",
+            "",
+            "18446744073709551616",
+            "1e3",
+            "alice",
+        ] {
             assert_eq!(canonical_integer(s.as_bytes()), None, "{s}");
         }
     }

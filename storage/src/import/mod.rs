@@ -220,8 +220,9 @@ impl EdgeSink<'_> {
                 )),
                 None => Err(self.restart_with_strings()),
             },
-            SinkKeys::Integer { explicit: true } => edgelist::parse_id(tok, path, line)
-                .map_err(|e| keys::not_an_integer(&column(), e)),
+            SinkKeys::Integer { explicit: true } => {
+                edgelist::parse_id(tok, path, line).map_err(|e| keys::not_an_integer(&column(), e))
+            }
             SinkKeys::Strings(interner) => {
                 if tok.is_empty() {
                     return Err(edgelist::input_err(
@@ -369,7 +370,8 @@ fn option<'a>(req: &'a ImportRequest, key: &str) -> Option<&'a str> {
 
 fn check_options(req: &ImportRequest, allowed: &[&str]) -> Result<()> {
     for (k, _) in &req.options {
-        if POLICY_OPTIONS.iter().any(|a| a.eq_ignore_ascii_case(k)) || k.eq_ignore_ascii_case("keys")
+        if POLICY_OPTIONS.iter().any(|a| a.eq_ignore_ascii_case(k))
+            || k.eq_ignore_ascii_case("keys")
         {
             continue;
         }
@@ -586,7 +588,10 @@ pub fn import(
     let (ids, mapper) = match keys {
         Some(k) => {
             check_vertex_count(k.len())?;
-            ((0..k.len() as u64).collect::<Vec<u64>>(), InternalIds::Ranks(k))
+            (
+                (0..k.len() as u64).collect::<Vec<u64>>(),
+                InternalIds::Ranks(k),
+            )
         }
         None => {
             let ids = match given_ids {
@@ -620,8 +625,8 @@ pub fn import(
         false,
         read_buffer,
     );
-    let mut out_again: Option<Sorter<Arc>> = resort_out
-        .then(|| Sorter::new(tmp.path(), "out", sorter2_bytes, false, read_buffer));
+    let mut out_again: Option<Sorter<Arc>> =
+        resort_out.then(|| Sorter::new(tmp.path(), "out", sorter2_bytes, false, read_buffer));
     let mut out_writer = if directed && !resort_out {
         Some(ListWriter::new(tmp.path(), "out", n, weighted)?)
     } else {

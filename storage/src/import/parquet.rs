@@ -104,7 +104,11 @@ fn key_at(
     let column = || format!("row {row}, column `{what}`");
     match col {
         KeyColumn::Integers(v) => match v[i] {
-            None => Err(input_err(path, row, format!("{}: the key is null", column()))),
+            None => Err(input_err(
+                path,
+                row,
+                format!("{}: the key is null", column()),
+            )),
             Some(x) if x < 0 => Err(input_err(
                 path,
                 row,
@@ -114,7 +118,11 @@ fn key_at(
             Some(x) => Ok(x as u64),
         },
         KeyColumn::Strings(get) => match get(i) {
-            None => Err(input_err(path, row, format!("{}: the key is null", column()))),
+            None => Err(input_err(
+                path,
+                row,
+                format!("{}: the key is null", column()),
+            )),
             Some(b) => sink.key(b, path, row, &column),
         },
     }
