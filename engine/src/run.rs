@@ -339,11 +339,10 @@ pub fn run(
 fn keys_line(meta: &GraphMeta, in_memory: bool, settings: &Settings) -> String {
     let size = format_size(meta.key_bytes);
     let share = |budget: u64| {
-        format_size(
-            (budget / 16)
-                .min(storage::blockfile::ooc::KEY_CACHE_MAX)
-                .max(storage::blockfile::keys::MIN_KEY_CACHE),
-        )
+        format_size((budget / 16).clamp(
+            storage::blockfile::keys::MIN_KEY_CACHE,
+            storage::blockfile::ooc::KEY_CACHE_MAX,
+        ))
     };
     if meta.storage == StorageKind::Dm {
         format!(
