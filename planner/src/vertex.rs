@@ -108,3 +108,74 @@ pub fn resolve_vertex(
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use grammar::Pos;
+
+    fn graph() -> GraphMeta {
+        GraphMeta {
+            name: "web".into(),
+            file: "graphs/web-1.fgraph".into(),
+            format_version: 3,
+            vertices: 3,
+            edges: 2,
+            arcs: 2,
+            directed: true,
+            weighted: false,
+            source: "x".into(),
+            created_at: 0,
+            storage: storage::catalog::StorageKind::Blockfile,
+            file_bytes: 1,
+            memory_nodes: vec![],
+            extra: None,
+            file_id: None,
+            import: Default::default(),
+            key_bytes: 0,
+        }
+    }
+
+    fn lit(value: Value) -> Literal {
+        Literal {
+            value,
+            pos: Pos { line: 1, col: 20 },
+        }
+    }
+
+    #[test]
+    fn integer_graphs_take_ids_up_to_2_pow_64_and_numeric_strings() {
+        let big = (1u64 << 63) + 5;
+        let by_id = move |id: u64| [1, 7, big].iter().position(|&x| x == id).map(|i| i as u32);
+        let v = Vertices {
+            by_id: &by_id,
+            keys: None,
+        };
+        let g = graph();
+        assert_eq!(
+            resolve_vertex(&lit(Value::BigInt(big)), &g, &v).unwrap(),
+            Resolved {
+                internal: 2,
+                shown: big.to_string(),
+                input_id: Some(big)
+            }
+        );
+        assert_eq!(
+            resolve_vertex(&lit(Value::Str("7".into())), &g, &v)
+                .unwrap()
+                .internal,
+            1
+        );
+        for (value, want) in [
+            (Value::Int(-1), "a whole number ≥ 0"),
+            (Value::Int(2), "vertex 2 is not a vertex of graph `web`"),
+            (
+                Value::Str("alice".into()),
+                "integer vertex ids; 'alice' is not one",
+            ),
+        ] {
+            let e = resolve_vertex(&lit(value), &g, &v).unwrap_err();
+            assert!(e.to_string().contains(want), "{e}");
+        }
+    }
+}
