@@ -133,3 +133,67 @@ fn format_2_files_still_open_and_cannot_hold_keys() {
         "{err}"
     );
 }
+
+/// Every list of a store, as (key, neighbour keys, weights).
+fn keyed_lists(store: &MemoryStore) -> Vec<(String, Vec<String>, Vec<u64>)> {
+    let keys = store.vertex_keys().unwrap();
+    let n = store.shape().vertices;
+    let mut out = Vec::new();
+    for dir in [storage::Direction::Out, storage::Direction::In] {
+        store
+            .for_each_list(
+                dir,
+                &(0..n).collect::<Vec<u32>>(),
+                storage::FetchOrder::AsGiven,
+                true,
+                |v, ns, ws| {
+                    out.push((
+                        keys.key(v).unwrap(),
+                        ns.iter().map(|&w| keys.key(w).unwrap()).collect(),
+                        ws.map(|w| w.iter().map(|x| x.to_bits()).collect())
+                            .unwrap_or_default(),
+                    ))
+                },
+            )
+            .unwrap();
+    }
+    out.sort();
+    out
+}
+
+#[test]
+fn a_small_budget_spills_and_gives_the_same_graph() {
+    let (keys, _) = keyed_edges(4000);
+    // Duplicates and reversed pairs, weights that tell them apart.
+    let mut text = String::new();
+    for i in 0..12000usize {
+        let (a, b) = (
+            keys[(i * 37) % 4000].clone(),
+            keys[(i * 91 + 5) % 4000].clone(),
+        );
+        text.push_str(&format!("{a} {b} {}\n", i % 13));
+    }
+    for directed in [true, false] {
+        let mut graphs = Vec::new();
+        for budget in [64 << 10, 64 << 20] {
+            let dir = tempfile::tempdir().unwrap();
+            let src = dir.path().join("in.el");
+            std::fs::write(&src, &text).unwrap();
+            let dest = dir.path().join("g.fgraph");
+            let mut req = request(&src, InputFormat::Edgelist, &dest, &dir.path().join("tmp"));
+            req.memory_budget = budget;
+            req.weighted = true;
+            req.directed = Some(directed);
+            req.options = vec![("duplicates".into(), "sum".into())];
+            let s = run(&req).unwrap();
+            assert!(s.string_keys);
+            assert_eq!(s.runs_spilled > 0, budget == 64 << 10, "budget {budget}");
+            graphs.push((
+                s.vertices,
+                s.edges,
+                keyed_lists(&MemoryStore::load(&dest).unwrap()),
+            ));
+        }
+        assert_eq!(graphs[0], graphs[1], "directed {directed}");
+    }
+}

@@ -170,6 +170,10 @@ pub(crate) struct EdgeSink<'a> {
     given_ids: Option<Vec<u64>>,
     ids: Option<IdCollector>,
     sorter: Sorter<InputEdge>,
+    /// The edge buffer's budget, and the share of the import's memory the vertex set may take
+    /// on top (integer ids' collector, string keys' interner) before the buffer shrinks.
+    edge_budget: u64,
+    ids_budget: u64,
     edges: u64,
     pub(crate) bytes_read: u64,
     progress: &'a mut dyn FnMut(ImportProgress),
@@ -238,8 +242,21 @@ impl EdgeSink<'_> {
                         format!("{}: the vertex key is not UTF-8 text", column()),
                     ));
                 }
+                let before = interner.len();
                 match interner.intern(tok) {
-                    Some(t) => Ok(t as u64),
+                    Some(t) => {
+                        // Every 64 Ki new keys, the edge buffer gives the keys' memory back.
+                        if interner.len() != before && interner.len() % (1 << 16) == 0 {
+                            let held = interner.memory_bytes().saturating_sub(self.ids_budget);
+                            self.sorter.set_buffer_bytes(
+                                self.edge_budget
+                                    .saturating_sub(held)
+                                    .max(self.edge_budget / 8)
+                                    as usize,
+                            );
+                        }
+                        Ok(t as u64)
+                    }
                     None => Err(match &self.vertex_file {
                         Some(v) => edgelist::input_err(
                             path,
@@ -525,6 +542,8 @@ pub fn import(
                 true,
                 read_buffer,
             ),
+            edge_budget: budget * 3 / 10,
+            ids_budget: budget / 8,
             edges: 0,
             bytes_read: 0,
             progress: &mut *progress,
