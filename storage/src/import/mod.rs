@@ -3,12 +3,15 @@
 //! The pipeline keeps memory bounded by `memory_budget` whatever the input size:
 //! 1. parse the input into (src, dst, weight) records with input ids (undirected edges are
 //!    normalised to `src <= dst`), collecting the vertex id set on the way (or taking it from a
-//!    vertex file); full buffers are sorted and spilled as runs ([`external_sort`]);
-//! 2. merge the runs in (src, dst) order, dropping exact duplicates (the first weight wins),
-//!    and map input ids to dense internal ids (the rank of the input id);
-//! 3. directed: the merged stream *is* the out-adjacency, written as it comes, while (dst, src)
-//!    arcs are sorted again for the in-adjacency; undirected: both directions of every edge are
-//!    sorted again for the (only) adjacency;
+//!    vertex file); full buffers are sorted and spilled as runs ([`external_sort`]). String
+//!    keys ([`keys`]) get temporary ids in first-seen order; `KEYS auto` reads integers until
+//!    a key is not one, then reads the input again with string keys;
+//! 2. merge the runs in (src, dst) order, merging duplicates by the policy, and map input ids
+//!    to dense internal ids (the rank of the input id, or of the string key);
+//! 3. directed: the merged stream *is* the out-adjacency, written as it comes (string keys:
+//!    sorted again, since temporary ids are not ranks), while (dst, src) arcs are sorted again
+//!    for the in-adjacency; undirected: both directions of every edge are sorted again for the
+//!    (only) adjacency;
 //! 4. the writer packs lists into blocks in side files and assembles the final file atomically.
 //!
 //! Every temporary file lives in a `TempDir` inside `temp_dir`, removed on success, on error
@@ -48,7 +51,7 @@ pub enum InputFormat {
     Graphalytics,
     /// A delimited text file with a header row.
     Csv,
-    /// A Parquet file with integer id columns.
+    /// A Parquet file with integer or string key columns.
     Parquet,
     /// A Matrix Market coordinate file.
     MatrixMarket,
@@ -82,7 +85,7 @@ pub struct ImportRequest {
     pub vertices: Option<PathBuf>,
     /// Format options: csv `delimiter`, `header`, `src`, `dst`, `weight`; parquet `src`,
     /// `dst`, `weight`; for every format the policies `duplicates`, `self_loops`, `on_error`
-    /// (see [`report`]).
+    /// (see [`report`]) and `keys` (`integer`, `string`, `auto`: see [`keys`]).
     pub options: Vec<(String, String)>,
     /// Where the graph file goes.
     pub dest: PathBuf,
