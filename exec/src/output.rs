@@ -21,7 +21,9 @@ pub fn output_schema(call: &AlgoCall) -> SchemaRef {
         .iter()
         .map(|c| {
             let ty = match c.ty {
-                ColumnType::UInt64 => DataType::UInt64,
+                // Internal ids while the run builds, orders and limits the rows; a string-keyed
+                // graph's keys replace them last (`vertex_keys::with_keys`).
+                ColumnType::UInt64 | ColumnType::VertexKey => DataType::UInt64,
                 ColumnType::Int64 => DataType::Int64,
                 ColumnType::UInt32 => DataType::UInt32,
                 ColumnType::Float64 => DataType::Float64,

@@ -11,6 +11,7 @@ use crate::plan::{AlgoCall, Mode};
 use crate::registry::{AlgorithmSpec, Operator, ParamKind, ParamValue, Registry, Rows, SourceRule};
 use crate::settings::{describe, Settings};
 use crate::suggest::did_you_mean;
+use crate::vertex::{resolve_vertex, Vertices};
 
 /// A checked RUN: what to run, on what, and where the rows go.
 #[derive(Debug, Clone, PartialEq)]
@@ -40,6 +41,21 @@ pub fn plan_run(
     run: &Run,
     graph: &GraphMeta,
     resolve: &dyn Fn(u64) -> Option<u32>,
+    settings: &Settings,
+) -> Result<RunPlan, PlanError> {
+    let vertices = Vertices {
+        by_id: resolve,
+        keys: None,
+    };
+    plan_run_on(registry, run, graph, &vertices, settings)
+}
+
+/// [`plan_run`] on a graph whose vertices may have string keys.
+pub fn plan_run_on(
+    registry: &Registry,
+    run: &Run,
+    graph: &GraphMeta,
+    vertices: &Vertices<'_>,
     settings: &Settings,
 ) -> Result<RunPlan, PlanError> {
     let spec = registry.get(&run.algorithm.name).ok_or_else(|| {
@@ -81,27 +97,7 @@ pub fn plan_run(
                 format!("{} takes no FROM vertex", spec.name),
             ))
         }
-        (Some(lit), _) => {
-            let id = match lit.value {
-                Value::Int(n) if n >= 0 => n as u64,
-                ref other => {
-                    return Err(PlanError::new(
-                        lit.pos,
-                        format!(
-                            "FROM expects a vertex id (a whole number ≥ 0), got {}",
-                            describe(other)
-                        ),
-                    ))
-                }
-            };
-            let internal = resolve(id).ok_or_else(|| {
-                PlanError::new(
-                    lit.pos,
-                    format!("vertex {id} is not a vertex of graph `{}`", graph.name),
-                )
-            })?;
-            Some((id, internal))
-        }
+        (Some(lit), _) => Some(resolve_vertex(lit, graph, vertices)?),
         (None, _) => None,
     };
 
@@ -199,11 +195,11 @@ pub fn plan_run(
             }
         }
     }
-    if let Some((id, _)) = source {
-        shown.insert(0, ("from".to_string(), id.to_string()));
+    if let Some(v) = &source {
+        shown.insert(0, ("from".to_string(), v.shown.clone()));
     }
 
-    let internal_source = source.map(|(_, i)| i);
+    let internal_source = source.as_ref().map(|v| v.internal);
     call.source = internal_source;
     if graph.vertices == 0 && internal_source.is_none() && spec.source == SourceRule::Optional {
         return Err(PlanError::new(
@@ -276,7 +272,7 @@ pub fn plan_run(
         call,
         graph: graph.clone(),
         params: shown,
-        source_input_id: source.map(|(id, _)| id),
+        source_input_id: source.and_then(|v| v.input_id),
         order_by,
         limit,
         into: run.into.as_ref().map(PathBuf::from),
@@ -359,9 +355,18 @@ pub fn estimate_memory(plan: &RunPlan, settings: &Settings) -> MemoryEstimate {
     } else {
         8 + if g.directed { 24 } else { 12 }
     };
+    // A string-keyed graph's result columns of vertices hold keys: about the keys' bytes each.
+    let key_columns = spec
+        .columns
+        .iter()
+        .filter(|c| c.ty == crate::registry::ColumnType::VertexKey)
+        .count() as u64;
     MemoryEstimate {
         graph,
-        per_vertex: g.vertices.saturating_mul(spec.bytes_per_vertex() + index),
+        per_vertex: g
+            .vertices
+            .saturating_mul(spec.bytes_per_vertex() + index)
+            .saturating_add(g.key_bytes.saturating_mul(key_columns)),
         extra_rows,
         scratch: if plan.segmented_pull {
             crate::blocking::copy_bytes(g.vertices, g.arcs).unwrap_or(0)
@@ -475,6 +480,7 @@ mod tests {
             extra: None,
             file_id: None,
             import: Default::default(),
+            key_bytes: 0,
         }
     }
 

@@ -2,6 +2,7 @@
 
 use crate::check::{estimate_memory, RunPlan};
 use crate::plan::Mode;
+use crate::registry::ColumnType;
 use crate::settings::Settings;
 use base::format_size;
 
@@ -131,7 +132,11 @@ pub fn explain(plan: &RunPlan, reader: &ReaderInfo, settings: &Settings) -> Stri
             format!(
                 "{} {}{}",
                 c.name,
-                c.ty.name(),
+                match c.ty {
+                    ColumnType::VertexKey if g.string_keys() => "Utf8",
+                    ColumnType::VertexKey => ColumnType::UInt64.name(),
+                    other => other.name(),
+                },
                 if c.nullable { " (nullable)" } else { "" }
             )
         })

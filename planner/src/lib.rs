@@ -9,8 +9,9 @@ pub mod plan;
 pub mod registry;
 pub mod settings;
 pub mod suggest;
+pub mod vertex;
 
-pub use check::{estimate_memory, plan_run, unknown_graph, MemoryEstimate, RunPlan};
+pub use check::{estimate_memory, plan_run, plan_run_on, unknown_graph, MemoryEstimate, RunPlan};
 pub use error::PlanError;
 pub use explain::{explain, ReaderInfo};
 pub use plan::{AlgoCall, Mode};

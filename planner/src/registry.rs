@@ -10,6 +10,8 @@ pub enum ColumnType {
     Int64,
     UInt32,
     Float64,
+    /// A vertex of the graph: UInt64 input ids, or Utf8 keys for a string-keyed graph.
+    VertexKey,
 }
 
 impl ColumnType {
@@ -20,14 +22,17 @@ impl ColumnType {
             ColumnType::Int64 => "Int64",
             ColumnType::UInt32 => "UInt32",
             ColumnType::Float64 => "Float64",
+            ColumnType::VertexKey => "vertex key",
         }
     }
 
-    /// Bytes per value in an Arrow array.
+    /// Bytes per value in an Arrow array (a string key's own bytes are counted apart, from
+    /// the graph's key bytes).
     pub fn bytes(self) -> u64 {
         match self {
             ColumnType::UInt32 => 4,
             ColumnType::UInt64 | ColumnType::Int64 | ColumnType::Float64 => 8,
+            ColumnType::VertexKey => 8,
         }
     }
 }
@@ -59,8 +64,8 @@ impl ColumnSpec {
         }
     }
 
-    /// The input id of the row's vertex, the first column of per-vertex results.
-    pub const VERTEX: ColumnSpec = ColumnSpec::new("vertex", ColumnType::UInt64);
+    /// The row's vertex as the input names it, the first column of per-vertex results.
+    pub const VERTEX: ColumnSpec = ColumnSpec::new("vertex", ColumnType::VertexKey);
 }
 
 /// The type and valid range of a parameter.

@@ -128,6 +128,12 @@ pub trait GraphStore: Send + Sync {
     /// The internal id of input id `id`, if the graph has that vertex.
     fn internal_id(&self, id: u64) -> Option<u32>;
 
+    /// The vertices' string keys, when the graph has them; then `input_id(v)` is `v` (the
+    /// rank of its key) and the keys name the vertices.
+    fn vertex_keys(&self) -> Option<&crate::blockfile::keys::VertexKeys> {
+        None
+    }
+
     /// Calls `visit(v, neighbours, weights)` exactly once for every vertex of `vertices`, in
     /// completion order. `weights` is `Some` only when asked for and the graph is weighted.
     /// Keeps up to the store's I/O depth of reads in flight. An error (I/O, checksum, a remote

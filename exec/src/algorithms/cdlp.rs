@@ -56,7 +56,7 @@ impl Algorithm for Cdlp {
         )],
         columns: &[
             ColumnSpec::VERTEX,
-            ColumnSpec::new("label", ColumnType::UInt64),
+            ColumnSpec::new("label", ColumnType::VertexKey),
         ],
         program: &[
             Step::call(Operator::VertexMap, "all, label := own input id"),

@@ -49,7 +49,7 @@ impl Algorithm for Dfs {
         columns: &[
             ColumnSpec::VERTEX,
             ColumnSpec::nullable("discovered", ColumnType::UInt64),
-            ColumnSpec::nullable("parent", ColumnType::UInt64),
+            ColumnSpec::nullable("parent", ColumnType::VertexKey),
         ],
         program: &[
             Step::setup("stacks := [{source}]"),

@@ -39,7 +39,7 @@ impl Algorithm for Wcc {
         summary: "weakly connected components, each labelled with its smallest vertex id",
         columns: &[
             ColumnSpec::VERTEX,
-            ColumnSpec::new("component", ColumnType::UInt64),
+            ColumnSpec::new("component", ColumnType::VertexKey),
         ],
         program: &[
             Step::call(Operator::Link, "every edge, directions ignored: union-find, Afforest sampling in memory"),

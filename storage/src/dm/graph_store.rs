@@ -138,6 +138,8 @@ impl Pool {
 pub struct DmStore {
     graph: String,
     file: GraphFile,
+    /// The vertices' string keys (kept on the compute node, read from the block file).
+    keys: Option<crate::blockfile::keys::VertexKeys>,
     layout: DmLayout,
     pool: Pool,
     /// Counters of connection sets dropped after errors, so totals never go backwards.
@@ -243,11 +245,18 @@ impl DmStore {
             }
         }
         pool.checkin(set);
+        // String keys stay on the compute node: read from the block file by block, through
+        // a cache of a sixteenth of `cn_cache` (at most 8 MiB).
+        let keys = crate::blockfile::keys::VertexKeys::by_block(
+            &file,
+            (opts.cn_cache / 16).min(crate::blockfile::ooc::KEY_CACHE_MAX),
+        )?;
         let threads = opts.threads.max(1) as u64;
         let window_bytes = (opts.cn_cache / threads / DEPTH as u64).max(64);
         Ok(DmStore {
             graph: opts.graph.clone(),
             file,
+            keys,
             layout,
             pool,
             retired: Mutex::new(StatsSnapshot::default()),
@@ -785,6 +794,10 @@ impl GraphStore for DmStore {
 
     fn internal_id(&self, id: u64) -> Option<u32> {
         self.file.internal_id(id)
+    }
+
+    fn vertex_keys(&self) -> Option<&crate::blockfile::keys::VertexKeys> {
+        self.keys.as_ref()
     }
 
     fn for_each_list<F>(
