@@ -91,16 +91,17 @@ fn on_error_skip_counts_and_quotes_bad_lines() {
     let d = tempfile::tempdir().unwrap();
     let data = d.path().join("data");
     let f = d.path().join("bad.txt");
+    // `x` is a bad key only under KEYS integer (else the keys are strings).
     std::fs::write(&f, "1 2\nx 3\n2 3\n4\n3 1\n").unwrap();
     fails(
         &data,
-        &format!("CREATE GRAPH g FROM '{}';", f.display()),
+        &format!("CREATE GRAPH g FROM '{}' KEYS integer;", f.display()),
         &["bad.txt:2:"],
     );
     let all = ok(
         &data,
         &format!(
-            "CREATE GRAPH g FROM '{}' ON ERROR skip; DESCRIBE GRAPH g;",
+            "CREATE GRAPH g FROM '{}' ON ERROR skip KEYS integer; DESCRIBE GRAPH g;",
             f.display()
         ),
     );
@@ -119,7 +120,10 @@ fn on_error_skip_counts_and_quotes_bad_lines() {
     std::fs::write(&csv, "src,dst\n1,2\n\"2,3\n2,x\n3,1\n").unwrap();
     let all = ok(
         &data,
-        &format!("CREATE GRAPH c FROM '{}' ON ERROR skip;", csv.display()),
+        &format!(
+            "CREATE GRAPH c FROM '{}' ON ERROR skip KEYS integer;",
+            csv.display()
+        ),
     );
     has(
         &all,
