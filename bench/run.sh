@@ -3,7 +3,7 @@
 #
 #   bench/run.sh [--quick] [--scales "18 20"] [--caches "100 25 3"] [--modes "auto push block pull"]
 #                [--algos "bfs pagerank wcc sssp"] [--threads 2] [--work DIR] [--timeout SECS]
-#                [--repeat N] [--calibrate] [--networkit | --no-networkit]
+#                [--repeat N] [--calibrate] [--networkit | --no-networkit] [--gapbs DIR]
 #
 # For every scale: generates a Graph500 R-MAT graph (edge factor 16, weighted edge list) with
 # `frontier gen rmat`, imports it UNDIRECTED (and UNDIRECTED WEIGHTED for sssp), then runs every
@@ -19,6 +19,16 @@
 # `networkit` imports) bench/networkit_compare.py times NetworKit on the same edge list and prints
 # ratios against the in-memory (cache 100 %, mode auto) rows.
 #
+# With --gapbs DIR (the GAP Benchmark Suite's sources, e.g. ../shared/peers/gapbs) its bfs, pr, cc
+# and sssp are compiled with `g++ -std=c++11 -O3 -fopenmp` into a temporary directory (removed at
+# exit; nothing of GAPBS enters this repository), the same edge list is converted to GAPBS's
+# format (`converter -sf ... -b`; for sssp a copy with integer weights 1-255 that frontier imports
+# too), and every kernel is timed in memory beside frontier: REPEAT rounds (5 when --repeat is
+# not given) of one frontier process then one GAPBS process (`-n 1`), medians, ratio
+# frontier / GAPBS. frontier's time is PROFILE's algorithm time, GAPBS's its trial time, both
+# without loading. PageRank runs 20 iterations in both (GAPBS `-i 20 -t 0`), sssp uses GAPBS's
+# delta-stepping with `-d 2`. `--caches ""` skips the out-of-core matrix.
+#
 # FRONTIER_BIN=path uses that binary instead of building `cargo build --release --bin frontier`.
 # --quick: scale 8, caches "100 3", modes "auto block", a tiny probe, no NetworKit (the smoke test).
 # Results also go to WORK/results.csv. Nothing here is a pass/fail check on time.
@@ -33,6 +43,8 @@ THREADS=2
 WORK=""
 TIMEOUT=600
 REPEAT=1
+REPEAT_GIVEN=0
+GAPBS_SRC=""
 CALIBRATE=0
 NETWORKIT=auto
 QUICK=0
@@ -49,11 +61,12 @@ while [ $# -gt 0 ]; do
         --threads) THREADS="$2"; shift ;;
         --work) WORK="$2"; shift ;;
         --timeout) TIMEOUT="$2"; shift ;;
-        --repeat) REPEAT="$2"; shift ;;
+        --repeat) REPEAT="$2"; REPEAT_GIVEN=1; shift ;;
         --calibrate) CALIBRATE=1 ;;
         --networkit) NETWORKIT=yes ;;
         --no-networkit) NETWORKIT=no ;;
-        -h|--help) sed -n '2,25p' "$0"; exit 0 ;;
+        --gapbs) GAPBS_SRC="$2"; shift ;;
+        -h|--help) sed -n '2,35p' "$0"; exit 0 ;;
         *) echo "bench/run.sh: unknown argument $1 (see --help)" >&2; exit 2 ;;
     esac
     shift
@@ -229,6 +242,7 @@ for S in $SCALES; do
     done
 done
 
+if [ -n "${CACHES// /}" ]; then
 echo
 echo "## frontier: algorithm time (PROFILE), $THREADS threads"
 echo
@@ -244,6 +258,7 @@ awk -F, -v base="$BASE_RSS_KB" 'NR == 1 { next }
     }' "$RESULTS"
 echo
 echo "(results: $RESULTS)"
+fi
 
 # ---- NetworKit ---------------------------------------------------------------------------
 if [ "$NETWORKIT" = auto ]; then
@@ -257,4 +272,78 @@ if [ "$NETWORKIT" = yes ]; then
             --threads "$THREADS" --iterations "$PR_ITER" --frontier-csv "$RESULTS" --repeat "$REPEAT" \
             $(case " $ALGOS " in *" sssp "*) echo --sssp ;; esac)
     done
+fi
+
+# ---- GAPBS -------------------------------------------------------------------------------
+if [ -n "$GAPBS_SRC" ]; then
+    [ -f "$GAPBS_SRC/src/bfs.cc" ] || { echo "bench/run.sh: --gapbs $GAPBS_SRC holds no src/bfs.cc" >&2; exit 2; }
+    GREPEAT="$REPEAT"
+    [ "$REPEAT_GIVEN" = 1 ] || GREPEAT=5
+    GBIN="$(mktemp -d "${TMPDIR:-/tmp}/frontier-gapbs.XXXXXX")"
+    trap 'rm -rf "$GBIN"' EXIT
+    for P in bfs pr cc sssp converter; do
+        echo "# building GAPBS $P: g++ -std=c++11 -O3 -fopenmp $GAPBS_SRC/src/$P.cc -o $GBIN/$P" >&2
+        g++ -std=c++11 -O3 -fopenmp "$GAPBS_SRC/src/$P.cc" -o "$GBIN/$P"
+    done
+    # One GAPBS trial: its "Trial Time" (the kernel alone).
+    gapbs_time() { OMP_NUM_THREADS="$THREADS" timeout "$TIMEOUT" "$@" 2>&1 | awk '/^Trial Time:/ { print $3; exit }'; }
+    # One frontier run in memory: PROFILE's algorithm time.
+    frontier_time() { # graph query
+        local fb; read -r fb _ <<< "$(graph_stats "$1")"
+        timeout "$TIMEOUT" "$BIN" --data "$DATA" -c "SET threads = $THREADS; SET cache = $fb; PROFILE RUN $2 LIMIT 1;" 2>/dev/null |
+            parse_profile | awk '$1 != "ERR" { print $1 }'
+    }
+    GRESULTS="$WORK/gapbs.csv"
+    echo "scale,kernel,frontier_s,gapbs_s,ratio,frontier_runs,gapbs_runs" > "$GRESULTS"
+    for S in $SCALES; do
+        EL="$WORK/rmat-$S.el"
+        SRC="$(awk 'NR == 1 { print $1; exit }' "$EL")"
+        # GAPBS's edge list reader takes "u v" (and "u v w" with integer weights).
+        if [ ! -s "$WORK/rmat-$S.sg" ]; then
+            awk '{ print $1, $2 }' "$EL" > "$WORK/rmat-$S.gapbs.el"
+            "$GBIN/converter" -sf "$WORK/rmat-$S.gapbs.el" -b "$WORK/rmat-$S.sg" >&2
+            rm -f "$WORK/rmat-$S.gapbs.el"
+        fi
+        WEL="$WORK/rmat-$S.wel"
+        if [ ! -s "$WEL" ]; then
+            awk '{ w = int($3 * 255); if (w < 1) w = 1; if (w > 255) w = 255; print $1, $2, w }' "$EL" > "$WEL.tmp"
+            mv "$WEL.tmp" "$WEL"
+        fi
+        if [ ! -s "$WORK/rmat-$S.wsg" ]; then
+            "$GBIN/converter" -sf "$WEL" -wb "$WORK/rmat-$S.wsg" >&2
+        fi
+        GI="rwi$S"
+        if [ -z "$(graph_stats "$GI")" ]; then
+            echo "# importing $GI: CREATE OR REPLACE GRAPH $GI FROM '$WEL' FORMAT edgelist UNDIRECTED WEIGHTED;" >&2
+            "$BIN" --data "$DATA" -c "CREATE OR REPLACE GRAPH $GI FROM '$WEL' FORMAT edgelist UNDIRECTED WEIGHTED;" >&2
+        fi
+        for K in bfs pr cc sssp; do
+            case "$K" in
+                bfs) fg="r$S"; fq="bfs ON r$S FROM $SRC"; gq=("$GBIN/bfs" -f "$WORK/rmat-$S.sg" -n 1 -r "$SRC") ;;
+                pr) fg="r$S"; fq="pagerank ON r$S ITER 20"; gq=("$GBIN/pr" -f "$WORK/rmat-$S.sg" -n 1 -i 20 -t 0) ;;
+                cc) fg="r$S"; fq="wcc ON r$S"; gq=("$GBIN/cc" -f "$WORK/rmat-$S.sg" -n 1) ;;
+                sssp) fg="$GI"; fq="sssp ON $GI FROM $SRC"; gq=("$GBIN/sssp" -f "$WORK/rmat-$S.wsg" -n 1 -r "$SRC" -d 2) ;;
+            esac
+            [ -n "$(graph_stats "$fg")" ] || { echo "# no graph $fg: skipping $K" >&2; continue; }
+            ft=""; gt=""
+            for ((i = 0; i < GREPEAT; i++)); do
+                echo "# scale $S $K round $((i + 1))/$GREPEAT: frontier, then GAPBS" >&2
+                ft="$ft $(frontier_time "$fg" "$fq")"
+                gt="$gt $(gapbs_time "${gq[@]}")"
+            done
+            fm="$(echo "$ft" | median)"; gm="$(echo "$gt" | median)"
+            awk -v s="$S" -v k="$K" -v f="$fm" -v g="$gm" -v fr="$ft" -v gr="$gt" 'BEGIN {
+                r = (f != "" && g > 0) ? sprintf("%.2f", f / g) : ""
+                gsub(/^ +| +$/, "", fr); gsub(/^ +| +$/, "", gr)
+                printf "%s,%s,%s,%s,%s,%s,%s\n", s, k, f, g, r, fr, gr }' >> "$GRESULTS"
+        done
+    done
+    echo
+    echo "## frontier in memory beside GAPBS ($THREADS threads, medians of $GREPEAT interleaved runs)"
+    echo
+    echo "| scale | kernel | frontier s | GAPBS s | frontier / GAPBS |"
+    echo "|---:|---|---:|---:|---:|"
+    awk -F, 'NR > 1 { printf "| %s | %s | %s | %s | %s |\n", $1, $2, $3, $4, $5 }' "$GRESULTS"
+    echo
+    echo "(results: $GRESULTS; every run's time in its last two columns)"
 fi
