@@ -2,7 +2,9 @@
 //! vertices the updates activated, with one of three strategies.
 //!
 //! * **SparsePush** (CAVE ProcessQueue): each worker fetches its chunk of the frontier's lists
-//!   with `for_each_list(.., FetchOrder::AsGiven, ..)`; the store keeps many fetches in flight.
+//!   with `for_each_list`; the store keeps many fetches in flight. In memory the frontier is
+//!   taken as given; out of core it is ordered and split by block as in BlockPush, so a level
+//!   reads each block once whatever order the previous level discovered its vertices in.
 //! * **BlockPush** (CAVE ProcessQueueBlock): the frontier is sorted by edge block and split at
 //!   block boundaries, and each chunk is fetched `ByBlock`, so every block is read once.
 //! * **DensePull**: every vertex that still wants updates scans its in-list in vertex (block)
@@ -356,6 +358,14 @@ impl<'c, 'a, S: GraphStore> EdgeMap<'c, 'a, S> {
             Some(l) => Cow::Borrowed(l),
             None => Cow::Owned(frontier.to_list()),
         };
+        let csr = store.csr(dir);
+        // Out of core a sparse level is read in block order too, so no block is read twice in
+        // one level because the frontier listed its vertices in discovery order.
+        let order = if csr.is_none() {
+            FetchOrder::ByBlock
+        } else {
+            order
+        };
         let chunk = ctx.pool.chunk_len(list.len(), 16, 1024);
         let chunks: Vec<&[u32]> = if order == FetchOrder::ByBlock {
             let mut keyed: Vec<(u64, u32)> = list
@@ -372,7 +382,6 @@ impl<'c, 'a, S: GraphStore> EdgeMap<'c, 'a, S> {
             self.seen = Some(AtomicBitmap::new(n));
         }
         let seen = self.seen.as_ref();
-        let csr = store.csr(dir);
         let parts = ctx.pool.install(|| {
             chunks
                 .par_iter()

@@ -1,0 +1,121 @@
+//! Out of core, a traversal level reads each block it needs at most once, whatever the cache
+//! size: blocks read (a deterministic counter) against the distinct blocks of the level's
+//! frontier, and results equal to the in-memory run.
+
+mod common;
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+use common::{i64_col, Lcg};
+use exec::{run, RunConfig};
+use planner::{AlgoCall, Mode};
+use storage::blockfile::format::SLOTS_PER_BLOCK;
+use storage::blockfile::memory::MemoryStore;
+use storage::blockfile::ooc::OutOfCoreStore;
+use storage::blockfile::open::GraphFile;
+use storage::blockfile::writer::{write_graph_file, GraphFileContents, ListWriter};
+use storage::io::EngineOptions;
+use storage::Direction;
+
+/// An undirected graph of `n` vertices, every list far shorter than a block (so a list lies in
+/// one block), written as a block file.
+fn write_sparse_graph(dir: &Path, n: u32, degree: u64, seed: u64) -> PathBuf {
+    let mut rng = Lcg(seed);
+    let mut adj: Vec<BTreeSet<u32>> = vec![BTreeSet::new(); n as usize];
+    for v in 0..n {
+        for _ in 0..rng.below(2 * degree) {
+            let u = rng.below(n as u64) as u32;
+            adj[v as usize].insert(u);
+            adj[u as usize].insert(v);
+        }
+    }
+    let mut w = ListWriter::new(dir, "sparse-out", n, false).unwrap();
+    for (v, l) in adj.iter().enumerate() {
+        let ns: Vec<u32> = l.iter().copied().collect();
+        assert!(ns.len() < SLOTS_PER_BLOCK / 4);
+        w.push(v as u32, &ns, None).unwrap();
+    }
+    let out = w.finish().unwrap();
+    let arcs: u64 = adj.iter().map(|l| l.len() as u64).sum();
+    let dest = dir.join("sparse.frontier");
+    write_graph_file(
+        &dest,
+        &GraphFileContents {
+            identity: storage::blockfile::format::FileIdentity::new(
+                "sparse",
+                1,
+                "test adjacency",
+                storage::catalog::StorageKind::Blockfile,
+            ),
+            ids: (0..n as u64).collect(),
+            edges: arcs / 2,
+            directed: false,
+            weighted: false,
+            out,
+            inn: None,
+        },
+    )
+    .unwrap();
+    dest
+}
+
+/// The distinct edge blocks holding the lists of `vs`.
+fn blocks_of(file: &GraphFile, vs: &[u32]) -> usize {
+    let idx = file.vertex_index(Direction::Out);
+    let spb = SLOTS_PER_BLOCK as u64;
+    vs.iter()
+        .filter(|&&v| idx.degrees[v as usize] > 0)
+        .map(|&v| idx.starts[v as usize] / spb)
+        .collect::<BTreeSet<u64>>()
+        .len()
+}
+
+#[test]
+fn a_push_level_reads_each_block_at_most_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let n = 30_000;
+    let path = write_sparse_graph(dir.path(), n, 6, 11);
+    let file = GraphFile::open(&path).unwrap();
+    let memory = run(
+        &MemoryStore::load(&path).unwrap(),
+        &AlgoCall::Bfs { source: 0 },
+        &RunConfig::with_threads(2),
+    )
+    .unwrap();
+    let depths = i64_col(&memory, "depth");
+    // A cache of a few blocks: a block evicted between two of its vertices would be re-read.
+    for cache in [4096u64, 8 << 10, 64 << 10] {
+        for threads in [1, 2] {
+            let store = OutOfCoreStore::open(
+                &path,
+                cache,
+                &EngineOptions {
+                    depth: 8,
+                    ..EngineOptions::default()
+                },
+            )
+            .unwrap();
+            let cfg = RunConfig {
+                mode: Mode::Push,
+                ..RunConfig::with_threads(threads)
+            };
+            let t = run(&store, &AlgoCall::Bfs { source: 0 }, &cfg).unwrap();
+            assert_eq!(i64_col(&t, "depth"), depths, "cache {cache}");
+            assert!(t.iterations.len() > 3);
+            for it in &t.iterations {
+                let level: Vec<u32> = (0..n)
+                    .filter(|&v| depths[v as usize] == Some(it.iteration as i64))
+                    .collect();
+                assert_eq!(it.active, level.len() as u64);
+                let needed = blocks_of(&file, &level) as u64;
+                assert!(
+                    it.blocks_read <= needed,
+                    "cache {cache}, {threads} threads, level {}: {} blocks read, {needed} needed",
+                    it.iteration,
+                    it.blocks_read
+                );
+            }
+        }
+    }
+}
