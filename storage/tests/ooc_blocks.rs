@@ -274,3 +274,50 @@ fn a_scan_reads_each_block_once_even_when_packing_reaches_far_back() {
         "each block read once"
     );
 }
+
+#[test]
+fn concurrent_callers_share_each_block_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let n = 6000;
+    let adj = random_adjacency(n, 2, 31);
+    let path = write_graph(dir.path(), "g", &adj, true, true);
+    let file = GraphFile::open(&path).unwrap();
+    let all: Vec<u32> = (0..n).collect();
+    for prefer in [EnginePreference::Auto, EnginePreference::Pread] {
+        for order in [FetchOrder::AsGiven, FetchOrder::ByBlock] {
+            for weights in [false, true] {
+                // A cache that keeps every block, so any block read twice was read by two
+                // callers at once.
+                let ooc = OutOfCoreStore::open(
+                    &path,
+                    64 << 20,
+                    &EngineOptions {
+                        depth: 8,
+                        prefer,
+                        ..EngineOptions::default()
+                    },
+                )
+                .unwrap();
+                let start = std::sync::Barrier::new(3);
+                std::thread::scope(|s| {
+                    for t in 0..3u32 {
+                        let (ooc, all, start) = (&ooc, &all, &start);
+                        s.spawn(move || {
+                            // Each caller walks the lists from a different point.
+                            let mut vs = all.clone();
+                            vs.rotate_left((t * n / 3) as usize);
+                            start.wait();
+                            let got = fetch(ooc, Direction::Out, &vs, order, weights);
+                            assert_eq!(got.len(), n as usize);
+                        });
+                    }
+                });
+                assert_eq!(
+                    ooc.io_stats().blocks_read as usize,
+                    needed_blocks(&file, Direction::Out, &all, weights),
+                    "{prefer:?} {order:?} weights {weights}"
+                );
+            }
+        }
+    }
+}

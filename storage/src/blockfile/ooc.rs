@@ -28,7 +28,7 @@ use std::sync::Arc;
 use crate::blockfile::format::{BLOCK_SIZE, SLOTS_PER_BLOCK};
 use crate::blockfile::list_budget::{try_filled, ListBudget};
 use crate::blockfile::open::{GraphFile, VertexIndex};
-use crate::cache::{BlockCache, BlockRef};
+use crate::cache::{BlockCache, BlockRef, Lookup, Pending};
 use crate::error::{Result, StoreError};
 use crate::io::{
     AlignedBuf, BufPool, Completion, EngineOptions, IoCounters, IoEngine, ReadRequest, Session,
@@ -339,6 +339,10 @@ struct Batch<'s> {
     wscratch: Vec<f64>,
     /// Cache the blocks of multi-block runs up to this many blocks.
     cacheable_run: u64,
+    /// Blocks this call claimed in the cache's in-flight table and has not yet fulfilled.
+    claims: HashSet<u64>,
+    /// Blocks other callers are reading for this call's jobs.
+    foreign: Vec<(u64, Pending)>,
 }
 
 /// Tag bit: insert the read's blocks into the cache.
@@ -364,8 +368,12 @@ impl PendingRead {
 
 impl Drop for Batch<'_> {
     fn drop(&mut self) {
-        // A call that stops early (an error) still hands back its lists' budget.
+        // A call that stops early (an error) still hands back its lists' budget, and lets
+        // whoever waits for its reads read those blocks themselves.
         self.store.lists.give(self.list_held);
+        for &b in &self.claims {
+            self.store.cache.abandon(b);
+        }
     }
 }
 
@@ -384,14 +392,78 @@ impl<'s> Batch<'s> {
             held: HashMap::new(),
             wscratch: Vec::new(),
             cacheable_run: store.cache.slots() as u64 / 2,
+            claims: HashSet::new(),
+            foreign: Vec::new(),
         }
     }
 
-    fn lookup(&mut self, b: u64) -> Option<BlockRef> {
-        if let Some((_, r)) = self.held.get(&b) {
-            return Some(r.clone());
+    /// Looks `b` up in the cache; with `claim`, a miss claims the block in the cache's in-flight
+    /// table (or finds another caller's read of it). Without, a miss is `Claimed` unregistered.
+    fn lookup(&mut self, b: u64, claim: bool) -> Lookup {
+        if !claim {
+            return self.store.cache.get(b).map_or(Lookup::Claimed, Lookup::Hit);
         }
-        self.store.cache.get(b)
+        let found = self.store.cache.get_or_claim(b);
+        if matches!(found, Lookup::Claimed) {
+            self.claims.insert(b);
+        }
+        found
+    }
+
+    /// Offers a block this call read to the cache, completing its claim when it made one.
+    fn offer(&mut self, b: u64, r: BlockRef) -> BlockRef {
+        if self.claims.remove(&b) {
+            self.store.cache.fulfil(b, r)
+        } else {
+            self.store.cache.insert(b, r)
+        }
+    }
+
+    /// Collects the blocks other callers have read for this call: with `wait`, waits for one
+    /// first (called only when this call has nothing of its own in flight or queued, so every
+    /// claim it holds is fulfilled and no two callers can wait for each other).
+    fn collect_foreign<F>(&mut self, wait: bool, visit: &mut F) -> Result<()>
+    where
+        F: FnMut(u32, &[u32], Option<&[f64]>),
+    {
+        if wait {
+            if let Some((b, p)) = self.foreign.pop() {
+                let got = p.wait();
+                self.foreign_landed(b, got, visit)?;
+            }
+        }
+        let mut i = 0;
+        while i < self.foreign.len() {
+            match self.foreign[i].1.poll() {
+                None => i += 1,
+                Some(got) => {
+                    let (b, _) = self.foreign.swap_remove(i);
+                    self.foreign_landed(b, got, visit)?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Another caller's read of `b` landed (`Some`) or was abandoned (`None`: read it here).
+    fn foreign_landed<F>(&mut self, b: u64, got: Option<BlockRef>, visit: &mut F) -> Result<()>
+    where
+        F: FnMut(u32, &[u32], Option<&[f64]>),
+    {
+        if let Some(r) = got {
+            return self.arrived(b, Some(r), None, false, visit);
+        }
+        match self.lookup(b, true) {
+            Lookup::Hit(r) => self.arrived(b, Some(r), None, false, visit),
+            Lookup::Pending(p) => {
+                self.foreign.push((b, p));
+                Ok(())
+            }
+            Lookup::Claimed => {
+                self.request(b, 1, true);
+                Ok(())
+            }
+        }
     }
 
     fn request(&mut self, first: u64, count: u64, cache: bool) {
@@ -482,19 +554,38 @@ impl<'s> Batch<'s> {
         let mut run: Option<(u64, u64)> = None;
         let cache_run = small || blocks.len() as u64 <= self.cacheable_run;
         for b in blocks {
-            if let Some(r) = self.lookup(b) {
+            if let Some((_, r)) = self.held.get(&b) {
+                let r = r.clone();
                 deliver(&mut job, &self.lay, b, Some(&r), r.as_bytes());
                 self.hold_if_tail(&job, b, &r);
                 continue;
             }
-            job.remaining += 1;
             if let Some(w) = self.waiting.get_mut(&b) {
+                job.remaining += 1;
                 w.push(id);
                 if let Some((f, c)) = run.take() {
                     self.request(f, c, cache_run);
                 }
                 continue;
             }
+            match self.lookup(b, cache_run) {
+                Lookup::Hit(r) => {
+                    deliver(&mut job, &self.lay, b, Some(&r), r.as_bytes());
+                    self.hold_if_tail(&job, b, &r);
+                    continue;
+                }
+                Lookup::Pending(p) => {
+                    job.remaining += 1;
+                    self.waiting.insert(b, vec![id]);
+                    self.foreign.push((b, p));
+                    if let Some((f, c)) = run.take() {
+                        self.request(f, c, cache_run);
+                    }
+                    continue;
+                }
+                Lookup::Claimed => {}
+            }
+            job.remaining += 1;
             self.waiting.insert(b, vec![id]);
             run = match run {
                 Some((f, c)) if f + c == b && c < MAX_READ_BLOCKS => Some((f, c + 1)),
@@ -559,7 +650,7 @@ impl<'s> Batch<'s> {
         if count == 1 {
             let mut r = Arc::new(c.buf);
             if cache_it {
-                r = self.store.cache.insert(first, r);
+                r = self.offer(first, r);
             }
             return self.arrived(first, Some(r), None, cache_it, visit);
         }
@@ -597,11 +688,7 @@ impl<'s> Batch<'s> {
                 let mut own = AlignedBuf::new(1);
                 own.as_bytes_mut().copy_from_slice(bytes);
                 let own = Arc::new(own);
-                r = Some(if cache_it {
-                    self.store.cache.insert(b, own)
-                } else {
-                    own
-                });
+                r = Some(if cache_it { self.offer(b, own) } else { own });
             }
         }
         for j in waiters {
@@ -779,13 +866,19 @@ impl OutOfCoreStore {
             }
             if session.in_flight() == 0 {
                 if b.queue.is_empty() {
-                    break;
+                    if b.foreign.is_empty() {
+                        break;
+                    }
+                    b.collect_foreign(true, &mut visit)?;
                 }
                 continue;
             }
             session.wait(|c| done.push(c))?;
             for c in done.drain(..) {
                 b.complete(c, &mut visit)?;
+            }
+            if !b.foreign.is_empty() {
+                b.collect_foreign(false, &mut visit)?;
             }
         }
         if b.live != 0 || cursor < vertices.len() {
