@@ -8,8 +8,9 @@
 //! * **BlockPush** (CAVE ProcessQueueBlock): the frontier is sorted by edge block and split at
 //!   block boundaries, and each chunk is fetched `ByBlock`, so every block is read once.
 //! * **DensePull**: every vertex that still wants updates scans its in-list in vertex (block)
-//!   order with `scan_lists` and pulls from in-neighbours that are active, stopping early when
-//!   it no longer wants updates (Beamer's bottom-up step).
+//!   order with `scan_lists_where` and pulls from in-neighbours that are active, stopping early
+//!   when it no longer wants updates (Beamer's bottom-up step). Out of core only the chunks
+//!   holding such vertices' lists are read.
 //!
 //! `Mode::Auto` picks pull when the frontier's out-degree sum plus its size exceeds |arcs|/20
 //! (Ligra's rule), else push. When the store has a CSR view the same strategies run as tight
@@ -469,7 +470,15 @@ impl<'c, 'a, S: GraphStore> EdgeMap<'c, 'a, S> {
                                 visit(dst, csr.neighbours(dst), ws);
                             }
                         }
-                        None => store.scan_lists(rev, r.clone(), F::WEIGHTED, visit)?,
+                        // Only vertices that still want updates are read: a late level
+                        // skips every chunk whose vertices are all done.
+                        None => store.scan_lists_where(
+                            rev,
+                            r.clone(),
+                            F::WEIGHTED,
+                            |dst| f.cond(dst),
+                            visit,
+                        )?,
                     }
                     Ok((words, edges))
                 })

@@ -30,6 +30,24 @@ fn write_sparse_graph(dir: &Path, n: u32, degree: u64, seed: u64) -> PathBuf {
             adj[u as usize].insert(v);
         }
     }
+    write_undirected(dir, &adj)
+}
+
+/// A band: `v` is joined to `v + 1 ..= v + width`, so BFS from 0 visits the ids in order and
+/// the vertices still unvisited at a level are the highest ids.
+fn write_band_graph(dir: &Path, n: u32, width: u32) -> PathBuf {
+    let mut adj: Vec<BTreeSet<u32>> = vec![BTreeSet::new(); n as usize];
+    for v in 0..n {
+        for u in v + 1..=(v + width).min(n - 1) {
+            adj[v as usize].insert(u);
+            adj[u as usize].insert(v);
+        }
+    }
+    write_undirected(dir, &adj)
+}
+
+fn write_undirected(dir: &Path, adj: &[BTreeSet<u32>]) -> PathBuf {
+    let n = adj.len() as u32;
     let mut w = ListWriter::new(dir, "sparse-out", n, false).unwrap();
     for (v, l) in adj.iter().enumerate() {
         let ns: Vec<u32> = l.iter().copied().collect();
@@ -116,6 +134,58 @@ fn a_push_level_reads_each_block_at_most_once() {
                     it.blocks_read
                 );
             }
+        }
+    }
+}
+
+#[test]
+fn a_pull_level_reads_only_the_chunks_of_vertices_still_unvisited() {
+    let dir = tempfile::tempdir().unwrap();
+    let n = 6000;
+    let path = write_band_graph(dir.path(), n, 100);
+    let file = GraphFile::open(&path).unwrap();
+    let memory = run(
+        &MemoryStore::load(&path).unwrap(),
+        &AlgoCall::Bfs { source: 0 },
+        &RunConfig::with_threads(2),
+    )
+    .unwrap();
+    let depths = i64_col(&memory, "depth");
+    let idx = file.vertex_index(Direction::Out);
+    let spb = SLOTS_PER_BLOCK as u64;
+    let blocks = |v: u32| {
+        let s = idx.starts[v as usize];
+        (s / spb, (s + idx.degrees[v as usize] as u64 - 1) / spb)
+    };
+    // A cache of 4 MiB (the file is larger): scans read chunks of 64 blocks, one partial chunk
+    // at each end of a worker's range at most.
+    let cache = 4 << 20;
+    assert!(std::fs::metadata(&path).unwrap().len() > cache);
+    let slack = 2 * 64 * 2;
+    for threads in [1, 2] {
+        let store = OutOfCoreStore::open(&path, cache, &EngineOptions::default()).unwrap();
+        let cfg = RunConfig {
+            mode: Mode::Pull,
+            ..RunConfig::with_threads(threads)
+        };
+        let t = run(&store, &AlgoCall::Bfs { source: 0 }, &cfg).unwrap();
+        assert_eq!(i64_col(&t, "depth"), depths);
+        assert!(t.iterations.len() > 20);
+        for it in &t.iterations {
+            // The blocks from the first to the last that an unvisited vertex's list uses.
+            let unvisited: Vec<(u64, u64)> = (0..n)
+                .filter(|&v| depths[v as usize].is_none_or(|d| d > it.iteration as i64))
+                .map(blocks)
+                .collect();
+            let lo = unvisited.iter().map(|b| b.0).min().unwrap_or(0);
+            let hi = unvisited.iter().map(|b| b.1).max().unwrap_or(0);
+            let tail = hi + 1 - lo;
+            assert!(
+                it.blocks_read <= tail + slack,
+                "{threads} threads, level {}: {} blocks read, the unvisited lists lie in {tail}",
+                it.iteration,
+                it.blocks_read
+            );
         }
     }
 }

@@ -891,16 +891,19 @@ impl OutOfCoreStore {
         Ok(())
     }
 
-    /// The body of `scan_lists`: the range's edge blocks in 1 MiB reads, a few in flight,
-    /// lists visited in vertex order.
-    fn scan<F>(
+    /// The body of `scan_lists` and `scan_lists_where`: the edge blocks of the wanted vertices
+    /// of the range in reads of up to 1 MiB, a few in flight, lists visited in vertex order. A
+    /// chunk no wanted vertex needs is never read.
+    fn scan<W, F>(
         &self,
         dir: Direction,
         range: Range<u32>,
         want_weights: bool,
+        want: W,
         mut visit: F,
     ) -> Result<()>
     where
+        W: Fn(u32) -> bool,
         F: FnMut(u32, &[u32], Option<&[f64]>),
     {
         if range.is_empty() {
@@ -909,10 +912,11 @@ impl OutOfCoreStore {
         self.check_vertex(range.end - 1)?;
         let lay = self.lay(dir, want_weights);
         let want_w = lay.w0.is_some();
+        let wanted: Vec<u32> = range.filter(|&v| want(v)).collect();
         // The block span of the range (first-fit packing keeps it close to vertex order).
         let mut lo = u64::MAX;
         let mut hi = 0u64;
-        for v in range.clone() {
+        for &v in &wanted {
             let s = lay.span(v);
             if s.deg > 0 {
                 lo = lo.min(s.e_first);
@@ -920,7 +924,7 @@ impl OutOfCoreStore {
             }
         }
         if lo == u64::MAX {
-            for v in range {
+            for &v in &wanted {
                 visit(v, &[], want_w.then_some(&[]));
             }
             return Ok(());
@@ -936,7 +940,7 @@ impl OutOfCoreStore {
         // How many lists of the range still need each chunk: a chunk is read only if some list
         // needs it and released as soon as the last one is visited.
         let mut uses = vec![0u32; chunks as usize];
-        for v in range.clone() {
+        for &v in &wanted {
             let s = lay.span(v);
             if s.deg > 0 {
                 for c in chunk_of(s.e_first)..=chunk_of(s.e_last) {
@@ -1016,7 +1020,7 @@ impl OutOfCoreStore {
             Ok(())
         };
 
-        for v in range {
+        for &v in &wanted {
             let s = lay.span(v);
             if s.deg == 0 {
                 visit(v, &[], want_w.then_some(&[]));
@@ -1216,7 +1220,22 @@ impl GraphStore for OutOfCoreStore {
     where
         F: FnMut(u32, &[u32], Option<&[f64]>),
     {
-        self.scan(dir, range, want_weights, visit)
+        self.scan(dir, range, want_weights, |_| true, visit)
+    }
+
+    fn scan_lists_where<W, F>(
+        &self,
+        dir: Direction,
+        range: Range<u32>,
+        want_weights: bool,
+        want: W,
+        visit: F,
+    ) -> Result<(), StoreError>
+    where
+        W: Fn(u32) -> bool,
+        F: FnMut(u32, &[u32], Option<&[f64]>),
+    {
+        self.scan(dir, range, want_weights, want, visit)
     }
 
     fn edge_block(&self, dir: Direction, v: u32) -> u64 {
