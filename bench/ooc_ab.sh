@@ -4,7 +4,7 @@
 #
 #   bench/ooc_ab.sh --old BIN --new BIN --data DIR --graph NAME --source ID
 #                   [--cache-pct 3] [--threads 2] [--repeat 3] [--algos "bfs wcc pagerank"]
-#                   [--pr-iter 5] [--no-drop]
+#                   [--pr-iter 5] [--mode auto] [--no-drop]
 #
 # DIR is a data directory holding graph NAME (e.g. bench/run.sh's WORK/data and r20). For each
 # algorithm and repeat, old then new run `PROFILE RUN ... LIMIT 1` in a fresh process with the
@@ -17,7 +17,7 @@
 set -euo pipefail
 
 OLD=""; NEW=""; DATA=""; GRAPH=""; SRC=""
-CACHE_PCT=3; THREADS=2; REPEAT=3; ALGOS="bfs wcc pagerank"; PR_ITER=5; DROP=1
+CACHE_PCT=3; THREADS=2; REPEAT=3; ALGOS="bfs wcc pagerank"; PR_ITER=5; MODE=auto; DROP=1
 while [ $# -gt 0 ]; do
     case "$1" in
         --old) OLD="$2"; shift ;;
@@ -30,6 +30,7 @@ while [ $# -gt 0 ]; do
         --repeat) REPEAT="$2"; shift ;;
         --algos) ALGOS="$2"; shift ;;
         --pr-iter) PR_ITER="$2"; shift ;;
+        --mode) MODE="$2"; shift ;;
         --no-drop) DROP=0 ;;
         -h|--help) sed -n '2,17p' "$0"; exit 0 ;;
         *) echo "bench/ooc_ab.sh: unknown argument $1 (see --help)" >&2; exit 2 ;;
@@ -44,7 +45,7 @@ FILE="$("$NEW" --data "$DATA" --format csv -c "DESCRIBE GRAPH $GRAPH;" 2>/dev/nu
 [ -f "$FILE" ] || { echo "bench/ooc_ab.sh: no file for graph $GRAPH in $DATA" >&2; exit 1; }
 FB="$(stat -c %s "$FILE")"
 CB=$(( FB * CACHE_PCT / 100 ))
-echo "# graph $GRAPH: $FILE, $FB bytes; cache $CACHE_PCT % = $CB bytes; $THREADS threads; $REPEAT runs each, alternated"
+echo "# graph $GRAPH: $FILE, $FB bytes; cache $CACHE_PCT % = $CB bytes; $THREADS threads; mode $MODE; $REPEAT runs each, alternated"
 
 drop() { if [ "$DROP" = 1 ]; then sync; echo 3 > /proc/sys/vm/drop_caches; fi; }
 
@@ -86,7 +87,7 @@ for A in $ALGOS; do
         for side in old new; do
             bin="$OLD"; [ "$side" = new ] && bin="$NEW"
             drop
-            out="$("$bin" --data "$DATA" -c "SET threads = $THREADS; SET cache = $CB; PROFILE RUN $q LIMIT 1;" 2>/dev/null)"
+            out="$("$bin" --data "$DATA" -c "SET threads = $THREADS; SET cache = $CB; SET mode = $MODE; PROFILE RUN $q LIMIT 1;" 2>/dev/null)"
             parsed="$(echo "$out" | parse)"
             if [ "$i" = 0 ]; then
                 echo "# $A, $side, per iteration:"
