@@ -90,11 +90,16 @@ pub enum Lookup {
     Pending(Pending),
 }
 
+/// One shard of the map: the cached blocks and, apart, the blocks being read.
+struct Shard {
+    cached: Mutex<HashMap<u64, Entry>>,
+    /// Blocks claimed by a reader and not yet fulfilled.
+    reading: Mutex<HashMap<u64, Arc<InFlight>>>,
+}
+
 /// A concurrent cache of 4 KiB blocks keyed by absolute block number.
 pub struct BlockCache {
-    shards: Vec<Mutex<HashMap<u64, Entry>>>,
-    /// Blocks claimed by a reader and not yet fulfilled, sharded like `shards`.
-    reading: Vec<Mutex<HashMap<u64, Arc<InFlight>>>>,
+    shards: Vec<Shard>,
     slots: Vec<Slot>,
     hand: AtomicUsize,
     capacity_bytes: u64,
@@ -125,8 +130,12 @@ impl BlockCache {
             })
             .collect();
         BlockCache {
-            shards: (0..SHARDS).map(|_| Mutex::new(HashMap::new())).collect(),
-            reading: (0..SHARDS).map(|_| Mutex::new(HashMap::new())).collect(),
+            shards: (0..SHARDS)
+                .map(|_| Shard {
+                    cached: Mutex::new(HashMap::new()),
+                    reading: Mutex::new(HashMap::new()),
+                })
+                .collect(),
             slots,
             hand: AtomicUsize::new(0),
             capacity_bytes,
@@ -135,7 +144,11 @@ impl BlockCache {
     }
 
     fn shard(&self, block: u64) -> &Mutex<HashMap<u64, Entry>> {
-        &self.shards[(block % SHARDS as u64) as usize]
+        &self.shards[(block % SHARDS as u64) as usize].cached
+    }
+
+    fn reading(&self, block: u64) -> &Mutex<HashMap<u64, Arc<InFlight>>> {
+        &self.shards[(block % SHARDS as u64) as usize].reading
     }
 
     /// Number of block slots.
@@ -150,7 +163,7 @@ impl BlockCache {
 
     /// Blocks cached right now.
     pub fn len(&self) -> usize {
-        self.shards.iter().map(|s| lock(s).len()).sum()
+        self.shards.iter().map(|s| lock(&s.cached).len()).sum()
     }
 
     /// Whether nothing is cached.
@@ -190,7 +203,7 @@ impl BlockCache {
         let lookup = match found {
             Some(r) => Lookup::Hit(r),
             None => {
-                let mut reading = lock(&self.reading[block as usize % SHARDS]);
+                let mut reading = lock(self.reading(block));
                 match reading.get(&block) {
                     Some(f) => Lookup::Pending(Pending(f.clone())),
                     None => {
@@ -217,7 +230,7 @@ impl BlockCache {
     /// [`insert`](Self::insert) does and hands the block to everyone waiting for it.
     pub fn fulfil(&self, block: u64, data: BlockRef) -> BlockRef {
         let r = self.insert(block, data);
-        let waiting = lock(&self.reading[block as usize % SHARDS]).remove(&block);
+        let waiting = lock(self.reading(block)).remove(&block);
         if let Some(f) = waiting {
             f.settle(Some(r.clone()));
         }
@@ -226,7 +239,7 @@ impl BlockCache {
 
     /// Gives up a claim (the read failed or was never made): its waiters read it themselves.
     pub fn abandon(&self, block: u64) {
-        let waiting = lock(&self.reading[block as usize % SHARDS]).remove(&block);
+        let waiting = lock(self.reading(block)).remove(&block);
         if let Some(f) = waiting {
             f.settle(None);
         }
