@@ -9,7 +9,8 @@
 # DIR is a data directory holding graph NAME (e.g. bench/run.sh's WORK/data and r20). For each
 # algorithm and repeat, old then new run `PROFILE RUN ... LIMIT 1` in a fresh process with the
 # page cache dropped before each run (`echo 3 > /proc/sys/vm/drop_caches`, as root; --no-drop
-# skips it). Printed per binary: the median algorithm time, and blocks and bytes read (counters,
+# skips it). Printed per binary: the median algorithm time, the median CPU time of the whole
+# process (user + sys, from /usr/bin/time), and blocks and bytes read (counters,
 # the same in every run whatever the machine's load), and for the first run of each binary the
 # blocks read per iteration with the strategy. When fio is installed it measures the graph file
 # itself first: 1 MiB sequential reads at depth 8 and 4 KiB random reads at depth 32, O_DIRECT,
@@ -82,12 +83,13 @@ for A in $ALGOS; do
         pagerank) q="pagerank ON $GRAPH ITER $PR_ITER" ;;
         *) q="$A ON $GRAPH" ;;
     esac
-    declare -A times=() blocks=() bytes=()
+    declare -A times=() cpus=() blocks=() bytes=()
     for ((i = 0; i < REPEAT; i++)); do
         for side in old new; do
             bin="$OLD"; [ "$side" = new ] && bin="$NEW"
             drop
-            out="$("$bin" --data "$DATA" -c "SET threads = $THREADS; SET cache = $CB; SET mode = $MODE; PROFILE RUN $q LIMIT 1;" 2>/dev/null)"
+            out="$(/usr/bin/time -f "CPU %U %S" -o /tmp/ooc_ab_cpu.$$ "$bin" --data "$DATA" -c "SET threads = $THREADS; SET cache = $CB; SET mode = $MODE; PROFILE RUN $q LIMIT 1;" 2>/dev/null)"
+            cpu="$(awk '/^CPU/ { print $2 + $3 }' /tmp/ooc_ab_cpu.$$)"; rm -f /tmp/ooc_ab_cpu.$$
             parsed="$(echo "$out" | parse)"
             if [ "$i" = 0 ]; then
                 echo "# $A, $side, per iteration:"
@@ -95,14 +97,14 @@ for A in $ALGOS; do
             fi
             r="$(echo "$parsed" | sed -n 's/^SUM //p')"
             read -r t b y <<< "$r"
-            times[$side]="${times[$side]:-} $t"; blocks[$side]="$b"; bytes[$side]="$y"
+            times[$side]="${times[$side]:-} $t"; cpus[$side]="${cpus[$side]:-} $cpu"; blocks[$side]="$b"; bytes[$side]="$y"
         done
     done
-    echo "| algo | binary | median s | blocks read | bytes read | every run's s |"
-    echo "|---|---|---:|---:|---:|---|"
+    echo "| algo | binary | median s | process CPU s (user + sys) | blocks read | bytes read | every run's s |"
+    echo "|---|---|---:|---:|---:|---:|---|"
     for side in old new; do
-        awk -v a="$A" -v s="$side" -v t="$(echo "${times[$side]}" | median)" -v b="${blocks[$side]}" -v y="${bytes[$side]}" -v all="${times[$side]}" \
-            'BEGIN { printf "| %s | %s | %.3f | %d | %.1f MB | %s |\n", a, s, t, b, y / 1e6, all }'
+        awk -v a="$A" -v s="$side" -v t="$(echo "${times[$side]}" | median)" -v c="$(echo "${cpus[$side]}" | median)" -v b="${blocks[$side]}" -v y="${bytes[$side]}" -v all="${times[$side]}" \
+            'BEGIN { printf "| %s | %s | %.3f | %.2f | %d | %.1f MB | %s |\n", a, s, t, c, b, y / 1e6, all }'
     done
-    unset times blocks bytes
+    unset times cpus blocks bytes
 done

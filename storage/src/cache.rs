@@ -18,9 +18,10 @@
 //!   cycle; an abandoned claim (the reader failed) wakes its waiters, who then read the block
 //!   themselves. [`BlockCache::insert`] still adopts a copy another thread inserted first.
 
-use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+
+use rustc_hash::FxHashMap as HashMap;
 
 use crate::blockfile::format::BLOCK_SIZE;
 use crate::io::{AlignedBuf, IoCounters};
@@ -132,8 +133,8 @@ impl BlockCache {
         BlockCache {
             shards: (0..SHARDS)
                 .map(|_| Shard {
-                    cached: Mutex::new(HashMap::new()),
-                    reading: Mutex::new(HashMap::new()),
+                    cached: Mutex::new(HashMap::default()),
+                    reading: Mutex::new(HashMap::default()),
                 })
                 .collect(),
             slots,

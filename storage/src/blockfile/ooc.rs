@@ -19,11 +19,13 @@
 //!   so each needed block is read at most once per call, even with a cache of one block.
 //! - Every block read is checked against the file's block checksums before anyone sees it.
 
-use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
+use std::collections::{BTreeMap, VecDeque};
 use std::ops::Range;
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
+
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
 use crate::blockfile::format::{BLOCK_SIZE, SLOTS_PER_BLOCK};
 use crate::blockfile::list_budget::{try_filled, ListBudget};
@@ -386,13 +388,13 @@ impl<'s> Batch<'s> {
             jobs: Vec::new(),
             free: Vec::new(),
             live: 0,
-            waiting: HashMap::new(),
+            waiting: HashMap::default(),
             queue: VecDeque::new(),
             list_held: 0,
-            held: HashMap::new(),
+            held: HashMap::default(),
             wscratch: Vec::new(),
             cacheable_run: store.cache.slots() as u64 / 2,
-            claims: HashSet::new(),
+            claims: HashSet::default(),
             foreign: Vec::new(),
         }
     }
@@ -966,8 +968,8 @@ impl OutOfCoreStore {
             }
         };
         let mut loaded: BTreeMap<u64, Chunk> = BTreeMap::new();
-        let mut pending: HashMap<u64, Chunk> = HashMap::new();
-        let mut issued: HashSet<u64> = HashSet::new();
+        let mut pending: HashMap<u64, Chunk> = HashMap::default();
+        let mut issued: HashSet<u64> = HashSet::default();
         let mut next_issue = 0u64;
         let mut session = self.engine.session()?;
         let mut done: Vec<Completion> = Vec::new();
