@@ -74,7 +74,7 @@ parse() {
         p && /^iteration/ { h = 1; next }
         p && h && /^─/ { next }
         p && h && NF >= 8 { b += $5; s = $4; gsub(/ /, "", s); printf "  iteration %d: %s, %d blocks\n", $1, s, $5 }
-        END { printf "SUM %s %d %d\n", t, b, b * 4096 }'
+        END { printf "SUM %s %.0f %.0f\n", t, b, b * 4096 }'
 }
 
 for A in $ALGOS; do
@@ -104,7 +104,7 @@ for A in $ALGOS; do
     echo "|---|---|---:|---:|---:|---:|---|"
     for side in old new; do
         awk -v a="$A" -v s="$side" -v t="$(echo "${times[$side]}" | median)" -v c="$(echo "${cpus[$side]}" | median)" -v b="${blocks[$side]}" -v y="${bytes[$side]}" -v all="${times[$side]}" \
-            'BEGIN { printf "| %s | %s | %.3f | %.2f | %d | %.1f MB | %s |\n", a, s, t, c, b, y / 1e6, all }'
+            'BEGIN { printf "| %s | %s | %.3f | %.2f | %.0f | %.1f MB | %s |\n", a, s, t, c, b, y / 1e6, all }'
     done
     unset times cpus blocks bytes
 done

@@ -145,7 +145,7 @@ parse_profile() {
             if (t == "") { print "ERR"; exit }
             acc = hits + blocks
             rate = (acc > 0) ? hits / acc : 1
-            printf "%s %d %d %.4f %d\n", t, edges, blocks, rate, it
+            printf "%s %.0f %.0f %.4f %d\n", t, edges, blocks, rate, it
         }'
 }
 
@@ -189,7 +189,7 @@ run_cell() { # scale graph algo query cache_pct cache_bytes mode V E
         eps = (t > 0) ? edges / t : 0
         mbs = (t > 0) ? blocks * 4096 / t / 1e6 : 0
         pp = (seq > 0) ? 100 * mbs / seq : 0
-        printf "%s,%s,%s,%s,%s,%s,%s,%s,%.4f,%d,%.0f,%d,%.4f,%.1f,%.1f,%.1f,%d,%s\n", scale, nv, ne, algo, pct, cb, mode, st, t, edges, eps, blocks, rate, mbs, pp, rss / 1024, iters, budget
+        printf "%s,%s,%s,%s,%s,%s,%s,%s,%.4f,%.0f,%.0f,%.0f,%.4f,%.1f,%.1f,%.1f,%d,%s\n", scale, nv, ne, algo, pct, cb, mode, st, t, edges, eps, blocks, rate, mbs, pp, rss / 1024, iters, budget
     }' >> "$RESULTS"
 }
 
@@ -256,7 +256,7 @@ awk -F, -v base="$BASE_RSS_KB" 'NR == 1 { next }
         eps = $11; u = ""
         if (eps >= 1e9) { eps /= 1e9; u = " G" } else if (eps >= 1e6) { eps /= 1e6; u = " M" } else if (eps >= 1e3) { eps /= 1e3; u = " k" }
         ratio = ($18 > 0) ? sprintf("%.2f", (($16 - base / 1024) * 1.048576) / $18) : "-"
-        printf "| %s | %s | %s %% | %s | %.3f | %.1f%s | %d | %.1f %% | %.1f | %.0f %% | %.0f | %s | %s |\n", $1, $4, $5, $7, $9, eps, u, $12, 100 * $13, $14, $15, $16, $18, ratio
+        printf "| %s | %s | %s %% | %s | %.3f | %.1f%s | %.0f | %.1f %% | %.1f | %.0f %% | %.0f | %s | %s |\n", $1, $4, $5, $7, $9, eps, u, $12, 100 * $13, $14, $15, $16, $18, ratio
     }' "$RESULTS"
 echo
 echo "(results: $RESULTS)"
