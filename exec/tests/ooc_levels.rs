@@ -189,3 +189,39 @@ fn a_pull_level_reads_only_the_chunks_of_vertices_still_unvisited() {
         }
     }
 }
+
+#[test]
+fn auto_reads_a_push_level_needing_most_blocks_by_a_scan() {
+    let dir = tempfile::tempdir().unwrap();
+    let n = 30_000;
+    let path = write_sparse_graph(dir.path(), n, 6, 23);
+    let memory = run(
+        &MemoryStore::load(&path).unwrap(),
+        &AlgoCall::Bfs { source: 0 },
+        &RunConfig::with_threads(2),
+    )
+    .unwrap();
+    let depths = i64_col(&memory, "depth");
+    for threads in [1, 2] {
+        let store = OutOfCoreStore::open(&path, 64 << 10, &EngineOptions::default()).unwrap();
+        let t = run(
+            &store,
+            &AlgoCall::Bfs { source: 0 },
+            &RunConfig::with_threads(threads),
+        )
+        .unwrap();
+        assert_eq!(i64_col(&t, "depth"), depths);
+        let strategies: Vec<&str> = t.iterations.iter().map(|i| i.strategy).collect();
+        // The first level needs one block; a later sparse one touches most of them.
+        assert_eq!(strategies[0], "push", "{strategies:?}");
+        assert!(strategies.contains(&"scan push"), "{strategies:?}");
+        // Forced push never scans.
+        let cfg = RunConfig {
+            mode: Mode::Push,
+            ..RunConfig::with_threads(threads)
+        };
+        let forced = run(&store, &AlgoCall::Bfs { source: 0 }, &cfg).unwrap();
+        assert_eq!(i64_col(&forced, "depth"), depths);
+        assert!(forced.iterations.iter().all(|i| i.strategy == "push"));
+    }
+}
