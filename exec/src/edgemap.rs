@@ -416,7 +416,8 @@ impl<'c, 'a, S: GraphStore> EdgeMap<'c, 'a, S> {
         if !F::CLAIMS && self.seen.is_none() {
             self.seen = Some(AtomicBitmap::new(n));
         }
-        if may_scan && csr.is_none() {
+        // Memory nodes serve small reads as fast as large ones: the cost model is a disk's.
+        if may_scan && csr.is_none() && store.remote_attributes().is_none() {
             let needed = distinct_blocks(store, dir, &list);
             let total = store.shape().arcs.div_ceil(1024);
             if Strategy::scan_is_cheaper(needed, total) {
