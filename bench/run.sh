@@ -3,14 +3,15 @@
 #
 #   bench/run.sh [--quick] [--scales "18 20"] [--caches "100 25 3"] [--modes "auto push block pull"]
 #                [--algos "bfs pagerank wcc sssp"] [--threads 2] [--work DIR] [--timeout SECS]
-#                [--repeat N] [--calibrate] [--networkit | --no-networkit]
+#                [--repeat N] [--calibrate] [--networkit | --no-networkit] [--gapbs DIR]
 #
 # For every scale: generates a Graph500 R-MAT graph (edge factor 16, weighted edge list) with
 # `frontier gen rmat`, imports it UNDIRECTED (and UNDIRECTED WEIGHTED for sssp), then runs every
 # algorithm x cache (percent of the graph's block file) x EdgeMap mode as `PROFILE RUN ... LIMIT 1`
 # in a fresh process, and prints one row per run: the algorithm time (PROFILE's "algorithm X s",
 # which excludes loading the store and rendering rows), edges traversed per second, blocks read,
-# cache hit rate, device MB/s (blocks read x 4 KiB / algorithm time, and as % of the probed peak),
+# cache hit rate, device MB/s (blocks read x 4 KiB / algorithm time, and as % of the probed
+# sequential bandwidth of 1 MiB reads, the most any access pattern can get from the device),
 # and the process's peak RSS next to EXPLAIN's memory estimate (cache + per-vertex arrays) and their ratio.
 # With --repeat N each cell is run N times and the median time kept.
 #
@@ -18,6 +19,16 @@
 # already there; --calibrate forces a new one. With --networkit (default when the Python package
 # `networkit` imports) bench/networkit_compare.py times NetworKit on the same edge list and prints
 # ratios against the in-memory (cache 100 %, mode auto) rows.
+#
+# With --gapbs DIR (the GAP Benchmark Suite's sources, e.g. ../shared/peers/gapbs) its bfs, pr, cc
+# and sssp are compiled with `g++ -std=c++11 -O3 -fopenmp` into a temporary directory (removed at
+# exit; nothing of GAPBS enters this repository), the same edge list is converted to GAPBS's
+# format (`converter -sf ... -b`; for sssp a copy with integer weights 1-255 that frontier imports
+# too), and every kernel is timed in memory beside frontier: REPEAT rounds (5 when --repeat is
+# not given) of one frontier process then one GAPBS process (`-n 1`), medians, ratio
+# frontier / GAPBS. frontier's time is PROFILE's algorithm time, GAPBS's its trial time, both
+# without loading. PageRank runs 20 iterations in both (GAPBS `-i 20 -t 0`), sssp uses GAPBS's
+# delta-stepping with `-d 2`. `--caches ""` skips the out-of-core matrix.
 #
 # FRONTIER_BIN=path uses that binary instead of building `cargo build --release --bin frontier`.
 # --quick: scale 8, caches "100 3", modes "auto block", a tiny probe, no NetworKit (the smoke test).
@@ -33,6 +44,8 @@ THREADS=2
 WORK=""
 TIMEOUT=600
 REPEAT=1
+REPEAT_GIVEN=0
+GAPBS_SRC=""
 CALIBRATE=0
 NETWORKIT=auto
 QUICK=0
@@ -49,11 +62,12 @@ while [ $# -gt 0 ]; do
         --threads) THREADS="$2"; shift ;;
         --work) WORK="$2"; shift ;;
         --timeout) TIMEOUT="$2"; shift ;;
-        --repeat) REPEAT="$2"; shift ;;
+        --repeat) REPEAT="$2"; REPEAT_GIVEN=1; shift ;;
         --calibrate) CALIBRATE=1 ;;
         --networkit) NETWORKIT=yes ;;
         --no-networkit) NETWORKIT=no ;;
-        -h|--help) sed -n '2,25p' "$0"; exit 0 ;;
+        --gapbs) GAPBS_SRC="$2"; shift ;;
+        -h|--help) sed -n '2,35p' "$0"; exit 0 ;;
         *) echo "bench/run.sh: unknown argument $1 (see --help)" >&2; exit 2 ;;
     esac
     shift
@@ -96,10 +110,11 @@ fi
 json_field() { sed -n "s/.*\"$1\": *\"\{0,1\}\([^\",]*\)\"\{0,1\},\{0,1\}$/\1/p" "$DATA/device.json" | head -1; }
 IO_DEPTH="$(json_field io_depth)"
 PEAK_MB="$(json_field peak_mb_per_sec)"
+SEQ_MB="$(json_field seq_mb_per_sec)"
 ENGINE="$(sed -n 's/.*"engine": *"\([^"]*\)".*/\1/p' "$DATA/device.json" | head -1)"
 
 echo "# machine: $(nproc) cores, $(awk '/MemTotal/ {printf "%.1f GiB", $2/1048576}' /proc/meminfo) RAM, $(sed -n 's/^model name\s*: //p' /proc/cpuinfo | head -1)"
-echo "# device: io_depth $IO_DEPTH, peak $PEAK_MB MB/s of 4 KiB random reads ($ENGINE), from $DATA/device.json"
+echo "# device: io_depth $IO_DEPTH, 4 KiB random reads up to $PEAK_MB MB/s, 1 MiB sequential reads ${SEQ_MB:-(not probed: calibrate again)} MB/s ($ENGINE), from $DATA/device.json"
 echo "# threads $THREADS, repeat $REPEAT (median), timeout ${TIMEOUT}s per run, binary $BIN"
 
 # The idle process (binary, runtime, catalog): subtracted from peak RSS in "RSS / estimate".
@@ -110,7 +125,7 @@ fi
 echo "# idle process peak RSS: $((BASE_RSS_KB / 1024)) MiB (subtracted from peak RSS in the RSS / estimate column)"
 
 RESULTS="$WORK/results.csv"
-echo "scale,vertices,edges,algo,cache_pct,cache_bytes,mode,status,algo_s,edges_traversed,edges_per_s,blocks_read,hit_rate,dev_mb_s,dev_pct_peak,peak_rss_mb,iterations,budget_mb" > "$RESULTS"
+echo "scale,vertices,edges,algo,cache_pct,cache_bytes,mode,status,algo_s,edges_traversed,edges_per_s,blocks_read,hit_rate,dev_mb_s,dev_pct_seq,peak_rss_mb,iterations,budget_mb" > "$RESULTS"
 
 median() { tr ' ' '\n' | grep -v '^$' | sort -g | awk '{a[NR]=$1} END {if (NR==0) print ""; else if (NR%2) print a[(NR+1)/2]; else print (a[NR/2]+a[NR/2+1])/2}'; }
 
@@ -130,7 +145,7 @@ parse_profile() {
             if (t == "") { print "ERR"; exit }
             acc = hits + blocks
             rate = (acc > 0) ? hits / acc : 1
-            printf "%s %d %d %.4f %d\n", t, edges, blocks, rate, it
+            printf "%s %.0f %.0f %.4f %d\n", t, edges, blocks, rate, it
         }'
 }
 
@@ -169,12 +184,12 @@ run_cell() { # scale graph algo query cache_pct cache_bytes mode V E
     fi
     awk -v scale="$scale" -v nv="$nv" -v ne="$ne" -v algo="$algo" -v pct="$pct" -v cb="$cbytes" \
         -v mode="$mode" -v st="$status" -v t="$t" -v edges="$edges" -v blocks="$blocks" \
-        -v rate="$rate" -v rss="$rss" -v iters="$iters" -v peak="$PEAK_MB" -v budget="$budget" 'BEGIN {
+        -v rate="$rate" -v rss="$rss" -v iters="$iters" -v seq="$SEQ_MB" -v budget="$budget" 'BEGIN {
         if (st != "ok") { printf "%s,%s,%s,%s,%s,%s,%s,%s,,,,,,,,%.1f,,%s\n", scale, nv, ne, algo, pct, cb, mode, st, rss / 1024, budget; exit }
         eps = (t > 0) ? edges / t : 0
         mbs = (t > 0) ? blocks * 4096 / t / 1e6 : 0
-        pp = (peak > 0) ? 100 * mbs / peak : 0
-        printf "%s,%s,%s,%s,%s,%s,%s,%s,%.4f,%d,%.0f,%d,%.4f,%.1f,%.1f,%.1f,%d,%s\n", scale, nv, ne, algo, pct, cb, mode, st, t, edges, eps, blocks, rate, mbs, pp, rss / 1024, iters, budget
+        pp = (seq > 0) ? 100 * mbs / seq : 0
+        printf "%s,%s,%s,%s,%s,%s,%s,%s,%.4f,%.0f,%.0f,%.0f,%.4f,%.1f,%.1f,%.1f,%d,%s\n", scale, nv, ne, algo, pct, cb, mode, st, t, edges, eps, blocks, rate, mbs, pp, rss / 1024, iters, budget
     }' >> "$RESULTS"
 }
 
@@ -229,21 +244,23 @@ for S in $SCALES; do
     done
 done
 
+if [ -n "${CACHES// /}" ]; then
 echo
 echo "## frontier: algorithm time (PROFILE), $THREADS threads"
 echo
 awk -F, -v base="$BASE_RSS_KB" 'NR == 1 { next }
-    BEGIN { print "| scale | algo | cache | mode | time s | edges/s | blocks read | hit rate | device MB/s | % of peak | peak RSS MB | estimate MB | RSS / estimate |"
+    BEGIN { print "| scale | algo | cache | mode | time s | edges/s | blocks read | hit rate | device MB/s | % of sequential | peak RSS MB | estimate MB | RSS / estimate |"
             print "|---:|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|" }
     {
         if ($8 != "ok") { printf "| %s | %s | %s %% | %s | %s | | | | | | %s |\n", $1, $4, $5, $7, $8, $16; next }
         eps = $11; u = ""
         if (eps >= 1e9) { eps /= 1e9; u = " G" } else if (eps >= 1e6) { eps /= 1e6; u = " M" } else if (eps >= 1e3) { eps /= 1e3; u = " k" }
         ratio = ($18 > 0) ? sprintf("%.2f", (($16 - base / 1024) * 1.048576) / $18) : "-"
-        printf "| %s | %s | %s %% | %s | %.3f | %.1f%s | %d | %.1f %% | %.1f | %.0f %% | %.0f | %s | %s |\n", $1, $4, $5, $7, $9, eps, u, $12, 100 * $13, $14, $15, $16, $18, ratio
+        printf "| %s | %s | %s %% | %s | %.3f | %.1f%s | %.0f | %.1f %% | %.1f | %.0f %% | %.0f | %s | %s |\n", $1, $4, $5, $7, $9, eps, u, $12, 100 * $13, $14, $15, $16, $18, ratio
     }' "$RESULTS"
 echo
 echo "(results: $RESULTS)"
+fi
 
 # ---- NetworKit ---------------------------------------------------------------------------
 if [ "$NETWORKIT" = auto ]; then
@@ -257,4 +274,78 @@ if [ "$NETWORKIT" = yes ]; then
             --threads "$THREADS" --iterations "$PR_ITER" --frontier-csv "$RESULTS" --repeat "$REPEAT" \
             $(case " $ALGOS " in *" sssp "*) echo --sssp ;; esac)
     done
+fi
+
+# ---- GAPBS -------------------------------------------------------------------------------
+if [ -n "$GAPBS_SRC" ]; then
+    [ -f "$GAPBS_SRC/src/bfs.cc" ] || { echo "bench/run.sh: --gapbs $GAPBS_SRC holds no src/bfs.cc" >&2; exit 2; }
+    GREPEAT="$REPEAT"
+    [ "$REPEAT_GIVEN" = 1 ] || GREPEAT=5
+    GBIN="$(mktemp -d "${TMPDIR:-/tmp}/frontier-gapbs.XXXXXX")"
+    trap 'rm -rf "$GBIN"' EXIT
+    for P in bfs pr cc sssp converter; do
+        echo "# building GAPBS $P: g++ -std=c++11 -O3 -fopenmp $GAPBS_SRC/src/$P.cc -o $GBIN/$P" >&2
+        g++ -std=c++11 -O3 -fopenmp "$GAPBS_SRC/src/$P.cc" -o "$GBIN/$P"
+    done
+    # One GAPBS trial: its "Trial Time" (the kernel alone).
+    gapbs_time() { OMP_NUM_THREADS="$THREADS" timeout "$TIMEOUT" "$@" 2>&1 | awk '/^Trial Time:/ { print $3; exit }'; }
+    # One frontier run in memory: PROFILE's algorithm time.
+    frontier_time() { # graph query
+        local fb; read -r fb _ <<< "$(graph_stats "$1")"
+        timeout "$TIMEOUT" "$BIN" --data "$DATA" -c "SET threads = $THREADS; SET cache = $fb; PROFILE RUN $2 LIMIT 1;" 2>/dev/null |
+            parse_profile | awk '$1 != "ERR" { print $1 }'
+    }
+    GRESULTS="$WORK/gapbs.csv"
+    echo "scale,kernel,frontier_s,gapbs_s,ratio,frontier_runs,gapbs_runs" > "$GRESULTS"
+    for S in $SCALES; do
+        EL="$WORK/rmat-$S.el"
+        SRC="$(awk 'NR == 1 { print $1; exit }' "$EL")"
+        # GAPBS's edge list reader takes "u v" (and "u v w" with integer weights).
+        if [ ! -s "$WORK/rmat-$S.sg" ]; then
+            awk '{ print $1, $2 }' "$EL" > "$WORK/rmat-$S.gapbs.el"
+            "$GBIN/converter" -sf "$WORK/rmat-$S.gapbs.el" -b "$WORK/rmat-$S.sg" >&2
+            rm -f "$WORK/rmat-$S.gapbs.el"
+        fi
+        WEL="$WORK/rmat-$S.wel"
+        if [ ! -s "$WEL" ]; then
+            awk '{ w = int($3 * 255); if (w < 1) w = 1; if (w > 255) w = 255; print $1, $2, w }' "$EL" > "$WEL.tmp"
+            mv "$WEL.tmp" "$WEL"
+        fi
+        if [ ! -s "$WORK/rmat-$S.wsg" ]; then
+            "$GBIN/converter" -sf "$WEL" -wb "$WORK/rmat-$S.wsg" >&2
+        fi
+        GI="rwi$S"
+        if [ -z "$(graph_stats "$GI")" ]; then
+            echo "# importing $GI: CREATE OR REPLACE GRAPH $GI FROM '$WEL' FORMAT edgelist UNDIRECTED WEIGHTED;" >&2
+            "$BIN" --data "$DATA" -c "CREATE OR REPLACE GRAPH $GI FROM '$WEL' FORMAT edgelist UNDIRECTED WEIGHTED;" >&2
+        fi
+        for K in bfs pr cc sssp; do
+            case "$K" in
+                bfs) fg="r$S"; fq="bfs ON r$S FROM $SRC"; gq=("$GBIN/bfs" -f "$WORK/rmat-$S.sg" -n 1 -r "$SRC") ;;
+                pr) fg="r$S"; fq="pagerank ON r$S ITER 20"; gq=("$GBIN/pr" -f "$WORK/rmat-$S.sg" -n 1 -i 20 -t 0) ;;
+                cc) fg="r$S"; fq="wcc ON r$S"; gq=("$GBIN/cc" -f "$WORK/rmat-$S.sg" -n 1) ;;
+                sssp) fg="$GI"; fq="sssp ON $GI FROM $SRC"; gq=("$GBIN/sssp" -f "$WORK/rmat-$S.wsg" -n 1 -r "$SRC" -d 2) ;;
+            esac
+            [ -n "$(graph_stats "$fg")" ] || { echo "# no graph $fg: skipping $K" >&2; continue; }
+            ft=""; gt=""
+            for ((i = 0; i < GREPEAT; i++)); do
+                echo "# scale $S $K round $((i + 1))/$GREPEAT: frontier, then GAPBS" >&2
+                ft="$ft $(frontier_time "$fg" "$fq")"
+                gt="$gt $(gapbs_time "${gq[@]}")"
+            done
+            fm="$(echo "$ft" | median)"; gm="$(echo "$gt" | median)"
+            awk -v s="$S" -v k="$K" -v f="$fm" -v g="$gm" -v fr="$ft" -v gr="$gt" 'BEGIN {
+                r = (f != "" && g > 0) ? sprintf("%.2f", f / g) : ""
+                gsub(/^ +| +$/, "", fr); gsub(/^ +| +$/, "", gr)
+                printf "%s,%s,%s,%s,%s,%s,%s\n", s, k, f, g, r, fr, gr }' >> "$GRESULTS"
+        done
+    done
+    echo
+    echo "## frontier in memory beside GAPBS ($THREADS threads, medians of $GREPEAT interleaved runs)"
+    echo
+    echo "| scale | kernel | frontier s | GAPBS s | frontier / GAPBS |"
+    echo "|---:|---|---:|---:|---:|"
+    awk -F, 'NR > 1 { printf "| %s | %s | %s | %s | %s |\n", $1, $2, $3, $4, $5 }' "$GRESULTS"
+    echo
+    echo "(results: $GRESULTS; every run's time in its last two columns)"
 fi

@@ -67,15 +67,19 @@ enum Tool {
         node_id: u16,
     },
     /// Probe the device under the data directory (4 KiB O_DIRECT random reads at depths
-    /// 1..256) and store its concurrency as the default `io_depth` in DIR/device.json
+    /// 1..256 and sequential 1 MiB reads, two submitting threads, medians of several samples
+    /// after a warm-up) and store its concurrency as the default `io_depth` in DIR/device.json
     Calibrate {
         /// Data directory to probe and to write device.json into
         /// [default: $FRONTIER_DATA, else ./frontier-data]
         #[arg(long, value_name = "DIR")]
         dir: Option<PathBuf>,
-        /// Seconds of reads at each depth
+        /// Seconds of reads at each depth (split into the samples)
         #[arg(long, default_value_t = 1.0)]
         seconds: f64,
+        /// Samples per figure; the median is kept
+        #[arg(long, default_value_t = 5)]
+        samples: u32,
         /// Size of the temporary probe file, in MiB
         #[arg(long, default_value_t = 1024)]
         file_mib: u64,
@@ -129,6 +133,7 @@ fn main() -> ExitCode {
         Some(Tool::Calibrate {
             dir,
             seconds,
+            samples,
             file_mib,
             depths,
         }) => {
@@ -136,7 +141,7 @@ fn main() -> ExitCode {
                 .or_else(|| cli.data.clone())
                 .or_else(|| std::env::var_os("FRONTIER_DATA").map(PathBuf::from))
                 .unwrap_or_else(|| PathBuf::from("frontier-data"));
-            return calibrate(&dir, seconds, file_mib, &depths);
+            return calibrate(&dir, seconds, samples, file_mib, &depths);
         }
         None => {}
     }
@@ -284,7 +289,13 @@ fn memnode(
     }
 }
 
-fn calibrate(dir: &std::path::Path, seconds: f64, file_mib: u64, depths: &str) -> ExitCode {
+fn calibrate(
+    dir: &std::path::Path,
+    seconds: f64,
+    samples: u32,
+    file_mib: u64,
+    depths: &str,
+) -> ExitCode {
     let depths: Result<Vec<u32>, _> = depths
         .split(',')
         .filter(|d| !d.trim().is_empty())
@@ -301,17 +312,30 @@ fn calibrate(dir: &std::path::Path, seconds: f64, file_mib: u64, depths: &str) -
         eprintln!("error: --seconds: expected a number of seconds in (0, 600]");
         return ExitCode::from(2);
     }
+    if !(1..=100).contains(&samples) {
+        eprintln!("error: --samples: expected a number of samples in 1..=100");
+        return ExitCode::from(2);
+    }
     if let Err(e) = std::fs::create_dir_all(dir) {
         eprintln!("error: {}: {e}", dir.display());
         return ExitCode::from(1);
     }
     let file_bytes = file_mib.max(1).saturating_mul(1 << 20);
+    let opts = storage::io::ProbeOptions {
+        depths,
+        file_bytes,
+        seconds_per_depth: seconds,
+        samples,
+        ..storage::io::ProbeOptions::default()
+    };
     eprintln!(
-        "probing {} with a {} MiB file, {seconds} s per depth ...",
+        "probing {} with a {} MiB file, {seconds} s per depth in {samples} samples, {} \
+         submitting threads ...",
         dir.display(),
-        file_bytes >> 20
+        file_bytes >> 20,
+        opts.submitters
     );
-    let report = match storage::io::probe_device(dir, &depths, file_bytes, seconds) {
+    let report = match storage::io::probe_device(dir, &opts) {
         Ok(r) => r,
         Err(e) => {
             eprintln!("error: {e}");
@@ -327,38 +351,38 @@ fn calibrate(dir: &std::path::Path, seconds: f64, file_mib: u64, depths: &str) -
             " (not O_DIRECT: figures include the page cache)"
         }
     );
-    println!("{:>6} {:>12} {:>10}", "depth", "reads/s", "MB/s");
+    println!("random 4 KiB reads (median of {} samples):", report.samples);
+    println!(
+        "{:>6} {:>12} {:>10} {:>8} {:>14}",
+        "depth", "reads/s", "MB/s", "spread", "CPU us/read"
+    );
     for r in &report.results {
         println!(
-            "{:>6} {:>12.0} {:>10.1}",
-            r.depth, r.reads_per_sec, r.mb_per_sec
+            "{:>6} {:>12.0} {:>10.1} {:>7.0}% {:>14.1}",
+            r.depth,
+            r.reads_per_sec,
+            r.mb_per_sec,
+            100.0 * r.spread,
+            r.cpu_us_per_read
         );
     }
+    let seq = &report.sequential;
     println!(
-        "concurrency (saturation depth): {}; peak {:.0} reads/s = {:.1} MB/s",
+        "sequential {} KiB reads, depth {}: {:.1} MB/s (spread {:.0}%, {:.1} CPU us/read)",
+        seq.read_bytes >> 10,
+        seq.depth,
+        seq.mb_per_sec,
+        100.0 * seq.spread,
+        seq.cpu_us_per_read
+    );
+    println!(
+        "concurrency (saturation depth): {}; random-read peak {:.0} reads/s = {:.1} MB/s",
         report.saturation_depth, report.peak_reads_per_sec, report.peak_mb_per_sec
     );
-    let results: Vec<String> = report
-        .results
-        .iter()
-        .map(|r| {
-            format!(
-                "    {{\"depth\": {}, \"reads_per_sec\": {:.1}, \"mb_per_sec\": {:.2}}}",
-                r.depth, r.reads_per_sec, r.mb_per_sec
-            )
-        })
-        .collect();
-    let text = format!(
-        "{{\n  \"io_depth\": {},\n  \"peak_reads_per_sec\": {:.1},\n  \"peak_mb_per_sec\": {:.2},\n  \"engine\": \"{}\",\n  \"direct\": {},\n  \"file_bytes\": {},\n  \"seconds_per_depth\": {},\n  \"results\": [\n{}\n  ]\n}}\n",
-        report.saturation_depth,
-        report.peak_reads_per_sec,
-        report.peak_mb_per_sec,
-        json_escape(&report.engine),
-        report.direct,
-        report.file_bytes,
-        seconds,
-        results.join(",\n")
-    );
+    for w in &report.warnings {
+        eprintln!("warning: {w}");
+    }
+    let text = device_json(&report, seconds);
     let path = dir.join("device.json");
     let tmp = dir.join("device.json.tmp");
     if let Err(e) = std::fs::write(&tmp, text).and_then(|()| std::fs::rename(&tmp, &path)) {
@@ -371,6 +395,48 @@ fn calibrate(dir: &std::path::Path, seconds: f64, file_mib: u64, depths: &str) -
         report.saturation_depth
     );
     ExitCode::SUCCESS
+}
+
+/// DATA/device.json: the probe's figures (the engine reads `io_depth`; bench/run.sh and cost
+/// models read the rest).
+fn device_json(report: &storage::io::ProbeReport, seconds: f64) -> String {
+    let results: Vec<String> = report
+        .results
+        .iter()
+        .map(|r| {
+            format!(
+                "    {{\"depth\": {}, \"reads_per_sec\": {:.1}, \"mb_per_sec\": {:.2}, \"spread\": {:.3}, \"cpu_us_per_read\": {:.2}}}",
+                r.depth, r.reads_per_sec, r.mb_per_sec, r.spread, r.cpu_us_per_read
+            )
+        })
+        .collect();
+    let seq = &report.sequential;
+    let warnings: Vec<String> = report
+        .warnings
+        .iter()
+        .map(|w| format!("\"{}\"", json_escape(w)))
+        .collect();
+    format!(
+        "{{\n  \"io_depth\": {},\n  \"peak_reads_per_sec\": {:.1},\n  \"peak_mb_per_sec\": {:.2},\n  \"seq_mb_per_sec\": {:.2},\n  \"seq_read_bytes\": {},\n  \"seq_depth\": {},\n  \"seq_cpu_us_per_read\": {:.2},\n  \"engine\": \"{}\",\n  \"direct\": {},\n  \"file_bytes\": {},\n  \"seconds_per_depth\": {},\n  \"samples\": {},\n  \"submitters\": {},\n  \"load_before\": {:.2},\n  \"load_after\": {:.2},\n  \"cores\": {},\n  \"warnings\": [{}],\n  \"results\": [\n{}\n  ]\n}}\n",
+        report.saturation_depth,
+        report.peak_reads_per_sec,
+        report.peak_mb_per_sec,
+        seq.mb_per_sec,
+        seq.read_bytes,
+        seq.depth,
+        seq.cpu_us_per_read,
+        json_escape(&report.engine),
+        report.direct,
+        report.file_bytes,
+        seconds,
+        report.samples,
+        report.submitters,
+        report.load_before,
+        report.load_after,
+        report.cores,
+        warnings.join(", "),
+        results.join(",\n")
+    )
 }
 
 /// Escapes `s` for a JSON string literal.

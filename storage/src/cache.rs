@@ -10,12 +10,18 @@
 //! - Eviction sweeps the clock at most twice round; when every slot is pinned (tiny caches) the
 //!   insert gives up and the caller keeps its block privately for as long as it needs it. No
 //!   caller ever waits for a slot, so a cache of one block cannot deadlock.
-//! - Two threads missing the same block at once may both read it; the second insert finds the
-//!   first and adopts it. (Waiting for another thread's read would tie sessions together.)
+//! - An in-flight table makes concurrent misses of one block share one read:
+//!   [`BlockCache::get_or_claim`] answers a hit, a *claim* (this caller reads the block and must
+//!   [`fulfil`](BlockCache::fulfil) or [`abandon`](BlockCache::abandon) it), or a [`Pending`]
+//!   read of another caller to collect when it lands. A caller only ever blocks on a pending
+//!   read once all its own claims are fulfilled, so claims cannot wait on each other in a
+//!   cycle; an abandoned claim (the reader failed) wakes its waiters, who then read the block
+//!   themselves. [`BlockCache::insert`] still adopts a copy another thread inserted first.
 
-use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+
+use rustc_hash::FxHashMap as HashMap;
 
 use crate::blockfile::format::BLOCK_SIZE;
 use crate::io::{AlignedBuf, IoCounters};
@@ -37,9 +43,64 @@ struct Slot {
     referenced: AtomicBool,
 }
 
+/// The outcome of one read that other callers wait for: `None` while reading, then the block,
+/// or `Some(None)` when the reader gave up.
+#[derive(Default)]
+struct InFlight {
+    state: Mutex<Option<Option<BlockRef>>>,
+    landed: Condvar,
+}
+
+impl InFlight {
+    fn settle(&self, outcome: Option<BlockRef>) {
+        *lock(&self.state) = Some(outcome);
+        self.landed.notify_all();
+    }
+}
+
+/// Another caller's read of a block this caller wants.
+#[derive(Clone)]
+pub struct Pending(Arc<InFlight>);
+
+impl Pending {
+    /// The block once the read has landed (`Some(Some(block))`), `Some(None)` when its reader
+    /// abandoned it (read it yourself), `None` while it is still being read.
+    pub fn poll(&self) -> Option<Option<BlockRef>> {
+        lock(&self.0.state).clone()
+    }
+
+    /// Waits until the read has landed or was abandoned.
+    pub fn wait(&self) -> Option<BlockRef> {
+        let mut state = lock(&self.0.state);
+        loop {
+            if let Some(outcome) = state.as_ref() {
+                return outcome.clone();
+            }
+            state = self.0.landed.wait(state).unwrap_or_else(|e| e.into_inner());
+        }
+    }
+}
+
+/// What [`BlockCache::get_or_claim`] found.
+pub enum Lookup {
+    /// Cached: the block, pinned.
+    Hit(BlockRef),
+    /// Nobody has it or is reading it: the caller reads it, then fulfils or abandons the claim.
+    Claimed,
+    /// Another caller is reading it.
+    Pending(Pending),
+}
+
+/// One shard of the map: the cached blocks and, apart, the blocks being read.
+struct Shard {
+    cached: Mutex<HashMap<u64, Entry>>,
+    /// Blocks claimed by a reader and not yet fulfilled.
+    reading: Mutex<HashMap<u64, Arc<InFlight>>>,
+}
+
 /// A concurrent cache of 4 KiB blocks keyed by absolute block number.
 pub struct BlockCache {
-    shards: Vec<Mutex<HashMap<u64, Entry>>>,
+    shards: Vec<Shard>,
     slots: Vec<Slot>,
     hand: AtomicUsize,
     capacity_bytes: u64,
@@ -70,7 +131,12 @@ impl BlockCache {
             })
             .collect();
         BlockCache {
-            shards: (0..SHARDS).map(|_| Mutex::new(HashMap::new())).collect(),
+            shards: (0..SHARDS)
+                .map(|_| Shard {
+                    cached: Mutex::new(HashMap::default()),
+                    reading: Mutex::new(HashMap::default()),
+                })
+                .collect(),
             slots,
             hand: AtomicUsize::new(0),
             capacity_bytes,
@@ -79,7 +145,11 @@ impl BlockCache {
     }
 
     fn shard(&self, block: u64) -> &Mutex<HashMap<u64, Entry>> {
-        &self.shards[(block % SHARDS as u64) as usize]
+        &self.shards[(block % SHARDS as u64) as usize].cached
+    }
+
+    fn reading(&self, block: u64) -> &Mutex<HashMap<u64, Arc<InFlight>>> {
+        &self.shards[(block % SHARDS as u64) as usize].reading
     }
 
     /// Number of block slots.
@@ -94,7 +164,7 @@ impl BlockCache {
 
     /// Blocks cached right now.
     pub fn len(&self) -> usize {
-        self.shards.iter().map(|s| lock(s).len()).sum()
+        self.shards.iter().map(|s| lock(&s.cached).len()).sum()
     }
 
     /// Whether nothing is cached.
@@ -118,6 +188,62 @@ impl BlockCache {
         };
         ctr.fetch_add(1, Ordering::Relaxed);
         found
+    }
+
+    /// The block if cached (a hit), else the read another caller has in flight for it (counted
+    /// as a hit: no read is needed), else a claim: the caller must read the block and then
+    /// [`fulfil`](Self::fulfil) or [`abandon`](Self::abandon) the claim (a miss).
+    pub fn get_or_claim(&self, block: u64) -> Lookup {
+        let found = {
+            let shard = lock(self.shard(block));
+            shard.get(&block).map(|e| {
+                self.slots[e.slot].referenced.store(true, Ordering::Relaxed);
+                e.data.clone()
+            })
+        };
+        let lookup = match found {
+            Some(r) => Lookup::Hit(r),
+            None => {
+                let mut reading = lock(self.reading(block));
+                match reading.get(&block) {
+                    Some(f) => Lookup::Pending(Pending(f.clone())),
+                    None => {
+                        // It may have landed between the two lookups.
+                        if let Some(e) = lock(self.shard(block)).get(&block) {
+                            Lookup::Hit(e.data.clone())
+                        } else {
+                            reading.insert(block, Arc::default());
+                            Lookup::Claimed
+                        }
+                    }
+                }
+            }
+        };
+        let ctr = match lookup {
+            Lookup::Claimed => &self.counters.cache_misses,
+            _ => &self.counters.cache_hits,
+        };
+        ctr.fetch_add(1, Ordering::Relaxed);
+        lookup
+    }
+
+    /// Completes a claim with the block read (and checked): offers it to the cache as
+    /// [`insert`](Self::insert) does and hands the block to everyone waiting for it.
+    pub fn fulfil(&self, block: u64, data: BlockRef) -> BlockRef {
+        let r = self.insert(block, data);
+        let waiting = lock(self.reading(block)).remove(&block);
+        if let Some(f) = waiting {
+            f.settle(Some(r.clone()));
+        }
+        r
+    }
+
+    /// Gives up a claim (the read failed or was never made): its waiters read it themselves.
+    pub fn abandon(&self, block: u64) {
+        let waiting = lock(self.reading(block)).remove(&block);
+        if let Some(f) = waiting {
+            f.settle(None);
+        }
     }
 
     /// Whether `block` is cached (no counting, no pinning).
@@ -218,6 +344,45 @@ mod tests {
         drop(p1);
         c.insert(50, block(50));
         assert!(c.contains(50) && !c.contains(1) && c.contains(2));
+    }
+
+    #[test]
+    fn concurrent_misses_share_one_claim() {
+        let c = cache(4);
+        assert!(matches!(c.get_or_claim(9), Lookup::Claimed));
+        let Lookup::Pending(p) = c.get_or_claim(9) else {
+            panic!("a second miss must wait for the first read");
+        };
+        assert!(p.poll().is_none());
+        let waiter = std::thread::scope(|s| {
+            let h = s.spawn(|| p.wait());
+            let r = c.fulfil(9, block(9));
+            let got = h.join().unwrap().expect("landed");
+            assert!(Arc::ptr_eq(&got, &r));
+            got
+        });
+        assert_eq!(waiter.as_bytes()[0], 9);
+        assert!(matches!(c.get_or_claim(9), Lookup::Hit(_)));
+        let s = c.counters.snapshot();
+        assert_eq!((s.cache_hits, s.cache_misses), (2, 1));
+    }
+
+    #[test]
+    fn an_abandoned_claim_wakes_its_waiters_and_can_be_claimed_again() {
+        let c = cache(0);
+        assert!(matches!(c.get_or_claim(3), Lookup::Claimed));
+        let Lookup::Pending(p) = c.get_or_claim(3) else {
+            panic!("pending expected");
+        };
+        c.abandon(3);
+        assert!(p.wait().is_none());
+        assert!(matches!(c.get_or_claim(3), Lookup::Claimed));
+        // A cache of no slots still hands the block to the waiters.
+        let Lookup::Pending(p) = c.get_or_claim(3) else {
+            panic!("pending expected");
+        };
+        c.fulfil(3, block(3));
+        assert_eq!(p.poll().unwrap().unwrap().as_bytes()[0], 3);
     }
 
     #[test]

@@ -161,6 +161,28 @@ pub trait GraphStore: Send + Sync {
     where
         F: FnMut(u32, &[u32], Option<&[f64]>);
 
+    /// As [`GraphStore::scan_lists`], but visits only the vertices of `range` that `want`
+    /// accepts (asked once per vertex), so a store can skip reading what only the others need:
+    /// a pull level reads just the lists of vertices that still want updates.
+    fn scan_lists_where<W, F>(
+        &self,
+        dir: Direction,
+        range: Range<u32>,
+        want_weights: bool,
+        want: W,
+        mut visit: F,
+    ) -> Result<(), StoreError>
+    where
+        W: Fn(u32) -> bool,
+        F: FnMut(u32, &[u32], Option<&[f64]>),
+    {
+        self.scan_lists(dir, range, want_weights, |v, ns, ws| {
+            if want(v) {
+                visit(v, ns, ws)
+            }
+        })
+    }
+
     /// The whole adjacency as slices, when the store holds it in memory.
     fn csr(&self, _dir: Direction) -> Option<CsrView<'_>> {
         None

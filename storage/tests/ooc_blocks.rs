@@ -274,3 +274,100 @@ fn a_scan_reads_each_block_once_even_when_packing_reaches_far_back() {
         "each block read once"
     );
 }
+
+#[test]
+fn concurrent_callers_share_each_block_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let n = 6000;
+    let adj = random_adjacency(n, 2, 31);
+    let path = write_graph(dir.path(), "g", &adj, true, true);
+    let file = GraphFile::open(&path).unwrap();
+    let all: Vec<u32> = (0..n).collect();
+    for prefer in [EnginePreference::Auto, EnginePreference::Pread] {
+        for order in [FetchOrder::AsGiven, FetchOrder::ByBlock] {
+            for weights in [false, true] {
+                // A cache that keeps every block, so any block read twice was read by two
+                // callers at once.
+                let ooc = OutOfCoreStore::open(
+                    &path,
+                    64 << 20,
+                    &EngineOptions {
+                        depth: 8,
+                        prefer,
+                        ..EngineOptions::default()
+                    },
+                )
+                .unwrap();
+                let start = std::sync::Barrier::new(3);
+                std::thread::scope(|s| {
+                    for t in 0..3u32 {
+                        let (ooc, all, start) = (&ooc, &all, &start);
+                        s.spawn(move || {
+                            // Each caller walks the lists from a different point.
+                            let mut vs = all.clone();
+                            vs.rotate_left((t * n / 3) as usize);
+                            start.wait();
+                            let got = fetch(ooc, Direction::Out, &vs, order, weights);
+                            assert_eq!(got.len(), n as usize);
+                        });
+                    }
+                });
+                assert_eq!(
+                    ooc.io_stats().blocks_read as usize,
+                    needed_blocks(&file, Direction::Out, &all, weights),
+                    "{prefer:?} {order:?} weights {weights}"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn a_filtered_scan_reads_only_the_chunks_its_wanted_lists_need() {
+    let dir = tempfile::tempdir().unwrap();
+    let n = 6000;
+    let adj = random_adjacency(n, 2, 41);
+    let path = write_graph(dir.path(), "g", &adj, true, false);
+    let file = GraphFile::open(&path).unwrap();
+    let wanted = 4000..4100u32;
+    // A cache under 1 MiB scans in chunks of 16 blocks.
+    let chunk = 16u64;
+    let ooc = OutOfCoreStore::open(&path, 64 << 10, &EngineOptions::default()).unwrap();
+    let mut seen = Vec::new();
+    ooc.scan_lists_where(
+        Direction::Out,
+        0..n,
+        false,
+        |v| wanted.contains(&v),
+        |v, ns, _| {
+            let want: Vec<u32> = adj[v as usize].iter().map(|x| x.0).collect();
+            assert_eq!(ns, &want[..], "list of {v}");
+            seen.push(v);
+        },
+    )
+    .unwrap();
+    assert_eq!(seen, wanted.clone().collect::<Vec<_>>());
+    // The chunks (of the scan's grid, from the first block a wanted list uses) holding them.
+    let idx = file.vertex_index(Direction::Out);
+    let spb = SLOTS_PER_BLOCK as u64;
+    let spans: Vec<(u64, u64)> = wanted
+        .clone()
+        .filter(|&v| idx.degrees[v as usize] > 0)
+        .map(|v| {
+            let (s, d) = (idx.starts[v as usize], idx.degrees[v as usize] as u64);
+            (s / spb, (s + d - 1) / spb)
+        })
+        .collect();
+    let lo = spans.iter().map(|s| s.0).min().unwrap();
+    let chunks: BTreeSet<u64> = spans
+        .iter()
+        .flat_map(|&(a, b)| (a - lo) / chunk..=(b - lo) / chunk)
+        .collect();
+    let read = ooc.io_stats().blocks_read;
+    let all = needed_blocks(&file, Direction::Out, &(0..n).collect::<Vec<_>>(), false) as u64;
+    assert!(
+        read <= chunks.len() as u64 * chunk && read < all / 4,
+        "{read} blocks read for {} chunks of {chunk} (the whole section: {all})",
+        chunks.len()
+    );
+}

@@ -19,17 +19,19 @@
 //!   so each needed block is read at most once per call, even with a cache of one block.
 //! - Every block read is checked against the file's block checksums before anyone sees it.
 
-use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
+use std::collections::{BTreeMap, VecDeque};
 use std::ops::Range;
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
+
 use crate::blockfile::format::{BLOCK_SIZE, SLOTS_PER_BLOCK};
 use crate::blockfile::keys::VertexKeys;
 use crate::blockfile::list_budget::{try_filled, ListBudget};
 use crate::blockfile::open::{GraphFile, VertexIndex};
-use crate::cache::{BlockCache, BlockRef};
+use crate::cache::{BlockCache, BlockRef, Lookup, Pending};
 use crate::error::{Result, StoreError};
 use crate::io::{
     AlignedBuf, BufPool, Completion, EngineOptions, IoCounters, IoEngine, ReadRequest, Session,
@@ -354,6 +356,10 @@ struct Batch<'s> {
     wscratch: Vec<f64>,
     /// Cache the blocks of multi-block runs up to this many blocks.
     cacheable_run: u64,
+    /// Blocks this call claimed in the cache's in-flight table and has not yet fulfilled.
+    claims: HashSet<u64>,
+    /// Blocks other callers are reading for this call's jobs.
+    foreign: Vec<(u64, Pending)>,
 }
 
 /// Tag bit: insert the read's blocks into the cache.
@@ -379,8 +385,12 @@ impl PendingRead {
 
 impl Drop for Batch<'_> {
     fn drop(&mut self) {
-        // A call that stops early (an error) still hands back its lists' budget.
+        // A call that stops early (an error) still hands back its lists' budget, and lets
+        // whoever waits for its reads read those blocks themselves.
         self.store.lists.give(self.list_held);
+        for &b in &self.claims {
+            self.store.cache.abandon(b);
+        }
     }
 }
 
@@ -393,20 +403,84 @@ impl<'s> Batch<'s> {
             jobs: Vec::new(),
             free: Vec::new(),
             live: 0,
-            waiting: HashMap::new(),
+            waiting: HashMap::default(),
             queue: VecDeque::new(),
             list_held: 0,
-            held: HashMap::new(),
+            held: HashMap::default(),
             wscratch: Vec::new(),
             cacheable_run: store.cache.slots() as u64 / 2,
+            claims: HashSet::default(),
+            foreign: Vec::new(),
         }
     }
 
-    fn lookup(&mut self, b: u64) -> Option<BlockRef> {
-        if let Some((_, r)) = self.held.get(&b) {
-            return Some(r.clone());
+    /// Looks `b` up in the cache; with `claim`, a miss claims the block in the cache's in-flight
+    /// table (or finds another caller's read of it). Without, a miss is `Claimed` unregistered.
+    fn lookup(&mut self, b: u64, claim: bool) -> Lookup {
+        if !claim {
+            return self.store.cache.get(b).map_or(Lookup::Claimed, Lookup::Hit);
         }
-        self.store.cache.get(b)
+        let found = self.store.cache.get_or_claim(b);
+        if matches!(found, Lookup::Claimed) {
+            self.claims.insert(b);
+        }
+        found
+    }
+
+    /// Offers a block this call read to the cache, completing its claim when it made one.
+    fn offer(&mut self, b: u64, r: BlockRef) -> BlockRef {
+        if self.claims.remove(&b) {
+            self.store.cache.fulfil(b, r)
+        } else {
+            self.store.cache.insert(b, r)
+        }
+    }
+
+    /// Collects the blocks other callers have read for this call: with `wait`, waits for one
+    /// first (called only when this call has nothing of its own in flight or queued, so every
+    /// claim it holds is fulfilled and no two callers can wait for each other).
+    fn collect_foreign<F>(&mut self, wait: bool, visit: &mut F) -> Result<()>
+    where
+        F: FnMut(u32, &[u32], Option<&[f64]>),
+    {
+        if wait {
+            if let Some((b, p)) = self.foreign.pop() {
+                let got = p.wait();
+                self.foreign_landed(b, got, visit)?;
+            }
+        }
+        let mut i = 0;
+        while i < self.foreign.len() {
+            match self.foreign[i].1.poll() {
+                None => i += 1,
+                Some(got) => {
+                    let (b, _) = self.foreign.swap_remove(i);
+                    self.foreign_landed(b, got, visit)?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Another caller's read of `b` landed (`Some`) or was abandoned (`None`: read it here).
+    fn foreign_landed<F>(&mut self, b: u64, got: Option<BlockRef>, visit: &mut F) -> Result<()>
+    where
+        F: FnMut(u32, &[u32], Option<&[f64]>),
+    {
+        if let Some(r) = got {
+            return self.arrived(b, Some(r), None, false, visit);
+        }
+        match self.lookup(b, true) {
+            Lookup::Hit(r) => self.arrived(b, Some(r), None, false, visit),
+            Lookup::Pending(p) => {
+                self.foreign.push((b, p));
+                Ok(())
+            }
+            Lookup::Claimed => {
+                self.request(b, 1, true);
+                Ok(())
+            }
+        }
     }
 
     fn request(&mut self, first: u64, count: u64, cache: bool) {
@@ -497,19 +571,38 @@ impl<'s> Batch<'s> {
         let mut run: Option<(u64, u64)> = None;
         let cache_run = small || blocks.len() as u64 <= self.cacheable_run;
         for b in blocks {
-            if let Some(r) = self.lookup(b) {
+            if let Some((_, r)) = self.held.get(&b) {
+                let r = r.clone();
                 deliver(&mut job, &self.lay, b, Some(&r), r.as_bytes());
                 self.hold_if_tail(&job, b, &r);
                 continue;
             }
-            job.remaining += 1;
             if let Some(w) = self.waiting.get_mut(&b) {
+                job.remaining += 1;
                 w.push(id);
                 if let Some((f, c)) = run.take() {
                     self.request(f, c, cache_run);
                 }
                 continue;
             }
+            match self.lookup(b, cache_run) {
+                Lookup::Hit(r) => {
+                    deliver(&mut job, &self.lay, b, Some(&r), r.as_bytes());
+                    self.hold_if_tail(&job, b, &r);
+                    continue;
+                }
+                Lookup::Pending(p) => {
+                    job.remaining += 1;
+                    self.waiting.insert(b, vec![id]);
+                    self.foreign.push((b, p));
+                    if let Some((f, c)) = run.take() {
+                        self.request(f, c, cache_run);
+                    }
+                    continue;
+                }
+                Lookup::Claimed => {}
+            }
+            job.remaining += 1;
             self.waiting.insert(b, vec![id]);
             run = match run {
                 Some((f, c)) if f + c == b && c < MAX_READ_BLOCKS => Some((f, c + 1)),
@@ -574,7 +667,7 @@ impl<'s> Batch<'s> {
         if count == 1 {
             let mut r = Arc::new(c.buf);
             if cache_it {
-                r = self.store.cache.insert(first, r);
+                r = self.offer(first, r);
             }
             return self.arrived(first, Some(r), None, cache_it, visit);
         }
@@ -612,11 +705,7 @@ impl<'s> Batch<'s> {
                 let mut own = AlignedBuf::new(1);
                 own.as_bytes_mut().copy_from_slice(bytes);
                 let own = Arc::new(own);
-                r = Some(if cache_it {
-                    self.store.cache.insert(b, own)
-                } else {
-                    own
-                });
+                r = Some(if cache_it { self.offer(b, own) } else { own });
             }
         }
         for j in waiters {
@@ -794,13 +883,19 @@ impl OutOfCoreStore {
             }
             if session.in_flight() == 0 {
                 if b.queue.is_empty() {
-                    break;
+                    if b.foreign.is_empty() {
+                        break;
+                    }
+                    b.collect_foreign(true, &mut visit)?;
                 }
                 continue;
             }
             session.wait(|c| done.push(c))?;
             for c in done.drain(..) {
                 b.complete(c, &mut visit)?;
+            }
+            if !b.foreign.is_empty() {
+                b.collect_foreign(false, &mut visit)?;
             }
         }
         if b.live != 0 || cursor < vertices.len() {
@@ -813,16 +908,19 @@ impl OutOfCoreStore {
         Ok(())
     }
 
-    /// The body of `scan_lists`: the range's edge blocks in 1 MiB reads, a few in flight,
-    /// lists visited in vertex order.
-    fn scan<F>(
+    /// The body of `scan_lists` and `scan_lists_where`: the edge blocks of the wanted vertices
+    /// of the range in reads of up to 1 MiB, a few in flight, lists visited in vertex order. A
+    /// chunk no wanted vertex needs is never read.
+    fn scan<W, F>(
         &self,
         dir: Direction,
         range: Range<u32>,
         want_weights: bool,
+        want: W,
         mut visit: F,
     ) -> Result<()>
     where
+        W: Fn(u32) -> bool,
         F: FnMut(u32, &[u32], Option<&[f64]>),
     {
         if range.is_empty() {
@@ -831,10 +929,11 @@ impl OutOfCoreStore {
         self.check_vertex(range.end - 1)?;
         let lay = self.lay(dir, want_weights);
         let want_w = lay.w0.is_some();
+        let wanted: Vec<u32> = range.filter(|&v| want(v)).collect();
         // The block span of the range (first-fit packing keeps it close to vertex order).
         let mut lo = u64::MAX;
         let mut hi = 0u64;
-        for v in range.clone() {
+        for &v in &wanted {
             let s = lay.span(v);
             if s.deg > 0 {
                 lo = lo.min(s.e_first);
@@ -842,7 +941,7 @@ impl OutOfCoreStore {
             }
         }
         if lo == u64::MAX {
-            for v in range {
+            for &v in &wanted {
                 visit(v, &[], want_w.then_some(&[]));
             }
             return Ok(());
@@ -858,7 +957,7 @@ impl OutOfCoreStore {
         // How many lists of the range still need each chunk: a chunk is read only if some list
         // needs it and released as soon as the last one is visited.
         let mut uses = vec![0u32; chunks as usize];
-        for v in range.clone() {
+        for &v in &wanted {
             let s = lay.span(v);
             if s.deg > 0 {
                 for c in chunk_of(s.e_first)..=chunk_of(s.e_last) {
@@ -884,8 +983,8 @@ impl OutOfCoreStore {
             }
         };
         let mut loaded: BTreeMap<u64, Chunk> = BTreeMap::new();
-        let mut pending: HashMap<u64, Chunk> = HashMap::new();
-        let mut issued: HashSet<u64> = HashSet::new();
+        let mut pending: HashMap<u64, Chunk> = HashMap::default();
+        let mut issued: HashSet<u64> = HashSet::default();
         let mut next_issue = 0u64;
         let mut session = self.engine.session()?;
         let mut done: Vec<Completion> = Vec::new();
@@ -938,7 +1037,7 @@ impl OutOfCoreStore {
             Ok(())
         };
 
-        for v in range {
+        for &v in &wanted {
             let s = lay.span(v);
             if s.deg == 0 {
                 visit(v, &[], want_w.then_some(&[]));
@@ -1142,7 +1241,22 @@ impl GraphStore for OutOfCoreStore {
     where
         F: FnMut(u32, &[u32], Option<&[f64]>),
     {
-        self.scan(dir, range, want_weights, visit)
+        self.scan(dir, range, want_weights, |_| true, visit)
+    }
+
+    fn scan_lists_where<W, F>(
+        &self,
+        dir: Direction,
+        range: Range<u32>,
+        want_weights: bool,
+        want: W,
+        visit: F,
+    ) -> Result<(), StoreError>
+    where
+        W: Fn(u32) -> bool,
+        F: FnMut(u32, &[u32], Option<&[f64]>),
+    {
+        self.scan(dir, range, want_weights, want, visit)
     }
 
     fn edge_block(&self, dir: Direction, v: u32) -> u64 {

@@ -18,6 +18,7 @@
 
 pub mod aligned;
 pub mod pread_pool;
+pub mod probe;
 #[cfg(target_os = "linux")]
 pub mod uring;
 
@@ -26,9 +27,9 @@ use std::os::unix::fs::{FileExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::Arc;
-use std::time::Instant;
 
 pub use aligned::{AlignedBuf, BufPool};
+pub use probe::{probe_device, DepthResult, ProbeOptions, ProbeReport, SequentialResult};
 
 use crate::blockfile::format::BLOCK_SIZE;
 use crate::error::{Result, StoreError};
@@ -451,170 +452,6 @@ impl Drop for Session<'_> {
     }
 }
 
-/// Throughput at one I/O depth.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct DepthResult {
-    /// Reads kept in flight.
-    pub depth: u32,
-    /// 4 KiB reads completed per second.
-    pub reads_per_sec: f64,
-    /// The same in MB/s (10^6 bytes).
-    pub mb_per_sec: f64,
-}
-
-/// What `frontier calibrate` learns about a device.
-#[derive(Debug, Clone, PartialEq)]
-pub struct ProbeReport {
-    /// The engine probed, e.g. `io_uring, O_DIRECT`.
-    pub engine: String,
-    /// Whether the reads bypassed the page cache (if not, the figures measure memory).
-    pub direct: bool,
-    /// Size of the probe file (larger than the page cache is best, though O_DIRECT bypasses it).
-    pub file_bytes: u64,
-    /// One entry per depth probed, in the order given.
-    pub results: Vec<DepthResult>,
-    /// The smallest depth after which throughput rises by no more than 10%.
-    pub saturation_depth: u32,
-    /// The best throughput seen, in reads/s.
-    pub peak_reads_per_sec: f64,
-    /// The best throughput seen, in MB/s.
-    pub peak_mb_per_sec: f64,
-}
-
-/// Removes the probe file however the probe ends.
-struct RemoveOnDrop(PathBuf);
-impl Drop for RemoveOnDrop {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_file(&self.0);
-    }
-}
-
-/// Measures random 4 KiB read throughput of the device under `dir` at each of `depths`: writes
-/// a temporary file of `file_bytes` (rounded up to 1 MiB, at least 1 MiB) and reads random
-/// blocks through the engine for `seconds_per_depth` each. The file is removed afterwards.
-/// The saturation depth tells the planner how much depth is worth keeping in flight.
-pub fn probe_device(
-    dir: &Path,
-    depths: &[u32],
-    file_bytes: u64,
-    seconds_per_depth: f64,
-) -> Result<ProbeReport> {
-    const MIB: u64 = 1 << 20;
-    if depths.is_empty() {
-        return Err(StoreError::Other("probe_device: no depths to probe".into()));
-    }
-    let bytes = file_bytes.max(MIB).div_ceil(MIB) * MIB;
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.subsec_nanos())
-        .unwrap_or(0);
-    let path = dir.join(format!(".frontier-probe-{}-{nanos}", std::process::id()));
-    let _guard = RemoveOnDrop(path.clone());
-    {
-        use std::io::Write;
-        let f = File::create(&path).map_err(|e| StoreError::io(&path, e))?;
-        let mut w = std::io::BufWriter::with_capacity(MIB as usize, f);
-        let mut chunk = vec![0u8; MIB as usize];
-        let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
-        for _ in 0..bytes / MIB {
-            for c in chunk.chunks_exact_mut(8) {
-                x ^= x << 13;
-                x ^= x >> 7;
-                x ^= x << 17;
-                c.copy_from_slice(&x.to_le_bytes());
-            }
-            w.write_all(&chunk).map_err(|e| StoreError::io(&path, e))?;
-        }
-        let f = w
-            .into_inner()
-            .map_err(|e| StoreError::io(&path, e.into_error()))?;
-        f.sync_all().map_err(|e| StoreError::io(&path, e))?;
-    }
-    let blocks = bytes / BLOCK_SIZE as u64;
-    let mut results = Vec::new();
-    let mut engine_name = String::new();
-    let mut direct = false;
-    let mut rng: u64 = 0x2545_F491_4F6C_DD1D ^ nanos as u64;
-    for &d in depths {
-        let d = d.max(1);
-        let engine = IoEngine::open(
-            &path,
-            &EngineOptions {
-                depth: d,
-                ..EngineOptions::default()
-            },
-            Arc::new(IoCounters::default()),
-        )?;
-        engine_name = engine.describe();
-        direct = engine.direct();
-        let mut s = engine.session()?;
-        let start = Instant::now();
-        let mut reads: u64 = 0;
-        let mut free: Vec<AlignedBuf> = (0..d).map(|_| AlignedBuf::new(1)).collect();
-        let mut failed = None;
-        loop {
-            let elapsed = start.elapsed().as_secs_f64();
-            let stop = elapsed >= seconds_per_depth;
-            while !stop && s.has_room() {
-                let Some(buf) = free.pop() else { break };
-                rng ^= rng << 13;
-                rng ^= rng >> 7;
-                rng ^= rng << 17;
-                let offset = (rng % blocks) * BLOCK_SIZE as u64;
-                s.submit(ReadRequest {
-                    tag: 0,
-                    offset,
-                    buf,
-                })?;
-            }
-            if s.in_flight() == 0 {
-                break;
-            }
-            s.wait(|c| {
-                if let Err(e) = c.result {
-                    failed.get_or_insert(e);
-                }
-                reads += 1;
-                free.push(c.buf);
-            })?;
-            if let Some(e) = failed.take() {
-                return Err(StoreError::io(&path, e));
-            }
-        }
-        let secs = start.elapsed().as_secs_f64().max(1e-9);
-        let rps = reads as f64 / secs;
-        results.push(DepthResult {
-            depth: d,
-            reads_per_sec: rps,
-            mb_per_sec: rps * BLOCK_SIZE as f64 / 1e6,
-        });
-    }
-    let mut saturation_depth = results[results.len() - 1].depth;
-    for i in 0..results.len() {
-        let best_later = results[i + 1..]
-            .iter()
-            .map(|r| r.reads_per_sec)
-            .fold(0.0f64, f64::max);
-        if best_later <= results[i].reads_per_sec * 1.10 {
-            saturation_depth = results[i].depth;
-            break;
-        }
-    }
-    let peak = results
-        .iter()
-        .map(|r| r.reads_per_sec)
-        .fold(0.0f64, f64::max);
-    Ok(ProbeReport {
-        engine: engine_name,
-        direct,
-        file_bytes: bytes,
-        results,
-        saturation_depth,
-        peak_reads_per_sec: peak,
-        peak_mb_per_sec: peak * BLOCK_SIZE as f64 / 1e6,
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -822,17 +659,5 @@ mod tests {
             err.to_string().contains("/nonexistent/graph.frontier"),
             "{err}"
         );
-    }
-
-    #[test]
-    fn probe_reports_every_depth() {
-        let dir = tempfile::tempdir().unwrap();
-        let r = probe_device(dir.path(), &[1, 4], 1 << 20, 0.05).unwrap();
-        assert_eq!(r.results.len(), 2);
-        assert!(r.results.iter().all(|d| d.reads_per_sec > 0.0));
-        assert!([1, 4].contains(&r.saturation_depth));
-        assert!(r.peak_mb_per_sec > 0.0);
-        // The probe file is gone.
-        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
     }
 }

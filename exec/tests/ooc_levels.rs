@@ -1,0 +1,229 @@
+//! Out of core, a traversal level reads each block it needs at most once, whatever the cache
+//! size: blocks read (a deterministic counter) against the distinct blocks of the level's
+//! frontier, and results equal to the in-memory run.
+
+mod common;
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+use common::{i64_col, Lcg};
+use exec::algorithms::call;
+use exec::{run, RunConfig};
+use planner::Mode;
+use storage::blockfile::format::SLOTS_PER_BLOCK;
+use storage::blockfile::memory::MemoryStore;
+use storage::blockfile::ooc::OutOfCoreStore;
+use storage::blockfile::open::GraphFile;
+use storage::blockfile::writer::{write_graph_file, GraphFileContents, ListWriter};
+use storage::io::EngineOptions;
+use storage::Direction;
+
+/// An undirected graph of `n` vertices, every list far shorter than a block (so a list lies in
+/// one block), written as a block file.
+fn write_sparse_graph(dir: &Path, n: u32, degree: u64, seed: u64) -> PathBuf {
+    let mut rng = Lcg(seed);
+    let mut adj: Vec<BTreeSet<u32>> = vec![BTreeSet::new(); n as usize];
+    for v in 0..n {
+        for _ in 0..rng.below(2 * degree) {
+            let u = rng.below(n as u64) as u32;
+            adj[v as usize].insert(u);
+            adj[u as usize].insert(v);
+        }
+    }
+    write_undirected(dir, &adj)
+}
+
+/// A band: `v` is joined to `v + 1 ..= v + width`, so BFS from 0 visits the ids in order and
+/// the vertices still unvisited at a level are the highest ids.
+fn write_band_graph(dir: &Path, n: u32, width: u32) -> PathBuf {
+    let mut adj: Vec<BTreeSet<u32>> = vec![BTreeSet::new(); n as usize];
+    for v in 0..n {
+        for u in v + 1..=(v + width).min(n - 1) {
+            adj[v as usize].insert(u);
+            adj[u as usize].insert(v);
+        }
+    }
+    write_undirected(dir, &adj)
+}
+
+fn write_undirected(dir: &Path, adj: &[BTreeSet<u32>]) -> PathBuf {
+    let n = adj.len() as u32;
+    let mut w = ListWriter::new(dir, "sparse-out", n, false).unwrap();
+    for (v, l) in adj.iter().enumerate() {
+        let ns: Vec<u32> = l.iter().copied().collect();
+        assert!(ns.len() < SLOTS_PER_BLOCK / 4);
+        w.push(v as u32, &ns, None).unwrap();
+    }
+    let out = w.finish().unwrap();
+    let arcs: u64 = adj.iter().map(|l| l.len() as u64).sum();
+    let dest = dir.join("sparse.frontier");
+    write_graph_file(
+        &dest,
+        &GraphFileContents {
+            identity: storage::blockfile::format::FileIdentity::new(
+                "sparse",
+                1,
+                "test adjacency",
+                storage::catalog::StorageKind::Blockfile,
+            ),
+            ids: (0..n as u64).collect(),
+            keys: None,
+            edges: arcs / 2,
+            directed: false,
+            weighted: false,
+            out,
+            inn: None,
+        },
+    )
+    .unwrap();
+    dest
+}
+
+/// The distinct edge blocks holding the lists of `vs`.
+fn blocks_of(file: &GraphFile, vs: &[u32]) -> usize {
+    let idx = file.vertex_index(Direction::Out);
+    let spb = SLOTS_PER_BLOCK as u64;
+    vs.iter()
+        .filter(|&&v| idx.degrees[v as usize] > 0)
+        .map(|&v| idx.starts[v as usize] / spb)
+        .collect::<BTreeSet<u64>>()
+        .len()
+}
+
+#[test]
+fn a_push_level_reads_each_block_at_most_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let n = 30_000;
+    let path = write_sparse_graph(dir.path(), n, 6, 11);
+    let file = GraphFile::open(&path).unwrap();
+    let memory = run(
+        &MemoryStore::load(&path).unwrap(),
+        &call("bfs").from(0),
+        &RunConfig::with_threads(2),
+    )
+    .unwrap();
+    let depths = i64_col(&memory, "depth");
+    // A cache of a few blocks: a block evicted between two of its vertices would be re-read.
+    for cache in [4096u64, 8 << 10, 64 << 10] {
+        for threads in [1, 2] {
+            let store = OutOfCoreStore::open(
+                &path,
+                cache,
+                &EngineOptions {
+                    depth: 8,
+                    ..EngineOptions::default()
+                },
+            )
+            .unwrap();
+            let cfg = RunConfig {
+                mode: Mode::Push,
+                ..RunConfig::with_threads(threads)
+            };
+            let t = run(&store, &call("bfs").from(0), &cfg).unwrap();
+            assert_eq!(i64_col(&t, "depth"), depths, "cache {cache}");
+            assert!(t.iterations.len() > 3);
+            for it in &t.iterations {
+                let level: Vec<u32> = (0..n)
+                    .filter(|&v| depths[v as usize] == Some(it.iteration as i64))
+                    .collect();
+                assert_eq!(it.active, level.len() as u64);
+                let needed = blocks_of(&file, &level) as u64;
+                assert!(
+                    it.blocks_read <= needed,
+                    "cache {cache}, {threads} threads, level {}: {} blocks read, {needed} needed",
+                    it.iteration,
+                    it.blocks_read
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn a_pull_level_reads_only_the_chunks_of_vertices_still_unvisited() {
+    let dir = tempfile::tempdir().unwrap();
+    let n = 6000;
+    let path = write_band_graph(dir.path(), n, 100);
+    let file = GraphFile::open(&path).unwrap();
+    let memory = run(
+        &MemoryStore::load(&path).unwrap(),
+        &call("bfs").from(0),
+        &RunConfig::with_threads(2),
+    )
+    .unwrap();
+    let depths = i64_col(&memory, "depth");
+    let idx = file.vertex_index(Direction::Out);
+    let spb = SLOTS_PER_BLOCK as u64;
+    let blocks = |v: u32| {
+        let s = idx.starts[v as usize];
+        (s / spb, (s + idx.degrees[v as usize] as u64 - 1) / spb)
+    };
+    // A cache of 4 MiB (the file is larger): scans read chunks of 64 blocks, one partial chunk
+    // at each end of a worker's range at most.
+    let cache = 4 << 20;
+    assert!(std::fs::metadata(&path).unwrap().len() > cache);
+    let slack = 2 * 64 * 2;
+    for threads in [1, 2] {
+        let store = OutOfCoreStore::open(&path, cache, &EngineOptions::default()).unwrap();
+        let cfg = RunConfig {
+            mode: Mode::Pull,
+            ..RunConfig::with_threads(threads)
+        };
+        let t = run(&store, &call("bfs").from(0), &cfg).unwrap();
+        assert_eq!(i64_col(&t, "depth"), depths);
+        assert!(t.iterations.len() > 20);
+        for it in &t.iterations {
+            // The blocks from the first to the last that an unvisited vertex's list uses.
+            let unvisited: Vec<(u64, u64)> = (0..n)
+                .filter(|&v| depths[v as usize].is_none_or(|d| d > it.iteration as i64))
+                .map(blocks)
+                .collect();
+            let lo = unvisited.iter().map(|b| b.0).min().unwrap_or(0);
+            let hi = unvisited.iter().map(|b| b.1).max().unwrap_or(0);
+            let tail = hi + 1 - lo;
+            assert!(
+                it.blocks_read <= tail + slack,
+                "{threads} threads, level {}: {} blocks read, the unvisited lists lie in {tail}",
+                it.iteration,
+                it.blocks_read
+            );
+        }
+    }
+}
+
+#[test]
+fn auto_reads_a_push_level_needing_most_blocks_by_a_scan() {
+    let dir = tempfile::tempdir().unwrap();
+    let n = 30_000;
+    let path = write_sparse_graph(dir.path(), n, 6, 23);
+    let memory = run(
+        &MemoryStore::load(&path).unwrap(),
+        &call("bfs").from(0),
+        &RunConfig::with_threads(2),
+    )
+    .unwrap();
+    let depths = i64_col(&memory, "depth");
+    for threads in [1, 2] {
+        let store = OutOfCoreStore::open(&path, 64 << 10, &EngineOptions::default()).unwrap();
+        let t = run(
+            &store,
+            &call("bfs").from(0),
+            &RunConfig::with_threads(threads),
+        )
+        .unwrap();
+        assert_eq!(i64_col(&t, "depth"), depths);
+        let strategies: Vec<&str> = t.iterations.iter().map(|i| i.strategy).collect();
+        // The first level needs one block; a later sparse one touches most of them.
+        assert_eq!(strategies[0], "push", "{strategies:?}");
+        assert!(strategies.contains(&"scan push"), "{strategies:?}");
+        // Forced push never scans.
+        let cfg = RunConfig {
+            mode: Mode::Push,
+            ..RunConfig::with_threads(threads)
+        };
+        let forced = run(&store, &call("bfs").from(0), &cfg).unwrap();
+        assert_eq!(i64_col(&forced, "depth"), depths);
+        assert!(forced.iterations.iter().all(|i| i.strategy == "push"));
+    }
+}
