@@ -292,6 +292,13 @@ t = pa.table({
 pq.write_table(t, sys.argv[1])
 b = pa.table({"src": pa.array([b"x", b"y"], pa.binary()), "dst": pa.array([b"y", b"z"], pa.binary())})
 pq.write_table(b, sys.argv[2])
+# pandas categoricals: dictionary-encoded strings, read back as dictionaries.
+c = pa.table({
+    "src": pa.array(["p", "q", "p", None]).dictionary_encode(),
+    "dst": pa.array(["q", "r", "r", "p"]).dictionary_encode(),
+})
+pq.write_table(c, sys.argv[3])
+assert pa.types.is_dictionary(pq.read_table(sys.argv[3]).schema.field("src").type)
 "#;
 
 #[test]
@@ -300,11 +307,13 @@ fn parquet_string_columns_load_as_keys_and_bad_rows_can_be_skipped() {
     let data = work.path().join("data");
     let file = work.path().join("people.parquet");
     let binary = work.path().join("binary.parquet");
+    let categorical = work.path().join("categorical.parquet");
     let out = std::process::Command::new("python3")
         .arg("-c")
         .arg(PARQUET)
         .arg(&file)
         .arg(&binary)
+        .arg(&categorical)
         .output()
         .expect("python3 runs");
     assert!(
@@ -356,6 +365,17 @@ fn parquet_string_columns_load_as_keys_and_bad_rows_can_be_skipped() {
         ),
     );
     assert_eq!(got.len(), 3);
+    let got = rows(
+        &data,
+        &format!(
+            "CREATE GRAPH c FROM '{}' ON ERROR skip; RUN bfs ON c FROM 'p' ORDER BY vertex;",
+            categorical.display()
+        ),
+    );
+    assert_eq!(
+        got,
+        [["p", "0"], ["q", "1"], ["r", "1"]].map(|r| r.map(str::to_string).to_vec())
+    );
     let err = fails(
         &data,
         &format!("CREATE GRAPH i FROM '{}' KEYS integer;", file.display()),

@@ -1,5 +1,6 @@
 //! Parquet edge files via the arrow reader: `src`/`dst` key columns, integer (any signed or
-//! unsigned width) or string (Utf8, LargeUtf8, Binary and their views: string keys), and an
+//! unsigned width) or string (Utf8, LargeUtf8, Binary and their views: string keys), plain or
+//! dictionary-encoded (pandas categoricals), and an
 //! optional float weight column. Columns are chosen by name, defaulting to the first two (and
 //! third). A negative or null key or a bad weight is an error naming the row, or with
 //! `ON ERROR skip` a skipped row.
@@ -49,6 +50,8 @@ fn holds_strings(t: &DataType) -> Option<bool> {
         | DataType::Binary
         | DataType::LargeBinary
         | DataType::BinaryView => Some(true),
+        // Dictionary-encoded (pandas categoricals): what the dictionary holds.
+        DataType::Dictionary(_, values) => holds_strings(values),
         _ => None,
     }
 }
@@ -87,6 +90,21 @@ fn key_column<'a>(col: &'a dyn Array) -> KeyColumn<'a> {
         DataType::Binary => bytes!(col.as_binary::<i32>()),
         DataType::LargeBinary => bytes!(col.as_binary::<i64>()),
         DataType::BinaryView => bytes!(col.as_binary_view()),
+        DataType::Dictionary(_, _) => {
+            let dict = col.as_any_dictionary();
+            let index = dict.normalized_keys();
+            let valid = move |i: usize| !col.is_null(i);
+            match key_column(dict.values().as_ref()) {
+                KeyColumn::Strings(get) => {
+                    KeyColumn::Strings(Box::new(move |i| valid(i).then(|| get(index[i])).flatten()))
+                }
+                KeyColumn::Integers(v) => KeyColumn::Integers(
+                    (0..col.len())
+                        .map(|i| valid(i).then(|| v[index[i]]).flatten())
+                        .collect(),
+                ),
+            }
+        }
         // Refused by the schema check before any batch is read.
         _ => KeyColumn::Integers(vec![None; col.len()]),
     }
