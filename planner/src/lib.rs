@@ -3,6 +3,8 @@
 
 pub mod blocking;
 pub mod check;
+pub mod columns;
+pub mod condition;
 pub mod error;
 pub mod explain;
 pub mod plan;
@@ -10,7 +12,8 @@ pub mod registry;
 pub mod settings;
 pub mod suggest;
 
-pub use check::{estimate_memory, plan_run, unknown_graph, MemoryEstimate, RunPlan};
+pub use check::{estimate_memory, plan_run, unknown_graph, CallPlan, MemoryEstimate, RunPlan};
+pub use columns::OutputColumn;
 pub use error::PlanError;
 pub use explain::{explain, ReaderInfo};
 pub use plan::{AlgoCall, Mode};
