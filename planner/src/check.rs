@@ -537,6 +537,19 @@ fn unknown_param(spec: &AlgorithmSpec, key: &Ident) -> PlanError {
             Some("from")
         })
         .collect();
+    // `LIMT 5` reads as a parameter: a clause keyword it resembles is the likelier intent.
+    const CLAUSES: [&str; 8] = ["WHERE", "ORDER", "LIMIT", "OFFSET", "YIELD", "RETURN", "INTO", "ITER"];
+    let clause = crate::suggest::nearest(&key.name, CLAUSES)
+        .filter(|_| crate::suggest::nearest(&key.name, names.iter().copied()).is_none());
+    if let Some(clause) = clause {
+        return PlanError::new(
+            key.pos,
+            format!(
+                "unknown parameter `{}` for {} (did you mean the clause {clause}?)",
+                key.name, spec.name
+            ),
+        );
+    }
     let hint = if key.name.eq_ignore_ascii_case("from") {
         String::new()
     } else if spec.params.is_empty() {
