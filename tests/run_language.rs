@@ -17,7 +17,9 @@ fn graph_file(dir: &Path) -> std::path::PathBuf {
     let mut lines = String::new();
     let mut x: u64 = 12345;
     let mut next = |n: u64| {
-        x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        x = x
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
         (x >> 33) % n
     };
     for (first, size, edges) in [(0u64, 60u64, 200), (100, 25, 60), (200, 8, 12)] {
@@ -166,27 +168,72 @@ fn each_clause_names_its_fault() {
     let d = tempfile::tempdir().unwrap();
     let data = created(d.path());
     for (statement, wanted) in [
-        ("RUN wcc, randomwalk ON g;", vec!["-c:1:10:", "cannot be joined"]),
-        ("RUN pagerank, pagerank ON g;", vec!["-c:1:15:", "appears twice", "AS"]),
+        (
+            "RUN wcc, randomwalk ON g;",
+            vec!["-c:1:10:", "cannot be joined"],
+        ),
+        (
+            "RUN pagerank, pagerank ON g;",
+            vec!["-c:1:15:", "appears twice", "AS"],
+        ),
         (
             "RUN pagerank AS a, pagerank AS b ON g ORDER BY rank;",
             vec!["-c:1:48:", "ambiguous: write a.rank or b.rank"],
         ),
-        ("RUN pagerank, wcc ON g ITER 3;", vec!["-c:1:24:", "after its name"]),
-        ("RUN pagerank ON g WHERE rnak > 1;", vec!["-c:1:25:", "did you mean `rank`"]),
-        ("RUN pagerank ON g\nWHERE rank > 'high';", vec!["-c:2:14:", "not one"]),
-        ("RUN pagerank ON g WHERE rank AND vertex = 1;", vec!["-c:1:25:", "`AND` needs conditions"]),
-        ("RUN pagerank ON g WHERE rank + 1;", vec!["-c:1:25:", "WHERE needs a condition"]),
-        ("RUN pagerank ON g WHERE rank > ;", vec!["-c:1:32:", "a column, number or string"]),
-        ("RUN pagerank ON g YIELD vertex YIELD rank;", vec!["-c:1:32:", "given twice"]),
-        ("RUN pagerank ON g YIELD score;", vec!["-c:1:25:", "no column `score`"]),
-        ("RUN pagerank ON g ORDER BY rank, rank;", vec!["-c:1:34:", "given twice"]),
+        (
+            "RUN pagerank, wcc ON g ITER 3;",
+            vec!["-c:1:24:", "after its name"],
+        ),
+        (
+            "RUN pagerank ON g WHERE rnak > 1;",
+            vec!["-c:1:25:", "did you mean `rank`"],
+        ),
+        (
+            "RUN pagerank ON g\nWHERE rank > 'high';",
+            vec!["-c:2:14:", "not one"],
+        ),
+        (
+            "RUN pagerank ON g WHERE rank AND vertex = 1;",
+            vec!["-c:1:25:", "`AND` needs conditions"],
+        ),
+        (
+            "RUN pagerank ON g WHERE rank + 1;",
+            vec!["-c:1:25:", "WHERE needs a condition"],
+        ),
+        (
+            "RUN pagerank ON g WHERE rank > ;",
+            vec!["-c:1:32:", "a column, number or string"],
+        ),
+        (
+            "RUN pagerank ON g YIELD vertex YIELD rank;",
+            vec!["-c:1:32:", "given twice"],
+        ),
+        (
+            "RUN pagerank ON g YIELD score;",
+            vec!["-c:1:25:", "no column `score`"],
+        ),
+        (
+            "RUN pagerank ON g ORDER BY rank, rank;",
+            vec!["-c:1:34:", "given twice"],
+        ),
         ("RUN pagerank ON g OFFSET -1;", vec!["-c:1:26:", "OFFSET"]),
-        ("RUN pagerank ON g ODER BY rank;", vec!["-c:1:19:", "did you mean ORDER?"]),
-        ("RUN pagerank ON g LIMT 5;", vec!["-c:1:19:", "did you mean the clause LIMIT?"]),
-        ("DESCRIEB GRAPH g;", vec!["-c:1:1:", "did you mean DESCRIBE?"]),
+        (
+            "RUN pagerank ON g ODER BY rank;",
+            vec!["-c:1:19:", "did you mean ORDER?"],
+        ),
+        (
+            "RUN pagerank ON g LIMT 5;",
+            vec!["-c:1:19:", "did you mean the clause LIMIT?"],
+        ),
+        (
+            "DESCRIEB GRAPH g;",
+            vec!["-c:1:1:", "did you mean DESCRIBE?"],
+        ),
         ("HELP pagernak;", vec!["-c:1:6:", "did you mean `pagerank`"]),
-        ("SET cache = 4KB;", vec!["-c:1:13:", "'4KiB' is 4096 bytes", "write at least 4KiB"]),
+        (
+            "SET cache = 4KB;",
+            vec!["-c:1:13:", "'4KiB' is 4096 bytes", "write at least 4KiB"],
+        ),
     ] {
         let out = csv(&data, statement);
         let err = text(&out.stderr);

@@ -121,7 +121,11 @@ fn algorithm(a: &AlgorithmSpec) -> String {
             "  {:<12} {}{}\n",
             c.name,
             c.ty.name(),
-            if c.nullable { ", null when not reached" } else { "" }
+            if c.nullable {
+                ", null when not reached"
+            } else {
+                ""
+            }
         ));
     }
     s.push_str(&format!(
@@ -166,7 +170,9 @@ Example:
 
 /// Every setting, its current value and meaning.
 fn set(settings: &Settings) -> String {
-    let mut s = String::from("SET name = value   (sizes as 1GB, 512MiB or '64KiB'; KB = 1000 bytes, KiB = 1024)\n\n");
+    let mut s = String::from(
+        "SET name = value   (sizes as 1GB, 512MiB or '64KiB'; KB = 1000 bytes, KiB = 1024)\n\n",
+    );
     for (name, value, meaning) in settings.rows() {
         s.push_str(&format!("  {name:<18} {value:<12} {meaning}\n"));
     }

@@ -118,10 +118,9 @@ impl Session {
                 Ok(vec![Output::Table(t)])
             }
             StatementKind::Help { topic: None } => Ok(vec![Output::Text(crate::help::text())]),
-            StatementKind::Help { topic: Some(t) } => Ok(vec![Output::Text(crate::help::topic(
-                t,
-                &self.settings,
-            )?)]),
+            StatementKind::Help { topic: Some(t) } => {
+                Ok(vec![Output::Text(crate::help::topic(t, &self.settings)?)])
+            }
         }
     }
 }

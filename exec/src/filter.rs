@@ -54,7 +54,11 @@ pub fn evaluate(expr: &Expr, batch: &RecordBatch) -> Result<ArrayRef, ExecError>
             Value::Int(n) => Arc::new(Int64Array::from_value(n, rows)),
             Value::Size(n) => Arc::new(UInt64Array::from_value(n, rows)),
             Value::Float(x) => Arc::new(Float64Array::from_value(x, rows)),
-            _ => return Err(ExecError::Other("WHERE: only numbers can be compared".into())),
+            _ => {
+                return Err(ExecError::Other(
+                    "WHERE: only numbers can be compared".into(),
+                ))
+            }
         },
         Expr::Null(_) => new_null_array(&DataType::Null, rows),
         Expr::Negate { expr, .. } => {
@@ -69,10 +73,20 @@ pub fn evaluate(expr: &Expr, batch: &RecordBatch) -> Result<ArrayRef, ExecError>
         Expr::Not { expr, .. } => Arc::new(not(&boolean(evaluate(expr, batch)?)?).map_err(fail)?),
         Expr::IsNull { expr, negated, .. } => {
             let v = evaluate(expr, batch)?;
-            Arc::new(if *negated { is_not_null(&v) } else { is_null(&v) }.map_err(fail)?)
+            Arc::new(
+                if *negated {
+                    is_not_null(&v)
+                } else {
+                    is_null(&v)
+                }
+                .map_err(fail)?,
+            )
         }
         Expr::InList {
-            expr, list, negated, ..
+            expr,
+            list,
+            negated,
+            ..
         } => {
             let v = evaluate(expr, batch)?;
             let mut any: Option<BooleanArray> = None;
@@ -84,7 +98,11 @@ pub fn evaluate(expr: &Expr, batch: &RecordBatch) -> Result<ArrayRef, ExecError>
                 });
             }
             let any = any.unwrap_or_else(|| BooleanArray::from(vec![false; rows]));
-            Arc::new(if *negated { not(&any).map_err(fail)? } else { any })
+            Arc::new(if *negated {
+                not(&any).map_err(fail)?
+            } else {
+                any
+            })
         }
         Expr::Binary {
             op, left, right, ..

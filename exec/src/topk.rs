@@ -123,7 +123,11 @@ pub fn order_and_limit(
         ([(column, descending)], k) => order_by(&table, column, *descending, k)?,
         (keys, k) => order_by_keys(&table, keys, k)?,
     };
-    Ok(if skip > 0 { offset(&ordered, skip) } else { ordered })
+    Ok(if skip > 0 {
+        offset(&ordered, skip)
+    } else {
+        ordered
+    })
 }
 
 /// `table` without its first `n` rows, without copying any data.
@@ -686,10 +690,17 @@ mod tests {
         let top = order_and_limit(sample(), &[("rank", true)], Some(1), None).unwrap();
         assert_eq!(rows(&top), vec![(4, Some(0.75))]);
         assert_eq!(
-            order_and_limit(sample(), &[], Some(2), None).unwrap().num_rows(),
+            order_and_limit(sample(), &[], Some(2), None)
+                .unwrap()
+                .num_rows(),
             2
         );
-        assert_eq!(order_and_limit(sample(), &[], None, None).unwrap().num_rows(), 6);
+        assert_eq!(
+            order_and_limit(sample(), &[], None, None)
+                .unwrap()
+                .num_rows(),
+            6
+        );
         let huge = order_and_limit(sample(), &[("vertex", false)], Some(u64::MAX), None).unwrap();
         assert_eq!(huge.num_rows(), 6);
     }
@@ -715,20 +726,33 @@ mod tests {
     #[test]
     fn several_keys_order_like_a_full_sort() {
         // rank DESC (NaN on top, nulls last), then vertex DESC among ties.
-        let all = order_and_limit(keyed(), &[("rank", true), ("vertex", true)], None, None).unwrap();
+        let all =
+            order_and_limit(keyed(), &[("rank", true), ("vertex", true)], None, None).unwrap();
         let got: Vec<u64> = rows(&all).iter().map(|r| r.0).collect();
         assert_eq!(got, [5, 4, 1, 7, 3, 6, 2]);
         // Every window of the bounded heap equals the same window of the full sort.
         for k in 0..8u64 {
             for skip in 0..8u64 {
-                let top = order_and_limit(keyed(), &[("rank", true), ("vertex", true)], Some(k), Some(skip)).unwrap();
-                let want: Vec<u64> = got.iter().copied().skip(skip as usize).take(k as usize).collect();
+                let top = order_and_limit(
+                    keyed(),
+                    &[("rank", true), ("vertex", true)],
+                    Some(k),
+                    Some(skip),
+                )
+                .unwrap();
+                let want: Vec<u64> = got
+                    .iter()
+                    .copied()
+                    .skip(skip as usize)
+                    .take(k as usize)
+                    .collect();
                 let have: Vec<u64> = rows(&top).iter().map(|r| r.0).collect();
                 assert_eq!(have, want, "LIMIT {k} OFFSET {skip}");
             }
         }
         // Ascending first key, descending second.
-        let asc = order_and_limit(keyed(), &[("rank", false), ("vertex", true)], Some(3), None).unwrap();
+        let asc =
+            order_and_limit(keyed(), &[("rank", false), ("vertex", true)], Some(3), None).unwrap();
         let got: Vec<u64> = rows(&asc).iter().map(|r| r.0).collect();
         assert_eq!(got, [6, 7, 3]);
     }
@@ -738,8 +762,18 @@ mod tests {
         let t = order_and_limit(keyed(), &[], None, Some(4)).unwrap();
         let got: Vec<u64> = rows(&t).iter().map(|r| r.0).collect();
         assert_eq!(got, [5, 6, 7]);
-        assert_eq!(order_and_limit(keyed(), &[], Some(2), Some(2)).unwrap().num_rows(), 2);
-        assert_eq!(order_and_limit(keyed(), &[], None, Some(99)).unwrap().num_rows(), 0);
+        assert_eq!(
+            order_and_limit(keyed(), &[], Some(2), Some(2))
+                .unwrap()
+                .num_rows(),
+            2
+        );
+        assert_eq!(
+            order_and_limit(keyed(), &[], None, Some(99))
+                .unwrap()
+                .num_rows(),
+            0
+        );
         let t = order_and_limit(keyed(), &[("vertex", true)], Some(2), Some(1)).unwrap();
         let got: Vec<u64> = rows(&t).iter().map(|r| r.0).collect();
         assert_eq!(got, [6, 5]);

@@ -192,7 +192,10 @@ const RUN_ORDER: &str = "the clauses of RUN come in this order: FROM, ITER and p
 
 /// `" (did you mean ORDER?)"` when `word` is a plausible typo of one of `keywords`, else empty.
 fn keyword_hint(word: &str, keywords: &[&str]) -> String {
-    match base::suggest::nearest(word, keywords.iter().map(|k| k.split(' ').next().unwrap_or(k))) {
+    match base::suggest::nearest(
+        word,
+        keywords.iter().map(|k| k.split(' ').next().unwrap_or(k)),
+    ) {
         Some(k) if !k.eq_ignore_ascii_case(word) => format!(" (did you mean {k}?)"),
         _ => String::new(),
     }

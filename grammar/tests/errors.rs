@@ -151,7 +151,11 @@ fn misspelt_keywords_get_a_suggestion() {
     assert_eq!((e.line, e.col), (1, 19));
     assert!(e.message.contains("did you mean ORDER?"), "{}", e.message);
     let e = grammar::parse("DESCRIEB GRAPH g;").unwrap_err();
-    assert!(e.message.contains("did you mean DESCRIBE?"), "{}", e.message);
+    assert!(
+        e.message.contains("did you mean DESCRIBE?"),
+        "{}",
+        e.message
+    );
     let e = grammar::parse("RUN pagerank ON g ORDER BY rank DESC LIMT 5;").unwrap_err();
     assert!(e.message.contains("did you mean LIMIT?"), "{}", e.message);
 }
@@ -160,7 +164,11 @@ fn misspelt_keywords_get_a_suggestion() {
 fn where_errors_point_at_the_token() {
     let e = grammar::parse("RUN pagerank ON g WHERE rank > ;").unwrap_err();
     assert_eq!((e.line, e.col), (1, 32));
-    assert!(e.message.contains("a column, number or string"), "{}", e.message);
+    assert!(
+        e.message.contains("a column, number or string"),
+        "{}",
+        e.message
+    );
     let e = grammar::parse("RUN pagerank ON g WHERE rank IN (1, 2;").unwrap_err();
     assert!(e.message.contains("`)`"), "{}", e.message);
 }

@@ -167,7 +167,10 @@ fn paths_stay_strings_even_when_they_look_like_sizes() {
     assert_eq!(c.vertices.as_deref(), Some("2GiB"));
     assert_eq!(c.options[0].value.value, Value::Size(2 << 30));
     let (_, run) = run_of("RUN pr ON g FROM '1KB' INTO '1MB';");
-    assert_eq!(run.calls[0].from.as_ref().unwrap().value, Value::Str("1KB".into()));
+    assert_eq!(
+        run.calls[0].from.as_ref().unwrap().value,
+        Value::Str("1KB".into())
+    );
     assert_eq!(run.into.as_deref(), Some("1MB"));
 }
 
@@ -291,8 +294,14 @@ fn run_clauses_before_order_by_in_any_order() {
     let (_, a) = run_of("RUN bfs ON g FROM 1 ITER 3 seed 7;");
     let (_, b) = run_of("RUN bfs ON g seed 7 ITER 3 FROM 1;");
     let (a, b) = (&a.calls[0], &b.calls[0]);
-    assert_eq!(a.from.as_ref().unwrap().value, b.from.as_ref().unwrap().value);
-    assert_eq!(a.iter.as_ref().unwrap().value, b.iter.as_ref().unwrap().value);
+    assert_eq!(
+        a.from.as_ref().unwrap().value,
+        b.from.as_ref().unwrap().value
+    );
+    assert_eq!(
+        a.iter.as_ref().unwrap().value,
+        b.iter.as_ref().unwrap().value
+    );
     assert_eq!(a.params[0].value.value, b.params[0].value.value);
 }
 
@@ -380,7 +389,10 @@ fn comments_anywhere() {
     assert_eq!(run.calls[0].from.as_ref().unwrap().pos, p(4, 8));
     // `--` inside a string is not a comment.
     let (_, run) = run_of("RUN x ON g tag 'a -- b';");
-    assert_eq!(run.calls[0].params[0].value.value, Value::Str("a -- b".into()));
+    assert_eq!(
+        run.calls[0].params[0].value.value,
+        Value::Str("a -- b".into())
+    );
 }
 
 #[test]
@@ -419,7 +431,10 @@ fn string_escapes() {
     assert_eq!(c.source, "my 'graph'.e");
     // A string may span lines; positions after it stay right.
     let (_, run) = run_of("RUN x ON g a 'one\ntwo' b 2;");
-    assert_eq!(run.calls[0].params[0].value.value, Value::Str("one\ntwo".into()));
+    assert_eq!(
+        run.calls[0].params[0].value.value,
+        Value::Str("one\ntwo".into())
+    );
     assert_eq!(run.calls[0].params[1].value.pos, p(2, 8));
 }
 
@@ -442,7 +457,11 @@ fn sizes_in_value_positions() {
             "{text}"
         );
         let (_, run) = run_of(&format!("RUN x ON g budget {text};"));
-        assert_eq!(run.calls[0].params[0].value.value, Value::Size(bytes), "{text}");
+        assert_eq!(
+            run.calls[0].params[0].value.value,
+            Value::Size(bytes),
+            "{text}"
+        );
     }
     // Not sizes: plain strings.
     for text in ["'64'", "'KB'", "'64 KBs'", "'big'"] {
@@ -481,7 +500,10 @@ fn bare_words() {
     assert_eq!(set_value("SET x = memory;"), Value::Word("memory".into()));
     let (_, run) = run_of("RUN x ON csv FROM alice;");
     assert_eq!(run.graph.name, "csv");
-    assert_eq!(run.calls[0].from.as_ref().unwrap().value, Value::Word("alice".into()));
+    assert_eq!(
+        run.calls[0].from.as_ref().unwrap().value,
+        Value::Word("alice".into())
+    );
 }
 
 #[test]
@@ -529,7 +551,11 @@ fn run_several_algorithms_keep_their_own_clauses() {
         "RUN pagerank ITER 20 damping 0.9, wcc, bfs FROM 3 AS b ON g WHERE component = 0 \
          ORDER BY rank DESC, vertex LIMIT 10 OFFSET 5 YIELD vertex, rank;",
     );
-    let names: Vec<&str> = run.calls.iter().map(|c| c.algorithm.name.as_str()).collect();
+    let names: Vec<&str> = run
+        .calls
+        .iter()
+        .map(|c| c.algorithm.name.as_str())
+        .collect();
     assert_eq!(names, ["pagerank", "wcc", "bfs"]);
     assert_eq!(run.calls[0].iter.as_ref().unwrap().value, Value::Int(20));
     assert_eq!(run.calls[0].params[0].key.name, "damping");
@@ -558,37 +584,85 @@ fn clauses_after_the_graph_belong_to_a_single_algorithm_only() {
 
 #[test]
 fn where_conditions_bind_as_in_sql() {
-    let (_, run) = run_of("RUN pagerank ON g WHERE NOT rank * 1000 + 1 > 2 AND vertex IN (1, 2) OR rank IS NOT NULL;");
-    let Some(Expr::Binary { op: BinaryOp::Or, left, right, .. }) = run.filter else {
+    let (_, run) = run_of(
+        "RUN pagerank ON g WHERE NOT rank * 1000 + 1 > 2 AND vertex IN (1, 2) OR rank IS NOT NULL;",
+    );
+    let Some(Expr::Binary {
+        op: BinaryOp::Or,
+        left,
+        right,
+        ..
+    }) = run.filter
+    else {
         panic!("OR binds loosest: {:?}", run.filter)
     };
     assert!(matches!(*right, Expr::IsNull { negated: true, .. }));
-    let Expr::Binary { op: BinaryOp::And, left: not, right: inlist, .. } = *left else {
+    let Expr::Binary {
+        op: BinaryOp::And,
+        left: not,
+        right: inlist,
+        ..
+    } = *left
+    else {
         panic!("AND under OR")
     };
     assert!(matches!(*inlist, Expr::InList { negated: false, ref list, .. } if list.len() == 2));
-    let Expr::Not { expr, .. } = *not else { panic!("NOT first") };
-    let Expr::Binary { op: BinaryOp::Gt, left: sum, .. } = *expr else { panic!("comparison under NOT") };
-    let Expr::Binary { op: BinaryOp::Add, left: product, .. } = *sum else { panic!("+ under >") };
-    assert!(matches!(*product, Expr::Binary { op: BinaryOp::Mul, .. }));
+    let Expr::Not { expr, .. } = *not else {
+        panic!("NOT first")
+    };
+    let Expr::Binary {
+        op: BinaryOp::Gt,
+        left: sum,
+        ..
+    } = *expr
+    else {
+        panic!("comparison under NOT")
+    };
+    let Expr::Binary {
+        op: BinaryOp::Add,
+        left: product,
+        ..
+    } = *sum
+    else {
+        panic!("+ under >")
+    };
+    assert!(matches!(
+        *product,
+        Expr::Binary {
+            op: BinaryOp::Mul,
+            ..
+        }
+    ));
 }
 
 #[test]
 fn where_operands_and_positions() {
     let (_, run) = run_of("RUN bfs FROM 1 ON g WHERE depth <> -1 AND -(depth) < 3 AND depth NOT IN (4) AND x.y = 'a' AND depth IS NULL;");
     let text = format!("{:?}", run.filter.unwrap());
-    for piece in ["NotEq", "Int(1)", "Negate", "negated: true", "\"x.y\"", "Str(\"a\")", "IsNull"] {
+    for piece in [
+        "NotEq",
+        "Int(1)",
+        "Negate",
+        "negated: true",
+        "\"x.y\"",
+        "Str(\"a\")",
+        "IsNull",
+    ] {
         assert!(text.contains(piece), "{piece} in {text}");
     }
     let (_, run) = run_of("RUN degree ON g\nWHERE degree >= 2;");
-    let Some(Expr::Binary { pos, left, .. }) = run.filter else { panic!() };
+    let Some(Expr::Binary { pos, left, .. }) = run.filter else {
+        panic!()
+    };
     assert_eq!(pos, p(2, 14));
     assert_eq!(left.pos(), p(2, 7));
 }
 
 #[test]
 fn new_clause_words_stay_usable_as_names() {
-    for name in ["where", "yield", "offset", "as", "and", "not", "is", "in", "null", "return"] {
+    for name in [
+        "where", "yield", "offset", "as", "and", "not", "is", "in", "null", "return",
+    ] {
         let (_, run) = run_of(&format!("RUN degree ON {name};"));
         assert_eq!(run.graph.name, name);
     }
@@ -598,18 +672,30 @@ fn new_clause_words_stay_usable_as_names() {
 
 #[test]
 fn help_takes_a_topic() {
-    for (text, topic) in [("HELP;", None), ("help pagerank;", Some("pagerank")), ("HELP SET;", Some("SET"))] {
-        let StatementKind::Help { topic: t } = one(text).kind else { panic!() };
+    for (text, topic) in [
+        ("HELP;", None),
+        ("help pagerank;", Some("pagerank")),
+        ("HELP SET;", Some("SET")),
+    ] {
+        let StatementKind::Help { topic: t } = one(text).kind else {
+            panic!()
+        };
         assert_eq!(t.map(|t| t.name).as_deref(), topic);
     }
 }
 
 #[test]
 fn sizes_without_quotes() {
-    let StatementKind::Set { value, .. } = one("SET cache = 1GB;").kind else { panic!() };
+    let StatementKind::Set { value, .. } = one("SET cache = 1GB;").kind else {
+        panic!()
+    };
     assert_eq!(value.value, Value::Size(1_000_000_000));
-    let StatementKind::Set { value, .. } = one("SET cache = 4KiB;").kind else { panic!() };
+    let StatementKind::Set { value, .. } = one("SET cache = 4KiB;").kind else {
+        panic!()
+    };
     assert_eq!(value.value, Value::Size(4096));
-    let StatementKind::Set { value, .. } = one("SET threads = 4;").kind else { panic!() };
+    let StatementKind::Set { value, .. } = one("SET threads = 4;").kind else {
+        panic!()
+    };
     assert_eq!(value.value, Value::Int(4));
 }

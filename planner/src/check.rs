@@ -107,7 +107,13 @@ pub fn plan_run(
     let named: Vec<(String, &'static [crate::registry::ColumnSpec], &Ident)> = calls
         .iter()
         .zip(&run.calls)
-        .map(|(c, at)| (c.prefix.clone(), c.call.spec.columns, at.alias.as_ref().unwrap_or(&at.algorithm)))
+        .map(|(c, at)| {
+            (
+                c.prefix.clone(),
+                c.call.spec.columns,
+                at.alias.as_ref().unwrap_or(&at.algorithm),
+            )
+        })
         .collect();
     let columns = columns::joined(&named)?;
 
@@ -133,7 +139,10 @@ pub fn plan_run(
                 Value::Int(n) if n >= 0 => Ok(Some(n as u64)),
                 ref other => Err(PlanError::new(
                     l.pos,
-                    format!("{clause} expects a whole number ≥ 0, got {}", describe(other)),
+                    format!(
+                        "{clause} expects a whole number ≥ 0, got {}",
+                        describe(other)
+                    ),
                 )),
             },
         }
@@ -538,7 +547,9 @@ fn unknown_param(spec: &AlgorithmSpec, key: &Ident) -> PlanError {
         })
         .collect();
     // `LIMT 5` reads as a parameter: a clause keyword it resembles is the likelier intent.
-    const CLAUSES: [&str; 8] = ["WHERE", "ORDER", "LIMIT", "OFFSET", "YIELD", "RETURN", "INTO", "ITER"];
+    const CLAUSES: [&str; 8] = [
+        "WHERE", "ORDER", "LIMIT", "OFFSET", "YIELD", "RETURN", "INTO", "ITER",
+    ];
     let clause = crate::suggest::nearest(&key.name, CLAUSES)
         .filter(|_| crate::suggest::nearest(&key.name, names.iter().copied()).is_none());
     if let Some(clause) = clause {
@@ -899,14 +910,28 @@ mod tests {
         assert_eq!(p.calls[2].call.source, Some(1));
         // The same algorithm twice needs AS, and then its columns carry the alias.
         let e = plan_text("RUN pagerank ITER 3, pagerank ON web;").unwrap_err();
-        assert!(e.message.contains("appears twice") && e.message.contains("AS"), "{}", e.message);
+        assert!(
+            e.message.contains("appears twice") && e.message.contains("AS"),
+            "{}",
+            e.message
+        );
         assert_eq!(e.pos.col, 22);
         let p = plan_text("RUN pagerank ITER 3 AS short, pagerank ON web ORDER BY short.rank, pagerank.rank DESC;").unwrap();
         let names: Vec<&str> = p.columns.iter().map(|c| c.name.as_str()).collect();
         assert_eq!(names, ["vertex", "short.rank", "pagerank.rank"]);
-        assert_eq!(p.order_by, [("short.rank".to_string(), false), ("pagerank.rank".to_string(), true)]);
+        assert_eq!(
+            p.order_by,
+            [
+                ("short.rank".to_string(), false),
+                ("pagerank.rank".to_string(), true)
+            ]
+        );
         let e = plan_text("RUN pagerank AS a, pagerank AS b ON web ORDER BY rank;").unwrap_err();
-        assert!(e.message.contains("ambiguous: write a.rank or b.rank"), "{}", e.message);
+        assert!(
+            e.message.contains("ambiguous: write a.rank or b.rank"),
+            "{}",
+            e.message
+        );
     }
 
     #[test]
@@ -919,18 +944,43 @@ mod tests {
 
     #[test]
     fn where_is_checked_before_running() {
-        let p = plan_text("RUN pagerank, wcc ON web WHERE Component = 0 AND rank * 1000 > 1.5;").unwrap();
+        let p = plan_text("RUN pagerank, wcc ON web WHERE Component = 0 AND rank * 1000 > 1.5;")
+            .unwrap();
         assert_eq!(
             crate::condition::text(p.filter.as_ref().unwrap()),
             "(component = 0) AND ((rank * 1000) > 1.5)"
         );
         for (text, col, message) in [
-            ("RUN pagerank ON web WHERE rnak > 1;", 27, "no column `rnak` (did you mean `rank`?)"),
-            ("RUN pagerank ON web WHERE rank;", 27, "WHERE needs a condition"),
-            ("RUN pagerank ON web WHERE rank > 'x';", 34, "the string 'x' is not one"),
-            ("RUN pagerank ON web WHERE rank AND vertex > 1;", 27, "`AND` needs conditions"),
-            ("RUN pagerank ON web WHERE (rank > 1) + 2 > 0;", 28, "`+` needs numbers"),
-            ("RUN pagerank ON web\n  WHERE NOT rank;", 13, "`NOT` needs conditions"),
+            (
+                "RUN pagerank ON web WHERE rnak > 1;",
+                27,
+                "no column `rnak` (did you mean `rank`?)",
+            ),
+            (
+                "RUN pagerank ON web WHERE rank;",
+                27,
+                "WHERE needs a condition",
+            ),
+            (
+                "RUN pagerank ON web WHERE rank > 'x';",
+                34,
+                "the string 'x' is not one",
+            ),
+            (
+                "RUN pagerank ON web WHERE rank AND vertex > 1;",
+                27,
+                "`AND` needs conditions",
+            ),
+            (
+                "RUN pagerank ON web WHERE (rank > 1) + 2 > 0;",
+                28,
+                "`+` needs numbers",
+            ),
+            (
+                "RUN pagerank ON web\n  WHERE NOT rank;",
+                13,
+                "`NOT` needs conditions",
+            ),
         ] {
             let e = plan_text(text).unwrap_err();
             assert!(e.message.contains(message), "{text}: {}", e.message);
@@ -942,23 +992,36 @@ mod tests {
     #[test]
     fn yield_order_offset_resolve_columns() {
         let p = plan_text("RUN pagerank, wcc ON web ORDER BY component, rank DESC LIMIT 3 OFFSET 2 YIELD RANK, vertex;").unwrap();
-        assert_eq!(p.order_by, [("component".to_string(), false), ("rank".to_string(), true)]);
+        assert_eq!(
+            p.order_by,
+            [("component".to_string(), false), ("rank".to_string(), true)]
+        );
         assert_eq!((p.limit, p.offset), (Some(3), Some(2)));
-        assert_eq!(p.keep.as_deref(), Some(&["rank".to_string(), "vertex".to_string()][..]));
+        assert_eq!(
+            p.keep.as_deref(),
+            Some(&["rank".to_string(), "vertex".to_string()][..])
+        );
         assert_eq!(p.result_columns(), ["rank", "vertex"]);
         let e = plan_text("RUN pagerank ON web YIELD vertex, vertex;").unwrap_err();
         assert!(e.message.contains("given twice"), "{}", e.message);
         let e = plan_text("RUN pagerank ON web ORDER BY rank, rank;").unwrap_err();
         assert!(e.message.contains("given twice"), "{}", e.message);
-        let e = plan_text("RUN pagerank, wcc ON web INTO 'x.txt' FORMAT graphalytics;").unwrap_err();
+        let e =
+            plan_text("RUN pagerank, wcc ON web INTO 'x.txt' FORMAT graphalytics;").unwrap_err();
         assert!(e.message.contains("3 columns"), "{}", e.message);
-        assert!(plan_text("RUN pagerank, wcc ON web YIELD vertex, rank INTO 'x.txt' FORMAT graphalytics;").is_ok());
+        assert!(plan_text(
+            "RUN pagerank, wcc ON web YIELD vertex, rank INTO 'x.txt' FORMAT graphalytics;"
+        )
+        .is_ok());
     }
 
     #[test]
     fn explain_shows_every_clause() {
         let p = plan_text("RUN pagerank ITER 3, wcc ON web WHERE component = 0 ORDER BY rank DESC LIMIT 10 OFFSET 1 YIELD vertex, rank;").unwrap();
-        let reader = crate::ReaderInfo { description: "memory".into(), in_memory: true };
+        let reader = crate::ReaderInfo {
+            description: "memory".into(),
+            in_memory: true,
+        };
         let text = crate::explain(&p, &reader, &Settings::defaults(None));
         for line in [
             "RUN pagerank iter=3 damping=0.85, wcc ON web",

@@ -33,7 +33,9 @@ impl OutputColumn {
 
 /// The joined columns of calls given as `(prefix, declared columns)`, or an error when two calls
 /// with the same prefix have a column in common (`pagerank, pagerank` without AS).
-pub fn joined(calls: &[(String, &'static [ColumnSpec], &Ident)]) -> Result<Vec<OutputColumn>, PlanError> {
+pub fn joined(
+    calls: &[(String, &'static [ColumnSpec], &Ident)],
+) -> Result<Vec<OutputColumn>, PlanError> {
     if let [(prefix, columns, _)] = calls {
         return Ok(columns
             .iter()
@@ -52,7 +54,10 @@ pub fn joined(calls: &[(String, &'static [ColumnSpec], &Ident)]) -> Result<Vec<O
         spec: ColumnSpec::VERTEX,
     }];
     for (i, (prefix, columns, at)) in calls.iter().enumerate() {
-        if let Some((earlier, _, _)) = calls[..i].iter().find(|(p, _, _)| p.eq_ignore_ascii_case(prefix)) {
+        if let Some((earlier, _, _)) = calls[..i]
+            .iter()
+            .find(|(p, _, _)| p.eq_ignore_ascii_case(prefix))
+        {
             return Err(PlanError::new(
                 at.pos,
                 format!(
@@ -83,7 +88,11 @@ pub fn joined(calls: &[(String, &'static [ColumnSpec], &Ident)]) -> Result<Vec<O
 /// The column `name` stands for, matched case-insensitively: its result name (`rank`,
 /// `wcc.component`), or `prefix.column` for any column. An unknown name gets the nearest
 /// suggestion and the list of columns; a name two algorithms share is ambiguous.
-pub fn resolve<'a>(columns: &'a [OutputColumn], name: &Ident, clause: &str) -> Result<&'a OutputColumn, PlanError> {
+pub fn resolve<'a>(
+    columns: &'a [OutputColumn],
+    name: &Ident,
+    clause: &str,
+) -> Result<&'a OutputColumn, PlanError> {
     let wanted = name.name.as_str();
     if let Some(c) = columns.iter().find(|c| c.name.eq_ignore_ascii_case(wanted)) {
         return Ok(c);
@@ -111,7 +120,11 @@ pub fn resolve<'a>(columns: &'a [OutputColumn], name: &Ident, clause: &str) -> R
         ));
     }
     let names: Vec<&str> = columns.iter().map(|c| c.name.as_str()).collect();
-    let mut prefixes: Vec<&str> = columns.iter().filter(|c| c.call.is_some()).map(|c| c.prefix.as_str()).collect();
+    let mut prefixes: Vec<&str> = columns
+        .iter()
+        .filter(|c| c.call.is_some())
+        .map(|c| c.prefix.as_str())
+        .collect();
     prefixes.dedup();
     let whose = match &prefixes[..] {
         [one] => format!("{one} has"),

@@ -40,9 +40,10 @@ fn kind(expr: &mut Expr, columns: &[OutputColumn]) -> Result<Kind, PlanError> {
             let col = resolve(columns, c, "WHERE")?;
             c.name = col.name.clone();
             match col.ty() {
-                ColumnType::UInt64 | ColumnType::Int64 | ColumnType::UInt32 | ColumnType::Float64 => {
-                    Kind::Number
-                }
+                ColumnType::UInt64
+                | ColumnType::Int64
+                | ColumnType::UInt32
+                | ColumnType::Float64 => Kind::Number,
             }
         }
         Expr::Literal(l) => match &l.value {
@@ -52,9 +53,9 @@ fn kind(expr: &mut Expr, columns: &[OutputColumn]) -> Result<Kind, PlanError> {
                 return Err(PlanError::new(
                     l.pos,
                     format!(
-                        "WHERE compares numbers, and {} is not one (every result column is a number)",
-                        crate::settings::describe(other)
-                    ),
+                    "WHERE compares numbers, and {} is not one (every result column is a number)",
+                    crate::settings::describe(other)
+                ),
                 ))
             }
         },
@@ -67,7 +68,9 @@ fn kind(expr: &mut Expr, columns: &[OutputColumn]) -> Result<Kind, PlanError> {
             condition(inner, columns, "NOT")?;
             Kind::Condition
         }
-        Expr::Binary { op, left, right, .. } => {
+        Expr::Binary {
+            op, left, right, ..
+        } => {
             let op = *op;
             match op {
                 BinaryOp::And | BinaryOp::Or => {
@@ -90,7 +93,9 @@ fn kind(expr: &mut Expr, columns: &[OutputColumn]) -> Result<Kind, PlanError> {
             kind(inner, columns)?;
             Kind::Condition
         }
-        Expr::InList { expr: inner, list, .. } => {
+        Expr::InList {
+            expr: inner, list, ..
+        } => {
             number(inner, columns, "IN")?;
             for item in list {
                 number(item, columns, "IN")?;
@@ -107,7 +112,9 @@ fn number(expr: &mut Expr, columns: &[OutputColumn], op: &str) -> Result<(), Pla
         Kind::Number | Kind::Null => Ok(()),
         Kind::Condition => Err(PlanError::new(
             expr.pos(),
-            format!("`{op}` needs numbers on both sides, but `{shown}` is a condition (true or false)"),
+            format!(
+                "`{op}` needs numbers on both sides, but `{shown}` is a condition (true or false)"
+            ),
         )),
     }
 }
@@ -146,7 +153,9 @@ pub fn text(expr: &Expr) -> String {
         Expr::Null(_) => "NULL".into(),
         Expr::Negate { expr, .. } => format!("-{}", operand(expr)),
         Expr::Not { expr, .. } => format!("NOT {}", operand(expr)),
-        Expr::Binary { op, left, right, .. } => {
+        Expr::Binary {
+            op, left, right, ..
+        } => {
             format!("{} {} {}", operand(left), op.symbol(), operand(right))
         }
         Expr::IsNull { expr, negated, .. } => format!(
@@ -154,7 +163,12 @@ pub fn text(expr: &Expr) -> String {
             operand(expr),
             if *negated { "NOT " } else { "" }
         ),
-        Expr::InList { expr, list, negated, .. } => format!(
+        Expr::InList {
+            expr,
+            list,
+            negated,
+            ..
+        } => format!(
             "{} {}IN ({})",
             operand(expr),
             if *negated { "NOT " } else { "" },

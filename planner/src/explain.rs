@@ -67,7 +67,10 @@ pub fn explain(plan: &RunPlan, reader: &ReaderInfo, settings: &Settings) -> Stri
             .map(|(k, v)| format!("{k}={v}"))
             .collect::<Vec<_>>()
             .join(" ");
-        out.push_str(&format!("RUN {} ON {} {}\n", c.call.spec.name, g.name, params));
+        out.push_str(&format!(
+            "RUN {} ON {} {}\n",
+            c.call.spec.name, g.name, params
+        ));
     } else {
         out.push_str(&format!("RUN {} ON {}\n", calls.join(", "), g.name));
     }
@@ -149,7 +152,10 @@ pub fn explain(plan: &RunPlan, reader: &ReaderInfo, settings: &Settings) -> Stri
         .collect::<Vec<_>>()
         .join(", ");
     if several {
-        out.push_str(&format!("  join:      one row per vertex, the algorithms' columns side by side\n"));
+        out.push_str(
+            "  join:      one row per vertex, the algorithms' columns side by side
+",
+        );
     }
     out.push_str(&format!("  output:    {columns}\n"));
     if let Some(f) = &plan.filter {
@@ -164,7 +170,9 @@ pub fn explain(plan: &RunPlan, reader: &ReaderInfo, settings: &Settings) -> Stri
         .map(|(c, d)| format!("{c} {}", if *d { "DESC" } else { "ASC" }))
         .collect::<Vec<_>>()
         .join(", ");
-    let window = plan.limit.map(|l| l.saturating_add(plan.offset.unwrap_or(0)));
+    let window = plan
+        .limit
+        .map(|l| l.saturating_add(plan.offset.unwrap_or(0)));
     if !keys.is_empty() {
         out.push_str(&format!(
             "  order:     {keys}{}\n",

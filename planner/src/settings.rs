@@ -225,7 +225,7 @@ fn size(v: &Literal, min: u64) -> Result<u64, String> {
 /// A size as the shortest exact binary-unit text: `4KiB`, `1MiB`, `16B`.
 fn binary_text(bytes: u64) -> String {
     for (shift, unit) in [(40, "TiB"), (30, "GiB"), (20, "MiB"), (10, "KiB")] {
-        if bytes >= 1 << shift && bytes % (1 << shift) == 0 {
+        if bytes >= 1 << shift && bytes.trailing_zeros() >= shift {
             return format!("{}{unit}", bytes >> shift);
         }
     }
@@ -311,10 +311,17 @@ mod tests {
     fn a_decimal_size_under_a_binary_minimum_is_explained() {
         let mut s = Settings::defaults(None);
         let e = s.set(&ident("cache"), &lit(Value::Size(4000))).unwrap_err();
-        assert!(e.message.contains("4000 bytes is below the minimum 4.0 KiB"), "{}", e.message);
+        assert!(
+            e.message
+                .contains("4000 bytes is below the minimum 4.0 KiB"),
+            "{}",
+            e.message
+        );
         assert!(e.message.contains("'4KiB' is 4096 bytes"), "{}", e.message);
         assert!(e.message.ends_with("write at least 4KiB"), "{}", e.message);
-        let e = s.set(&ident("memory_limit"), &lit(Value::Size(1_000_000))).unwrap_err();
+        let e = s
+            .set(&ident("memory_limit"), &lit(Value::Size(1_000_000)))
+            .unwrap_err();
         assert!(e.message.ends_with("write at least 1MiB"), "{}", e.message);
         s.set(&ident("cache"), &lit(Value::Size(4096))).unwrap();
     }

@@ -135,16 +135,22 @@ fn candidates(words: &[String], ctx: &Context<'_>) -> Vec<String> {
             .rev()
             .take_while(|w| !is(w, "LIMIT") && !is(w, "OFFSET") && !is(w, "INTO"))
             .any(|w| ["WHERE", "BY", "YIELD", "RETURN"].iter().any(|k| is(w, k)));
-        let after_operand = ["WHERE", "BY", "YIELD", "RETURN", "AND", "OR", "NOT", ",", "(", "="]
-            .iter()
-            .any(|k| is(last, k))
+        let after_operand = [
+            "WHERE", "BY", "YIELD", "RETURN", "AND", "OR", "NOT", ",", "(", "=",
+        ]
+        .iter()
+        .any(|k| is(last, k))
             || ["<", ">", "+", "-", "*", "/"].contains(&last);
         if on_at.is_some() && column_slot && after_operand {
             let mut columns: Vec<String> = Vec::new();
             for spec in &called {
                 columns.extend(spec.columns.iter().map(|c| c.name.to_string()));
                 if called.len() > 1 {
-                    columns.extend(spec.columns.iter().map(|c| format!("{}.{}", spec.name, c.name)));
+                    columns.extend(
+                        spec.columns
+                            .iter()
+                            .map(|c| format!("{}.{}", spec.name, c.name)),
+                    );
                 }
             }
             return columns;
@@ -166,9 +172,11 @@ fn candidates(words: &[String], ctx: &Context<'_>) -> Vec<String> {
             // Parameters may follow the graph name only before the first clause word.
             let clause_seen = on_at.is_some_and(|on| {
                 words[on..].iter().any(|w| {
-                    ["WHERE", "ORDER", "LIMIT", "OFFSET", "YIELD", "RETURN", "INTO"]
-                        .iter()
-                        .any(|k| is(w, k))
+                    [
+                        "WHERE", "ORDER", "LIMIT", "OFFSET", "YIELD", "RETURN", "INTO",
+                    ]
+                    .iter()
+                    .any(|k| is(w, k))
                 })
             });
             let mut out: Vec<String> = if clause_seen {
@@ -180,8 +188,11 @@ fn candidates(words: &[String], ctx: &Context<'_>) -> Vec<String> {
                     .collect()
             };
             out.extend(
-                ["WHERE", "ORDER", "BY", "ASC", "DESC", "LIMIT", "OFFSET", "YIELD", "RETURN", "INTO", "FORMAT", "AND", "OR", "NOT", "IS", "NULL", "IN"]
-                    .map(String::from),
+                [
+                    "WHERE", "ORDER", "BY", "ASC", "DESC", "LIMIT", "OFFSET", "YIELD", "RETURN",
+                    "INTO", "FORMAT", "AND", "OR", "NOT", "IS", "NULL", "IN",
+                ]
+                .map(String::from),
             );
             return out;
         }
@@ -189,17 +200,29 @@ fn candidates(words: &[String], ctx: &Context<'_>) -> Vec<String> {
     // Anything: keywords, algorithms, settings, columns, graphs.
     let mut out: Vec<String> = grammar::KEYWORDS.iter().map(|k| k.to_string()).collect();
     out.extend(algorithms);
-    out.extend(planner::settings::SETTINGS.iter().map(|(n, _)| n.to_string()));
-    out.extend(REGISTRY.iter().flat_map(|a| a.columns).map(|c| c.name.to_string()));
+    out.extend(
+        planner::settings::SETTINGS
+            .iter()
+            .map(|(n, _)| n.to_string()),
+    );
+    out.extend(
+        REGISTRY
+            .iter()
+            .flat_map(|a| a.columns)
+            .map(|c| c.name.to_string()),
+    );
     out.extend(graphs);
     out
 }
 
 /// The keywords a statement starts with.
 fn grammar_statements() -> Vec<String> {
-    ["CREATE", "DROP", "SHOW", "DESCRIBE", "VERIFY", "REPAIR", "RUN", "EXPLAIN", "PROFILE", "SET", "HELP"]
-        .map(String::from)
-        .to_vec()
+    [
+        "CREATE", "DROP", "SHOW", "DESCRIBE", "VERIFY", "REPAIR", "RUN", "EXPLAIN", "PROFILE",
+        "SET", "HELP",
+    ]
+    .map(String::from)
+    .to_vec()
 }
 
 /// Files and folders whose path starts with `typed` (folders end with `/`).
@@ -208,7 +231,11 @@ fn paths(typed: &str) -> Vec<String> {
         Some(i) => (&typed[..=i], &typed[i + 1..]),
         None => ("", typed),
     };
-    let Ok(entries) = std::fs::read_dir(if dir.is_empty() { Path::new(".") } else { Path::new(dir) }) else {
+    let Ok(entries) = std::fs::read_dir(if dir.is_empty() {
+        Path::new(".")
+    } else {
+        Path::new(dir)
+    }) else {
         return Vec::new();
     };
     let mut out: Vec<String> = entries
@@ -260,8 +287,14 @@ mod tests {
     fn in_where_order_by_and_yield_the_columns_of_the_statement() {
         assert_eq!(offered("RUN pagerank, wcc ON web WHERE c"), ["component"]);
         assert_eq!(offered("RUN pagerank ON web ORDER BY r"), ["rank"]);
-        assert_eq!(offered("RUN pagerank ON web WHERE rank > 1 AND v"), ["vertex"]);
-        assert_eq!(offered("RUN pagerank, wcc ON web YIELD vertex, wcc."), ["wcc.component", "wcc.vertex"]);
+        assert_eq!(
+            offered("RUN pagerank ON web WHERE rank > 1 AND v"),
+            ["vertex"]
+        );
+        assert_eq!(
+            offered("RUN pagerank, wcc ON web YIELD vertex, wcc."),
+            ["wcc.component", "wcc.vertex"]
+        );
         assert_eq!(offered("run pagerank on web order by rank d"), ["desc"]);
     }
 
@@ -274,7 +307,10 @@ mod tests {
         let (start, got) = complete(&typed, &Context { graphs: &[] });
         assert_eq!(start, typed.find('\'').unwrap() + 1);
         let base = dir.path().display();
-        assert_eq!(got, [format!("{base}/edges-dir/"), format!("{base}/edges.el")]);
+        assert_eq!(
+            got,
+            [format!("{base}/edges-dir/"), format!("{base}/edges.el")]
+        );
     }
 
     #[test]
