@@ -699,3 +699,20 @@ fn sizes_without_quotes() {
     };
     assert_eq!(value.value, Value::Int(4));
 }
+
+#[test]
+fn offset_may_come_before_limit_and_yield_before_where() {
+    let (_, a) = run_of("RUN degree ON g ORDER BY vertex OFFSET 2 LIMIT 3;");
+    let (_, b) = run_of("RUN degree ON g ORDER BY vertex LIMIT 3 OFFSET 2;");
+    assert_eq!(a.limit.unwrap().value, b.limit.unwrap().value);
+    assert_eq!(a.offset.unwrap().value, b.offset.unwrap().value);
+    let (_, run) = run_of("RUN degree ON g RETURN vertex WHERE vertex > 1;");
+    assert_eq!(run.columns.unwrap()[0].name, "vertex");
+    assert!(run.filter.is_some());
+    let e = grammar::parse("RUN degree ON g YIELD vertex LIMIT 1 RETURN vertex;").unwrap_err();
+    assert!(
+        e.message.contains("YIELD (or RETURN) is given twice"),
+        "{}",
+        e.message
+    );
+}

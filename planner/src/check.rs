@@ -1036,4 +1036,16 @@ mod tests {
             assert!(text.contains(line), "{line} in\n{text}");
         }
     }
+
+    #[test]
+    fn explain_out_of_core_reads_per_algorithm() {
+        let p = plan_text("RUN pagerank, bfs FROM 1 ON web;").unwrap();
+        let reader = crate::ReaderInfo {
+            description: "out of core".into(),
+            in_memory: false,
+        };
+        let text = crate::explain(&p, &reader, &Settings::defaults(None));
+        assert!(text.contains("reads:     pagerank: about"), "{text}");
+        assert!(text.contains("; bfs: at most about"), "{text}");
+    }
 }
