@@ -63,6 +63,15 @@ fn a_person_at_the_repl() {
     p.exp_string("3 rows").unwrap();
     p.exp_string("frontier> ").unwrap();
 
+    // Completion by context: after WHERE, only the columns of the statement's algorithms, so
+    // `ra` is `rank` (not also `randomwalk`).
+    keys(&mut p, "RUN pagerank, wcc ON g WHERE ra").unwrap();
+    keys(&mut p, "\t").unwrap();
+    p.exp_string("nk").unwrap();
+    keys(&mut p, " > 0 LIMIT 1;\r").unwrap();
+    p.exp_string("1 row").unwrap();
+    p.exp_string("frontier> ").unwrap();
+
     // Ctrl-C on a half-typed line drops it.
     keys(&mut p, "RUN bfs ON").unwrap();
     p.send_control('c').unwrap();

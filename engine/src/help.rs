@@ -1,7 +1,17 @@
-//! HELP text, built from the grammar's statement list and the algorithm registry.
+//! HELP text, built from the grammar's statement list, the algorithm registry and the settings
+//! table: `HELP;` lists statements, algorithms and settings; `HELP name;` explains one algorithm
+//! (its declaration) or one statement; `HELP SET;` every setting with its current value.
 
 use exec::algorithms::REGISTRY;
+use grammar::Ident;
+use planner::registry::{AlgorithmSpec, ParamKind, SourceRule};
 use planner::settings::SETTINGS;
+use planner::{PlanError, Settings};
+
+const RUN_SYNTAX: &str = "\
+RUN algorithm [FROM vertex] [ITER n] [key value ...] [AS name], ... ON graph
+    [YIELD column, ...] [WHERE condition] [ORDER BY column [ASC|DESC], ...]
+    [LIMIT n] [OFFSET n] [YIELD|RETURN column, ...] [INTO 'file.parquet'|'file.arrow'|'file.csv' [FORMAT ...]]";
 
 /// The HELP text.
 pub fn text() -> String {
@@ -15,13 +25,16 @@ pub fn text() -> String {
          \x20 SHOW GRAPHS\n\
          \x20 DESCRIBE GRAPH name\n\
          \x20 VERIFY GRAPH name\n\
-         \x20 REPAIR CATALOG       rebuild the catalog from the graph files, with a report\n\
-         \x20 RUN algorithm ON name [FROM vertex] [ITER n] [key value ...]\n\
-         \x20     [ORDER BY column [ASC|DESC]] [LIMIT n] [INTO 'file.parquet'|'file.arrow'|'file.csv' [FORMAT ...]]\n\
-         \x20 EXPLAIN RUN ...      the plan, without reading edge data\n\
+         \x20 REPAIR CATALOG       rebuild the catalog from the graph files, with a report\n",
+    );
+    for line in RUN_SYNTAX.lines() {
+        s.push_str(&format!("  {line}\n"));
+    }
+    s.push_str(
+        "  EXPLAIN RUN ...      the plan, without reading edge data\n\
          \x20 PROFILE RUN ...      run, then per-iteration statistics\n\
          \x20 SET name = value     SHOW SETTINGS\n\
-         \x20 HELP\n\nAlgorithms:\n",
+         \x20 HELP [algorithm | RUN | WHERE | SET]\n\nAlgorithms:\n",
     );
     for a in REGISTRY.iter() {
         let cols = a
@@ -41,4 +54,145 @@ pub fn text() -> String {
         s.push_str(&format!("  {name:<18} {meaning}\n"));
     }
     s
+}
+
+/// `HELP topic`: an algorithm, RUN, WHERE or SET; anything else gets a suggestion.
+pub fn topic(topic: &Ident, settings: &Settings) -> Result<String, PlanError> {
+    if let Some(spec) = REGISTRY.get(&topic.name) {
+        return Ok(algorithm(spec));
+    }
+    match topic.name.to_ascii_lowercase().as_str() {
+        "set" | "settings" => Ok(set(settings)),
+        "run" | "explain" | "profile" | "select" => Ok(run()),
+        "where" | "order" | "yield" | "return" | "limit" | "offset" => Ok(run()),
+        _ => {
+            let topics = REGISTRY
+                .names()
+                .chain(["RUN", "WHERE", "SET"])
+                .collect::<Vec<_>>();
+            Err(PlanError::new(
+                topic.pos,
+                format!(
+                    "no help on `{}`{}; HELP knows the algorithms ({}), RUN, WHERE and SET",
+                    topic.name,
+                    planner::suggest::did_you_mean(&topic.name, topics.iter().copied()),
+                    REGISTRY.names().collect::<Vec<_>>().join(", ")
+                ),
+            ))
+        }
+    }
+}
+
+/// One algorithm from its declaration.
+fn algorithm(a: &AlgorithmSpec) -> String {
+    let mut s = format!("{} — {}\n\n  {}\n", a.name, a.summary, a.usage());
+    if !a.semantics.is_empty() {
+        s.push_str(&format!("\n{}\n", wrap(a.semantics, 96, "  ")));
+    }
+    s.push_str("\nFROM:\n");
+    s.push_str(match a.source {
+        SourceRule::Required => "  required: the input id of the start vertex\n",
+        SourceRule::Optional => "  optional: the input id of the start vertex\n",
+        SourceRule::NotAccepted => "  not accepted\n",
+    });
+    s.push_str("\nParameters:\n");
+    if a.params.is_empty() {
+        s.push_str("  none\n");
+    }
+    for p in a.params {
+        let (range, default) = match p.kind {
+            ParamKind::Int { min, max, default } => (format!("{min}..={max}"), default.to_string()),
+            ParamKind::Float { min, max, default } => {
+                (format!("{min}..={max}"), default.to_string())
+            }
+        };
+        let iter = if Some(p.name) == a.iter_param {
+            " (also ITER n)"
+        } else {
+            ""
+        };
+        s.push_str(&format!(
+            "  {:<10} default {default}, range {range}{iter}: {}\n",
+            p.name, p.doc
+        ));
+    }
+    s.push_str("\nOutput columns:\n");
+    for c in a.columns {
+        s.push_str(&format!(
+            "  {:<12} {}{}\n",
+            c.name,
+            c.ty.name(),
+            if c.nullable {
+                ", null when not reached"
+            } else {
+                ""
+            }
+        ));
+    }
+    s.push_str(&format!(
+        "\nWeights: {}\n",
+        if a.uses_weights {
+            "read (1 per edge on unweighted graphs)"
+        } else {
+            "ignored"
+        }
+    ));
+    if !a.example.is_empty() {
+        s.push_str(&format!("\nExample:\n  {}\n", a.example));
+    }
+    s
+}
+
+/// RUN's clauses.
+fn run() -> String {
+    let mut s = String::new();
+    for line in RUN_SYNTAX.lines() {
+        s.push_str(&format!("{line}\n"));
+    }
+    s.push_str(
+        "\n\
+Several algorithms run one after another on the graph loaded once, and their results are joined
+by vertex: one `vertex` column, then each algorithm's columns in the order written. A column name
+two algorithms share is qualified by the algorithm (`wcc.component`) or by the call's AS name.
+Algorithms with one row per walk step (randomwalk) run alone.
+
+WHERE keeps the rows whose condition is true: comparisons (= <> != < <= > >=), AND, OR, NOT,
+IS [NOT] NULL, [NOT] IN (a, b, ...), and + - * / on columns and numbers (/ always divides in
+floating point). A comparison with NULL is NULL, and such rows are dropped.
+Then ORDER BY (several keys, nulls last; with LIMIT a bounded heap, not a full sort), OFFSET,
+LIMIT, and YIELD (or RETURN) keeps the named columns in that order.
+
+Example:
+  RUN pagerank ITER 20, wcc, degree ON g WHERE component = 0 ORDER BY rank DESC LIMIT 10;
+",
+    );
+    s
+}
+
+/// Every setting, its current value and meaning.
+fn set(settings: &Settings) -> String {
+    let mut s = String::from(
+        "SET name = value   (sizes as 1GB, 512MiB or '64KiB'; KB = 1000 bytes, KiB = 1024)\n\n",
+    );
+    for (name, value, meaning) in settings.rows() {
+        s.push_str(&format!("  {name:<18} {value:<12} {meaning}\n"));
+    }
+    s
+}
+
+/// `text` wrapped at `width` columns, each line starting with `indent`.
+fn wrap(text: &str, width: usize, indent: &str) -> String {
+    let mut lines = Vec::new();
+    let mut line = String::from(indent);
+    for word in text.split_whitespace() {
+        if line.len() > indent.len() && line.len() + 1 + word.len() > width {
+            lines.push(std::mem::replace(&mut line, String::from(indent)));
+        }
+        if line.len() > indent.len() {
+            line.push(' ');
+        }
+        line.push_str(word);
+    }
+    lines.push(line);
+    lines.join("\n")
 }

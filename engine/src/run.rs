@@ -247,13 +247,20 @@ pub fn run(
         let mut text = planner::explain(&plan, &reader, &s.settings);
         if meta.storage == StorageKind::Dm {
             // Where the kernel's per-vertex state will live, right after the reader.
-            let state = exec::algorithms::explain_state(
-                plan.call.spec,
-                plan.graph.vertices,
-                s.settings.cn_cache,
-            );
             let at = text.find("\n  threads:").map_or(text.len(), |i| i + 1);
-            text.insert_str(at, &format!("  state:     {state}\n"));
+            for c in plan.calls.iter().rev() {
+                let state = exec::algorithms::explain_state(
+                    c.call.spec,
+                    plan.graph.vertices,
+                    s.settings.cn_cache,
+                );
+                let label = if plan.calls.len() > 1 {
+                    format!("{}: ", c.prefix)
+                } else {
+                    String::new()
+                };
+                text.insert_str(at, &format!("  state:     {label}{state}\n"));
+            }
         }
         if keys.is_some() {
             let at = text.find("\n  threads:").map_or(text.len(), |i| i + 1);
@@ -299,18 +306,18 @@ pub fn run(
         OpenStore::Dm(d) => Some(d.remote_stats()),
         OpenStore::Block(_) => None,
     };
-    let table = with_store!(&*store, st => exec::run(st, &plan.call, &cfg));
+    let table = with_store!(&*store, st => exec::pipeline::run_all(st, &plan, &cfg));
     if let Some(w) = &s.watcher {
         w.run_done();
     }
     let table = table.map_err(|e| exec_error(pos, e))?;
-    let table = exec::topk::order_and_limit(
-        table,
-        plan.order_by.as_ref().map(|(c, d)| (c.as_str(), *d)),
-        plan.limit,
-    )
-    .map_err(|e| StatementError::at(pos, e.to_string()))?;
-    let table = with_store!(&*store, st => exec::vertex_keys::with_keys(table, &plan.call, st))
+    let table = exec::pipeline::finish(table, &plan).map_err(|e| exec_error(pos, e))?;
+    let is_key = |name: &str| {
+        plan.columns
+            .iter()
+            .any(|c| c.name == name && c.ty() == planner::registry::ColumnType::VertexKey)
+    };
+    let table = with_store!(&*store, st => exec::vertex_keys::with_keys(table, &is_key, st))
         .map_err(|e| exec_error(pos, e))?;
     let elapsed = started.elapsed();
 
@@ -377,9 +384,25 @@ fn exec_error(pos: Pos, e: exec::ExecError) -> StatementError {
 }
 
 fn result_meta(plan: &RunPlan, elapsed: std::time::Duration) -> exec::sink::ResultMeta {
+    // Several algorithms' parameters are told apart by their prefix: `pagerank.iter`.
+    let several = plan.calls.len() > 1;
+    let parameters = plan
+        .calls
+        .iter()
+        .flat_map(|c| {
+            c.params.iter().map(move |(k, v)| {
+                let key = if several {
+                    format!("{}.{k}", c.prefix)
+                } else {
+                    k.clone()
+                };
+                (key, v.clone())
+            })
+        })
+        .collect();
     exec::sink::ResultMeta {
-        algorithm: plan.call.spec.name.to_string(),
-        parameters: plan.params.clone(),
+        algorithm: plan.algorithms(),
+        parameters,
         graph: plan.graph.name.clone(),
         vertices: plan.graph.vertices,
         edges: plan.graph.edges,

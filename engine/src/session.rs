@@ -117,7 +117,10 @@ impl Session {
                 }
                 Ok(vec![Output::Table(t)])
             }
-            StatementKind::Help => Ok(vec![Output::Text(crate::help::text())]),
+            StatementKind::Help { topic: None } => Ok(vec![Output::Text(crate::help::text())]),
+            StatementKind::Help { topic: Some(t) } => {
+                Ok(vec![Output::Text(crate::help::topic(t, &self.settings)?)])
+            }
         }
     }
 }

@@ -19,19 +19,21 @@ pub fn output_schema(call: &AlgoCall) -> SchemaRef {
         .spec
         .columns
         .iter()
-        .map(|c| {
-            let ty = match c.ty {
-                // Internal ids while the run builds, orders and limits the rows; a string-keyed
-                // graph's keys replace them last (`vertex_keys::with_keys`).
-                ColumnType::UInt64 | ColumnType::VertexKey => DataType::UInt64,
-                ColumnType::Int64 => DataType::Int64,
-                ColumnType::UInt32 => DataType::UInt32,
-                ColumnType::Float64 => DataType::Float64,
-            };
-            Field::new(c.name, ty, c.nullable)
-        })
+        .map(|c| Field::new(c.name, arrow_type(c.ty), c.nullable))
         .collect();
     Arc::new(Schema::new(fields))
+}
+
+/// The Arrow type of a declared column type.
+pub fn arrow_type(ty: ColumnType) -> DataType {
+    match ty {
+        // Internal ids while the run builds, orders and limits the rows; a string-keyed graph's
+        // keys replace them last (`vertex_keys::with_keys`).
+        ColumnType::UInt64 | ColumnType::VertexKey => DataType::UInt64,
+        ColumnType::Int64 => DataType::Int64,
+        ColumnType::UInt32 => DataType::UInt32,
+        ColumnType::Float64 => DataType::Float64,
+    }
 }
 
 /// Builds one row per vertex in internal-id order, at most [`BATCH_ROWS`] rows per batch: the

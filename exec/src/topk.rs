@@ -1,10 +1,12 @@
-//! `ORDER BY column [ASC|DESC] [LIMIT n]` over a [`ResultTable`].
+//! `ORDER BY column [ASC|DESC], ... [LIMIT n] [OFFSET m]` over a [`ResultTable`].
 //!
 //! With a LIMIT, the k best rows are kept in a bounded heap: O(rows · log k) time and O(k)
 //! memory, so `ORDER BY rank DESC LIMIT 10` over 100 M PageRank rows never sorts them all.
 //! Without a LIMIT every row is sorted. Order is total and deterministic: nulls come last in
 //! both directions, NaN sorts above every number (as in PostgreSQL), and ties keep the rows'
-//! original order (the sort is stable).
+//! original order (the sort is stable). One key is read in its own type; several keys are read
+//! into one comparable tuple per row (`multi_key`), built only for rows that enter the heap.
+//! OFFSET m widens the heap to k + m rows and drops the first m.
 
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
@@ -101,20 +103,192 @@ pub fn order_by(
     gather(table, &rows)
 }
 
-/// Applies a RUN's `ORDER BY column [DESC]` (`order` = (column, descending)) and `LIMIT`
-/// clauses, either of which may be absent; a table with neither is returned as it is.
+/// Applies a RUN's `ORDER BY` keys (column, descending), `LIMIT` and `OFFSET`, any of which
+/// may be absent; a table with none is returned as it is.
 pub fn order_and_limit(
     table: ResultTable,
-    order: Option<(&str, bool)>,
+    keys: &[(&str, bool)],
     limit_rows: Option<u64>,
+    offset_rows: Option<u64>,
 ) -> Result<ResultTable, TopKError> {
-    let k = limit_rows.map(|n| usize::try_from(n).unwrap_or(usize::MAX));
-    match (order, k) {
-        (Some((column, descending)), k) => order_by(&table, column, descending, k),
-        (None, Some(k)) if k < table.num_rows() => Ok(limit(&table, k)),
-        (None, _) => Ok(table),
+    let to_usize = |n: u64| usize::try_from(n).unwrap_or(usize::MAX);
+    let skip = offset_rows.map_or(0, to_usize);
+    // The rows up to the end of the window: OFFSET's rows are ordered too, then dropped.
+    let k = limit_rows.map(|n| to_usize(n).saturating_add(skip));
+    let ordered = match (keys, k) {
+        ([], k) => match k {
+            Some(k) if k < table.num_rows() => limit(&table, k),
+            _ => table,
+        },
+        ([(column, descending)], k) => order_by(&table, column, *descending, k)?,
+        (keys, k) => order_by_keys(&table, keys, k)?,
+    };
+    Ok(if skip > 0 {
+        offset(&ordered, skip)
+    } else {
+        ordered
+    })
+}
+
+/// `table` without its first `n` rows, without copying any data.
+pub fn offset(table: &ResultTable, n: usize) -> ResultTable {
+    let mut left = n;
+    let mut batches = Vec::new();
+    for b in &table.batches {
+        if left >= b.num_rows() {
+            left -= b.num_rows();
+            continue;
+        }
+        batches.push(b.slice(left, b.num_rows() - left));
+        left = 0;
+    }
+    ResultTable {
+        schema: table.schema.clone(),
+        batches,
+        iterations: table.iterations.clone(),
+        algorithm_time: table.algorithm_time,
+        operators: table.operators.clone(),
     }
 }
+
+/// The rows of `table` ordered by several `keys` (column, descending), at most `limit` of
+/// them. Keys must be numeric columns (every algorithm's columns are).
+pub fn order_by_keys(
+    table: &ResultTable,
+    keys: &[(&str, bool)],
+    limit: Option<usize>,
+) -> Result<ResultTable, TopKError> {
+    let mut columns = Vec::with_capacity(keys.len());
+    let mut descending = Vec::with_capacity(keys.len());
+    for (name, desc) in keys {
+        let col = find_column(table, name)?;
+        let field = table.schema.field(col);
+        if !field.data_type().is_numeric() {
+            return Err(TopKError::Unorderable {
+                column: field.name().clone(),
+                data_type: field.data_type().clone(),
+            });
+        }
+        columns.push(col);
+        descending.push(*desc);
+    }
+    let mut kept: Vec<MultiEntry<'_>> = Vec::new();
+    let mut heap: BinaryHeap<MultiEntry<'_>> = BinaryHeap::new();
+    let mut row_key: Vec<Option<i128>> = vec![None; keys.len()];
+    for (b, batch) in table.batches.iter().enumerate() {
+        let values: Vec<Vec<Option<i128>>> = columns
+            .iter()
+            .map(|&c| multi_key(batch.column(c).as_ref()))
+            .collect::<Result<_, _>>()?;
+        for row in 0..batch.num_rows() {
+            for (slot, column) in row_key.iter_mut().zip(&values) {
+                *slot = column[row];
+            }
+            let entry = |key: &[Option<i128>]| MultiEntry {
+                key: key.into(),
+                pos: (b, row),
+                descending: &descending,
+            };
+            match limit {
+                None => kept.push(entry(&row_key)),
+                Some(0) => {}
+                Some(k) if heap.len() < k => heap.push(entry(&row_key)),
+                Some(_) => {
+                    if let Some(mut top) = heap.peek_mut() {
+                        // Later rows lose ties, so only a strictly better key enters.
+                        if compare_keys(&row_key, &top.key, &descending) == Ordering::Less {
+                            *top = entry(&row_key);
+                        }
+                    }
+                }
+            }
+        }
+    }
+    let sorted = match limit {
+        None => {
+            kept.sort_unstable();
+            kept
+        }
+        Some(_) => heap.into_sorted_vec(),
+    };
+    let positions: Vec<(usize, usize)> = sorted.into_iter().map(|e| e.pos).collect();
+    gather(table, &positions)
+}
+
+/// A numeric column's values as one comparable integer type: integers as they are, floats
+/// through [`float_key`]; nulls as `None`.
+fn multi_key(array: &dyn Array) -> Result<Vec<Option<i128>>, TopKError> {
+    fn read<T: ArrowPrimitiveType>(
+        array: &dyn Array,
+        key: impl Fn(T::Native) -> i128,
+    ) -> Vec<Option<i128>> {
+        let a = array.as_primitive::<T>();
+        (0..a.len())
+            .map(|i| (!a.is_null(i)).then(|| key(a.value(i))))
+            .collect()
+    }
+    Ok(match array.data_type() {
+        DataType::UInt8 => read::<UInt8Type>(array, i128::from),
+        DataType::UInt16 => read::<UInt16Type>(array, i128::from),
+        DataType::UInt32 => read::<UInt32Type>(array, i128::from),
+        DataType::UInt64 => read::<UInt64Type>(array, i128::from),
+        DataType::Int8 => read::<Int8Type>(array, i128::from),
+        DataType::Int16 => read::<Int16Type>(array, i128::from),
+        DataType::Int32 => read::<Int32Type>(array, i128::from),
+        DataType::Int64 => read::<Int64Type>(array, i128::from),
+        DataType::Float32 => read::<Float32Type>(array, |v| i128::from(float_key(f64::from(v)))),
+        DataType::Float64 => read::<Float64Type>(array, |v| i128::from(float_key(v))),
+        other => {
+            return Err(TopKError::Arrow(ArrowError::InvalidArgumentError(format!(
+                "cannot order by a column of type {other}"
+            ))))
+        }
+    })
+}
+
+/// Compares two rows' keys: per key nulls last, descending keys reversed.
+fn compare_keys(a: &[Option<i128>], b: &[Option<i128>], descending: &[bool]) -> Ordering {
+    for ((x, y), desc) in a.iter().zip(b).zip(descending) {
+        let order = match (x, y) {
+            (None, None) => Ordering::Equal,
+            (None, Some(_)) => Ordering::Greater,
+            (Some(_), None) => Ordering::Less,
+            (Some(x), Some(y)) if *desc => y.cmp(x),
+            (Some(x), Some(y)) => x.cmp(y),
+        };
+        if order != Ordering::Equal {
+            return order;
+        }
+    }
+    Ordering::Equal
+}
+
+/// One candidate row of a several-key ORDER BY: its keys and position (batch, row).
+struct MultiEntry<'a> {
+    key: Box<[Option<i128>]>,
+    pos: (usize, usize),
+    descending: &'a [bool],
+}
+
+impl Ord for MultiEntry<'_> {
+    fn cmp(&self, other: &Self) -> Ordering {
+        compare_keys(&self.key, &other.key, self.descending).then(self.pos.cmp(&other.pos))
+    }
+}
+
+impl PartialOrd for MultiEntry<'_> {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl PartialEq for MultiEntry<'_> {
+    fn eq(&self, other: &Self) -> bool {
+        self.cmp(other) == Ordering::Equal
+    }
+}
+
+impl Eq for MultiEntry<'_> {}
 
 /// The first `n` rows of `table` (LIMIT without ORDER BY), without copying any data.
 pub fn limit(table: &ResultTable, n: usize) -> ResultTable {
@@ -513,14 +687,21 @@ mod tests {
 
     #[test]
     fn order_and_limit_follows_the_clauses() {
-        let top = order_and_limit(sample(), Some(("rank", true)), Some(1)).unwrap();
+        let top = order_and_limit(sample(), &[("rank", true)], Some(1), None).unwrap();
         assert_eq!(rows(&top), vec![(4, Some(0.75))]);
         assert_eq!(
-            order_and_limit(sample(), None, Some(2)).unwrap().num_rows(),
+            order_and_limit(sample(), &[], Some(2), None)
+                .unwrap()
+                .num_rows(),
             2
         );
-        assert_eq!(order_and_limit(sample(), None, None).unwrap().num_rows(), 6);
-        let huge = order_and_limit(sample(), Some(("vertex", false)), Some(u64::MAX)).unwrap();
+        assert_eq!(
+            order_and_limit(sample(), &[], None, None)
+                .unwrap()
+                .num_rows(),
+            6
+        );
+        let huge = order_and_limit(sample(), &[("vertex", false)], Some(u64::MAX), None).unwrap();
         assert_eq!(huge.num_rows(), 6);
     }
 
@@ -531,5 +712,70 @@ mod tests {
         assert_eq!(rows(&t)[3], (4, Some(0.75)));
         assert_eq!(limit(&sample(), 0).num_rows(), 0);
         assert_eq!(limit(&sample(), 99).num_rows(), 6);
+    }
+
+    /// Rows as (vertex, rank), from a table with several batches, ties and nulls.
+    fn keyed() -> ResultTable {
+        table(&[
+            (vec![1, 2, 3], vec![Some(0.5), None, Some(0.1)]),
+            (vec![4, 5, 6], vec![Some(0.5), Some(f64::NAN), Some(-0.0)]),
+            (vec![7], vec![Some(0.1)]),
+        ])
+    }
+
+    #[test]
+    fn several_keys_order_like_a_full_sort() {
+        // rank DESC (NaN on top, nulls last), then vertex DESC among ties.
+        let all =
+            order_and_limit(keyed(), &[("rank", true), ("vertex", true)], None, None).unwrap();
+        let got: Vec<u64> = rows(&all).iter().map(|r| r.0).collect();
+        assert_eq!(got, [5, 4, 1, 7, 3, 6, 2]);
+        // Every window of the bounded heap equals the same window of the full sort.
+        for k in 0..8u64 {
+            for skip in 0..8u64 {
+                let top = order_and_limit(
+                    keyed(),
+                    &[("rank", true), ("vertex", true)],
+                    Some(k),
+                    Some(skip),
+                )
+                .unwrap();
+                let want: Vec<u64> = got
+                    .iter()
+                    .copied()
+                    .skip(skip as usize)
+                    .take(k as usize)
+                    .collect();
+                let have: Vec<u64> = rows(&top).iter().map(|r| r.0).collect();
+                assert_eq!(have, want, "LIMIT {k} OFFSET {skip}");
+            }
+        }
+        // Ascending first key, descending second.
+        let asc =
+            order_and_limit(keyed(), &[("rank", false), ("vertex", true)], Some(3), None).unwrap();
+        let got: Vec<u64> = rows(&asc).iter().map(|r| r.0).collect();
+        assert_eq!(got, [6, 7, 3]);
+    }
+
+    #[test]
+    fn offset_skips_across_batches_and_past_the_end() {
+        let t = order_and_limit(keyed(), &[], None, Some(4)).unwrap();
+        let got: Vec<u64> = rows(&t).iter().map(|r| r.0).collect();
+        assert_eq!(got, [5, 6, 7]);
+        assert_eq!(
+            order_and_limit(keyed(), &[], Some(2), Some(2))
+                .unwrap()
+                .num_rows(),
+            2
+        );
+        assert_eq!(
+            order_and_limit(keyed(), &[], None, Some(99))
+                .unwrap()
+                .num_rows(),
+            0
+        );
+        let t = order_and_limit(keyed(), &[("vertex", true)], Some(2), Some(1)).unwrap();
+        let got: Vec<u64> = rows(&t).iter().map(|r| r.0).collect();
+        assert_eq!(got, [6, 5]);
     }
 }

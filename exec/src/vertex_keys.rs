@@ -10,29 +10,27 @@ use arrow_array::cast::AsArray;
 use arrow_array::types::UInt64Type;
 use arrow_array::{Array, ArrayRef, RecordBatch};
 use arrow_schema::{DataType, Field, Schema};
-use planner::registry::ColumnType;
-use planner::AlgoCall;
 use storage::blockfile::keys::VertexKeys;
 use storage::GraphStore;
 
 use crate::error::ExecError;
 use crate::result::ResultTable;
 
-/// `table` with its vertex columns holding the vertices' string keys, when `store`'s graph has
-/// string keys; otherwise `table` unchanged.
+/// `table` with its vertex columns (those `is_key` names) holding the vertices' string keys,
+/// when `store`'s graph has string keys; otherwise `table` unchanged.
 pub fn with_keys<S: GraphStore>(
     table: ResultTable,
-    call: &AlgoCall,
+    is_key: &dyn Fn(&str) -> bool,
     store: &S,
 ) -> Result<ResultTable, ExecError> {
     let Some(keys) = store.vertex_keys() else {
         return Ok(table);
     };
-    let keyed: Vec<bool> = call
-        .spec
-        .columns
+    let keyed: Vec<bool> = table
+        .schema
+        .fields()
         .iter()
-        .map(|c| c.ty == ColumnType::VertexKey)
+        .map(|f| is_key(f.name()))
         .collect();
     let fields: Vec<Field> = table
         .schema

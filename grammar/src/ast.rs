@@ -93,25 +93,139 @@ pub enum OutputFormat {
     Graphalytics,
 }
 
-/// `ORDER BY column [ASC|DESC]`.
+/// One key of `ORDER BY column [ASC|DESC], ...`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct OrderBy {
+    /// The column as written, possibly qualified (`wcc.component`).
     pub column: Ident,
     pub descending: bool,
 }
 
-/// `RUN algorithm ON graph ...`.
+/// One algorithm of a RUN with its own clauses: `pagerank ITER 20 damping 0.9 AS pr`.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Run {
+pub struct AlgorithmCall {
     pub algorithm: Ident,
-    pub graph: Ident,
     /// `FROM vertex`: an input vertex id.
     pub from: Option<Literal>,
     /// `ITER n`.
     pub iter: Option<Literal>,
     pub params: Vec<Param>,
-    pub order_by: Option<OrderBy>,
+    /// `AS name`: the prefix of this algorithm's columns when they clash with another's.
+    pub alias: Option<Ident>,
+}
+
+/// A binary operator of a WHERE condition.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BinaryOp {
+    Add,
+    Sub,
+    Mul,
+    Div,
+    Eq,
+    NotEq,
+    Lt,
+    LtEq,
+    Gt,
+    GtEq,
+    And,
+    Or,
+}
+
+impl BinaryOp {
+    /// The operator as written (`=`, `AND`, ...).
+    pub fn symbol(self) -> &'static str {
+        match self {
+            BinaryOp::Add => "+",
+            BinaryOp::Sub => "-",
+            BinaryOp::Mul => "*",
+            BinaryOp::Div => "/",
+            BinaryOp::Eq => "=",
+            BinaryOp::NotEq => "<>",
+            BinaryOp::Lt => "<",
+            BinaryOp::LtEq => "<=",
+            BinaryOp::Gt => ">",
+            BinaryOp::GtEq => ">=",
+            BinaryOp::And => "AND",
+            BinaryOp::Or => "OR",
+        }
+    }
+
+    /// Whether the operator compares two values (its result is true, false or null).
+    pub fn is_comparison(self) -> bool {
+        matches!(
+            self,
+            BinaryOp::Eq
+                | BinaryOp::NotEq
+                | BinaryOp::Lt
+                | BinaryOp::LtEq
+                | BinaryOp::Gt
+                | BinaryOp::GtEq
+        )
+    }
+}
+
+/// An expression of a WHERE condition; every node carries where it stood.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Expr {
+    /// A result column, possibly qualified (`wcc.component`).
+    Column(Ident),
+    /// A number or a string.
+    Literal(Literal),
+    /// `NULL`.
+    Null(Pos),
+    /// `-operand`.
+    Negate { expr: Box<Expr>, pos: Pos },
+    /// `NOT condition`.
+    Not { expr: Box<Expr>, pos: Pos },
+    /// `left op right`; `pos` is the operator's.
+    Binary {
+        op: BinaryOp,
+        left: Box<Expr>,
+        right: Box<Expr>,
+        pos: Pos,
+    },
+    /// `expr IS [NOT] NULL`.
+    IsNull {
+        expr: Box<Expr>,
+        negated: bool,
+        pos: Pos,
+    },
+    /// `expr [NOT] IN (item, ...)`.
+    InList {
+        expr: Box<Expr>,
+        list: Vec<Expr>,
+        negated: bool,
+        pos: Pos,
+    },
+}
+
+impl Expr {
+    /// Where the expression starts.
+    pub fn pos(&self) -> Pos {
+        match self {
+            Expr::Column(c) => c.pos,
+            Expr::Literal(l) => l.pos,
+            Expr::Null(pos) | Expr::Negate { pos, .. } | Expr::Not { pos, .. } => *pos,
+            Expr::Binary { left, .. } => left.pos(),
+            Expr::IsNull { expr, .. } | Expr::InList { expr, .. } => expr.pos(),
+        }
+    }
+}
+
+/// `RUN call, ... ON graph ...`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Run {
+    /// The algorithms, at least one, in the order written (and run).
+    pub calls: Vec<AlgorithmCall>,
+    pub graph: Ident,
+    /// `YIELD column, ...` or `RETURN column, ...`: the columns to keep, in this order.
+    pub columns: Option<Vec<Ident>>,
+    /// `WHERE condition`.
+    pub filter: Option<Expr>,
+    /// `ORDER BY key, ...`, empty when absent.
+    pub order_by: Vec<OrderBy>,
     pub limit: Option<Literal>,
+    pub offset: Option<Literal>,
     pub into: Option<String>,
     pub into_pos: Option<Pos>,
     pub into_format: Option<OutputFormat>,
@@ -155,7 +269,10 @@ pub enum StatementKind {
         value: Literal,
     },
     ShowSettings,
-    Help,
+    /// `HELP [topic]`: an algorithm, a statement keyword (`SET`, `RUN`, ...).
+    Help {
+        topic: Option<Ident>,
+    },
 }
 
 /// A statement with the position of its first token.

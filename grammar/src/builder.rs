@@ -102,7 +102,12 @@ impl Builder<'_, '_> {
                     value: required(value, "setting value")?,
                 }
             }
-            Rule::help => StatementKind::Help,
+            Rule::help => StatementKind::Help {
+                topic: inner
+                    .into_inner()
+                    .find(|p| p.as_rule() == Rule::help_topic)
+                    .map(|p| self.ident(&p)),
+            },
             other => return err(0, format!("internal error: unexpected rule {other:?}")),
         };
         Ok(Statement { kind, pos })
@@ -193,13 +198,25 @@ impl Builder<'_, '_> {
 
     fn run(&self, pair: Pair<'_, Rule>) -> Result<(RunMode, Run)> {
         let mut mode = RunMode::Run;
-        let mut algorithm = None;
+        let mut calls = Vec::new();
         let mut graph = None;
-        let mut from = None;
-        let mut iter = None;
-        let mut params = Vec::new();
-        let mut order_by = None;
+        // Clauses written after the graph name, and where the first of them stood.
+        let mut trailing = AlgorithmCall {
+            algorithm: Ident {
+                name: String::new(),
+                pos: Pos::default(),
+            },
+            from: None,
+            iter: None,
+            params: Vec::new(),
+            alias: None,
+        };
+        let mut trailing_at = None;
+        let mut columns = None;
+        let mut filter = None;
+        let mut order_by = Vec::new();
         let mut limit = None;
+        let mut offset = None;
         let mut into = None;
         let mut into_pos = None;
         let mut into_format = None;
@@ -214,51 +231,54 @@ impl Builder<'_, '_> {
                         };
                     }
                 }
-                Rule::algorithm => algorithm = Some(self.ident(&p)),
+                Rule::algo_call => calls.push(self.algo_call(p)?),
                 Rule::graph_name => graph = Some(self.ident(&p)),
                 Rule::run_clause => {
-                    let Some(clause) = p.into_inner().next() else {
-                        continue;
-                    };
-                    let at = clause.as_span().start();
-                    match clause.as_rule() {
-                        Rule::from_vertex => {
-                            once(&from, at, "FROM")?;
-                            if let Some(v) = last_inner(clause) {
-                                from = Some(self.value(v, false)?);
-                            }
-                        }
-                        Rule::iter => {
-                            once(&iter, at, "ITER")?;
-                            if let Some(c) = last_inner(clause) {
-                                iter = Some(self.count(c, "ITER")?);
-                            }
-                        }
-                        Rule::param => self.push_param(&mut params, clause, "parameter")?,
-                        _ => {}
+                    trailing_at.get_or_insert(p.as_span().start());
+                    self.run_clause(&mut trailing, p)?;
+                }
+                Rule::projection => {
+                    once(&columns, p.as_span().start(), "YIELD (or RETURN)")?;
+                    columns = Some(
+                        p.into_inner()
+                            .filter(|q| q.as_rule() == Rule::column)
+                            .map(|q| self.ident(&q))
+                            .collect(),
+                    );
+                }
+                Rule::where_clause => {
+                    if let Some(c) = last_inner(p) {
+                        filter = Some(self.expr(c)?);
                     }
                 }
                 Rule::order_by => {
-                    let mut column = None;
-                    let mut descending = false;
-                    for q in p.into_inner() {
-                        match q.as_rule() {
-                            Rule::column => column = Some(self.ident(&q)),
-                            Rule::direction => {
-                                descending = q.into_inner().next().map(|d| d.as_rule())
-                                    == Some(Rule::kw_desc)
+                    for key in p.into_inner().filter(|q| q.as_rule() == Rule::order_key) {
+                        let mut column = None;
+                        let mut descending = false;
+                        for q in key.into_inner() {
+                            match q.as_rule() {
+                                Rule::column => column = Some(self.ident(&q)),
+                                Rule::direction => {
+                                    descending = q.into_inner().next().map(|d| d.as_rule())
+                                        == Some(Rule::kw_desc)
+                                }
+                                _ => {}
                             }
-                            _ => {}
                         }
+                        order_by.push(OrderBy {
+                            column: required(column, "column")?,
+                            descending,
+                        });
                     }
-                    order_by = Some(OrderBy {
-                        column: required(column, "column")?,
-                        descending,
-                    });
                 }
                 Rule::limit => {
                     if let Some(c) = last_inner(p) {
                         limit = Some(self.count(c, "LIMIT")?);
+                    }
+                }
+                Rule::offset => {
+                    if let Some(c) = last_inner(p) {
+                        offset = Some(self.count(c, "OFFSET")?);
                     }
                 }
                 Rule::into => {
@@ -276,19 +296,213 @@ impl Builder<'_, '_> {
                 _ => {}
             }
         }
+        if let Some(at) = trailing_at {
+            match calls.as_mut_slice() {
+                [only] => merge_clauses(only, trailing, at)?,
+                _ => {
+                    return err(
+                        at,
+                        "with several algorithms, write each one's FROM, ITER and parameters \
+                         after its name: RUN pagerank ITER 20, bfs FROM 1 ON g",
+                    )
+                }
+            }
+        }
+        if calls.is_empty() {
+            return err(0, "internal error: missing algorithm");
+        }
         let run = Run {
-            algorithm: required(algorithm, "algorithm")?,
+            calls,
             graph: required(graph, "graph name")?,
-            from,
-            iter,
-            params,
+            columns,
+            filter,
             order_by,
             limit,
+            offset,
             into,
             into_pos,
             into_format,
         };
         Ok((mode, run))
+    }
+
+    /// One `algorithm [clauses] [AS name]` of a RUN.
+    fn algo_call(&self, pair: Pair<'_, Rule>) -> Result<AlgorithmCall> {
+        let mut call = AlgorithmCall {
+            algorithm: Ident {
+                name: String::new(),
+                pos: Pos::default(),
+            },
+            from: None,
+            iter: None,
+            params: Vec::new(),
+            alias: None,
+        };
+        let mut named = false;
+        for p in pair.into_inner() {
+            match p.as_rule() {
+                Rule::algorithm => {
+                    call.algorithm = self.ident(&p);
+                    named = true;
+                }
+                Rule::run_clause => self.run_clause(&mut call, p)?,
+                Rule::alias => {
+                    call.alias = p
+                        .into_inner()
+                        .find(|q| q.as_rule() == Rule::alias_name)
+                        .map(|q| self.ident(&q))
+                }
+                _ => {}
+            }
+        }
+        if !named {
+            return err(0, "internal error: missing algorithm");
+        }
+        Ok(call)
+    }
+
+    /// Adds a `FROM v`, `ITER n` or `key value` clause to `call`, refusing repeats.
+    fn run_clause(&self, call: &mut AlgorithmCall, pair: Pair<'_, Rule>) -> Result<()> {
+        let Some(clause) = pair.into_inner().next() else {
+            return Ok(());
+        };
+        let at = clause.as_span().start();
+        match clause.as_rule() {
+            Rule::from_vertex => {
+                once(&call.from, at, "FROM")?;
+                if let Some(v) = last_inner(clause) {
+                    call.from = Some(self.value(v, false)?);
+                }
+            }
+            Rule::iter => {
+                once(&call.iter, at, "ITER")?;
+                if let Some(c) = last_inner(clause) {
+                    call.iter = Some(self.count(c, "ITER")?);
+                }
+            }
+            Rule::param => self.push_param(&mut call.params, clause, "parameter")?,
+            _ => {}
+        }
+        Ok(())
+    }
+
+    /// A `condition` (or any level below it) as an [`Expr`].
+    fn expr(&self, pair: Pair<'_, Rule>) -> Result<Expr> {
+        match pair.as_rule() {
+            Rule::condition | Rule::conjunction | Rule::sum | Rule::product => {
+                let mut inner = pair.into_inner();
+                let Some(first) = inner.next() else {
+                    return err(0, "internal error: empty expression");
+                };
+                let mut left = self.expr(first)?;
+                while let (Some(op), Some(right)) = (inner.next(), inner.next()) {
+                    let pos = self.pos(&op);
+                    let op = binary_op(op.as_str());
+                    left = Expr::Binary {
+                        op,
+                        left: Box::new(left),
+                        right: Box::new(self.expr(right)?),
+                        pos,
+                    };
+                }
+                Ok(left)
+            }
+            Rule::negation | Rule::factor => {
+                let mut inner = pair.into_inner();
+                let Some(first) = inner.next() else {
+                    return err(0, "internal error: empty expression");
+                };
+                match first.as_rule() {
+                    Rule::kw_not | Rule::minus => {
+                        let pos = self.pos(&first);
+                        let is_not = first.as_rule() == Rule::kw_not;
+                        let Some(operand) = inner.next() else {
+                            return err(0, "internal error: operator without operand");
+                        };
+                        let expr = Box::new(self.expr(operand)?);
+                        Ok(if is_not {
+                            Expr::Not { expr, pos }
+                        } else {
+                            Expr::Negate { expr, pos }
+                        })
+                    }
+                    _ => self.expr(first),
+                }
+            }
+            Rule::predicate => {
+                let mut inner = pair.into_inner();
+                let Some(first) = inner.next() else {
+                    return err(0, "internal error: empty expression");
+                };
+                let left = Box::new(self.expr(first)?);
+                let Some(test) = inner.next() else {
+                    return Ok(*left);
+                };
+                let pos = self.pos(&test);
+                match test.as_rule() {
+                    Rule::is_null => Ok(Expr::IsNull {
+                        expr: left,
+                        negated: test.into_inner().any(|q| q.as_rule() == Rule::kw_not),
+                        pos,
+                    }),
+                    Rule::in_list => {
+                        let mut negated = false;
+                        let mut list = Vec::new();
+                        for q in test.into_inner() {
+                            match q.as_rule() {
+                                Rule::kw_not => negated = true,
+                                Rule::sum => list.push(self.expr(q)?),
+                                _ => {}
+                            }
+                        }
+                        Ok(Expr::InList {
+                            expr: left,
+                            list,
+                            negated,
+                            pos,
+                        })
+                    }
+                    _ => {
+                        let mut parts = test.into_inner();
+                        let (Some(op), Some(right)) = (parts.next(), parts.next()) else {
+                            return err(0, "internal error: malformed comparison");
+                        };
+                        Ok(Expr::Binary {
+                            op: binary_op(op.as_str()),
+                            left,
+                            right: Box::new(self.expr(right)?),
+                            pos: self.pos(&op),
+                        })
+                    }
+                }
+            }
+            Rule::operand => {
+                let mut inner = pair.into_inner();
+                let Some(first) = inner.next() else {
+                    return err(0, "internal error: empty operand");
+                };
+                match first.as_rule() {
+                    Rule::open => match inner.next() {
+                        Some(c) => self.expr(c),
+                        None => err(0, "internal error: empty parentheses"),
+                    },
+                    Rule::number => Ok(Expr::Literal(Literal {
+                        value: number(first.as_str(), first.as_span().start())?,
+                        pos: self.pos(&first),
+                    })),
+                    Rule::string => Ok(Expr::Literal(Literal {
+                        value: Value::Str(self.string(&first)?),
+                        pos: self.pos(&first),
+                    })),
+                    Rule::kw_null => Ok(Expr::Null(self.pos(&first))),
+                    _ => Ok(Expr::Column(self.ident(&first))),
+                }
+            }
+            other => err(
+                pair.as_span().start(),
+                format!("internal error: unexpected rule {other:?} in a condition"),
+            ),
+        }
     }
 
     /// Adds a `key value` pair, refusing a key given twice (a later value silently winning
@@ -349,6 +563,10 @@ impl Builder<'_, '_> {
         let pos = self.pos(&token);
         let at = token.as_span().start();
         let value = match token.as_rule() {
+            Rule::size => match parse_size(token.as_str()) {
+                Some(Some(bytes)) => Value::Size(bytes),
+                _ => return err(at, format!("size {} is out of range", token.as_str())),
+            },
             Rule::number => number(token.as_str(), at)?,
             Rule::string => {
                 let s = self.string(&token)?;
@@ -395,6 +613,48 @@ fn required<T>(value: Option<T>, what: &str) -> Result<T> {
     match value {
         Some(v) => Ok(v),
         None => err(0, format!("internal error: missing {what}")),
+    }
+}
+
+/// Moves the clauses written after the graph name into the one algorithm call, refusing a
+/// clause given on both sides (`RUN pagerank ITER 5 ON g ITER 10`).
+fn merge_clauses(call: &mut AlgorithmCall, trailing: AlgorithmCall, at: usize) -> Result<()> {
+    if let Some(from) = trailing.from {
+        once(&call.from, at, "FROM")?;
+        call.from = Some(from);
+    }
+    if let Some(iter) = trailing.iter {
+        once(&call.iter, at, "ITER")?;
+        call.iter = Some(iter);
+    }
+    for p in trailing.params {
+        if call
+            .params
+            .iter()
+            .any(|q| q.key.name.eq_ignore_ascii_case(&p.key.name))
+        {
+            return err(at, format!("parameter `{}` is given twice", p.key.name));
+        }
+        call.params.push(p);
+    }
+    Ok(())
+}
+
+/// The operator of a `compare_op`, `add_op`, `mul_op`, `kw_and` or `kw_or` token.
+fn binary_op(text: &str) -> BinaryOp {
+    match text.to_ascii_lowercase().as_str() {
+        "+" => BinaryOp::Add,
+        "-" => BinaryOp::Sub,
+        "*" => BinaryOp::Mul,
+        "/" => BinaryOp::Div,
+        "=" => BinaryOp::Eq,
+        "<>" | "!=" => BinaryOp::NotEq,
+        "<" => BinaryOp::Lt,
+        "<=" => BinaryOp::LtEq,
+        ">" => BinaryOp::Gt,
+        ">=" => BinaryOp::GtEq,
+        "and" => BinaryOp::And,
+        _ => BinaryOp::Or,
     }
 }
 

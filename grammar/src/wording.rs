@@ -32,6 +32,28 @@ fn describe(rule: Rule) -> Option<&'static str> {
         Rule::setting => "a setting name",
         Rule::param_key => "a parameter name",
         Rule::column => "a column name",
+        Rule::alias_name => "a name",
+        Rule::help_topic => "an algorithm or statement name",
+        Rule::condition | Rule::operand | Rule::factor | Rule::sum | Rule::product => {
+            "a column, number or string"
+        }
+        Rule::compare_op => "a comparison (=, <>, <, <=, >, >=)",
+        Rule::add_op => "+ or -",
+        Rule::mul_op => "* or /",
+        Rule::open => "`(`",
+        Rule::close => "`)`",
+        Rule::comma => "`,`",
+        Rule::size => "a size",
+        Rule::kw_where => "WHERE",
+        Rule::kw_yield => "YIELD",
+        Rule::kw_return => "RETURN",
+        Rule::kw_offset => "OFFSET",
+        Rule::kw_as => "AS",
+        Rule::kw_and => "AND",
+        Rule::kw_not => "NOT",
+        Rule::kw_is => "IS",
+        Rule::kw_in => "IN",
+        Rule::kw_null => "NULL",
         Rule::path => "a quoted path",
         Rule::vertex => "a vertex id",
         Rule::number | Rule::count => "a number",
@@ -88,7 +110,12 @@ fn describe(rule: Rule) -> Option<&'static str> {
 fn is_name_slot(rule: Rule) -> bool {
     matches!(
         rule,
-        Rule::graph_name | Rule::algorithm | Rule::setting | Rule::param_key | Rule::column
+        Rule::graph_name
+            | Rule::algorithm
+            | Rule::setting
+            | Rule::param_key
+            | Rule::column
+            | Rule::alias_name
     )
 }
 
@@ -154,6 +181,38 @@ fn in_run(text: &str, tokens: &[Tok], at: usize) -> bool {
     })
 }
 
+/// The clause keywords of RUN after the graph name, for "did you mean".
+const RUN_CLAUSES: &[&str] = &[
+    "FROM", "ITER", "WHERE", "ORDER", "LIMIT", "OFFSET", "YIELD", "RETURN", "INTO", "FORMAT",
+];
+
+/// The order RUN's clauses come in, for messages.
+const RUN_ORDER: &str = "the clauses of RUN come in this order: FROM, ITER and parameters, then \
+    YIELD, WHERE, ORDER BY, LIMIT, OFFSET, YIELD (or RETURN), INTO ... FORMAT, each at most once";
+
+/// `" (did you mean ORDER?)"` when `word` is a plausible typo of one of `keywords`, else empty.
+fn keyword_hint(word: &str, keywords: &[&str]) -> String {
+    match base::suggest::nearest(
+        word,
+        keywords.iter().map(|k| k.split(' ').next().unwrap_or(k)),
+    ) {
+        Some(k) if !k.eq_ignore_ascii_case(word) => format!(" (did you mean {k}?)"),
+        _ => String::new(),
+    }
+}
+
+/// Whether the statement holding byte `at` has its ON before `at`.
+fn on_seen(text: &str, tokens: &[Tok], at: usize) -> bool {
+    let start = tokens
+        .iter()
+        .rposition(|t| t.end <= at && t.is_semi(text))
+        .map_or(0, |i| i + 1);
+    tokens[start..]
+        .iter()
+        .take_while(|t| t.end <= at)
+        .any(|t| t.kind == TokKind::Word && t.text(text).eq_ignore_ascii_case("ON"))
+}
+
 /// Words a list as "A", "A or B", "A, B or C".
 fn one_of(items: &[&str]) -> String {
     match items {
@@ -207,8 +266,9 @@ pub(crate) fn syntax_error(text: &str, tokens: &[Tok], at: usize, positives: &[R
             Some(t) if t.kind == TokKind::Word => message(
                 offset,
                 format!(
-                    "unknown statement {}: expected one of {list}",
-                    quote(found_text)
+                    "unknown statement {}{}: expected one of {list}",
+                    quote(found_text),
+                    keyword_hint(found_text, STATEMENT_KEYWORDS)
                 ),
             ),
             Some(t) if t.is_semi(text) => message(
@@ -243,14 +303,16 @@ pub(crate) fn syntax_error(text: &str, tokens: &[Tok], at: usize, positives: &[R
                 )
             }
             Some(t) => {
-                let clause = ["FROM", "ITER", "ORDER", "LIMIT", "INTO", "FORMAT"]
+                let clause = RUN_CLAUSES
                     .iter()
                     .any(|k| k.eq_ignore_ascii_case(found_text));
-                let hint = if clause && t.kind == TokKind::Word && in_run(text, tokens, at) {
-                    " (the clauses of RUN come in this order: FROM, ITER and parameters, \
-                     then ORDER BY, LIMIT, INTO ... FORMAT, each at most once)"
+                let run = t.kind == TokKind::Word && in_run(text, tokens, at);
+                let hint = if clause && run {
+                    format!(" ({RUN_ORDER})")
+                } else if run && t.kind == TokKind::Word {
+                    keyword_hint(found_text, RUN_CLAUSES)
                 } else {
-                    ""
+                    String::new()
                 };
                 message(
                     offset,
@@ -293,6 +355,34 @@ pub(crate) fn syntax_error(text: &str, tokens: &[Tok], at: usize, positives: &[R
     };
 
     if only(Rule::param_value) {
+        // `ODER BY rank` reads as a parameter `ODER` missing its value: the word before is the
+        // real mistake when it is close to a clause keyword.
+        if let Some(p) = prev.filter(|p| p.kind == TokKind::Word && in_run(text, tokens, at)) {
+            // Before ON, a lone word after the algorithm is most likely a graph name without ON.
+            if !on_seen(text, tokens, at) {
+                let algo = tokens.iter().rev().find(|t| t.end <= p.start);
+                if let Some(algo) = algo.filter(|a| a.kind == TokKind::Word) {
+                    return message(
+                        p.start,
+                        format!(
+                            "expected ON after the algorithm name {}, found {}",
+                            quote(algo.text(text)),
+                            quote(p.text(text))
+                        ),
+                    );
+                }
+            }
+            let word = p.text(text);
+            if let Some(k) = base::suggest::nearest(word, RUN_CLAUSES.iter().copied()) {
+                return message(
+                    p.start,
+                    format!(
+                        "unknown clause {}: did you mean {k}? ({RUN_ORDER})",
+                        quote(word)
+                    ),
+                );
+            }
+        }
         let hint = if found_text == "=" {
             " (parameters are written `name value`, without `=`)"
         } else {
@@ -337,7 +427,19 @@ pub(crate) fn syntax_error(text: &str, tokens: &[Tok], at: usize, positives: &[R
         one_of(&expected)
     };
     let after = after.map(|a| format!(" after {a}")).unwrap_or_default();
-    message(offset, format!("expected {what}{after}{suffix}"))
+    // A misspelt keyword where a keyword was expected: suggest the nearest one.
+    let keywords: Vec<&str> = positives
+        .iter()
+        .filter(|r| format!("{r:?}").starts_with("kw_"))
+        .filter_map(|&r| describe(r))
+        .collect();
+    let typo = match found_tok {
+        Some(t) if t.kind == TokKind::Word && !is_keyword(found_text) => {
+            keyword_hint(found_text, &keywords)
+        }
+        _ => String::new(),
+    };
+    message(offset, format!("expected {what}{after}{suffix}{typo}"))
 }
 
 #[cfg(test)]

@@ -58,7 +58,7 @@ const CASES: &[(&str, usize, usize, &str)] = &[
     ("SHOW TABLES;", 1, 6, "expected GRAPHS or SETTINGS after SHOW, found `TABLES`"),
     ("DESCRIBE g;", 1, 10, "expected GRAPH after DESCRIBE"),
     ("VERIFY GRAPH order;", 1, 14, "found the keyword ORDER (a reserved keyword cannot be used as a name)"),
-    ("HELP me;", 1, 6, "unexpected `me`: expected `;` at the end of the statement"),
+    ("HELP me now;", 1, 9, "unexpected `now`: expected `;` at the end of the statement"),
     ("SET x 5;", 1, 7, "expected `=` after the setting name `x`"),
     ("SET = 4;", 1, 5, "expected a setting name after SET"),
     ("SET threads = ;", 1, 15, "expected a value after `=`"),
@@ -143,4 +143,32 @@ fn messages_name_no_pest_rules() {
             e.message
         );
     }
+}
+
+#[test]
+fn misspelt_keywords_get_a_suggestion() {
+    let e = grammar::parse("RUN pagerank ON g ODER BY rank;").unwrap_err();
+    assert_eq!((e.line, e.col), (1, 19));
+    assert!(e.message.contains("did you mean ORDER?"), "{}", e.message);
+    let e = grammar::parse("DESCRIEB GRAPH g;").unwrap_err();
+    assert!(
+        e.message.contains("did you mean DESCRIBE?"),
+        "{}",
+        e.message
+    );
+    let e = grammar::parse("RUN pagerank ON g ORDER BY rank DESC LIMT 5;").unwrap_err();
+    assert!(e.message.contains("did you mean LIMIT?"), "{}", e.message);
+}
+
+#[test]
+fn where_errors_point_at_the_token() {
+    let e = grammar::parse("RUN pagerank ON g WHERE rank > ;").unwrap_err();
+    assert_eq!((e.line, e.col), (1, 32));
+    assert!(
+        e.message.contains("a column, number or string"),
+        "{}",
+        e.message
+    );
+    let e = grammar::parse("RUN pagerank ON g WHERE rank IN (1, 2;").unwrap_err();
+    assert!(e.message.contains("`)`"), "{}", e.message);
 }

@@ -172,7 +172,7 @@ fn large_inputs() {
     let grammar::StatementKind::Run { run, .. } = &stmts[0].kind else {
         panic!("not a RUN")
     };
-    assert_eq!(run.params.len(), 2000);
+    assert_eq!(run.calls[0].params.len(), 2000);
     check(&format!("RUN x ON g {params}; --{}", "-".repeat(100_000)));
     check(&"'".repeat(10_001));
     check(&"(".repeat(100_000));

@@ -167,7 +167,10 @@ fn paths_stay_strings_even_when_they_look_like_sizes() {
     assert_eq!(c.vertices.as_deref(), Some("2GiB"));
     assert_eq!(c.options[0].value.value, Value::Size(2 << 30));
     let (_, run) = run_of("RUN pr ON g FROM '1KB' INTO '1MB';");
-    assert_eq!(run.from.unwrap().value, Value::Str("1KB".into()));
+    assert_eq!(
+        run.calls[0].from.as_ref().unwrap().value,
+        Value::Str("1KB".into())
+    );
     assert_eq!(run.into.as_deref(), Some("1MB"));
 }
 
@@ -220,7 +223,7 @@ fn drop_show_describe_verify_help() {
         }
     );
     let help = one("\n\n   help;");
-    assert_eq!(help.kind, StatementKind::Help);
+    assert_eq!(help.kind, StatementKind::Help { topic: None });
     assert_eq!(help.pos, p(3, 4));
 }
 
@@ -247,14 +250,26 @@ fn keys_is_an_ordinary_option_and_stays_a_name() {
 #[test]
 fn from_takes_ids_above_i64_and_quoted_or_bare_keys() {
     let (_, run) = run_of("RUN bfs ON g FROM 9223372036854775813;");
-    assert_eq!(run.from.unwrap().value, Value::BigInt((1 << 63) + 5));
+    assert_eq!(
+        run.calls[0].from.clone().unwrap().value,
+        Value::BigInt((1 << 63) + 5)
+    );
     let (_, run) = run_of("RUN bfs ON g FROM 18446744073709551615;");
-    assert_eq!(run.from.unwrap().value, Value::BigInt(u64::MAX));
+    assert_eq!(
+        run.calls[0].from.clone().unwrap().value,
+        Value::BigInt(u64::MAX)
+    );
     assert!(parse("RUN bfs ON g FROM 18446744073709551616;").is_err());
     let (_, run) = run_of("RUN bfs ON g FROM 'alice';");
-    assert_eq!(run.from.unwrap().value, Value::Str("alice".into()));
+    assert_eq!(
+        run.calls[0].from.clone().unwrap().value,
+        Value::Str("alice".into())
+    );
     let (_, run) = run_of("RUN bfs ON g FROM v00017;");
-    assert_eq!(run.from.unwrap().value, Value::Word("v00017".into()));
+    assert_eq!(
+        run.calls[0].from.clone().unwrap().value,
+        Value::Word("v00017".into())
+    );
 }
 
 #[test]
@@ -264,13 +279,19 @@ fn run_minimal() {
     assert_eq!(
         run,
         Run {
-            algorithm: id("pagerank", 1, 5),
+            calls: vec![AlgorithmCall {
+                algorithm: id("pagerank", 1, 5),
+                from: None,
+                iter: None,
+                params: vec![],
+                alias: None,
+            }],
             graph: id("web", 1, 17),
-            from: None,
-            iter: None,
-            params: vec![],
-            order_by: None,
+            columns: None,
+            filter: None,
+            order_by: vec![],
             limit: None,
+            offset: None,
             into: None,
             into_pos: None,
             into_format: None,
@@ -283,12 +304,12 @@ fn run_everything() {
     let text = "RUN sssp ON roads FROM 42 ITER 10 damping 0.85 mode push\n\
                 ORDER BY distance DESC LIMIT 20 INTO 'out/d.arrow' FORMAT arrow;";
     let (_, run) = run_of(text);
-    assert_eq!(run.algorithm, id("sssp", 1, 5));
+    assert_eq!(run.calls[0].algorithm, id("sssp", 1, 5));
     assert_eq!(run.graph, id("roads", 1, 13));
-    assert_eq!(run.from, Some(lit(Value::Int(42), 1, 24)));
-    assert_eq!(run.iter, Some(lit(Value::Int(10), 1, 32)));
+    assert_eq!(run.calls[0].from, Some(lit(Value::Int(42), 1, 24)));
+    assert_eq!(run.calls[0].iter, Some(lit(Value::Int(10), 1, 32)));
     assert_eq!(
-        run.params,
+        run.calls[0].params,
         vec![
             Param {
                 key: id("damping", 1, 35),
@@ -302,10 +323,10 @@ fn run_everything() {
     );
     assert_eq!(
         run.order_by,
-        Some(OrderBy {
+        vec![OrderBy {
             column: id("distance", 2, 10),
             descending: true
-        })
+        }]
     );
     assert_eq!(run.limit, Some(lit(Value::Int(20), 2, 30)));
     assert_eq!(run.into.as_deref(), Some("out/d.arrow"));
@@ -317,17 +338,24 @@ fn run_everything() {
 fn run_clauses_before_order_by_in_any_order() {
     let (_, a) = run_of("RUN bfs ON g FROM 1 ITER 3 seed 7;");
     let (_, b) = run_of("RUN bfs ON g seed 7 ITER 3 FROM 1;");
-    assert_eq!(a.from.unwrap().value, b.from.unwrap().value);
-    assert_eq!(a.iter.unwrap().value, b.iter.unwrap().value);
+    let (a, b) = (&a.calls[0], &b.calls[0]);
+    assert_eq!(
+        a.from.as_ref().unwrap().value,
+        b.from.as_ref().unwrap().value
+    );
+    assert_eq!(
+        a.iter.as_ref().unwrap().value,
+        b.iter.as_ref().unwrap().value
+    );
     assert_eq!(a.params[0].value.value, b.params[0].value.value);
 }
 
 #[test]
 fn run_order_by_directions_and_formats() {
     let (_, run) = run_of("RUN degree ON g ORDER BY degree;");
-    assert!(!run.order_by.unwrap().descending);
+    assert!(!run.order_by[0].descending);
     let (_, run) = run_of("RUN degree ON g ORDER BY degree asc;");
-    assert!(!run.order_by.unwrap().descending);
+    assert!(!run.order_by[0].descending);
     for (word, format) in [
         ("parquet", OutputFormat::Parquet),
         ("arrow", OutputFormat::Arrow),
@@ -349,7 +377,7 @@ fn explain_and_profile() {
         panic!()
     };
     assert_eq!(mode, RunMode::Explain);
-    assert_eq!(run.algorithm, id("bfs", 1, 13));
+    assert_eq!(run.calls[0].algorithm, id("bfs", 1, 13));
     let (mode, _) = run_of("profile run bfs on g;");
     assert_eq!(mode, RunMode::Profile);
 }
@@ -375,9 +403,9 @@ fn set_statements() {
 fn keywords_are_case_insensitive_names_keep_their_case() {
     let (mode, run) = run_of("eXpLaIn rUn PageRank oN Web iTeR 3 OrDeR bY Rank dEsC lImIt 1;");
     assert_eq!(mode, RunMode::Explain);
-    assert_eq!(run.algorithm.name, "PageRank");
+    assert_eq!(run.calls[0].algorithm.name, "PageRank");
     assert_eq!(run.graph.name, "Web");
-    assert_eq!(run.order_by.unwrap().column.name, "Rank");
+    assert_eq!(run.order_by[0].column.name, "Rank");
     assert_eq!(
         one("create GRAPH g from 'x' Format EdgeList;").kind,
         one("CREATE GRAPH g FROM 'x' FORMAT edgelist;").kind
@@ -387,10 +415,10 @@ fn keywords_are_case_insensitive_names_keep_their_case() {
 #[test]
 fn names_may_start_with_keywords() {
     let (_, run) = run_of("RUN order_stats ON ongoing iter_count 3 fromage 1;");
-    assert_eq!(run.algorithm.name, "order_stats");
+    assert_eq!(run.calls[0].algorithm.name, "order_stats");
     assert_eq!(run.graph.name, "ongoing");
-    assert_eq!(run.params.len(), 2);
-    assert_eq!(run.iter, None);
+    assert_eq!(run.calls[0].params.len(), 2);
+    assert_eq!(run.calls[0].iter, None);
 }
 
 #[test]
@@ -402,11 +430,14 @@ fn comments_anywhere() {
     let StatementKind::Run { run, .. } = &stmts[0].kind else {
         panic!()
     };
-    assert_eq!(run.algorithm, id("bfs", 3, 3));
-    assert_eq!(run.from.as_ref().unwrap().pos, p(4, 8));
+    assert_eq!(run.calls[0].algorithm, id("bfs", 3, 3));
+    assert_eq!(run.calls[0].from.as_ref().unwrap().pos, p(4, 8));
     // `--` inside a string is not a comment.
     let (_, run) = run_of("RUN x ON g tag 'a -- b';");
-    assert_eq!(run.params[0].value.value, Value::Str("a -- b".into()));
+    assert_eq!(
+        run.calls[0].params[0].value.value,
+        Value::Str("a -- b".into())
+    );
 }
 
 #[test]
@@ -424,13 +455,13 @@ fn multi_statement_scripts_keep_whole_text_positions() {
 #[test]
 fn positions_count_characters_not_bytes() {
     let (_, run) = run_of("RUN x ON g label 'héllo' k 1;");
-    assert_eq!(run.params[1].key.pos, p(1, 26));
+    assert_eq!(run.calls[0].params[1].key.pos, p(1, 26));
 }
 
 #[test]
 fn string_escapes() {
     let (_, run) = run_of(r"RUN x ON g a 'it\'s' b 'c:\\dir' c 'l1\nl2\tx' d 'don''t' e '';");
-    let values: Vec<&Value> = run.params.iter().map(|p| &p.value.value).collect();
+    let values: Vec<&Value> = run.calls[0].params.iter().map(|p| &p.value.value).collect();
     assert_eq!(
         values,
         vec![
@@ -445,8 +476,11 @@ fn string_escapes() {
     assert_eq!(c.source, "my 'graph'.e");
     // A string may span lines; positions after it stay right.
     let (_, run) = run_of("RUN x ON g a 'one\ntwo' b 2;");
-    assert_eq!(run.params[0].value.value, Value::Str("one\ntwo".into()));
-    assert_eq!(run.params[1].value.pos, p(2, 8));
+    assert_eq!(
+        run.calls[0].params[0].value.value,
+        Value::Str("one\ntwo".into())
+    );
+    assert_eq!(run.calls[0].params[1].value.pos, p(2, 8));
 }
 
 #[test]
@@ -468,7 +502,11 @@ fn sizes_in_value_positions() {
             "{text}"
         );
         let (_, run) = run_of(&format!("RUN x ON g budget {text};"));
-        assert_eq!(run.params[0].value.value, Value::Size(bytes), "{text}");
+        assert_eq!(
+            run.calls[0].params[0].value.value,
+            Value::Size(bytes),
+            "{text}"
+        );
     }
     // Not sizes: plain strings.
     for text in ["'64'", "'KB'", "'64 KBs'", "'big'"] {
@@ -495,7 +533,7 @@ fn numbers() {
         assert_eq!(set_value(&format!("SET x = {text};")), value, "{text}");
     }
     let (_, run) = run_of("RUN x ON g ITER -3 LIMIT -1;");
-    assert_eq!(run.iter.unwrap().value, Value::Int(-3));
+    assert_eq!(run.calls[0].iter.as_ref().unwrap().value, Value::Int(-3));
     assert_eq!(run.limit.unwrap().value, Value::Int(-1));
 }
 
@@ -507,7 +545,10 @@ fn bare_words() {
     assert_eq!(set_value("SET x = memory;"), Value::Word("memory".into()));
     let (_, run) = run_of("RUN x ON csv FROM alice;");
     assert_eq!(run.graph.name, "csv");
-    assert_eq!(run.from.unwrap().value, Value::Word("alice".into()));
+    assert_eq!(
+        run.calls[0].from.as_ref().unwrap().value,
+        Value::Word("alice".into())
+    );
 }
 
 #[test]
@@ -547,4 +588,176 @@ fn keywords_list_matches_the_grammar() {
         assert!(parse(&format!("DESCRIBE GRAPH {word};")).is_ok(), "{word}");
         assert!(!KEYWORDS.contains(&word.to_ascii_uppercase().as_str()));
     }
+}
+
+#[test]
+fn run_several_algorithms_keep_their_own_clauses() {
+    let (_, run) = run_of(
+        "RUN pagerank ITER 20 damping 0.9, wcc, bfs FROM 3 AS b ON g WHERE component = 0 \
+         ORDER BY rank DESC, vertex LIMIT 10 OFFSET 5 YIELD vertex, rank;",
+    );
+    let names: Vec<&str> = run
+        .calls
+        .iter()
+        .map(|c| c.algorithm.name.as_str())
+        .collect();
+    assert_eq!(names, ["pagerank", "wcc", "bfs"]);
+    assert_eq!(run.calls[0].iter.as_ref().unwrap().value, Value::Int(20));
+    assert_eq!(run.calls[0].params[0].key.name, "damping");
+    assert!(run.calls[1].params.is_empty() && run.calls[1].iter.is_none());
+    assert_eq!(run.calls[2].from.as_ref().unwrap().value, Value::Int(3));
+    assert_eq!(run.calls[2].alias.as_ref().unwrap().name, "b");
+    assert_eq!(run.order_by.len(), 2);
+    assert!(run.order_by[0].descending && !run.order_by[1].descending);
+    assert_eq!(run.limit.unwrap().value, Value::Int(10));
+    assert_eq!(run.offset.unwrap().value, Value::Int(5));
+    let cols: Vec<String> = run.columns.unwrap().into_iter().map(|c| c.name).collect();
+    assert_eq!(cols, ["vertex", "rank"]);
+}
+
+#[test]
+fn clauses_after_the_graph_belong_to_a_single_algorithm_only() {
+    let (_, run) = run_of("RUN pagerank damping 0.9 ON g ITER 3;");
+    assert_eq!(run.calls[0].iter.as_ref().unwrap().value, Value::Int(3));
+    assert_eq!(run.calls[0].params.len(), 1);
+    let e = grammar::parse("RUN pagerank, wcc ON g ITER 3;").unwrap_err();
+    assert_eq!((e.line, e.col), (1, 24));
+    assert!(e.message.contains("after its name"), "{}", e.message);
+    let e = grammar::parse("RUN pagerank ITER 2 ON g ITER 3;").unwrap_err();
+    assert!(e.message.contains("ITER is given twice"), "{}", e.message);
+}
+
+#[test]
+fn where_conditions_bind_as_in_sql() {
+    let (_, run) = run_of(
+        "RUN pagerank ON g WHERE NOT rank * 1000 + 1 > 2 AND vertex IN (1, 2) OR rank IS NOT NULL;",
+    );
+    let Some(Expr::Binary {
+        op: BinaryOp::Or,
+        left,
+        right,
+        ..
+    }) = run.filter
+    else {
+        panic!("OR binds loosest: {:?}", run.filter)
+    };
+    assert!(matches!(*right, Expr::IsNull { negated: true, .. }));
+    let Expr::Binary {
+        op: BinaryOp::And,
+        left: not,
+        right: inlist,
+        ..
+    } = *left
+    else {
+        panic!("AND under OR")
+    };
+    assert!(matches!(*inlist, Expr::InList { negated: false, ref list, .. } if list.len() == 2));
+    let Expr::Not { expr, .. } = *not else {
+        panic!("NOT first")
+    };
+    let Expr::Binary {
+        op: BinaryOp::Gt,
+        left: sum,
+        ..
+    } = *expr
+    else {
+        panic!("comparison under NOT")
+    };
+    let Expr::Binary {
+        op: BinaryOp::Add,
+        left: product,
+        ..
+    } = *sum
+    else {
+        panic!("+ under >")
+    };
+    assert!(matches!(
+        *product,
+        Expr::Binary {
+            op: BinaryOp::Mul,
+            ..
+        }
+    ));
+}
+
+#[test]
+fn where_operands_and_positions() {
+    let (_, run) = run_of("RUN bfs FROM 1 ON g WHERE depth <> -1 AND -(depth) < 3 AND depth NOT IN (4) AND x.y = 'a' AND depth IS NULL;");
+    let text = format!("{:?}", run.filter.unwrap());
+    for piece in [
+        "NotEq",
+        "Int(1)",
+        "Negate",
+        "negated: true",
+        "\"x.y\"",
+        "Str(\"a\")",
+        "IsNull",
+    ] {
+        assert!(text.contains(piece), "{piece} in {text}");
+    }
+    let (_, run) = run_of("RUN degree ON g\nWHERE degree >= 2;");
+    let Some(Expr::Binary { pos, left, .. }) = run.filter else {
+        panic!()
+    };
+    assert_eq!(pos, p(2, 14));
+    assert_eq!(left.pos(), p(2, 7));
+}
+
+#[test]
+fn new_clause_words_stay_usable_as_names() {
+    for name in [
+        "where", "yield", "offset", "as", "and", "not", "is", "in", "null", "return",
+    ] {
+        let (_, run) = run_of(&format!("RUN degree ON {name};"));
+        assert_eq!(run.graph.name, name);
+    }
+    let (_, run) = run_of("RUN degree ON g WHERE in = 1;");
+    assert!(matches!(run.filter, Some(Expr::Binary { .. })));
+}
+
+#[test]
+fn help_takes_a_topic() {
+    for (text, topic) in [
+        ("HELP;", None),
+        ("help pagerank;", Some("pagerank")),
+        ("HELP SET;", Some("SET")),
+    ] {
+        let StatementKind::Help { topic: t } = one(text).kind else {
+            panic!()
+        };
+        assert_eq!(t.map(|t| t.name).as_deref(), topic);
+    }
+}
+
+#[test]
+fn sizes_without_quotes() {
+    let StatementKind::Set { value, .. } = one("SET cache = 1GB;").kind else {
+        panic!()
+    };
+    assert_eq!(value.value, Value::Size(1_000_000_000));
+    let StatementKind::Set { value, .. } = one("SET cache = 4KiB;").kind else {
+        panic!()
+    };
+    assert_eq!(value.value, Value::Size(4096));
+    let StatementKind::Set { value, .. } = one("SET threads = 4;").kind else {
+        panic!()
+    };
+    assert_eq!(value.value, Value::Int(4));
+}
+
+#[test]
+fn offset_may_come_before_limit_and_yield_before_where() {
+    let (_, a) = run_of("RUN degree ON g ORDER BY vertex OFFSET 2 LIMIT 3;");
+    let (_, b) = run_of("RUN degree ON g ORDER BY vertex LIMIT 3 OFFSET 2;");
+    assert_eq!(a.limit.unwrap().value, b.limit.unwrap().value);
+    assert_eq!(a.offset.unwrap().value, b.offset.unwrap().value);
+    let (_, run) = run_of("RUN degree ON g RETURN vertex WHERE vertex > 1;");
+    assert_eq!(run.columns.unwrap()[0].name, "vertex");
+    assert!(run.filter.is_some());
+    let e = grammar::parse("RUN degree ON g YIELD vertex LIMIT 1 RETURN vertex;").unwrap_err();
+    assert!(
+        e.message.contains("YIELD (or RETURN) is given twice"),
+        "{}",
+        e.message
+    );
 }

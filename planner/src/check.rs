@@ -3,9 +3,11 @@
 
 use std::path::PathBuf;
 
-use grammar::{Ident, Literal, OutputFormat, Pos, Run, Value};
+use grammar::{AlgorithmCall, Expr, Ident, Literal, OutputFormat, Pos, Run, Value};
 use storage::catalog::GraphMeta;
 
+use crate::columns::{self, OutputColumn};
+use crate::condition;
 use crate::error::PlanError;
 use crate::plan::{AlgoCall, Mode};
 use crate::registry::{AlgorithmSpec, Operator, ParamKind, ParamValue, Registry, Rows, SourceRule};
@@ -13,18 +15,34 @@ use crate::settings::{describe, Settings};
 use crate::suggest::did_you_mean;
 use crate::vertex::{resolve_vertex, Vertices};
 
-/// A checked RUN: what to run, on what, and where the rows go.
+/// One checked algorithm of a RUN.
 #[derive(Debug, Clone, PartialEq)]
-pub struct RunPlan {
+pub struct CallPlan {
     pub call: AlgoCall,
-    pub graph: GraphMeta,
     /// Parameter values after defaults, as text (for EXPLAIN and Parquet metadata).
     pub params: Vec<(String, String)>,
     /// The FROM vertex as the user wrote it.
     pub source_input_id: Option<u64>,
-    /// Column to order by (its canonical name) and whether descending.
-    pub order_by: Option<(String, bool)>,
+    /// What qualifies this call's clashing columns: its `AS` name, else the algorithm's name.
+    pub prefix: String,
+}
+
+/// A checked RUN: what to run, on what, and what to do with the rows.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunPlan {
+    /// The algorithms, in the order they run; one unless they are joined by vertex.
+    pub calls: Vec<CallPlan>,
+    pub graph: GraphMeta,
+    /// The result's columns before YIELD: the calls' columns joined by vertex.
+    pub columns: Vec<OutputColumn>,
+    /// The WHERE condition, its columns named as in `columns`.
+    pub filter: Option<Expr>,
+    /// ORDER BY keys: a column of `columns` and whether descending.
+    pub order_by: Vec<(String, bool)>,
     pub limit: Option<u64>,
+    pub offset: Option<u64>,
+    /// YIELD / RETURN: the columns to keep, in order; `None` keeps all.
+    pub keep: Option<Vec<String>>,
     pub into: Option<PathBuf>,
     pub into_format: Option<OutputFormat>,
     pub threads: usize,
@@ -32,6 +50,30 @@ pub struct RunPlan {
     /// Whether PageRank may copy the in-edges for its cache-blocked pull (`blocking`): the
     /// graph is loaded whole, large enough to gain, and the copy fits `memory_limit`.
     pub segmented_pull: bool,
+}
+
+impl RunPlan {
+    /// The first (often the only) algorithm call.
+    pub fn first(&self) -> &CallPlan {
+        &self.calls[0]
+    }
+
+    /// The algorithms' names joined with `, `, as messages show the RUN.
+    pub fn algorithms(&self) -> String {
+        self.calls
+            .iter()
+            .map(|c| c.call.spec.name)
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+
+    /// The names of the columns the statement returns, after YIELD.
+    pub fn result_columns(&self) -> Vec<&str> {
+        match &self.keep {
+            Some(keep) => keep.iter().map(String::as_str).collect(),
+            None => self.columns.iter().map(|c| c.name.as_str()).collect(),
+        }
+    }
 }
 
 /// Checks `run` against the algorithms of `registry` and builds its plan. `resolve` maps an
@@ -58,6 +100,155 @@ pub fn plan_run_on(
     vertices: &Vertices<'_>,
     settings: &Settings,
 ) -> Result<RunPlan, PlanError> {
+    let mut calls = Vec::with_capacity(run.calls.len());
+    for c in &run.calls {
+        calls.push(plan_call(registry, c, &run.graph, graph, vertices)?);
+    }
+    // Only results with one row per vertex line up for a join.
+    if calls.len() > 1 {
+        if let Some((c, at)) = calls
+            .iter()
+            .zip(&run.calls)
+            .find(|(c, _)| c.call.spec.rows != Rows::PerVertex)
+        {
+            return Err(PlanError::new(
+                at.algorithm.pos,
+                format!(
+                    "{} returns one row per walk step, not one per vertex, so it cannot be joined with other algorithms in one RUN; run it on its own",
+                    c.call.spec.name
+                ),
+            ));
+        }
+    }
+    let named: Vec<(String, &'static [crate::registry::ColumnSpec], &Ident)> = calls
+        .iter()
+        .zip(&run.calls)
+        .map(|(c, at)| {
+            (
+                c.prefix.clone(),
+                c.call.spec.columns,
+                at.alias.as_ref().unwrap_or(&at.algorithm),
+            )
+        })
+        .collect();
+    let columns = columns::joined(&named)?;
+
+    let filter = match &run.filter {
+        Some(e) => {
+            let checked = condition::check(e, &columns)?;
+            if graph.string_keys() {
+                if let Some(c) = condition::vertex_column(&checked, &columns) {
+                    return Err(PlanError::new(
+                        c.pos,
+                        format!(
+                            "graph `{}` has string keys, and WHERE cannot compare the vertex column `{}` yet; filter the other columns, or write the result with INTO and filter it there",
+                            graph.name, c.name
+                        ),
+                    ));
+                }
+            }
+            Some(checked)
+        }
+        None => None,
+    };
+    let mut order_by = Vec::new();
+    for o in &run.order_by {
+        let col = columns::resolve(&columns, &o.column, "ORDER BY")?;
+        if order_by.iter().any(|(n, _)| n == &col.name) {
+            return Err(PlanError::new(
+                o.column.pos,
+                format!("ORDER BY: column `{}` is given twice", col.name),
+            ));
+        }
+        order_by.push((col.name.clone(), o.descending));
+    }
+    let count = |l: &Option<Literal>, clause: &str| -> Result<Option<u64>, PlanError> {
+        match l {
+            None => Ok(None),
+            Some(l) => match l.value {
+                Value::Int(n) if n >= 0 => Ok(Some(n as u64)),
+                ref other => Err(PlanError::new(
+                    l.pos,
+                    format!(
+                        "{clause} expects a whole number ≥ 0, got {}",
+                        describe(other)
+                    ),
+                )),
+            },
+        }
+    };
+    let limit = count(&run.limit, "LIMIT")?;
+    let offset = count(&run.offset, "OFFSET")?;
+    let keep = match &run.columns {
+        None => None,
+        Some(list) => {
+            let mut keep: Vec<String> = Vec::new();
+            for c in list {
+                let col = columns::resolve(&columns, c, "YIELD")?;
+                if keep.contains(&col.name) {
+                    return Err(PlanError::new(
+                        c.pos,
+                        format!("YIELD: column `{}` is given twice", col.name),
+                    ));
+                }
+                keep.push(col.name.clone());
+            }
+            Some(keep)
+        }
+    };
+    let kept = keep.as_ref().map_or(columns.len(), Vec::len);
+    if let (Some(path), None) = (&run.into, run.into_format) {
+        let ext = std::path::Path::new(path)
+            .extension()
+            .and_then(|e| e.to_str())
+            .unwrap_or("")
+            .to_ascii_lowercase();
+        if !matches!(ext.as_str(), "parquet" | "arrow" | "csv") {
+            return Err(PlanError::new(
+                run.into_pos.unwrap_or(run.graph.pos),
+                format!(
+                    "cannot tell the output format of '{path}' from its extension; use .parquet, .arrow or .csv, or add FORMAT parquet|arrow|csv|graphalytics"
+                ),
+            ));
+        }
+    }
+    if run.into_format == Some(OutputFormat::Graphalytics) && kept != 2 {
+        return Err(PlanError::new(
+            run.into_pos.unwrap_or(run.graph.pos),
+            format!(
+                "FORMAT graphalytics writes `id value` lines; this result has {kept} columns (YIELD two of them)"
+            ),
+        ));
+    }
+
+    let mut plan = RunPlan {
+        calls,
+        graph: graph.clone(),
+        columns,
+        filter,
+        order_by,
+        limit,
+        offset,
+        keep,
+        into: run.into.as_ref().map(PathBuf::from),
+        into_format: run.into_format,
+        threads: settings.threads,
+        mode: settings.mode,
+        segmented_pull: false,
+    };
+    plan.segmented_pull = segmented_pull_fits(&plan, settings);
+    check_memory(&plan, settings, run.calls[0].algorithm.pos)?;
+    Ok(plan)
+}
+
+/// Checks one algorithm call of a RUN: its name, FROM vertex and parameters.
+fn plan_call(
+    registry: &Registry,
+    run: &AlgorithmCall,
+    graph_name: &Ident,
+    graph: &GraphMeta,
+    vertices: &Vertices<'_>,
+) -> Result<CallPlan, PlanError> {
     let spec = registry.get(&run.algorithm.name).ok_or_else(|| {
         PlanError::new(
             run.algorithm.pos,
@@ -84,10 +275,10 @@ pub fn plan_run_on(
     let source = match (&run.from, spec.source) {
         (None, SourceRule::Required) => {
             return Err(PlanError::new(
-                run.graph.pos,
+                graph_name.pos,
                 format!(
                     "{} needs a source vertex: RUN {} ON {} FROM <vertex id>",
-                    spec.name, spec.name, run.graph.name
+                    spec.name, spec.name, graph_name.name
                 ),
             ))
         }
@@ -203,87 +394,20 @@ pub fn plan_run_on(
     call.source = internal_source;
     if graph.vertices == 0 && internal_source.is_none() && spec.source == SourceRule::Optional {
         return Err(PlanError::new(
-            run.graph.pos,
+            graph_name.pos,
             format!("graph `{}` has no vertices to start walks from", graph.name),
         ));
     }
 
-    let order_by = match &run.order_by {
-        None => None,
-        Some(o) => {
-            let col = spec.column(&o.column.name).ok_or_else(|| {
-                PlanError::new(
-                    o.column.pos,
-                    format!(
-                        "{} has no column `{}`{}; its columns are {}",
-                        spec.name,
-                        o.column.name,
-                        did_you_mean(&o.column.name, spec.columns.iter().map(|c| c.name)),
-                        spec.columns
-                            .iter()
-                            .map(|c| c.name)
-                            .collect::<Vec<_>>()
-                            .join(", ")
-                    ),
-                )
-            })?;
-            Some((col.name.to_string(), o.descending))
-        }
-    };
-    let limit = match &run.limit {
-        None => None,
-        Some(l) => match l.value {
-            Value::Int(n) if n >= 0 => Some(n as u64),
-            ref other => {
-                return Err(PlanError::new(
-                    l.pos,
-                    format!("LIMIT expects a whole number ≥ 0, got {}", describe(other)),
-                ))
-            }
-        },
-    };
-    if let (Some(path), None) = (&run.into, run.into_format) {
-        let ext = std::path::Path::new(path)
-            .extension()
-            .and_then(|e| e.to_str())
-            .unwrap_or("")
-            .to_ascii_lowercase();
-        if !matches!(ext.as_str(), "parquet" | "arrow" | "csv") {
-            return Err(PlanError::new(
-                run.into_pos.unwrap_or(run.graph.pos),
-                format!(
-                    "cannot tell the output format of '{path}' from its extension; use .parquet, .arrow or .csv, or add FORMAT parquet|arrow|csv|graphalytics"
-                ),
-            ));
-        }
-    }
-    if run.into_format == Some(OutputFormat::Graphalytics) && spec.columns.len() != 2 {
-        return Err(PlanError::new(
-            run.into_pos.unwrap_or(run.graph.pos),
-            format!(
-                "FORMAT graphalytics writes `id value` lines; {} has {} columns",
-                spec.name,
-                spec.columns.len()
-            ),
-        ));
-    }
-
-    let mut plan = RunPlan {
+    Ok(CallPlan {
         call,
-        graph: graph.clone(),
         params: shown,
         source_input_id: source.and_then(|v| v.input_id),
-        order_by,
-        limit,
-        into: run.into.as_ref().map(PathBuf::from),
-        into_format: run.into_format,
-        threads: settings.threads,
-        mode: settings.mode,
-        segmented_pull: false,
-    };
-    plan.segmented_pull = segmented_pull_fits(&plan, settings);
-    check_memory(&plan, settings, run.algorithm.pos)?;
-    Ok(plan)
+        prefix: run
+            .alias
+            .as_ref()
+            .map_or(spec.name.to_string(), |a| a.name.clone()),
+    })
 }
 
 /// Whether `plan` gets the edge reduce's cache-blocked pull: a sum (mode auto or pull) over a graph
@@ -291,7 +415,10 @@ pub fn plan_run_on(
 /// `memory_limit` next to everything else. Otherwise PageRank pulls over the graph as it is.
 fn segmented_pull_fits(plan: &RunPlan, settings: &Settings) -> bool {
     let g = &plan.graph;
-    let eligible = plan.call.spec.uses(Operator::EdgeReduceSum)
+    let eligible = plan
+        .calls
+        .iter()
+        .any(|c| c.call.spec.uses(Operator::EdgeReduceSum))
         && matches!(plan.mode, Mode::Auto | Mode::Pull)
         && g.storage != storage::catalog::StorageKind::Dm
         && in_memory(g, settings);
@@ -339,15 +466,25 @@ pub fn estimate_memory(plan: &RunPlan, settings: &Settings) -> MemoryEstimate {
     } else {
         settings.cache.min(g.file_bytes)
     };
-    let spec = plan.call.spec;
-    let extra_rows = match spec.rows {
-        Rows::PerWalkStep { count, length } => plan
-            .call
-            .int(count)
-            .saturating_mul(plan.call.int(length).saturating_add(1))
-            .saturating_mul(spec.row_bytes()),
-        Rows::PerVertex => 0,
-    };
+    // Every call's result is held until the join; their kernels' state adds up too (a
+    // conservative bound: each kernel frees its state before the next one starts).
+    let extra_rows = plan
+        .calls
+        .iter()
+        .map(|c| match c.call.spec.rows {
+            Rows::PerWalkStep { count, length } => c
+                .call
+                .int(count)
+                .saturating_mul(c.call.int(length).saturating_add(1))
+                .saturating_mul(c.call.spec.row_bytes()),
+            Rows::PerVertex => 0,
+        })
+        .fold(0u64, u64::saturating_add);
+    let bytes_per_vertex = plan
+        .calls
+        .iter()
+        .map(|c| c.call.spec.bytes_per_vertex())
+        .fold(0u64, u64::saturating_add);
     // Out of core the id map (8 bytes) and each stored direction's vertex index (12 bytes:
     // start slot and degree) stay in memory; loaded whole, they are part of the graph.
     let index = if in_memory || g.storage != storage::catalog::StorageKind::Blockfile {
@@ -356,16 +493,16 @@ pub fn estimate_memory(plan: &RunPlan, settings: &Settings) -> MemoryEstimate {
         8 + if g.directed { 24 } else { 12 }
     };
     // A string-keyed graph's result columns of vertices hold keys: about the keys' bytes each.
-    let key_columns = spec
+    let key_columns = plan
         .columns
         .iter()
-        .filter(|c| c.ty == crate::registry::ColumnType::VertexKey)
+        .filter(|c| c.ty() == crate::registry::ColumnType::VertexKey)
         .count() as u64;
     MemoryEstimate {
         graph,
         per_vertex: g
             .vertices
-            .saturating_mul(spec.bytes_per_vertex() + index)
+            .saturating_mul(bytes_per_vertex + index)
             .saturating_add(g.key_bytes.saturating_mul(key_columns)),
         extra_rows,
         scratch: if plan.segmented_pull {
@@ -380,7 +517,7 @@ pub fn estimate_memory(plan: &RunPlan, settings: &Settings) -> MemoryEstimate {
 fn check_memory(plan: &RunPlan, settings: &Settings, pos: Pos) -> Result<(), PlanError> {
     let need = estimate_memory(plan, settings).total();
     if need > settings.memory_limit {
-        let hint = match plan.call.spec.rows {
+        let hint = match plan.first().call.spec.rows {
             Rows::PerWalkStep { count, length } => format!(
                 "lower {} or {}, or raise memory_limit",
                 count.to_uppercase(),
@@ -395,7 +532,7 @@ fn check_memory(plan: &RunPlan, settings: &Settings, pos: Pos) -> Result<(), Pla
             pos,
             format!(
                 "RUN {} on graph `{}` would need about {} (graph, attribute arrays and results), more than the memory_limit setting ({}); {hint}",
-                plan.call.spec.name,
+                plan.algorithms(),
                 plan.graph.name,
                 base::format_size(need),
                 base::format_size(settings.memory_limit)
@@ -428,6 +565,21 @@ fn unknown_param(spec: &AlgorithmSpec, key: &Ident) -> PlanError {
             Some("from")
         })
         .collect();
+    // `LIMT 5` reads as a parameter: a clause keyword it resembles is the likelier intent.
+    const CLAUSES: [&str; 8] = [
+        "WHERE", "ORDER", "LIMIT", "OFFSET", "YIELD", "RETURN", "INTO", "ITER",
+    ];
+    let clause = crate::suggest::nearest(&key.name, CLAUSES)
+        .filter(|_| crate::suggest::nearest(&key.name, names.iter().copied()).is_none());
+    if let Some(clause) = clause {
+        return PlanError::new(
+            key.pos,
+            format!(
+                "unknown parameter `{}` for {} (did you mean the clause {clause}?)",
+                key.name, spec.name
+            ),
+        );
+    }
     let hint = if key.name.eq_ignore_ascii_case("from") {
         String::new()
     } else if spec.params.is_empty() {
@@ -490,7 +642,7 @@ mod tests {
         g.weighted = true;
         g.import.negative_weights = 2;
         let mut r = run("sssp");
-        r.from = Some(lit(Value::Int(1), 30));
+        r.calls[0].from = Some(lit(Value::Int(1), 30));
         let resolve = |id: u64| (1..=10).contains(&id).then(|| (id - 1) as u32);
         let e = plan_run(&REGISTRY, &r, &g, &resolve, &Settings::defaults(None)).unwrap_err();
         assert!(
@@ -518,15 +670,25 @@ mod tests {
         }
     }
 
-    fn run(algo: &str) -> Run {
-        Run {
+    fn call(algo: &str) -> AlgorithmCall {
+        AlgorithmCall {
             algorithm: ident(algo, 5),
-            graph: ident("web", 20),
             from: None,
             iter: None,
             params: vec![],
-            order_by: None,
+            alias: None,
+        }
+    }
+
+    fn run(algo: &str) -> Run {
+        Run {
+            calls: vec![call(algo)],
+            graph: ident("web", 20),
+            columns: None,
+            filter: None,
+            order_by: vec![],
             limit: None,
+            offset: None,
             into: None,
             into_pos: None,
             into_format: None,
@@ -542,16 +704,16 @@ mod tests {
     #[test]
     fn a_valid_run_resolves_ids_and_fills_defaults() {
         let mut r = run("PageRank");
-        r.iter = Some(lit(Value::Int(5), 30));
+        r.calls[0].iter = Some(lit(Value::Int(5), 30));
         let p = plan(&r).unwrap();
         assert_eq!(
-            p.call,
+            p.first().call,
             AlgoCall::new(&PAGERANK).with("iter", ParamValue::Int(5))
         );
-        assert_eq!(p.call.float("damping"), 0.85);
+        assert_eq!(p.first().call.float("damping"), 0.85);
         let mut r = run("bfs");
-        r.from = Some(lit(Value::Int(3), 25));
-        assert_eq!(plan(&r).unwrap().call, AlgoCall::new(&BFS).from(2));
+        r.calls[0].from = Some(lit(Value::Int(3), 25));
+        assert_eq!(plan(&r).unwrap().first().call, AlgoCall::new(&BFS).from(2));
     }
 
     #[test]
@@ -566,7 +728,7 @@ mod tests {
             (
                 {
                     let mut r = run("bfs");
-                    r.from = Some(lit(Value::Int(99), 25));
+                    r.calls[0].from = Some(lit(Value::Int(99), 25));
                     r
                 },
                 25,
@@ -575,7 +737,7 @@ mod tests {
             (
                 {
                     let mut r = run("wcc");
-                    r.from = Some(lit(Value::Int(1), 25));
+                    r.calls[0].from = Some(lit(Value::Int(1), 25));
                     r
                 },
                 25,
@@ -584,7 +746,7 @@ mod tests {
             (
                 {
                     let mut r = run("pagerank");
-                    r.params.push(Param {
+                    r.calls[0].params.push(Param {
                         key: ident("dampign", 30),
                         value: lit(Value::Float(0.5), 38),
                     });
@@ -596,7 +758,7 @@ mod tests {
             (
                 {
                     let mut r = run("pagerank");
-                    r.params.push(Param {
+                    r.calls[0].params.push(Param {
                         key: ident("damping", 30),
                         value: lit(Value::Float(1.5), 38),
                     });
@@ -608,7 +770,7 @@ mod tests {
             (
                 {
                     let mut r = run("pagerank");
-                    r.iter = Some(lit(Value::Int(0), 33));
+                    r.calls[0].iter = Some(lit(Value::Int(0), 33));
                     r
                 },
                 33,
@@ -617,8 +779,8 @@ mod tests {
             (
                 {
                     let mut r = run("bfs");
-                    r.iter = Some(lit(Value::Int(3), 33));
-                    r.from = Some(lit(Value::Int(1), 25));
+                    r.calls[0].iter = Some(lit(Value::Int(3), 33));
+                    r.calls[0].from = Some(lit(Value::Int(1), 25));
                     r
                 },
                 33,
@@ -627,10 +789,10 @@ mod tests {
             (
                 {
                     let mut r = run("pagerank");
-                    r.order_by = Some(grammar::OrderBy {
+                    r.order_by = vec![grammar::OrderBy {
                         column: ident("rnak", 40),
                         descending: true,
-                    });
+                    }];
                     r
                 },
                 40,
@@ -670,11 +832,11 @@ mod tests {
     #[test]
     fn a_run_needing_more_memory_than_allowed_is_refused_before_it_starts() {
         let mut r = run("randomwalk");
-        r.params.push(Param {
+        r.calls[0].params.push(Param {
             key: ident("walks", 30),
             value: lit(Value::Int(1_000_000_000), 36),
         });
-        r.params.push(Param {
+        r.calls[0].params.push(Param {
             key: ident("length", 47),
             value: lit(Value::Int(1_000_000), 54),
         });
@@ -748,5 +910,162 @@ mod tests {
                 .unwrap()
                 .segmented_pull
         );
+    }
+
+    /// The plan of `text`, a RUN statement parsed by the real grammar.
+    fn plan_text(text: &str) -> Result<RunPlan, PlanError> {
+        let stmt = grammar::parse(text).unwrap().remove(0);
+        let grammar::StatementKind::Run { run, .. } = stmt.kind else {
+            panic!("not a RUN: {text}")
+        };
+        plan(&run)
+    }
+
+    #[test]
+    fn several_algorithms_join_by_vertex_and_qualify_clashes_only() {
+        let p = plan_text("RUN pagerank ITER 3, wcc, bfs FROM 2 ON web;").unwrap();
+        let names: Vec<&str> = p.columns.iter().map(|c| c.name.as_str()).collect();
+        assert_eq!(names, ["vertex", "rank", "component", "depth"]);
+        assert_eq!(p.calls[0].call.int("iter"), 3);
+        assert_eq!(p.calls[2].call.source, Some(1));
+        // The same algorithm twice needs AS, and then its columns carry the alias.
+        let e = plan_text("RUN pagerank ITER 3, pagerank ON web;").unwrap_err();
+        assert!(
+            e.message.contains("appears twice") && e.message.contains("AS"),
+            "{}",
+            e.message
+        );
+        assert_eq!(e.pos.col, 22);
+        let p = plan_text("RUN pagerank ITER 3 AS short, pagerank ON web ORDER BY short.rank, pagerank.rank DESC;").unwrap();
+        let names: Vec<&str> = p.columns.iter().map(|c| c.name.as_str()).collect();
+        assert_eq!(names, ["vertex", "short.rank", "pagerank.rank"]);
+        assert_eq!(
+            p.order_by,
+            [
+                ("short.rank".to_string(), false),
+                ("pagerank.rank".to_string(), true)
+            ]
+        );
+        let e = plan_text("RUN pagerank AS a, pagerank AS b ON web ORDER BY rank;").unwrap_err();
+        assert!(
+            e.message.contains("ambiguous: write a.rank or b.rank"),
+            "{}",
+            e.message
+        );
+    }
+
+    #[test]
+    fn walks_cannot_be_joined() {
+        let e = plan_text("RUN wcc, randomwalk ON web;").unwrap_err();
+        assert!(e.message.contains("cannot be joined"), "{}", e.message);
+        assert_eq!(e.pos.col, 10);
+        assert!(plan_text("RUN randomwalk ON web WHERE step > 0;").is_ok());
+    }
+
+    #[test]
+    fn where_is_checked_before_running() {
+        let p = plan_text("RUN pagerank, wcc ON web WHERE Component = 0 AND rank * 1000 > 1.5;")
+            .unwrap();
+        assert_eq!(
+            crate::condition::text(p.filter.as_ref().unwrap()),
+            "(component = 0) AND ((rank * 1000) > 1.5)"
+        );
+        for (text, col, message) in [
+            (
+                "RUN pagerank ON web WHERE rnak > 1;",
+                27,
+                "no column `rnak` (did you mean `rank`?)",
+            ),
+            (
+                "RUN pagerank ON web WHERE rank;",
+                27,
+                "WHERE needs a condition",
+            ),
+            (
+                "RUN pagerank ON web WHERE rank > 'x';",
+                34,
+                "the string 'x' is not one",
+            ),
+            (
+                "RUN pagerank ON web WHERE rank AND vertex > 1;",
+                27,
+                "`AND` needs conditions",
+            ),
+            (
+                "RUN pagerank ON web WHERE (rank > 1) + 2 > 0;",
+                28,
+                "`+` needs numbers",
+            ),
+            (
+                "RUN pagerank ON web\n  WHERE NOT rank;",
+                13,
+                "`NOT` needs conditions",
+            ),
+        ] {
+            let e = plan_text(text).unwrap_err();
+            assert!(e.message.contains(message), "{text}: {}", e.message);
+            assert_eq!(e.pos.col, col, "{text}: {}", e.message);
+        }
+        assert!(plan_text("RUN bfs FROM 1 ON web WHERE depth IS NULL OR depth IN (1, 2);").is_ok());
+    }
+
+    #[test]
+    fn yield_order_offset_resolve_columns() {
+        let p = plan_text("RUN pagerank, wcc ON web ORDER BY component, rank DESC LIMIT 3 OFFSET 2 YIELD RANK, vertex;").unwrap();
+        assert_eq!(
+            p.order_by,
+            [("component".to_string(), false), ("rank".to_string(), true)]
+        );
+        assert_eq!((p.limit, p.offset), (Some(3), Some(2)));
+        assert_eq!(
+            p.keep.as_deref(),
+            Some(&["rank".to_string(), "vertex".to_string()][..])
+        );
+        assert_eq!(p.result_columns(), ["rank", "vertex"]);
+        let e = plan_text("RUN pagerank ON web YIELD vertex, vertex;").unwrap_err();
+        assert!(e.message.contains("given twice"), "{}", e.message);
+        let e = plan_text("RUN pagerank ON web ORDER BY rank, rank;").unwrap_err();
+        assert!(e.message.contains("given twice"), "{}", e.message);
+        let e =
+            plan_text("RUN pagerank, wcc ON web INTO 'x.txt' FORMAT graphalytics;").unwrap_err();
+        assert!(e.message.contains("3 columns"), "{}", e.message);
+        assert!(plan_text(
+            "RUN pagerank, wcc ON web YIELD vertex, rank INTO 'x.txt' FORMAT graphalytics;"
+        )
+        .is_ok());
+    }
+
+    #[test]
+    fn explain_shows_every_clause() {
+        let p = plan_text("RUN pagerank ITER 3, wcc ON web WHERE component = 0 ORDER BY rank DESC LIMIT 10 OFFSET 1 YIELD vertex, rank;").unwrap();
+        let reader = crate::ReaderInfo {
+            description: "memory".into(),
+            in_memory: true,
+        };
+        let text = crate::explain(&p, &reader, &Settings::defaults(None));
+        for line in [
+            "RUN pagerank iter=3 damping=0.85, wcc ON web",
+            "  1. pagerank iter=3 damping=0.85:",
+            "  2. wcc:",
+            "output:    vertex UInt64, rank Float64, component UInt64",
+            "where:     component = 0",
+            "order:     rank DESC, top 11 by a bounded heap",
+            "limit:     10 rows after skipping 1",
+            "yield:     vertex, rank",
+        ] {
+            assert!(text.contains(line), "{line} in\n{text}");
+        }
+    }
+
+    #[test]
+    fn explain_out_of_core_reads_per_algorithm() {
+        let p = plan_text("RUN pagerank, bfs FROM 1 ON web;").unwrap();
+        let reader = crate::ReaderInfo {
+            description: "out of core".into(),
+            in_memory: false,
+        };
+        let text = crate::explain(&p, &reader, &Settings::defaults(None));
+        assert!(text.contains("reads:     pagerank: about"), "{text}");
+        assert!(text.contains("; bfs: at most about"), "{text}");
     }
 }

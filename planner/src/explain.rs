@@ -1,6 +1,6 @@
 //! EXPLAIN text: what will run, how, and what will be read — before anything is read.
 
-use crate::check::{estimate_memory, RunPlan};
+use crate::check::{estimate_memory, CallPlan, RunPlan};
 use crate::plan::Mode;
 use crate::registry::ColumnType;
 use crate::settings::Settings;
@@ -35,20 +35,46 @@ pub fn strategy_rule(mode: Mode, dense_algorithm: bool) -> String {
     }
 }
 
-/// The EXPLAIN text of `plan`.
+/// The EXPLAIN text of `plan`. One algorithm prints its operators, strategy and reads at the
+/// top level; several print them per algorithm, in the order they run.
 pub fn explain(plan: &RunPlan, reader: &ReaderInfo, settings: &Settings) -> String {
     let g = &plan.graph;
     let mut out = String::new();
-    let params = plan
-        .params
+    let calls = plan
+        .calls
         .iter()
-        .map(|(k, v)| format!("{k}={v}"))
-        .collect::<Vec<_>>()
-        .join(" ");
-    out.push_str(&format!(
-        "RUN {} ON {} {}\n",
-        plan.call.spec.name, g.name, params
-    ));
+        .map(|c| {
+            let params = c
+                .params
+                .iter()
+                .map(|(k, v)| format!("{k}={v}"))
+                .collect::<Vec<_>>()
+                .join(" ");
+            let alias = if c.prefix != c.call.spec.name {
+                format!(" AS {}", c.prefix)
+            } else {
+                String::new()
+            };
+            format!("{} {params}{alias}", c.call.spec.name)
+                .trim_end()
+                .to_string()
+        })
+        .collect::<Vec<_>>();
+    if let [c] = &plan.calls[..] {
+        // One algorithm: its parameters follow the graph name.
+        let params = c
+            .params
+            .iter()
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect::<Vec<_>>()
+            .join(" ");
+        out.push_str(&format!(
+            "RUN {} ON {} {}\n",
+            c.call.spec.name, g.name, params
+        ));
+    } else {
+        out.push_str(&format!("RUN {} ON {}\n", calls.join(", "), g.name));
+    }
     out.push_str(&format!(
         "  graph:     {} vertices, {} edges, {}, {}\n",
         g.vertices,
@@ -56,18 +82,19 @@ pub fn explain(plan: &RunPlan, reader: &ReaderInfo, settings: &Settings) -> Stri
         if g.directed { "directed" } else { "undirected" },
         if g.weighted { "weighted" } else { "unweighted" }
     ));
-    if plan.call.spec.uses_weights && !g.weighted {
+    if plan.calls.iter().any(|c| c.call.spec.uses_weights) && !g.weighted {
         out.push_str("  weights:   the graph is unweighted: every edge has weight 1\n");
     }
-    out.push_str("  operators:\n");
-    for (i, step) in plan.call.spec.program.iter().enumerate() {
-        out.push_str(&format!("    {}. {}\n", i + 1, step.text()));
+    let several = plan.calls.len() > 1;
+    for (i, c) in plan.calls.iter().enumerate() {
+        let indent = if several {
+            out.push_str(&format!("  {}. {}:\n", i + 1, calls[i]));
+            "    "
+        } else {
+            "  "
+        };
+        call_lines(&mut out, indent, c, plan);
     }
-    let strategy = match plan.call.spec.passes {
-        Some(passes) => passes.to_string(),
-        None => strategy_rule(plan.mode, plan.call.spec.dense),
-    };
-    out.push_str(&format!("  strategy:  {strategy}\n"));
     out.push_str(&format!("  reader:    {}\n", reader.description));
     out.push_str(&format!(
         "  threads:   {}   io_depth: {}   cache: {}\n",
@@ -75,32 +102,21 @@ pub fn explain(plan: &RunPlan, reader: &ReaderInfo, settings: &Settings) -> Stri
         settings.io_depth,
         format_size(settings.cache)
     ));
-    let edge_bytes = g.arcs.saturating_mul(4);
-    let weight_bytes = if plan.call.spec.uses_weights && g.weighted {
-        g.arcs.saturating_mul(8)
-    } else {
-        0
-    };
-    let per_dense = edge_bytes + weight_bytes;
-    let estimate = if reader.in_memory {
+    let reads = if reader.in_memory {
         format!(
             "{} once, sequentially, to load the graph; then nothing per iteration",
             format_size(g.file_bytes)
         )
-    } else if !plan.call.spec.reads_edges() {
-        "nothing: the program reads only the vertex index".to_string()
-    } else if plan.call.spec.dense {
-        format!(
-            "about {} per iteration (every edge block once)",
-            format_size(per_dense)
-        )
+    } else if let [c] = &plan.calls[..] {
+        reads_per_iteration(c, g)
     } else {
-        format!(
-            "at most about {} per iteration, in proportion to the frontier's out-degree sum",
-            format_size(per_dense)
-        )
+        plan.calls
+            .iter()
+            .map(|c| format!("{}: {}", c.prefix, reads_per_iteration(c, g)))
+            .collect::<Vec<_>>()
+            .join("; ")
     };
-    out.push_str(&format!("  reads:     {estimate}\n"));
+    out.push_str(&format!("  reads:     {reads}\n"));
     let mem = estimate_memory(plan, settings);
     out.push_str(&format!(
         "  memory:    about {}: {} {} + per-vertex arrays {} ({} B x {} vertices){}\n",
@@ -124,38 +140,104 @@ pub fn explain(plan: &RunPlan, reader: &ReaderInfo, settings: &Settings) -> Stri
         ));
     }
     let columns = plan
-        .call
-        .spec
         .columns
         .iter()
         .map(|c| {
             format!(
                 "{} {}{}",
                 c.name,
-                match c.ty {
+                match c.ty() {
                     ColumnType::VertexKey if g.string_keys() => "Utf8",
                     ColumnType::VertexKey => ColumnType::UInt64.name(),
                     other => other.name(),
                 },
-                if c.nullable { " (nullable)" } else { "" }
+                if c.spec.nullable { " (nullable)" } else { "" }
             )
         })
         .collect::<Vec<_>>()
         .join(", ");
+    if several {
+        out.push_str(
+            "  join:      one row per vertex, the algorithms' columns side by side
+",
+        );
+    }
     out.push_str(&format!("  output:    {columns}\n"));
-    if let Some((col, desc)) = &plan.order_by {
+    if let Some(f) = &plan.filter {
         out.push_str(&format!(
-            "  order:     {col} {}{}\n",
-            if *desc { "DESC" } else { "ASC" },
-            plan.limit
+            "  where:     {} (Arrow compute kernels, batch by batch, before ordering)\n",
+            crate::condition::text(f)
+        ));
+    }
+    let keys = plan
+        .order_by
+        .iter()
+        .map(|(c, d)| format!("{c} {}", if *d { "DESC" } else { "ASC" }))
+        .collect::<Vec<_>>()
+        .join(", ");
+    let window = plan
+        .limit
+        .map(|l| l.saturating_add(plan.offset.unwrap_or(0)));
+    if !keys.is_empty() {
+        out.push_str(&format!(
+            "  order:     {keys}{}\n",
+            window
                 .map(|l| format!(", top {l} by a bounded heap"))
                 .unwrap_or_default()
         ));
-    } else if let Some(l) = plan.limit {
-        out.push_str(&format!("  limit:     first {l} rows\n"));
+    }
+    match (plan.offset, plan.limit) {
+        (Some(o), Some(l)) => out.push_str(&format!("  limit:     {l} rows after skipping {o}\n")),
+        (Some(o), None) => out.push_str(&format!("  offset:    skip the first {o} rows\n")),
+        (None, Some(l)) if keys.is_empty() => {
+            out.push_str(&format!("  limit:     first {l} rows\n"))
+        }
+        _ => {}
+    }
+    if let Some(keep) = &plan.keep {
+        out.push_str(&format!("  yield:     {}\n", keep.join(", ")));
     }
     if let Some(p) = &plan.into {
         out.push_str(&format!("  into:      {}\n", p.display()));
     }
     out
+}
+
+/// The operators and strategy of one call.
+fn call_lines(out: &mut String, indent: &str, c: &CallPlan, plan: &RunPlan) {
+    let spec = c.call.spec;
+    out.push_str(&format!("{indent}operators:\n"));
+    for (i, step) in spec.program.iter().enumerate() {
+        out.push_str(&format!("{indent}  {}. {}\n", i + 1, step.text()));
+    }
+    let strategy = match spec.passes {
+        Some(passes) => passes.to_string(),
+        None => strategy_rule(plan.mode, spec.dense),
+    };
+    out.push_str(&format!("{indent}strategy:  {strategy}\n"));
+}
+
+/// What one call reads per iteration from a graph out of core.
+fn reads_per_iteration(c: &CallPlan, g: &storage::catalog::GraphMeta) -> String {
+    let spec = c.call.spec;
+    let edge_bytes = g.arcs.saturating_mul(4);
+    let weight_bytes = if spec.uses_weights && g.weighted {
+        g.arcs.saturating_mul(8)
+    } else {
+        0
+    };
+    let per_dense = edge_bytes + weight_bytes;
+    if !spec.reads_edges() {
+        "nothing: the program reads only the vertex index".to_string()
+    } else if spec.dense {
+        format!(
+            "about {} per iteration (every edge block once)",
+            format_size(per_dense)
+        )
+    } else {
+        format!(
+            "at most about {} per iteration, in proportion to the frontier's out-degree sum",
+            format_size(per_dense)
+        )
+    }
 }

@@ -3,6 +3,8 @@
 
 pub mod blocking;
 pub mod check;
+pub mod columns;
+pub mod condition;
 pub mod error;
 pub mod explain;
 pub mod plan;
@@ -11,7 +13,10 @@ pub mod settings;
 pub mod suggest;
 pub mod vertex;
 
-pub use check::{estimate_memory, plan_run, plan_run_on, unknown_graph, MemoryEstimate, RunPlan};
+pub use check::{
+    estimate_memory, plan_run, plan_run_on, unknown_graph, CallPlan, MemoryEstimate, RunPlan,
+};
+pub use columns::OutputColumn;
 pub use error::PlanError;
 pub use explain::{explain, ReaderInfo};
 pub use plan::{AlgoCall, Mode};

@@ -263,6 +263,11 @@ pub enum Rows {
 pub struct AlgorithmSpec {
     pub name: &'static str,
     pub summary: &'static str,
+    /// What exactly the result means, for `HELP algorithm`: the definition followed, how
+    /// weights, directions and unreached vertices are treated.
+    pub semantics: &'static str,
+    /// A statement that shows the algorithm at work, for `HELP algorithm`.
+    pub example: &'static str,
     pub source: SourceRule,
     /// The parameter `ITER n` sets, if any.
     pub iter_param: Option<&'static str>,
@@ -291,6 +296,8 @@ impl AlgorithmSpec {
     pub const BASE: AlgorithmSpec = AlgorithmSpec {
         name: "",
         summary: "",
+        semantics: "",
+        example: "",
         source: SourceRule::NotAccepted,
         iter_param: None,
         params: &[],
@@ -464,6 +471,8 @@ pub(crate) mod tests {
     pub static BFS: AlgorithmSpec = AlgorithmSpec {
         name: "bfs",
         summary: "hops from the source",
+        semantics: "",
+        example: "",
         source: SourceRule::Required,
         iter_param: None,
         params: &[],
@@ -487,6 +496,8 @@ pub(crate) mod tests {
     pub static PAGERANK: AlgorithmSpec = AlgorithmSpec {
         name: "pagerank",
         summary: "PageRank",
+        semantics: "",
+        example: "",
         source: SourceRule::NotAccepted,
         iter_param: Some("iter"),
         params: &[
@@ -510,6 +521,8 @@ pub(crate) mod tests {
     pub static SSSP: AlgorithmSpec = AlgorithmSpec {
         name: "sssp",
         summary: "shortest paths",
+        semantics: "",
+        example: "",
         source: SourceRule::Required,
         iter_param: None,
         params: &[],
@@ -530,6 +543,8 @@ pub(crate) mod tests {
     pub static WALK: AlgorithmSpec = AlgorithmSpec {
         name: "randomwalk",
         summary: "walks",
+        semantics: "",
+        example: "",
         source: SourceRule::Optional,
         iter_param: None,
         params: &[
@@ -558,6 +573,8 @@ pub(crate) mod tests {
     pub static WCC: AlgorithmSpec = AlgorithmSpec {
         name: "wcc",
         summary: "components",
+        semantics: "",
+        example: "",
         source: SourceRule::NotAccepted,
         iter_param: None,
         params: &[],

@@ -199,13 +199,37 @@ fn size(v: &Literal, min: u64) -> Result<u64, String> {
         }
     };
     if n < min {
+        // '4KB' (4000 bytes) under a 4 KiB minimum is the classic slip: say how units count.
+        let hint = if n >= min / 2 && min >= 1024 {
+            format!(
+                " (KB, MB and GB count powers of 1000, so '4KB' is 4000 bytes; KiB, MiB and GiB count \
+                 powers of 1024, so '4KiB' is 4096 bytes): write at least {}",
+                binary_text(min)
+            )
+        } else {
+            format!(": write at least {}", binary_text(min))
+        };
         return Err(format!(
-            "{} is below the minimum {}",
-            format_size(n),
+            "{} is below the minimum {}{hint}",
+            if n < 1024 {
+                format_size(n)
+            } else {
+                format!("{n} bytes")
+            },
             format_size(min)
         ));
     }
     Ok(n)
+}
+
+/// A size as the shortest exact binary-unit text: `4KiB`, `1MiB`, `16B`.
+fn binary_text(bytes: u64) -> String {
+    for (shift, unit) in [(40, "TiB"), (30, "GiB"), (20, "MiB"), (10, "KiB")] {
+        if bytes >= 1 << shift && bytes.trailing_zeros() >= shift {
+            return format!("{}{unit}", bytes >> shift);
+        }
+    }
+    format!("{bytes}B")
 }
 
 fn word(v: &Literal) -> Result<String, String> {
@@ -282,6 +306,25 @@ mod tests {
             e.message
         );
         assert_eq!(e.pos.col, 5);
+    }
+
+    #[test]
+    fn a_decimal_size_under_a_binary_minimum_is_explained() {
+        let mut s = Settings::defaults(None);
+        let e = s.set(&ident("cache"), &lit(Value::Size(4000))).unwrap_err();
+        assert!(
+            e.message
+                .contains("4000 bytes is below the minimum 4.0 KiB"),
+            "{}",
+            e.message
+        );
+        assert!(e.message.contains("'4KiB' is 4096 bytes"), "{}", e.message);
+        assert!(e.message.ends_with("write at least 4KiB"), "{}", e.message);
+        let e = s
+            .set(&ident("memory_limit"), &lit(Value::Size(1_000_000)))
+            .unwrap_err();
+        assert!(e.message.ends_with("write at least 1MiB"), "{}", e.message);
+        s.set(&ident("cache"), &lit(Value::Size(4096))).unwrap();
     }
 
     #[test]

@@ -1,5 +1,5 @@
 //! The interactive REPL: multi-line statements until `;`, history in the data directory, tab
-//! completion of keywords, algorithm names, settings and graph names, Ctrl-C to cancel the
+//! completion by context (`complete.rs`), Ctrl-C to cancel the
 //! running statement (or the line being typed), Ctrl-D to leave.
 
 use std::borrow::Cow;
@@ -15,9 +15,10 @@ use rustyline::{Context, Editor, Helper};
 
 use crate::session::Session;
 
-/// Completion words: refreshed before each prompt so new graphs complete at once.
+/// Completion by context (`complete.rs`); the graphs are refreshed before each prompt so new
+/// graphs complete at once.
 struct FrontierHelper {
-    words: Vec<String>,
+    graphs: Vec<String>,
 }
 
 impl Completer for FrontierHelper {
@@ -29,33 +30,14 @@ impl Completer for FrontierHelper {
         pos: usize,
         _ctx: &Context<'_>,
     ) -> rustyline::Result<(usize, Vec<Pair>)> {
-        let before = &line[..pos];
-        let start = before
-            .rfind(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
-            .map(|i| i + 1)
-            .unwrap_or(0);
-        let prefix = &before[start..];
-        if prefix.is_empty() {
-            return Ok((start, Vec::new()));
-        }
-        let upper = prefix
-            .chars()
-            .next()
-            .is_some_and(|c| c.is_ascii_uppercase());
-        let mut seen = std::collections::BTreeSet::new();
-        for w in &self.words {
-            if w.len() >= prefix.len() && w[..prefix.len()].eq_ignore_ascii_case(prefix) {
-                let is_keyword = grammar::KEYWORDS.contains(&w.to_ascii_uppercase().as_str())
-                    && w.chars().all(|c| !c.is_ascii_lowercase());
-                let text = if is_keyword && !upper {
-                    w.to_ascii_lowercase()
-                } else {
-                    w.clone()
-                };
-                seen.insert(text);
-            }
-        }
-        let pairs = seen
+        let before = line.get(..pos).unwrap_or(line);
+        let (start, words) = crate::complete::complete(
+            before,
+            &crate::complete::Context {
+                graphs: &self.graphs,
+            },
+        );
+        let pairs = words
             .into_iter()
             .map(|w| Pair {
                 display: w.clone(),
@@ -83,21 +65,13 @@ impl Highlighter for FrontierHelper {
 impl Validator for FrontierHelper {}
 impl Helper for FrontierHelper {}
 
-fn completion_words(session: &Session) -> Vec<String> {
-    let mut words: Vec<String> = grammar::KEYWORDS.iter().map(|k| k.to_string()).collect();
-    words.extend(exec::algorithms::REGISTRY.names().map(String::from));
-    words.extend(
-        planner::settings::SETTINGS
-            .iter()
-            .map(|(n, _)| n.to_string()),
-    );
-    for col in exec::algorithms::REGISTRY.iter().flat_map(|a| a.columns) {
-        words.push(col.name.to_string());
-    }
-    if let Ok(graphs) = session.engine.catalog.list() {
-        words.extend(graphs.into_iter().map(|g| g.name));
-    }
-    words
+fn graph_names(session: &Session) -> Vec<String> {
+    session
+        .engine
+        .catalog
+        .list()
+        .map(|graphs| graphs.into_iter().map(|g| g.name).collect())
+        .unwrap_or_default()
 }
 
 /// Runs the REPL until Ctrl-D. Returns the process exit code.
@@ -125,7 +99,7 @@ pub fn run_repl(session: &mut Session) -> i32 {
     let mut buffer = String::new();
     loop {
         editor.set_helper(Some(FrontierHelper {
-            words: completion_words(session),
+            graphs: graph_names(session),
         }));
         let prompt = if buffer.is_empty() {
             "frontier> "

@@ -2,6 +2,7 @@
 //! over the engine's session. Contains no engine logic.
 
 pub mod batch;
+pub mod complete;
 pub mod interactive;
 pub mod progress;
 pub mod render;

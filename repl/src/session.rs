@@ -68,7 +68,7 @@ impl Session {
         }
         if self.style == OutputStyle::Table && self.show_progress {
             let elapsed = started.elapsed();
-            if elapsed.as_millis() >= 1 && !matches!(stmt.kind, StatementKind::Help) {
+            if elapsed.as_millis() >= 1 && !matches!(stmt.kind, StatementKind::Help { .. }) {
                 writeln!(out, "({:.3} s)", elapsed.as_secs_f64())
                     .map_err(|e| StatementError::output(stmt.pos, &e))?;
             }

@@ -35,6 +35,8 @@ impl Algorithm for Bfs {
     const SPEC: AlgorithmSpec = AlgorithmSpec {
         name: "bfs",
         summary: "breadth-first search: hops from the source along out-edges",
+        semantics: "Hop counts along out-edges from the FROM vertex (along edges either way on undirected graphs). `depth` is 0 at the source and null for a vertex the search never reaches; edge weights are ignored.",
+        example: "RUN bfs FROM 1 ON g WHERE depth IS NOT NULL ORDER BY depth DESC LIMIT 5;",
         source: SourceRule::Required,
         columns: &[
             ColumnSpec::VERTEX,

@@ -46,6 +46,8 @@ impl Algorithm for Cdlp {
     const SPEC: AlgorithmSpec = AlgorithmSpec {
         name: "cdlp",
         summary: "community detection by synchronous label propagation (Graphalytics semantics)",
+        semantics: "Graphalytics community detection: every vertex starts with its own input id as label; each of exactly ITER synchronous rounds gives every vertex the most frequent label among its neighbours, the smallest on a tie; a vertex without neighbours keeps its own. On directed graphs in- and out-neighbours both count, so a neighbour joined both ways counts twice. Weights are ignored.",
+        example: "RUN cdlp ITER 10 ON g ORDER BY label;",
         iter_param: Some("iter"),
         params: &[ParamSpec::int(
             "iter",

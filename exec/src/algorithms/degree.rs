@@ -29,6 +29,8 @@ impl Algorithm for Degree {
     const SPEC: AlgorithmSpec = AlgorithmSpec {
         name: "degree",
         summary: "out- and in-degree of every vertex",
+        semantics: "The number of out-edges and in-edges of each vertex as stored (an undirected edge counts once at each end, so both columns are equal there). Reads only the vertex index, never edge data.",
+        example: "RUN degree ON g ORDER BY out_degree DESC LIMIT 10;",
         columns: &[
             ColumnSpec::VERTEX,
             ColumnSpec::new("out_degree", ColumnType::UInt64),

@@ -45,6 +45,8 @@ impl Algorithm for Dfs {
     const SPEC: AlgorithmSpec = AlgorithmSpec {
         name: "dfs",
         summary: "parallel pseudo-DFS (CAVE): discovery order and a discovering parent",
+        semantics: "CAVE's parallel pseudo-DFS from the FROM vertex: `discovered` numbers the vertices in the order they were reached and `parent` is the vertex that discovered each one; both are null for unreached vertices. With more than one thread the order is a valid pseudo-DFS order, not the sequential one.",
+        example: "RUN dfs FROM 1 ON g ORDER BY discovered LIMIT 10;",
         source: SourceRule::Required,
         columns: &[
             ColumnSpec::VERTEX,

@@ -28,6 +28,8 @@ impl Algorithm for Lcc {
     const SPEC: AlgorithmSpec = AlgorithmSpec {
         name: "lcc",
         summary: "local clustering coefficient (directed graphs: N(v) = in- and out-neighbours)",
+        semantics: "Graphalytics local clustering coefficient: N(v) is the set of v's neighbours, and on directed graphs it is in- and out-neighbours together (in ∪ out); with d = |N(v)|, the value is t / (d(d-1)) where t counts the ordered pairs (u, w) of N(v) with an arc u -> w, so arcs keep their direction (on undirected graphs this is the usual 2T / (d(d-1))). 0 when d <= 1; weights are ignored.",
+        example: "RUN lcc ON g WHERE coefficient > 0.5 ORDER BY coefficient DESC;",
         columns: &[
             ColumnSpec::VERTEX,
             ColumnSpec::new("coefficient", ColumnType::Float64),

@@ -197,6 +197,27 @@ mod tests {
     }
 
     #[test]
+    fn every_algorithm_explains_itself_with_an_example_that_parses() {
+        for a in REGISTRY.iter() {
+            assert!(!a.semantics.is_empty(), "{}: no semantics for HELP", a.name);
+            let stmts = grammar::parse(a.example)
+                .unwrap_or_else(|e| panic!("{}: example does not parse: {e}", a.name));
+            let [grammar::Statement {
+                kind: grammar::StatementKind::Run { run, .. },
+                ..
+            }] = &stmts[..]
+            else {
+                panic!("{}: the example is not one RUN", a.name)
+            };
+            assert!(
+                run.calls.iter().any(|c| c.algorithm.name == a.name),
+                "{}: the example runs something else",
+                a.name
+            );
+        }
+    }
+
+    #[test]
     fn explain_says_where_the_state_lives_and_why() {
         let bfs = spec("bfs").unwrap();
         let s = explain_state(bfs, 10, 16);

@@ -46,6 +46,8 @@ impl Algorithm for PageRank {
     const SPEC: AlgorithmSpec = AlgorithmSpec {
         name: "pagerank",
         summary: "PageRank with dangling mass spread over all vertices (Graphalytics semantics)",
+        semantics: "Graphalytics PageRank: PR starts at 1/|V| and each of exactly ITER rounds computes (1-d)/|V| + d * (the sum over in-neighbours u of PR(u)/outdeg(u)) + d/|V| * (the rank held by vertices without out-edges): dangling mass is spread over all vertices, and edge weights are ignored. No convergence test. On undirected graphs every edge counts both ways.",
+        example: "RUN pagerank ITER 20 ON g ORDER BY rank DESC LIMIT 10;",
         iter_param: Some("iter"),
         params: &[
             ParamSpec::int("iter", 1, super::ITERATIONS_MAX, 20, "iterations (run exactly, no convergence test)"),

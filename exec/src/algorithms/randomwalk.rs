@@ -71,6 +71,8 @@ impl Algorithm for RandomWalk {
     const SPEC: AlgorithmSpec = AlgorithmSpec {
         name: "randomwalk",
         summary: "random walks; the same SEED gives the same walks whatever the thread count",
+        semantics: "WALKS walks of up to LENGTH steps along out-edges, each next vertex chosen uniformly (weights are ignored); a walk ends early at a vertex with no out-edges. Walks start at the FROM vertex, or at uniformly chosen vertices without it. One row per walk step, so it cannot be joined with other algorithms. The same SEED gives the same walks whatever the thread count.",
+        example: "RUN randomwalk FROM 1 ON g walks 10 length 5 seed 7;",
         source: SourceRule::Optional,
         params: &[
             ParamSpec::int("walks", 1, 1_000_000_000, 1000, "number of walks"),

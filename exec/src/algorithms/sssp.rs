@@ -35,6 +35,8 @@ impl Algorithm for Sssp {
     const SPEC: AlgorithmSpec = AlgorithmSpec {
         name: "sssp",
         summary: "single-source shortest paths over out-edges (weight 1 on unweighted graphs)",
+        semantics: "Shortest-path distances along out-edges from the FROM vertex, summing edge weights (1 per edge on unweighted graphs); null for unreachable vertices. Refused on graphs with negative weights.",
+        example: "RUN sssp FROM 1 ON g WHERE distance IS NOT NULL ORDER BY distance DESC LIMIT 5;",
         source: SourceRule::Required,
         columns: &[
             ColumnSpec::VERTEX,

@@ -37,6 +37,8 @@ impl Algorithm for Wcc {
     const SPEC: AlgorithmSpec = AlgorithmSpec {
         name: "wcc",
         summary: "weakly connected components, each labelled with its smallest vertex id",
+        semantics: "Weakly connected components: edge directions are ignored, and every vertex gets the smallest input vertex id of its component as `component`.",
+        example: "RUN pagerank, wcc ON g WHERE component = 0 ORDER BY rank DESC LIMIT 10;",
         columns: &[
             ColumnSpec::VERTEX,
             ColumnSpec::new("component", ColumnType::VertexKey),

@@ -1,0 +1,201 @@
+//! WHERE conditions: their columns resolved against the result and their types checked before
+//! anything runs, so that `rank > 'x'` or `component AND 1` fails with the line and column of
+//! the fault rather than after a long run. The executor evaluates the checked condition.
+
+use grammar::{BinaryOp, Expr, Value};
+
+use crate::columns::{resolve, OutputColumn};
+use crate::error::PlanError;
+use crate::registry::ColumnType;
+
+/// What an expression yields.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Number,
+    Condition,
+    /// `NULL`: fits anywhere.
+    Null,
+}
+
+/// `expr` with every column reference rewritten to its result name, after checking that it is a
+/// condition (true, false or null per row).
+pub fn check(expr: &Expr, columns: &[OutputColumn]) -> Result<Expr, PlanError> {
+    let mut checked = expr.clone();
+    match kind(&mut checked, columns)? {
+        Kind::Condition | Kind::Null => Ok(checked),
+        Kind::Number => Err(PlanError::new(
+            expr.pos(),
+            format!(
+                "WHERE needs a condition such as `{} > 0`, but `{}` is a number",
+                text(expr),
+                text(expr)
+            ),
+        )),
+    }
+}
+
+fn kind(expr: &mut Expr, columns: &[OutputColumn]) -> Result<Kind, PlanError> {
+    Ok(match expr {
+        Expr::Column(c) => {
+            let col = resolve(columns, c, "WHERE")?;
+            c.name = col.name.clone();
+            match col.ty() {
+                // Vertex columns hold input ids; string keys are refused before (`vertex_columns`).
+                ColumnType::UInt64
+                | ColumnType::Int64
+                | ColumnType::UInt32
+                | ColumnType::Float64
+                | ColumnType::VertexKey => Kind::Number,
+            }
+        }
+        Expr::Literal(l) => match &l.value {
+            Value::Int(_) | Value::BigInt(_) | Value::Float(_) => Kind::Number,
+            Value::Size(_) => Kind::Number,
+            other => {
+                return Err(PlanError::new(
+                    l.pos,
+                    format!(
+                    "WHERE compares numbers, and {} is not one (every result column is a number)",
+                    crate::settings::describe(other)
+                ),
+                ))
+            }
+        },
+        Expr::Null(_) => Kind::Null,
+        Expr::Negate { expr: inner, .. } => {
+            number(inner, columns, "-")?;
+            Kind::Number
+        }
+        Expr::Not { expr: inner, .. } => {
+            condition(inner, columns, "NOT")?;
+            Kind::Condition
+        }
+        Expr::Binary {
+            op, left, right, ..
+        } => {
+            let op = *op;
+            match op {
+                BinaryOp::And | BinaryOp::Or => {
+                    condition(left, columns, op.symbol())?;
+                    condition(right, columns, op.symbol())?;
+                    Kind::Condition
+                }
+                _ => {
+                    number(left, columns, op.symbol())?;
+                    number(right, columns, op.symbol())?;
+                    if op.is_comparison() {
+                        Kind::Condition
+                    } else {
+                        Kind::Number
+                    }
+                }
+            }
+        }
+        Expr::IsNull { expr: inner, .. } => {
+            kind(inner, columns)?;
+            Kind::Condition
+        }
+        Expr::InList {
+            expr: inner, list, ..
+        } => {
+            number(inner, columns, "IN")?;
+            for item in list {
+                number(item, columns, "IN")?;
+            }
+            Kind::Condition
+        }
+    })
+}
+
+/// Checks that `expr`, an operand of `op`, is a number (or NULL).
+fn number(expr: &mut Expr, columns: &[OutputColumn], op: &str) -> Result<(), PlanError> {
+    let shown = text(expr);
+    match kind(expr, columns)? {
+        Kind::Number | Kind::Null => Ok(()),
+        Kind::Condition => Err(PlanError::new(
+            expr.pos(),
+            format!(
+                "`{op}` needs numbers on both sides, but `{shown}` is a condition (true or false)"
+            ),
+        )),
+    }
+}
+
+/// Checks that `expr`, an operand of `op`, is a condition (or NULL).
+fn condition(expr: &mut Expr, columns: &[OutputColumn], op: &str) -> Result<(), PlanError> {
+    let shown = text(expr);
+    match kind(expr, columns)? {
+        Kind::Condition | Kind::Null => Ok(()),
+        Kind::Number => Err(PlanError::new(
+            expr.pos(),
+            format!("`{op}` needs conditions on both sides, but `{shown}` is a number; compare it, e.g. `{shown} > 0`"),
+        )),
+    }
+}
+
+/// An expression as EXPLAIN and messages show it; nested operators get parentheses.
+pub fn text(expr: &Expr) -> String {
+    fn operand(e: &Expr) -> String {
+        match e {
+            Expr::Binary { .. } | Expr::IsNull { .. } | Expr::InList { .. } | Expr::Not { .. } => {
+                format!("({})", text(e))
+            }
+            _ => text(e),
+        }
+    }
+    match expr {
+        Expr::Column(c) => c.name.clone(),
+        Expr::Literal(l) => match &l.value {
+            Value::Int(n) => n.to_string(),
+            Value::BigInt(n) => n.to_string(),
+            Value::Float(x) => x.to_string(),
+            Value::Size(n) => n.to_string(),
+            Value::Str(s) => format!("'{}'", s.replace('\'', "''")),
+            Value::Word(w) => w.clone(),
+        },
+        Expr::Null(_) => "NULL".into(),
+        Expr::Negate { expr, .. } => format!("-{}", operand(expr)),
+        Expr::Not { expr, .. } => format!("NOT {}", operand(expr)),
+        Expr::Binary {
+            op, left, right, ..
+        } => {
+            format!("{} {} {}", operand(left), op.symbol(), operand(right))
+        }
+        Expr::IsNull { expr, negated, .. } => format!(
+            "{} IS {}NULL",
+            operand(expr),
+            if *negated { "NOT " } else { "" }
+        ),
+        Expr::InList {
+            expr,
+            list,
+            negated,
+            ..
+        } => format!(
+            "{} {}IN ({})",
+            operand(expr),
+            if *negated { "NOT " } else { "" },
+            list.iter().map(operand).collect::<Vec<_>>().join(", ")
+        ),
+    }
+}
+
+/// The first column of `expr` that holds vertices (declared `VertexKey`), if any: on a graph with
+/// string keys those hold keys, which WHERE cannot compare yet.
+pub fn vertex_column<'e>(expr: &'e Expr, columns: &[OutputColumn]) -> Option<&'e grammar::Ident> {
+    match expr {
+        Expr::Column(c) => columns
+            .iter()
+            .any(|o| o.name == c.name && o.ty() == ColumnType::VertexKey)
+            .then_some(c),
+        Expr::Literal(_) | Expr::Null(_) => None,
+        Expr::Negate { expr, .. } | Expr::Not { expr, .. } | Expr::IsNull { expr, .. } => {
+            vertex_column(expr, columns)
+        }
+        Expr::Binary { left, right, .. } => {
+            vertex_column(left, columns).or_else(|| vertex_column(right, columns))
+        }
+        Expr::InList { expr, list, .. } => vertex_column(expr, columns)
+            .or_else(|| list.iter().find_map(|e| vertex_column(e, columns))),
+    }
+}
