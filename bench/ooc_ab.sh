@@ -73,7 +73,7 @@ parse() {
         /^profile \(/ { match($0, /algorithm [0-9.]+ s/); t = substr($0, RSTART + 10, RLENGTH - 12); p = 1; next }
         p && /^iteration/ { h = 1; next }
         p && h && /^─/ { next }
-        p && h && NF >= 8 { b += $5; s = $4; gsub(/ /, "", s); printf "  iteration %d: %s, %d blocks\n", $1, s, $5 }
+        p && h && NF >= 8 { b += $5; s = $4; gsub(/^ +| +$/, "", s); printf "  iteration %d: %s, %d blocks\n", $1, s, $5 }
         END { printf "SUM %s %.0f %.0f\n", t, b, b * 4096 }'
 }
 
