@@ -14,7 +14,8 @@
 //! loops over slices, with no callbacks.
 //!
 //! Kernels name their update as an operation on a [`VertexArray`]: a claim
-//! ([`EdgeMap::claim`], BFS) or a min-update ([`EdgeMap::relax_min`], SSSP, min-label WCC).
+//! ([`EdgeMap::claim`], BFS), a min-update ([`EdgeMap::relax_min`], SSSP, min-label WCC, SCC)
+//! or an addition ([`EdgeMap::add`], k-core peeling).
 //! On local state those run as an [`EdgeFunc`] through the strategies above; on remote state as
 //! a batched push ([`crate::batched`]): claims are filtered through a local bitmap of the
 //! vertices already claimed from this node (one remote CAS per vertex, not per edge), and a
@@ -271,24 +272,59 @@ impl<'c, 'a, S: GraphStore> EdgeMap<'c, 'a, S> {
         {
             return Ok(self.carried.iter().map(|c| T::from_word(c.1)).collect());
         }
-        /// Widest span read for nearby frontier vertices.
-        const SPAN: u32 = 4096;
-        let mut out = Vec::with_capacity(list.len());
-        let mut buf = Vec::new();
-        let mut i = 0;
-        while i < list.len() {
-            let first = list[i];
-            let mut j = i + 1;
-            while j < list.len() && list[j] - first < SPAN {
-                j += 1;
+        read_at(state, list)
+    }
+
+    /// One round of additions: along every `dirs` edge `u → v` leaving `frontier` (self-loops
+    /// skipped), `state[v] += delta` (integers wrap, so adding `u64::MAX` subtracts one).
+    /// Returns the vertices that received an addition, ascending, each with its value once the
+    /// round is done. Remote additions are batched fetch-and-adds.
+    pub fn add<T: StateValue>(
+        &mut self,
+        frontier: &VertexSubset,
+        dirs: &[Direction],
+        state: &VertexArray<T>,
+        delta: T,
+        of: Option<u32>,
+    ) -> Result<Vec<(u32, T)>, ExecError> {
+        self.ctx.record(Operator::EdgeMap);
+        let n = frontier.universe();
+        let mut touched = Vec::new();
+        if let Some(cells) = state.local() {
+            let f = Add { cells, delta };
+            for &dir in dirs {
+                touched.extend(self.run(frontier, dir, &f, of)?.to_list());
             }
-            let len = (list[j - 1] - first + 1) as usize;
-            buf.resize(len, T::from_word(0));
-            state.read_range(first, &mut buf)?;
-            out.extend(list[i..j].iter().map(|&v| buf[(v - first) as usize]));
-            i = j;
+        } else {
+            let ctx = self.ctx;
+            ctx.check()?;
+            let start = ctx.begin();
+            let list = sorted_list(frontier);
+            let lists = RoundLists {
+                frontier: &list,
+                dirs,
+                want_weights: false,
+                buffer_len: ctx.placement().buffer_len(ctx.pool.threads()),
+            };
+            let (reached, edges) = batched::push(
+                ctx,
+                lists,
+                |v| v,
+                |&src, dst, _| (dst < n && dst != src).then_some((dst, delta)),
+                |buf: &mut Vec<(u32, T)>| {
+                    state.add_batch(buf)?;
+                    let reached = buf.iter().map(|x| x.0).collect::<Vec<u32>>();
+                    buf.clear();
+                    Ok(reached)
+                },
+            )?;
+            ctx.finish(start, list.len() as u64, edges, batched::STRATEGY, of)?;
+            touched = reached;
         }
-        Ok(out)
+        touched.sort_unstable();
+        touched.dedup();
+        let values = read_at(state, &touched)?;
+        Ok(touched.into_iter().zip(values).collect())
     }
 
     /// One round: applies `f` along the `dir` edges of `frontier` (pull reads the reverse
@@ -537,6 +573,45 @@ where
             Some(c) => T::lower(&self.cells[dst as usize], c),
             None => false,
         }
+    }
+}
+
+/// The values of the (sorted) vertices `list` in `state`, read in spans of nearby vertices.
+fn read_at<T: StateValue>(state: &VertexArray<T>, list: &[u32]) -> Result<Vec<T>, ExecError> {
+    /// Widest span read for nearby vertices.
+    const SPAN: u32 = 4096;
+    let mut out = Vec::with_capacity(list.len());
+    let mut buf = Vec::new();
+    let mut i = 0;
+    while i < list.len() {
+        let first = list[i];
+        let mut j = i + 1;
+        while j < list.len() && list[j] - first < SPAN {
+            j += 1;
+        }
+        let len = (list[j - 1] - first + 1) as usize;
+        buf.resize(len, T::from_word(0));
+        state.read_range(first, &mut buf)?;
+        out.extend(list[i..j].iter().map(|&v| buf[(v - first) as usize]));
+        i = j;
+    }
+    Ok(out)
+}
+
+/// An addition on local cells, skipping self-loops.
+struct Add<'s, T: StateValue> {
+    cells: &'s [T::Cell],
+    delta: T,
+}
+
+impl<T: StateValue> EdgeFunc for Add<'_, T> {
+    #[inline]
+    fn update_atomic(&self, src: u32, dst: u32, _w: f64) -> bool {
+        if src == dst {
+            return false;
+        }
+        T::add(&self.cells[dst as usize], self.delta);
+        true
     }
 }
 

@@ -292,6 +292,14 @@ proptest! {
             for (a, b) in f64_col(&t, "coefficient").iter().zip(&lcc) {
                 prop_assert!(close(a.unwrap(), *b) || (a.unwrap() == 0.0 && *b == 0.0));
             }
+            for name in ["scc", "kcore", "triangles"] {
+                let c = call(name);
+                let store = g.store(csr);
+                let cfg = RunConfig { mode, ..RunConfig::with_threads(threads) };
+                let t = run(&store, &c, &cfg).unwrap();
+                let verdict = exec::algorithms::verify(&store, &c, &t);
+                prop_assert!(verdict.is_ok(), "{} {:?} {} {}: {:?}", name, mode, threads, csr, verdict);
+            }
             let t = go(&g, csr, mode, threads, &call("degree"));
             let out = g.out();
             let inn = g.inn();

@@ -10,10 +10,13 @@ pub mod bfs;
 pub mod cdlp;
 pub mod degree;
 pub mod dfs;
+pub mod kcore;
 pub mod lcc;
 pub mod pagerank;
 pub mod randomwalk;
+pub mod scc;
 pub mod sssp;
+pub mod triangles;
 pub mod wcc;
 
 use std::time::{Duration, Instant};
@@ -136,6 +139,9 @@ algorithms! {
     randomwalk::RandomWalk,
     dfs::Dfs,
     degree::Degree,
+    scc::Scc,
+    kcore::KCore,
+    triangles::Triangles,
 }
 
 /// The declaration of the algorithm called `name`.
@@ -191,7 +197,10 @@ mod tests {
                 "lcc",
                 "randomwalk",
                 "dfs",
-                "degree"
+                "degree",
+                "scc",
+                "kcore",
+                "triangles"
             ]
         );
     }
