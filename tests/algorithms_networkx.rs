@@ -1,0 +1,231 @@
+//! The structural algorithms against networkx, through the real binary: `scc`, `kcore` and
+//! `triangles` on small generated graphs (directed with opposite arcs and self-loops,
+//! undirected, weighted, with isolated vertices), in memory, out of core and on DM with the
+//! state in the memory nodes. Needs `python3` with `networkx` (`scripts/test.sh` installs it).
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::process::Command;
+
+mod common;
+
+use common::memnode::pool;
+use common::text;
+
+/// networkx's answers: one line `vertex,component,core,triangles` per vertex. Self-loops are
+/// removed first (networkx's `core_number` refuses them; frontier ignores them); triangles of
+/// a directed graph are those of its undirected view.
+const NETWORKX: &str = r#"
+import sys, networkx as nx
+edges, vertices, kind = sys.argv[1], sys.argv[2], sys.argv[3]
+directed = kind == "directed"
+G = nx.DiGraph() if directed else nx.Graph()
+for line in open(vertices):
+    G.add_node(int(line))
+for line in open(edges):
+    p = line.split()
+    G.add_edge(int(p[0]), int(p[1]))
+G.remove_edges_from(list(nx.selfloop_edges(G)))
+comps = nx.strongly_connected_components(G) if directed else nx.connected_components(G)
+component = {v: min(c) for c in comps for v in c}
+core = nx.core_number(G)
+triangles = nx.triangles(G.to_undirected() if directed else G)
+for v in sorted(G.nodes):
+    print(f"{v},{component[v]},{core[v]},{triangles[v]}")
+"#;
+
+/// A small deterministic generator (xorshift), so the graphs need no data files.
+struct Rng(u64);
+
+impl Rng {
+    fn below(&mut self, n: u64) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0 % n
+    }
+}
+
+/// A test graph: its edge-list text, its vertex-file text, and how CREATE reads it.
+struct Graph {
+    name: &'static str,
+    edges: String,
+    vertices: String,
+    options: &'static str,
+}
+
+/// `n` vertices with gapped ids (the last few isolated), `m` random arcs among the others,
+/// with a dense clump so that cores and triangles are not all small.
+fn generate(
+    name: &'static str,
+    seed: u64,
+    n: u64,
+    m: u64,
+    weighted: bool,
+    options: &'static str,
+) -> Graph {
+    let mut rng = Rng(seed);
+    let id = |v: u64| 3 * v + 10;
+    let linked = n - 4;
+    let mut seen = std::collections::BTreeSet::new();
+    let mut edges = String::new();
+    let mut arc = |u: u64, v: u64, rng: &mut Rng| {
+        if seen.insert((u, v)) {
+            let w = if weighted {
+                format!(" {}", rng.below(9) as f64 / 2.0)
+            } else {
+                String::new()
+            };
+            edges.push_str(&format!("{} {}{w}\n", id(u), id(v)));
+        }
+    };
+    for _ in 0..m {
+        let (u, v) = (rng.below(linked), rng.below(linked));
+        arc(u, v, &mut rng);
+    }
+    // A clump of 6 with most arcs, some both ways.
+    for u in 0..6 {
+        for v in 0..6 {
+            if u != v && rng.below(3) > 0 {
+                arc(u, v, &mut rng);
+            }
+        }
+    }
+    let vertices = (0..n).map(|v| format!("{}\n", id(v))).collect();
+    Graph {
+        name,
+        edges,
+        vertices,
+        options,
+    }
+}
+
+fn graphs() -> Vec<Graph> {
+    let mut with_loops = generate("loops", 7, 30, 60, false, "DIRECTED");
+    with_loops.edges.push_str("10 10\n19 19\n");
+    vec![
+        generate("arcs", 1, 40, 90, false, "DIRECTED"),
+        generate("sparse", 2, 50, 55, false, "DIRECTED"),
+        generate("edges", 3, 40, 80, false, "UNDIRECTED"),
+        generate("weights", 4, 35, 80, true, "DIRECTED WEIGHTED"),
+        with_loops,
+    ]
+}
+
+/// Per vertex: (component, core, triangles), as networkx computes them.
+fn networkx(edges: &Path, vertices: &Path, directed: bool) -> BTreeMap<u64, [u64; 3]> {
+    let out = Command::new("python3")
+        .arg("-c")
+        .arg(NETWORKX)
+        .arg(edges)
+        .arg(vertices)
+        .arg(if directed { "directed" } else { "undirected" })
+        .output()
+        .expect("python3 runs");
+    assert!(
+        out.status.success(),
+        "networkx failed (scripts/test.sh installs it): {}",
+        text(&out.stderr)
+    );
+    text(&out.stdout)
+        .lines()
+        .map(|l| {
+            let f: Vec<u64> = l.split(',').map(|x| x.parse().unwrap()).collect();
+            (f[0], [f[1], f[2], f[3]])
+        })
+        .collect()
+}
+
+/// Per vertex: (component, core, triangles), as frontier computes them after `settings`.
+fn frontier(data: &Path, settings: &str, create: &str, graph: &str) -> BTreeMap<u64, [u64; 3]> {
+    let statements = format!(
+        "{settings} {create} RUN scc ON {graph}; RUN kcore ON {graph}; RUN triangles ON {graph};"
+    );
+    let out = common::csv(data, &statements);
+    assert!(out.status.success(), "{statements}: {}", text(&out.stderr));
+    let mut got: BTreeMap<u64, [u64; 3]> = BTreeMap::new();
+    let mut column = None;
+    for line in text(&out.stdout).lines() {
+        match line {
+            "vertex,component" => column = Some(0),
+            "vertex,core" => column = Some(1),
+            "vertex,triangles" => column = Some(2),
+            _ => {
+                let (Some(c), Some((v, x))) = (column, line.split_once(',')) else {
+                    continue;
+                };
+                got.entry(v.parse().unwrap()).or_default()[c] = x.parse().unwrap();
+            }
+        }
+    }
+    got
+}
+
+/// Checks every test graph under `settings`, created with `storage`.
+fn check_all(settings: &str, storage: &str, data: &Path, work: &Path) {
+    for g in graphs() {
+        let edges = work.join(format!("{}.el", g.name));
+        let vertices = work.join(format!("{}.v", g.name));
+        std::fs::write(&edges, &g.edges).unwrap();
+        std::fs::write(&vertices, &g.vertices).unwrap();
+        let want = networkx(&edges, &vertices, !g.options.contains("UNDIRECTED"));
+        let create = format!(
+            "CREATE OR REPLACE GRAPH {} FROM '{}' FORMAT edgelist {} VERTICES '{}' {storage};",
+            g.name,
+            edges.display(),
+            g.options,
+            vertices.display()
+        );
+        // The graphs are meant to have several non-trivial components, cores above 1 and
+        // triangles, so that a wrong kernel cannot pass by luck.
+        let distinct = |i: usize| {
+            want.values()
+                .map(|w| w[i])
+                .collect::<std::collections::BTreeSet<_>>()
+                .len()
+        };
+        assert!(
+            distinct(0) > 4 && distinct(0) < want.len() - 4,
+            "{}",
+            g.name
+        );
+        assert!(distinct(1) > 2, "{}", g.name);
+        assert!(want.values().any(|w| w[2] > 2), "{}", g.name);
+        let got = frontier(data, settings, &create, g.name);
+        assert_eq!(got.len(), want.len(), "{}: vertices", g.name);
+        for (v, w) in &want {
+            assert_eq!(
+                got.get(v),
+                Some(w),
+                "{} ({settings} {storage}): vertex {v}: (component, core, triangles)",
+                g.name
+            );
+        }
+    }
+}
+
+#[test]
+fn scc_kcore_and_triangles_equal_networkx_in_memory_and_out_of_core() {
+    let work = tempfile::tempdir().unwrap();
+    let data = work.path().join("data");
+    check_all("SET cache = '1GB';", "", &data, work.path());
+    check_all(
+        "SET cache = '8KB'; SET threads = 2; SET mode = block;",
+        "",
+        &data,
+        work.path(),
+    );
+}
+
+#[test]
+fn scc_kcore_and_triangles_equal_networkx_on_dm_with_remote_state() {
+    let work = tempfile::tempdir().unwrap();
+    let (_a, _b, set) = pool(work.path());
+    let data = work.path().join("data");
+    check_all(
+        &format!("{set} SET cn_cache = '16B'; SET threads = 2; SET mode = push;"),
+        "STORAGE dm",
+        &data,
+        work.path(),
+    );
+}
