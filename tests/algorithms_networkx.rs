@@ -1,7 +1,8 @@
-//! The structural algorithms against networkx, through the real binary: `scc`, `kcore` and
-//! `triangles` on small generated graphs (directed with opposite arcs and self-loops,
-//! undirected, weighted, with isolated vertices), in memory, out of core and on DM with the
-//! state in the memory nodes. Needs `python3` with `networkx` (`scripts/test.sh` installs it).
+//! Algorithms against networkx, through the real binary: `scc`, `kcore`, `triangles` and
+//! PageRank's options (weights, personalised, tolerance) on small generated graphs (directed
+//! with opposite arcs and self-loops, undirected, weighted, with isolated vertices), in memory,
+//! out of core and on DM with the state in the memory nodes. Needs `python3` with `networkx`
+//! and `scipy` (`scripts/test.sh` installs them).
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -32,6 +33,28 @@ core = nx.core_number(G)
 triangles = nx.triangles(G.to_undirected() if directed else G)
 for v in sorted(G.nodes):
     print(f"{v},{component[v]},{core[v]},{triangles[v]}")
+"#;
+
+/// networkx's PageRank, converged: `vertex,rank` lines for plain, weighted and personalised
+/// (to `source`) PageRank, each block after a line naming it.
+const NETWORKX_PAGERANK: &str = r#"
+import sys, networkx as nx
+edges, vertices, kind, source = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
+G = nx.DiGraph() if kind == "directed" else nx.Graph()
+for line in open(vertices):
+    G.add_node(int(line))
+for line in open(edges):
+    p = line.split()
+    G.add_edge(int(p[0]), int(p[1]), weight=float(p[2]) if len(p) > 2 else 1.0)
+runs = {
+    "plain": nx.pagerank(G, alpha=0.85, weight=None, tol=1e-13, max_iter=10000),
+    "weights": nx.pagerank(G, alpha=0.85, weight="weight", tol=1e-13, max_iter=10000),
+    "personalised": nx.pagerank(G, alpha=0.85, weight=None, personalization={source: 1}, tol=1e-13, max_iter=10000),
+}
+for name, ranks in runs.items():
+    print(name)
+    for v in sorted(ranks):
+        print(f"{v},{ranks[v]!r}")
 "#;
 
 /// A small deterministic generator (xorshift), so the graphs need no data files.
@@ -204,6 +227,93 @@ fn check_all(settings: &str, storage: &str, data: &Path, work: &Path) {
     }
 }
 
+/// Rank blocks by name: each a map vertex → rank, read from `name` lines followed by
+/// `vertex,rank` lines (frontier's header lines are skipped).
+fn rank_blocks(text: &str, names: &[&str]) -> BTreeMap<String, BTreeMap<u64, f64>> {
+    let mut blocks: BTreeMap<String, BTreeMap<u64, f64>> = BTreeMap::new();
+    let mut current = String::new();
+    for line in text.lines() {
+        if names.contains(&line) {
+            current = line.to_string();
+        } else if let Some((v, r)) = line.split_once(',') {
+            if let (Ok(v), Ok(r)) = (v.parse(), r.parse()) {
+                blocks.entry(current.clone()).or_default().insert(v, r);
+            }
+        }
+    }
+    blocks
+}
+
+/// PageRank run to convergence with each option equals networkx's on every test graph.
+fn check_pagerank(settings: &str, storage: &str, data: &Path, work: &Path) {
+    const NAMES: [&str; 3] = ["plain", "weights", "personalised"];
+    for g in graphs() {
+        let edges = work.join(format!("{}.el", g.name));
+        let vertices = work.join(format!("{}.v", g.name));
+        std::fs::write(&edges, &g.edges).unwrap();
+        std::fs::write(&vertices, &g.vertices).unwrap();
+        // The first vertex of the clump, which reaches much of the graph.
+        let source = 10;
+        let kind = if g.options.contains("UNDIRECTED") {
+            "undirected"
+        } else {
+            "directed"
+        };
+        let out = Command::new("python3")
+            .arg("-c")
+            .arg(NETWORKX_PAGERANK)
+            .arg(&edges)
+            .arg(&vertices)
+            .arg(kind)
+            .arg(source.to_string())
+            .output()
+            .expect("python3 runs");
+        assert!(
+            out.status.success(),
+            "networkx failed (scripts/test.sh installs it): {}",
+            text(&out.stderr)
+        );
+        let want = rank_blocks(&text(&out.stdout), &NAMES);
+        let run = "ITER 100000 tolerance 1e-13";
+        let statements = format!(
+            "{settings} CREATE OR REPLACE GRAPH {name} FROM '{}' FORMAT edgelist {} VERTICES '{}' {storage}; \
+             RUN pagerank ON {name} {run}; RUN pagerank ON {name} {run} weights 1; \
+             RUN pagerank ON {name} FROM {source} {run};",
+            edges.display(),
+            g.options,
+            vertices.display(),
+            name = g.name,
+        );
+        let out = common::csv(data, &statements);
+        assert!(out.status.success(), "{statements}: {}", text(&out.stderr));
+        // Label frontier's three tables in order.
+        let mut labelled = String::new();
+        let mut tables = NAMES.iter();
+        for line in text(&out.stdout).lines() {
+            if line == "vertex,rank" {
+                labelled.push_str(tables.next().unwrap());
+                labelled.push('\n');
+            } else {
+                labelled.push_str(line);
+                labelled.push('\n');
+            }
+        }
+        let got = rank_blocks(&labelled, &NAMES);
+        for name in NAMES {
+            let (w, r) = (&want[name], &got[name]);
+            assert_eq!(w.len(), r.len(), "{} {name}: vertices", g.name);
+            for (v, x) in w {
+                let y = r[v];
+                assert!(
+                    (x - y).abs() <= 1e-7 * x.abs().max(1e-9),
+                    "{} {name} ({settings} {storage}): vertex {v}: networkx {x}, frontier {y}",
+                    g.name
+                );
+            }
+        }
+    }
+}
+
 #[test]
 fn scc_kcore_and_triangles_equal_networkx_in_memory_and_out_of_core() {
     let work = tempfile::tempdir().unwrap();
@@ -212,6 +322,32 @@ fn scc_kcore_and_triangles_equal_networkx_in_memory_and_out_of_core() {
     check_all(
         "SET cache = '8KB'; SET threads = 2; SET mode = block;",
         "",
+        &data,
+        work.path(),
+    );
+}
+
+#[test]
+fn pagerank_options_equal_networkx_in_memory_and_out_of_core() {
+    let work = tempfile::tempdir().unwrap();
+    let data = work.path().join("data");
+    check_pagerank("SET cache = '1GB';", "", &data, work.path());
+    check_pagerank(
+        "SET cache = '8KB'; SET threads = 2; SET mode = push;",
+        "",
+        &data,
+        work.path(),
+    );
+}
+
+#[test]
+fn pagerank_options_equal_networkx_on_dm_with_remote_state() {
+    let work = tempfile::tempdir().unwrap();
+    let (_a, _b, set) = pool(work.path());
+    let data = work.path().join("data");
+    check_pagerank(
+        &format!("{set} SET cn_cache = '16B'; SET threads = 2;"),
+        "STORAGE dm",
         &data,
         work.path(),
     );

@@ -221,3 +221,62 @@ where
     })?;
     Ok(parts.into_iter().flatten().min())
 }
+
+/// `Σ f(v, a[v], b[v])` over every vertex, added range by range in vertex order (so the sum does
+/// not depend on the thread count): e.g. the distance between two iterations' values.
+pub fn vertex_sum2<S, T, F>(
+    ctx: &RunContext<'_, S>,
+    a: &VertexArray<T>,
+    b: &VertexArray<T>,
+    f: F,
+) -> Result<f64, ExecError>
+where
+    S: GraphStore,
+    T: StateValue,
+    F: Fn(u32, T, T) -> f64 + Sync,
+{
+    let parts = scan_ranges(ctx, a, |first, xs| {
+        let mut ys = vec![T::from_word(0); xs.len()];
+        b.read_range(first, &mut ys)?;
+        Ok::<f64, ExecError>(
+            (first..)
+                .zip(xs.iter().zip(&ys))
+                .map(|(v, (&x, &y))| f(v, x, y))
+                .sum(),
+        )
+    })?;
+    parts.into_iter().sum()
+}
+
+/// `out[v] = f(v, a[v], b[v]).0` for every vertex; returns the sum of the `.1` parts, added
+/// range by range in vertex order. `out` may be `a` or `b`: each range is read before it is
+/// written.
+pub fn vertex_transform2<S, T, F>(
+    ctx: &RunContext<'_, S>,
+    a: &VertexArray<T>,
+    b: &VertexArray<T>,
+    out: &VertexArray<T>,
+    f: F,
+) -> Result<f64, ExecError>
+where
+    S: GraphStore,
+    T: StateValue,
+    F: Fn(u32, T, T) -> (T, f64) + Sync,
+{
+    let parts = scan_ranges(ctx, a, |first, xs| {
+        let mut ys = vec![T::from_word(0); xs.len()];
+        b.read_range(first, &mut ys)?;
+        let mut sum = 0.0;
+        let values: Vec<T> = (first..)
+            .zip(xs.iter().zip(&ys))
+            .map(|(v, (&x, &y))| {
+                let (z, s) = f(v, x, y);
+                sum += s;
+                z
+            })
+            .collect();
+        out.write_range(first, &values)?;
+        Ok::<f64, ExecError>(sum)
+    })?;
+    parts.into_iter().sum()
+}
