@@ -1,5 +1,5 @@
-//! Algorithms against networkx, through the real binary: `scc`, `kcore`, `triangles` and
-//! PageRank's options (weights, personalised, tolerance) on small generated graphs (directed
+//! Algorithms against networkx, through the real binary: `scc`, `kcore`, `triangles`,
+//! `closeness`, `harmonic` (exact: SAMPLES above |V|) and PageRank's options (weights, personalised, tolerance) on small generated graphs (directed
 //! with opposite arcs and self-loops, undirected, weighted, with isolated vertices), in memory,
 //! out of core and on DM with the state in the memory nodes. Needs `python3` with `networkx`
 //! and `scipy` (`scripts/test.sh` installs them).
@@ -13,7 +13,7 @@ mod common;
 use common::memnode::pool;
 use common::text;
 
-/// networkx's answers: one line `vertex,component,core,triangles` per vertex. Self-loops are
+/// networkx's answers: one line `vertex,component,core,triangles,closeness,harmonic` per vertex. Self-loops are
 /// removed first (networkx's `core_number` refuses them; frontier ignores them); triangles of
 /// a directed graph are those of its undirected view.
 const NETWORKX: &str = r#"
@@ -31,8 +31,10 @@ comps = nx.strongly_connected_components(G) if directed else nx.connected_compon
 component = {v: min(c) for c in comps for v in c}
 core = nx.core_number(G)
 triangles = nx.triangles(G.to_undirected() if directed else G)
+closeness = nx.closeness_centrality(G)
+harmonic = nx.harmonic_centrality(G)
 for v in sorted(G.nodes):
-    print(f"{v},{component[v]},{core[v]},{triangles[v]}")
+    print(f"{v},{component[v]},{core[v]},{triangles[v]},{closeness[v]!r},{harmonic[v]!r}")
 "#;
 
 /// networkx's PageRank, converged: `vertex,rank` lines for plain, weighted and personalised
@@ -135,8 +137,11 @@ fn graphs() -> Vec<Graph> {
     ]
 }
 
-/// Per vertex: (component, core, triangles), as networkx computes them.
-fn networkx(edges: &Path, vertices: &Path, directed: bool) -> BTreeMap<u64, [u64; 3]> {
+/// The columns compared, in the order networkx's lines give them.
+const COLUMNS: [&str; 5] = ["component", "core", "triangles", "closeness", "harmonic"];
+
+/// Per vertex: the [`COLUMNS`], as networkx computes them.
+fn networkx(edges: &Path, vertices: &Path, directed: bool) -> BTreeMap<u64, [f64; 5]> {
     let out = Command::new("python3")
         .arg("-c")
         .arg(NETWORKX)
@@ -153,26 +158,27 @@ fn networkx(edges: &Path, vertices: &Path, directed: bool) -> BTreeMap<u64, [u64
     text(&out.stdout)
         .lines()
         .map(|l| {
-            let f: Vec<u64> = l.split(',').map(|x| x.parse().unwrap()).collect();
-            (f[0], [f[1], f[2], f[3]])
+            let f: Vec<f64> = l.split(',').map(|x| x.parse().unwrap()).collect();
+            (f[0] as u64, [f[1], f[2], f[3], f[4], f[5]])
         })
         .collect()
 }
 
-/// Per vertex: (component, core, triangles), as frontier computes them after `settings`.
-fn frontier(data: &Path, settings: &str, create: &str, graph: &str) -> BTreeMap<u64, [u64; 3]> {
+/// Per vertex: the [`COLUMNS`], as frontier computes them after `settings`.
+fn frontier(data: &Path, settings: &str, create: &str, graph: &str) -> BTreeMap<u64, [f64; 5]> {
     let statements = format!(
-        "{settings} {create} RUN scc ON {graph}; RUN kcore ON {graph}; RUN triangles ON {graph};"
+        "{settings} {create} RUN scc ON {graph}; RUN kcore ON {graph}; RUN triangles ON {graph}; \
+         RUN closeness ON {graph} SAMPLES 1000; RUN harmonic ON {graph} SAMPLES 1000 SEED 5;"
     );
     let out = common::csv(data, &statements);
     assert!(out.status.success(), "{statements}: {}", text(&out.stderr));
-    let mut got: BTreeMap<u64, [u64; 3]> = BTreeMap::new();
+    let mut got: BTreeMap<u64, [f64; 5]> = BTreeMap::new();
     let mut column = None;
     for line in text(&out.stdout).lines() {
-        match line {
-            "vertex,component" => column = Some(0),
-            "vertex,core" => column = Some(1),
-            "vertex,triangles" => column = Some(2),
+        match line.strip_prefix("vertex,") {
+            Some(name) if COLUMNS.contains(&name) => {
+                column = COLUMNS.iter().position(|&c| c == name);
+            }
             _ => {
                 let (Some(c), Some((v, x))) = (column, line.split_once(',')) else {
                     continue;
@@ -203,7 +209,7 @@ fn check_all(settings: &str, storage: &str, data: &Path, work: &Path) {
         // triangles, so that a wrong kernel cannot pass by luck.
         let distinct = |i: usize| {
             want.values()
-                .map(|w| w[i])
+                .map(|w| w[i] as u64)
                 .collect::<std::collections::BTreeSet<_>>()
                 .len()
         };
@@ -213,16 +219,22 @@ fn check_all(settings: &str, storage: &str, data: &Path, work: &Path) {
             g.name
         );
         assert!(distinct(1) > 2, "{}", g.name);
-        assert!(want.values().any(|w| w[2] > 2), "{}", g.name);
+        assert!(want.values().any(|w| w[2] > 2.0), "{}", g.name);
         let got = frontier(data, settings, &create, g.name);
         assert_eq!(got.len(), want.len(), "{}: vertices", g.name);
         for (v, w) in &want {
-            assert_eq!(
-                got.get(v),
-                Some(w),
-                "{} ({settings} {storage}): vertex {v}: (component, core, triangles)",
-                g.name
-            );
+            let r = got
+                .get(v)
+                .unwrap_or_else(|| panic!("{}: no vertex {v}", g.name));
+            for (i, name) in COLUMNS.iter().enumerate() {
+                assert!(
+                    (w[i] - r[i]).abs() <= 1e-12 * w[i].abs().max(1.0),
+                    "{} ({settings} {storage}): vertex {v}: {name}: networkx {}, frontier {}",
+                    g.name,
+                    w[i],
+                    r[i]
+                );
+            }
         }
     }
 }
@@ -315,7 +327,7 @@ fn check_pagerank(settings: &str, storage: &str, data: &Path, work: &Path) {
 }
 
 #[test]
-fn scc_kcore_and_triangles_equal_networkx_in_memory_and_out_of_core() {
+fn structural_algorithms_equal_networkx_in_memory_and_out_of_core() {
     let work = tempfile::tempdir().unwrap();
     let data = work.path().join("data");
     check_all("SET cache = '1GB';", "", &data, work.path());
@@ -354,7 +366,7 @@ fn pagerank_options_equal_networkx_on_dm_with_remote_state() {
 }
 
 #[test]
-fn scc_kcore_and_triangles_equal_networkx_on_dm_with_remote_state() {
+fn structural_algorithms_equal_networkx_on_dm_with_remote_state() {
     let work = tempfile::tempdir().unwrap();
     let (_a, _b, set) = pool(work.path());
     let data = work.path().join("data");

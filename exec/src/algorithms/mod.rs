@@ -8,8 +8,11 @@
 
 pub mod bfs;
 pub mod cdlp;
+pub mod closeness;
 pub mod degree;
 pub mod dfs;
+pub mod distances;
+pub mod harmonic;
 pub mod kcore;
 pub mod lcc;
 pub mod pagerank;
@@ -142,6 +145,8 @@ algorithms! {
     scc::Scc,
     kcore::KCore,
     triangles::Triangles,
+    closeness::Closeness,
+    harmonic::Harmonic,
 }
 
 /// The declaration of the algorithm called `name`.
@@ -200,7 +205,9 @@ mod tests {
                 "degree",
                 "scc",
                 "kcore",
-                "triangles"
+                "triangles",
+                "closeness",
+                "harmonic"
             ]
         );
     }
