@@ -272,7 +272,7 @@ impl<'c, 'a, S: GraphStore> EdgeMap<'c, 'a, S> {
         {
             return Ok(self.carried.iter().map(|c| T::from_word(c.1)).collect());
         }
-        read_at(state, list)
+        state.read_at(list)
     }
 
     /// One round of additions: along every `dirs` edge `u → v` leaving `frontier` (self-loops
@@ -287,11 +287,40 @@ impl<'c, 'a, S: GraphStore> EdgeMap<'c, 'a, S> {
         delta: T,
         of: Option<u32>,
     ) -> Result<Vec<(u32, T)>, ExecError> {
+        self.add_each(frontier, dirs, state, None, delta, of)
+    }
+
+    /// Like [`EdgeMap::add`], adding the source's own value: `state[v] += from[u]` (`from`
+    /// must not be `state`).
+    pub fn add_from<T: StateValue>(
+        &mut self,
+        frontier: &VertexSubset,
+        dirs: &[Direction],
+        from: &VertexArray<T>,
+        state: &VertexArray<T>,
+        of: Option<u32>,
+    ) -> Result<Vec<(u32, T)>, ExecError> {
+        self.add_each(frontier, dirs, state, Some(from), T::from_word(0), of)
+    }
+
+    fn add_each<T: StateValue>(
+        &mut self,
+        frontier: &VertexSubset,
+        dirs: &[Direction],
+        state: &VertexArray<T>,
+        from: Option<&VertexArray<T>>,
+        delta: T,
+        of: Option<u32>,
+    ) -> Result<Vec<(u32, T)>, ExecError> {
         self.ctx.record(Operator::EdgeMap);
         let n = frontier.universe();
         let mut touched = Vec::new();
-        if let Some(cells) = state.local() {
-            let f = Add { cells, delta };
+        let local_from = match from {
+            Some(f) => f.local().map(Some),
+            None => Some(None),
+        };
+        if let (Some(cells), Some(from)) = (state.local(), local_from) {
+            let f = Add { cells, delta, from };
             for &dir in dirs {
                 touched.extend(self.run(frontier, dir, &f, of)?.to_list());
             }
@@ -300,6 +329,10 @@ impl<'c, 'a, S: GraphStore> EdgeMap<'c, 'a, S> {
             ctx.check()?;
             let start = ctx.begin();
             let list = sorted_list(frontier);
+            let values = match from {
+                Some(from) => from.read_at(&list)?,
+                None => Vec::new(),
+            };
             let lists = RoundLists {
                 frontier: &list,
                 dirs,
@@ -309,8 +342,14 @@ impl<'c, 'a, S: GraphStore> EdgeMap<'c, 'a, S> {
             let (reached, edges) = batched::push(
                 ctx,
                 lists,
-                |v| v,
-                |&src, dst, _| (dst < n && dst != src).then_some((dst, delta)),
+                |v| {
+                    let x = match from {
+                        Some(_) => list.binary_search(&v).map_or(delta, |k| values[k]),
+                        None => delta,
+                    };
+                    (v, x)
+                },
+                |&(src, x), dst, _| (dst < n && dst != src).then_some((dst, x)),
                 |buf: &mut Vec<(u32, T)>| {
                     state.add_batch(buf)?;
                     let reached = buf.iter().map(|x| x.0).collect::<Vec<u32>>();
@@ -323,7 +362,7 @@ impl<'c, 'a, S: GraphStore> EdgeMap<'c, 'a, S> {
         }
         touched.sort_unstable();
         touched.dedup();
-        let values = read_at(state, &touched)?;
+        let values = state.read_at(&touched)?;
         Ok(touched.into_iter().zip(values).collect())
     }
 
@@ -576,32 +615,11 @@ where
     }
 }
 
-/// The values of the (sorted) vertices `list` in `state`, read in spans of nearby vertices.
-fn read_at<T: StateValue>(state: &VertexArray<T>, list: &[u32]) -> Result<Vec<T>, ExecError> {
-    /// Widest span read for nearby vertices.
-    const SPAN: u32 = 4096;
-    let mut out = Vec::with_capacity(list.len());
-    let mut buf = Vec::new();
-    let mut i = 0;
-    while i < list.len() {
-        let first = list[i];
-        let mut j = i + 1;
-        while j < list.len() && list[j] - first < SPAN {
-            j += 1;
-        }
-        let len = (list[j - 1] - first + 1) as usize;
-        buf.resize(len, T::from_word(0));
-        state.read_range(first, &mut buf)?;
-        out.extend(list[i..j].iter().map(|&v| buf[(v - first) as usize]));
-        i = j;
-    }
-    Ok(out)
-}
-
-/// An addition on local cells, skipping self-loops.
+/// An addition on local cells, skipping self-loops: `delta`, or the source's value in `from`.
 struct Add<'s, T: StateValue> {
     cells: &'s [T::Cell],
     delta: T,
+    from: Option<&'s [T::Cell]>,
 }
 
 impl<T: StateValue> EdgeFunc for Add<'_, T> {
@@ -610,7 +628,11 @@ impl<T: StateValue> EdgeFunc for Add<'_, T> {
         if src == dst {
             return false;
         }
-        T::add(&self.cells[dst as usize], self.delta);
+        let x = match self.from {
+            Some(from) => T::load(&from[src as usize]),
+            None => self.delta,
+        };
+        T::add(&self.cells[dst as usize], x);
         true
     }
 }

@@ -300,6 +300,8 @@ proptest! {
                 call("closeness").with("samples", 5u64).with("seed", 3u64),
                 call("harmonic"),
                 call("harmonic").with("samples", 4u64).with("seed", 9u64),
+                call("betweenness"),
+                call("betweenness").with("samples", 3u64).with("seed", 1u64),
                 call("pagerank").with("iter", 30u64).with("weights", 1u64),
                 call("pagerank").with("iter", 200u64).with("tolerance", 1e-9),
                 call("pagerank").with("iter", 9u64).from(s as u32),

@@ -6,6 +6,7 @@
 //! schema, state placement and the memory estimate all read the declaration through
 //! [`REGISTRY`].
 
+pub mod betweenness;
 pub mod bfs;
 pub mod cdlp;
 pub mod closeness;
@@ -147,6 +148,7 @@ algorithms! {
     triangles::Triangles,
     closeness::Closeness,
     harmonic::Harmonic,
+    betweenness::Betweenness,
 }
 
 /// The declaration of the algorithm called `name`.
@@ -207,7 +209,8 @@ mod tests {
                 "kcore",
                 "triangles",
                 "closeness",
-                "harmonic"
+                "harmonic",
+                "betweenness"
             ]
         );
     }
