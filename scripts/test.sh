@@ -6,4 +6,6 @@ cd "$(dirname "$0")/.."
 python3 -c "import pyarrow.parquet" 2>/dev/null || python3 -m pip install --quiet pyarrow
 # The import tests read Parquet files written by DuckDB with each compression.
 python3 -c "import duckdb" 2>/dev/null || python3 -m pip install --quiet duckdb
+# The algorithm tests compare results with networkx's.
+python3 -c "import networkx, scipy" 2>/dev/null || python3 -m pip install --quiet networkx scipy
 cargo test --workspace --all-targets

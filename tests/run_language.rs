@@ -251,7 +251,7 @@ fn help_explains_an_algorithm_from_its_declaration() {
     assert!(out.status.success(), "{}", text(&out.stderr));
     let help = text(&out.stdout);
     for piece in [
-        "pagerank [ITER n=20] [damping d=0.85]",
+        "pagerank [FROM vertex] [ITER n=20] [damping d=0.85]",
         "damping    default 0.85, range 0..=1",
         "rank         Float64",
         "dangling mass is spread over all vertices",

@@ -21,7 +21,8 @@
 //! loops over slices, with no callbacks.
 //!
 //! Kernels name their update as an operation on a [`VertexArray`]: a claim
-//! ([`EdgeMap::claim`], BFS) or a min-update ([`EdgeMap::relax_min`], SSSP, min-label WCC).
+//! ([`EdgeMap::claim`], BFS), a min-update ([`EdgeMap::relax_min`], SSSP, min-label WCC, SCC)
+//! or an addition ([`EdgeMap::add`], k-core peeling).
 //! On local state those run as an [`EdgeFunc`] through the strategies above; on remote state as
 //! a batched push ([`crate::batched`]): claims are filtered through a local bitmap of the
 //! vertices already claimed from this node (one remote CAS per vertex, not per edge), and a
@@ -294,24 +295,98 @@ impl<'c, 'a, S: GraphStore> EdgeMap<'c, 'a, S> {
         {
             return Ok(self.carried.iter().map(|c| T::from_word(c.1)).collect());
         }
-        /// Widest span read for nearby frontier vertices.
-        const SPAN: u32 = 4096;
-        let mut out = Vec::with_capacity(list.len());
-        let mut buf = Vec::new();
-        let mut i = 0;
-        while i < list.len() {
-            let first = list[i];
-            let mut j = i + 1;
-            while j < list.len() && list[j] - first < SPAN {
-                j += 1;
+        state.read_at(list)
+    }
+
+    /// One round of additions: along every `dirs` edge `u → v` leaving `frontier` (self-loops
+    /// skipped), `state[v] += delta` (integers wrap, so adding `u64::MAX` subtracts one).
+    /// Returns the vertices that received an addition, ascending, each with its value once the
+    /// round is done. Remote additions are batched fetch-and-adds.
+    pub fn add<T: StateValue>(
+        &mut self,
+        frontier: &VertexSubset,
+        dirs: &[Direction],
+        state: &VertexArray<T>,
+        delta: T,
+        of: Option<u32>,
+    ) -> Result<Vec<(u32, T)>, ExecError> {
+        self.add_each(frontier, dirs, state, None, delta, of)
+    }
+
+    /// Like [`EdgeMap::add`], adding the source's own value: `state[v] += from[u]` (`from`
+    /// must not be `state`).
+    pub fn add_from<T: StateValue>(
+        &mut self,
+        frontier: &VertexSubset,
+        dirs: &[Direction],
+        from: &VertexArray<T>,
+        state: &VertexArray<T>,
+        of: Option<u32>,
+    ) -> Result<Vec<(u32, T)>, ExecError> {
+        self.add_each(frontier, dirs, state, Some(from), T::from_word(0), of)
+    }
+
+    fn add_each<T: StateValue>(
+        &mut self,
+        frontier: &VertexSubset,
+        dirs: &[Direction],
+        state: &VertexArray<T>,
+        from: Option<&VertexArray<T>>,
+        delta: T,
+        of: Option<u32>,
+    ) -> Result<Vec<(u32, T)>, ExecError> {
+        self.ctx.record(Operator::EdgeMap);
+        let n = frontier.universe();
+        let mut touched = Vec::new();
+        let local_from = match from {
+            Some(f) => f.local().map(Some),
+            None => Some(None),
+        };
+        if let (Some(cells), Some(from)) = (state.local(), local_from) {
+            let f = Add { cells, delta, from };
+            for &dir in dirs {
+                touched.extend(self.run(frontier, dir, &f, of)?.to_list());
             }
-            let len = (list[j - 1] - first + 1) as usize;
-            buf.resize(len, T::from_word(0));
-            state.read_range(first, &mut buf)?;
-            out.extend(list[i..j].iter().map(|&v| buf[(v - first) as usize]));
-            i = j;
+        } else {
+            let ctx = self.ctx;
+            ctx.check()?;
+            let start = ctx.begin();
+            let list = sorted_list(frontier);
+            let values = match from {
+                Some(from) => from.read_at(&list)?,
+                None => Vec::new(),
+            };
+            let lists = RoundLists {
+                frontier: &list,
+                dirs,
+                want_weights: false,
+                buffer_len: ctx.placement().buffer_len(ctx.pool.threads()),
+            };
+            let (reached, edges) = batched::push(
+                ctx,
+                lists,
+                |v| {
+                    let x = match from {
+                        Some(_) => list.binary_search(&v).map_or(delta, |k| values[k]),
+                        None => delta,
+                    };
+                    (v, x)
+                },
+                |&(src, x), dst, _| (dst < n && dst != src).then_some((dst, x)),
+                |buf: &mut Vec<(u32, T)>| {
+                    state.add_batch(buf)?;
+                    let reached = buf.iter().map(|x| x.0).collect::<Vec<u32>>();
+                    buf.clear();
+                    Ok(reached)
+                },
+            )?;
+            ctx.finish(start, list.len() as u64, edges, batched::STRATEGY, of)?;
+            touched = reached;
         }
-        Ok(out)
+        touched.sort_unstable();
+        touched.dedup();
+        let values = state.read_at(&touched)?;
+        Ok(touched.into_iter().zip(values).collect())
     }
 
     /// One round: applies `f` along the `dir` edges of `frontier` (pull reads the reverse
@@ -661,6 +736,28 @@ where
             Some(c) => T::lower(&self.cells[dst as usize], c),
             None => false,
         }
+    }
+}
+
+/// An addition on local cells, skipping self-loops: `delta`, or the source's value in `from`.
+struct Add<'s, T: StateValue> {
+    cells: &'s [T::Cell],
+    delta: T,
+    from: Option<&'s [T::Cell]>,
+}
+
+impl<T: StateValue> EdgeFunc for Add<'_, T> {
+    #[inline]
+    fn update_atomic(&self, src: u32, dst: u32, _w: f64) -> bool {
+        if src == dst {
+            return false;
+        }
+        let x = match self.from {
+            Some(from) => T::load(&from[src as usize]),
+            None => self.delta,
+        };
+        T::add(&self.cells[dst as usize], x);
+        true
     }
 }
 

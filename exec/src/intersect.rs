@@ -1,7 +1,9 @@
 //! The neighbour-intersection operator: for every vertex v, d = |N(v)| with N(v) = in- ∪
-//! out-neighbours as a set (v excluded), and t = the number of ordered pairs (u, w) of N(v)
-//! joined by an arc u → w (direction kept on directed graphs; both ways on undirected ones).
-//! What LCC needs, delivered range by range so the caller can store it anywhere.
+//! out-neighbours as a set (v excluded), and t, counted as the caller asks ([`Count`]):
+//! the ordered pairs (u, w) of N(v) joined by an arc u → w (direction kept on directed graphs;
+//! both ways on undirected ones), what LCC needs; or the unordered pairs {u, w} of N(v) joined
+//! in either direction, i.e. the triangles through v of the graph with directions ignored.
+//! Delivered range by range so the caller can store it anywhere.
 //!
 //! In memory (CSR view) t is counted by degree-ordered triangle enumeration, see [`triangles`].
 //! Out of core, per vertex: build N(v) sorted, then for every u in N(v) count u's out-neighbours
@@ -23,10 +25,20 @@ use crate::lists::{pass_name, range_lists};
 /// Vertices per chunk of work.
 const CHUNK: usize = 512;
 
+/// What t counts among the neighbours of a vertex.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Count {
+    /// Ordered pairs (u, w) with an arc u → w: every arc once.
+    Arcs,
+    /// Unordered pairs {u, w} with an arc either way: every triangle through the vertex once.
+    Pairs,
+}
+
 /// Computes `(t, d)` of every vertex and hands them to `emit(first, counts)` for consecutive
 /// ranges starting at `first` (concurrently, in no particular order). Returns the strategy name.
 pub fn neighbour_arcs<S: GraphStore>(
     ctx: &RunContext<'_, S>,
+    count: Count,
     emit: impl Fn(u32, &[(u64, usize)]) -> Result<(), ExecError> + Sync,
 ) -> Result<&'static str, ExecError> {
     ctx.record(Operator::NeighbourIntersect);
@@ -46,7 +58,7 @@ pub fn neighbour_arcs<S: GraphStore>(
     };
     match (csr_out, csr_in) {
         (Some(out), Some(inn)) => {
-            triangles(ctx, out, inn, shape.directed, &emit)?;
+            triangles(ctx, out, inn, shape.directed, count, &emit)?;
             Ok("pull")
         }
         _ => {
@@ -58,7 +70,7 @@ pub fn neighbour_arcs<S: GraphStore>(
                     .try_for_each(|first| {
                         ctx.check()?;
                         let len = (n - first).min(CHUNK as u32) as usize;
-                        chunk_from_lists(ctx, dirs, first, len, &emit)
+                        chunk_from_lists(ctx, dirs, count, first, len, &emit)
                     })
             })?;
             Ok(pass_name(ctx.cfg.mode))
@@ -131,11 +143,13 @@ fn tagged<S: GraphStore>(
 /// b), and contributes to t(a) the number of arcs between b and c, and likewise for b and c.
 /// That sum is exactly the number of ordered neighbour pairs joined by an arc, with direction,
 /// and costs far less than intersecting every neighbour's list with N(v) on skewed graphs.
+/// Counting pairs, every triangle contributes one to each of its vertices instead.
 fn triangles<S: GraphStore>(
     ctx: &RunContext<'_, S>,
     out: CsrView<'_>,
     inn: CsrView<'_>,
     directed: bool,
+    count: Count,
     emit: &(impl Fn(u32, &[(u64, usize)]) -> Result<(), ExecError> + Sync),
 ) -> Result<(), ExecError> {
     let n = ctx.n();
@@ -174,6 +188,10 @@ fn triangles<S: GraphStore>(
         );
     });
     ctx.check()?;
+    let weight = |arcs: u8| match count {
+        Count::Arcs => arcs.count_ones() as u64,
+        Count::Pairs => 1,
+    };
     let t: Vec<AtomicU64> = (0..n).map(|_| AtomicU64::new(0)).collect();
     ctx.pool.install(|| {
         (0..n).into_par_iter().with_min_len(64).try_for_each(|a| {
@@ -192,9 +210,9 @@ fn triangles<S: GraphStore>(
                         std::cmp::Ordering::Greater => j += 1,
                         std::cmp::Ordering::Equal => {
                             let c = ha[i];
-                            own += ba[j].count_ones() as u64;
-                            for_b += aa[i].count_ones() as u64;
-                            t[c as usize].fetch_add(ab.count_ones() as u64, Ordering::Relaxed);
+                            own += weight(ba[j]);
+                            for_b += weight(aa[i]);
+                            t[c as usize].fetch_add(weight(ab), Ordering::Relaxed);
                             i += 1;
                             j += 1;
                         }
@@ -249,10 +267,14 @@ fn links_into(u: u32, outs: &[u32], outs_sorted: bool, nbrs: &[u32]) -> u64 {
     }
 }
 
-/// The generic path for the vertices `first..first + len`.
+/// The generic path for the vertices `first..first + len`. Counting pairs, each pair is found
+/// from both its ends, so the sums are halved; on directed graphs a neighbour's out- and
+/// in-list are merged first (its out-list kept, cut to the chunk's neighbours, until its
+/// in-list arrives), so a pair joined both ways is found once from each end.
 fn chunk_from_lists<S: GraphStore>(
     ctx: &RunContext<'_, S>,
     dirs: &[Direction],
+    count: Count,
     first: u32,
     len: usize,
     emit: &(impl Fn(u32, &[(u64, usize)]) -> Result<(), ExecError> + Sync),
@@ -294,13 +316,47 @@ fn chunk_from_lists<S: GraphStore>(
         FetchOrder::AsGiven
     };
     let mut t = vec![0u64; len];
-    store.for_each_list(Direction::Out, &lists, order, false, |u, outs, _| {
-        let sorted = outs.is_sorted();
+    let mut count_from = |u: u32, outs: &[u32], sorted: bool| {
         let from = wanted.partition_point(|w| w.0 < u);
         for &(_, i) in wanted[from..].iter().take_while(|w| w.0 == u) {
             t[i as usize] += links_into(u, outs, sorted, &gathered[i as usize]);
         }
-    })?;
+    };
+    if count == Count::Pairs && dirs.len() > 1 {
+        let mut kept: Vec<Vec<u32>> = vec![Vec::new(); lists.len()];
+        store.for_each_list(Direction::Out, &lists, order, false, |u, outs, _| {
+            if let Ok(at) = lists.binary_search(&u) {
+                kept[at] = outs
+                    .iter()
+                    .copied()
+                    .filter(|w| lists.binary_search(w).is_ok())
+                    .collect();
+            }
+        })?;
+        store.for_each_list(Direction::In, &lists, order, false, |u, ins, _| {
+            let Ok(at) = lists.binary_search(&u) else {
+                return;
+            };
+            let mut both = std::mem::take(&mut kept[at]);
+            both.extend(
+                ins.iter()
+                    .copied()
+                    .filter(|w| lists.binary_search(w).is_ok()),
+            );
+            both.sort_unstable();
+            both.dedup();
+            count_from(u, &both, true);
+        })?;
+    } else {
+        store.for_each_list(Direction::Out, &lists, order, false, |u, outs, _| {
+            count_from(u, outs, outs.is_sorted());
+        })?;
+    }
+    if count == Count::Pairs {
+        for x in &mut t {
+            *x /= 2;
+        }
+    }
     let counts: Vec<(u64, usize)> = (0..len).map(|i| (t[i], gathered[i].len())).collect();
     emit(first, &counts)
 }

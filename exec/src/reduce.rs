@@ -1,5 +1,7 @@
 //! Edge reduce: `out[v] = finish(Σ_{u → v} values[u])` for every vertex, the aggregation of
-//! PageRank (and of any kernel that sums over its in-neighbours).
+//! PageRank (and of any kernel that sums over its in-neighbours); weighted, each term is
+//! multiplied by the edge's weight (weighted PageRank), and [`EdgeReduce::out_weights`] gives
+//! every vertex's sum of out-edge weights.
 //!
 //! Strategies, picked by the operator and not the kernel:
 //! * **blocked pull** — in memory, on graphs large enough to outgrow the caches and when the
@@ -59,16 +61,81 @@ impl<'c, 'a, S: GraphStore> EdgeReduce<'c, 'a, S> {
         out: &mut VertexArray<f64>,
         finish: impl Fn(f64) -> f64 + Sync,
     ) -> Result<Reduced, ExecError> {
+        self.reduce(values, out, false, finish)
+    }
+
+    /// `out[v] = finish(Σ_{u → v} values[u] · weight(u → v))` for every vertex (unweighted
+    /// graphs: every weight 1).
+    pub fn weighted_sum(
+        &mut self,
+        values: &VertexArray<f64>,
+        out: &mut VertexArray<f64>,
+        finish: impl Fn(f64) -> f64 + Sync,
+    ) -> Result<Reduced, ExecError> {
+        self.reduce(values, out, true, finish)
+    }
+
+    /// `out[u] = Σ_{u → v} weight(u → v)` for every vertex; fails naming the first vertex
+    /// with a negative out-edge weight.
+    pub fn out_weights(&mut self, out: &VertexArray<f64>) -> Result<(), ExecError> {
+        self.ctx.record(Operator::EdgeReduceSum);
+        let ctx = self.ctx;
+        let store = ctx.store;
+        let negative = std::sync::atomic::AtomicU32::new(u32::MAX);
+        let n = ctx.n();
+        let ranges = ctx.pool.word_ranges(n, 1024, 65536);
+        ctx.pool.install(|| {
+            ranges.par_iter().try_for_each(|r| {
+                ctx.check()?;
+                let mut sums = vec![0.0; (r.end - r.start) as usize];
+                range_lists(
+                    store,
+                    ctx.cfg.mode,
+                    Direction::Out,
+                    r.clone(),
+                    true,
+                    |u, ns, ws| {
+                        let w: f64 = match ws {
+                            Some(ws) => ws.iter().sum(),
+                            None => ns.len() as f64,
+                        };
+                        if ws.is_some_and(|ws| ws.iter().any(|&w| w < 0.0)) {
+                            negative.fetch_min(u, std::sync::atomic::Ordering::Relaxed);
+                        }
+                        if let Some(slot) = sums.get_mut((u - r.start) as usize) {
+                            *slot = w;
+                        }
+                    },
+                )?;
+                out.write_range(r.start, &sums)
+            })
+        })?;
+        match negative.into_inner() {
+            u32::MAX => Ok(()),
+            v => Err(ExecError::Other(format!(
+                "vertex {} has an out-edge of negative weight: weighted sums need weights >= 0",
+                store.input_id(v)
+            ))),
+        }
+    }
+
+    fn reduce(
+        &mut self,
+        values: &VertexArray<f64>,
+        out: &mut VertexArray<f64>,
+        weighted: bool,
+        finish: impl Fn(f64) -> f64 + Sync,
+    ) -> Result<Reduced, ExecError> {
         self.ctx.record(Operator::EdgeReduceSum);
         let ctx = self.ctx;
         ctx.check()?;
         let arcs = ctx.store.shape().arcs;
         let (Some(vals), Some(cells)) = (values.local(), out.local_mut()) else {
-            return self.sum_remote(values, out, finish);
+            return self.sum_remote(values, out, weighted, finish);
         };
         let mode = ctx.cfg.mode;
         if matches!(mode, planner::Mode::Push | planner::Mode::Block) {
-            push_local(ctx, vals, cells, &finish)?;
+            push_local(ctx, vals, cells, weighted, &finish)?;
             return Ok(Reduced {
                 strategy: pass_name(mode),
                 edges: arcs,
@@ -76,23 +143,25 @@ impl<'c, 'a, S: GraphStore> EdgeReduce<'c, 'a, S> {
         }
         let store = ctx.store;
         let n = cells.len();
-        let blocked = self
-            .blocked
-            .get_or_insert_with(|| match store.csr(Direction::In) {
-                Some(csr) if ctx.cfg.segmented_pull => {
-                    ctx.pool.install(|| SegmentedPull::new(&csr, n, n))
-                }
-                _ => None,
-            });
-        if let Some(pull) = blocked {
-            ctx.pool
-                .install(|| pull.sum(vals, cells, &|| ctx.check(), &finish))?;
-            return Ok(Reduced {
-                strategy: "blocked pull",
-                edges: arcs,
-            });
+        if !weighted {
+            let blocked = self
+                .blocked
+                .get_or_insert_with(|| match store.csr(Direction::In) {
+                    Some(csr) if ctx.cfg.segmented_pull => {
+                        ctx.pool.install(|| SegmentedPull::new(&csr, n, n))
+                    }
+                    _ => None,
+                });
+            if let Some(pull) = blocked {
+                ctx.pool
+                    .install(|| pull.sum(vals, cells, &|| ctx.check(), &finish))?;
+                return Ok(Reduced {
+                    strategy: "blocked pull",
+                    edges: arcs,
+                });
+            }
         }
-        pull_local(ctx, vals, cells, &finish)?;
+        pull_local(ctx, vals, cells, weighted, &finish)?;
         Ok(Reduced {
             strategy: pass_name(mode),
             edges: arcs,
@@ -103,6 +172,7 @@ impl<'c, 'a, S: GraphStore> EdgeReduce<'c, 'a, S> {
         &self,
         values: &VertexArray<f64>,
         out: &VertexArray<f64>,
+        weighted: bool,
         finish: impl Fn(f64) -> f64 + Sync,
     ) -> Result<Reduced, ExecError> {
         let ctx = self.ctx;
@@ -120,7 +190,7 @@ impl<'c, 'a, S: GraphStore> EdgeReduce<'c, 'a, S> {
         let edges = ctx.pool.install(|| {
             ranges
                 .par_iter()
-                .map(|&(a, b)| push_range(ctx, values, out, a, b, buffer))
+                .map(|&(a, b)| push_range(ctx, values, out, a, b, buffer, weighted))
                 .sum::<Result<u64, ExecError>>()
         })?;
         ctx.pool.install(|| {
@@ -146,6 +216,7 @@ fn pull_local<S: GraphStore>(
     ctx: &RunContext<'_, S>,
     values: &[<f64 as StateValue>::Cell],
     out: &mut [<f64 as StateValue>::Cell],
+    weighted: bool,
     finish: &(impl Fn(f64) -> f64 + Sync),
 ) -> Result<(), ExecError> {
     let store = ctx.store;
@@ -165,7 +236,7 @@ fn pull_local<S: GraphStore>(
                 ctx.check()?;
                 let first = (ci * chunk) as u32;
                 match csr {
-                    Some(csr) => {
+                    Some(csr) if !weighted => {
                         for (i, slot) in out.iter_mut().enumerate() {
                             let mut sum = 0.0;
                             for &u in csr.neighbours(first + i as u32) {
@@ -174,13 +245,17 @@ fn pull_local<S: GraphStore>(
                             *slot.get_mut() = finish(sum).to_bits();
                         }
                     }
+                    Some(csr) => {
+                        for (i, slot) in out.iter_mut().enumerate() {
+                            let v = first + i as u32;
+                            let sum = weighted_terms(csr.neighbours(v), csr.weights_of(v), value);
+                            *slot.get_mut() = finish(sum).to_bits();
+                        }
+                    }
                     None => {
                         let range = first..first + out.len() as u32;
-                        range_lists(store, mode, Direction::In, range, false, |v, ns, _| {
-                            let mut sum = 0.0;
-                            for &u in ns {
-                                sum += value(u);
-                            }
+                        range_lists(store, mode, Direction::In, range, weighted, |v, ns, ws| {
+                            let sum = weighted_terms(ns, ws, value);
                             if let Some(slot) = out.get_mut((v - first) as usize) {
                                 *slot.get_mut() = finish(sum).to_bits();
                             }
@@ -197,16 +272,17 @@ fn push_local<S: GraphStore>(
     ctx: &RunContext<'_, S>,
     values: &[<f64 as StateValue>::Cell],
     out: &mut [<f64 as StateValue>::Cell],
+    weighted: bool,
     finish: &(impl Fn(f64) -> f64 + Sync),
 ) -> Result<(), ExecError> {
     ctx.pool
         .install(|| out.par_iter_mut().for_each(|c| *c.get_mut() = 0));
     let acc = &*out;
-    each_list(ctx, Direction::Out, false, |u, ns, _| {
+    each_list(ctx, Direction::Out, weighted, |u, ns, ws| {
         let c = values.get(u as usize).map_or(0.0, f64::load);
-        for &v in ns {
+        for (k, &v) in ns.iter().enumerate() {
             if let Some(a) = acc.get(v as usize) {
-                f64::add(a, c);
+                f64::add(a, c * weight_at(ws, k));
             }
         }
     })?;
@@ -225,6 +301,7 @@ fn push_range<S: GraphStore>(
     a: u32,
     b: u32,
     buffer: usize,
+    weighted: bool,
 ) -> Result<u64, ExecError> {
     ctx.check()?;
     let mut r = vec![0.0; (b - a) as usize];
@@ -233,14 +310,14 @@ fn push_range<S: GraphStore>(
     let mut edges = 0u64;
     let mut failed = None;
     ctx.store
-        .scan_lists(Direction::Out, a..b, false, |u, ns, _| {
+        .scan_lists(Direction::Out, a..b, weighted, |u, ns, ws| {
             if failed.is_some() || ns.is_empty() {
                 return;
             }
             edges += ns.len() as u64;
             let c = r[(u - a) as usize];
-            for &v in ns {
-                buf.push((v, c));
+            for (k, &v) in ns.iter().enumerate() {
+                buf.push((v, c * weight_at(ws, k)));
                 if buf.len() >= buffer {
                     if let Err(e) = out.add_batch(&buf) {
                         failed = Some(e);
@@ -255,4 +332,19 @@ fn push_range<S: GraphStore>(
     }
     out.add_batch(&buf)?;
     Ok(edges)
+}
+
+/// The weight of the `k`th edge of a list (1 without weights).
+#[inline]
+fn weight_at(ws: Option<&[f64]>, k: usize) -> f64 {
+    ws.and_then(|w| w.get(k)).copied().unwrap_or(1.0)
+}
+
+/// `Σ value(u) · weight` over one in-list.
+#[inline]
+fn weighted_terms(ns: &[u32], ws: Option<&[f64]>, value: impl Fn(u32) -> f64) -> f64 {
+    ns.iter()
+        .enumerate()
+        .map(|(k, &u)| value(u) * weight_at(ws, k))
+        .sum()
 }

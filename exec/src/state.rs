@@ -324,6 +324,29 @@ impl<T: StateValue> VertexArray<T> {
         Ok(())
     }
 
+    /// The values at the ascending indices `list`, read in spans of nearby indices (one read
+    /// per span remotely).
+    pub fn read_at(&self, list: &[u32]) -> Result<Vec<T>, ExecError> {
+        /// Widest span read for nearby indices.
+        const SPAN: u32 = 4096;
+        let mut out = Vec::with_capacity(list.len());
+        let mut buf = Vec::new();
+        let mut i = 0;
+        while i < list.len() {
+            let first = list[i];
+            let mut j = i + 1;
+            while j < list.len() && list[j] - first < SPAN {
+                j += 1;
+            }
+            let len = (list[j - 1] - first + 1) as usize;
+            buf.resize(len, T::from_word(0));
+            self.read_range(first, &mut buf)?;
+            out.extend(list[i..j].iter().map(|&v| buf[(v - first) as usize]));
+            i = j;
+        }
+        Ok(out)
+    }
+
     /// Sets every index of `indices` whose value is `expected` to `new`; returns the indices
     /// this call set (each once). Remotely one CAS per index and no read.
     pub fn claim_batch(&self, indices: &[u32], expected: T, new: T) -> Result<Vec<u32>, ExecError> {

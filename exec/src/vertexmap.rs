@@ -148,3 +148,135 @@ where
             .collect()
     }))
 }
+
+/// `per_range(first, values)` over consecutive ranges of `array`, in vertex order: local arrays
+/// are loaded in place, remote ones read range by range (one read per range).
+fn scan_ranges<S, T, R, F>(
+    ctx: &RunContext<'_, S>,
+    array: &VertexArray<T>,
+    per_range: F,
+) -> Result<Vec<R>, ExecError>
+where
+    S: GraphStore,
+    T: StateValue,
+    R: Send,
+    F: Fn(u32, &[T]) -> R + Sync,
+{
+    ctx.record(Operator::VertexMap);
+    ctx.check()?;
+    let n = array.len() as usize;
+    let step = match array.local() {
+        Some(_) => TRANSFORM_CHUNK,
+        None => ctx.placement().buffer_len(ctx.pool.threads()),
+    };
+    let starts: Vec<usize> = (0..n).step_by(step).collect();
+    ctx.pool.install(|| {
+        starts
+            .par_iter()
+            .map(|&a| {
+                let b = (a + step).min(n);
+                let mut vals = vec![T::from_word(0); b - a];
+                array.read_range(a as u32, &mut vals)?;
+                Ok(per_range(a as u32, &vals))
+            })
+            .collect()
+    })
+}
+
+/// The vertices whose value in `array` satisfies `keep`, ascending: a frontier selected from
+/// state, wherever the state lives.
+pub fn vertex_select<S, T, F>(
+    ctx: &RunContext<'_, S>,
+    array: &VertexArray<T>,
+    keep: F,
+) -> Result<VertexSubset, ExecError>
+where
+    S: GraphStore,
+    T: StateValue,
+    F: Fn(u32, T) -> bool + Sync,
+{
+    let parts = scan_ranges(ctx, array, |first, vals| {
+        (first..)
+            .zip(vals)
+            .filter(|&(v, &x)| keep(v, x))
+            .map(|(v, _)| v)
+            .collect::<Vec<u32>>()
+    })?;
+    Ok(VertexSubset::from_list(array.len(), parts.concat()))
+}
+
+/// The smallest `key(value)` over `array` (values whose key is `None` skipped), or `None`.
+pub fn vertex_min<S, T, F>(
+    ctx: &RunContext<'_, S>,
+    array: &VertexArray<T>,
+    key: F,
+) -> Result<Option<u64>, ExecError>
+where
+    S: GraphStore,
+    T: StateValue,
+    F: Fn(T) -> Option<u64> + Sync,
+{
+    let parts = scan_ranges(ctx, array, |_, vals| {
+        vals.iter().filter_map(|&x| key(x)).min()
+    })?;
+    Ok(parts.into_iter().flatten().min())
+}
+
+/// `Σ f(v, a[v], b[v])` over every vertex, added range by range in vertex order (so the sum does
+/// not depend on the thread count): e.g. the distance between two iterations' values.
+pub fn vertex_sum2<S, T, F>(
+    ctx: &RunContext<'_, S>,
+    a: &VertexArray<T>,
+    b: &VertexArray<T>,
+    f: F,
+) -> Result<f64, ExecError>
+where
+    S: GraphStore,
+    T: StateValue,
+    F: Fn(u32, T, T) -> f64 + Sync,
+{
+    let parts = scan_ranges(ctx, a, |first, xs| {
+        let mut ys = vec![T::from_word(0); xs.len()];
+        b.read_range(first, &mut ys)?;
+        Ok::<f64, ExecError>(
+            (first..)
+                .zip(xs.iter().zip(&ys))
+                .map(|(v, (&x, &y))| f(v, x, y))
+                .sum(),
+        )
+    })?;
+    parts.into_iter().sum()
+}
+
+/// `out[v] = f(v, a[v], b[v]).0` for every vertex; returns the sum of the `.1` parts, added
+/// range by range in vertex order. `out` may be `a` or `b`: each range is read before it is
+/// written.
+pub fn vertex_transform2<S, T, F>(
+    ctx: &RunContext<'_, S>,
+    a: &VertexArray<T>,
+    b: &VertexArray<T>,
+    out: &VertexArray<T>,
+    f: F,
+) -> Result<f64, ExecError>
+where
+    S: GraphStore,
+    T: StateValue,
+    F: Fn(u32, T, T) -> (T, f64) + Sync,
+{
+    let parts = scan_ranges(ctx, a, |first, xs| {
+        let mut ys = vec![T::from_word(0); xs.len()];
+        b.read_range(first, &mut ys)?;
+        let mut sum = 0.0;
+        let values: Vec<T> = (first..)
+            .zip(xs.iter().zip(&ys))
+            .map(|(v, (&x, &y))| {
+                let (z, s) = f(v, x, y);
+                sum += s;
+                z
+            })
+            .collect();
+        out.write_range(first, &values)?;
+        Ok::<f64, ExecError>(sum)
+    })?;
+    parts.into_iter().sum()
+}

@@ -292,6 +292,29 @@ proptest! {
             for (a, b) in f64_col(&t, "coefficient").iter().zip(&lcc) {
                 prop_assert!(close(a.unwrap(), *b) || (a.unwrap() == 0.0 && *b == 0.0));
             }
+            let options = [
+                call("scc"),
+                call("kcore"),
+                call("triangles"),
+                call("closeness"),
+                call("closeness").with("samples", 5u64).with("seed", 3u64),
+                call("harmonic"),
+                call("harmonic").with("samples", 4u64).with("seed", 9u64),
+                call("betweenness"),
+                call("betweenness").with("samples", 3u64).with("seed", 1u64),
+                call("pagerank").with("iter", 30u64).with("weights", 1u64),
+                call("pagerank").with("iter", 200u64).with("tolerance", 1e-9),
+                call("pagerank").with("iter", 9u64).from(s as u32),
+                call("pagerank").with("weights", 1u64).with("tolerance", 1e-4).from(s as u32),
+            ];
+            for c in options {
+                let name = c.spec.name;
+                let store = g.store(csr);
+                let cfg = RunConfig { mode, ..RunConfig::with_threads(threads) };
+                let t = run(&store, &c, &cfg).unwrap();
+                let verdict = exec::algorithms::verify(&store, &c, &t);
+                prop_assert!(verdict.is_ok(), "{} {:?} {:?} {} {}: {:?}", name, c.params().collect::<Vec<_>>(), mode, threads, csr, verdict);
+            }
             let t = go(&g, csr, mode, threads, &call("degree"));
             let out = g.out();
             let inn = g.inn();
@@ -315,7 +338,7 @@ proptest! {
                 let store = if remote { g.store(csr).with_remote_memory(0) } else { g.store(csr) };
                 let cfg = RunConfig { mode, ..RunConfig::with_threads(threads) };
                 for spec in REGISTRY.iter() {
-                    let mut c = AlgoCall::new(spec).with("iter", 5u64).with("walks", 40u64).with("length", 6u64);
+                    let mut c = AlgoCall::new(spec).with("iter", 5u64).with("walks", 40u64).with("length", 6u64).with("weights", (s % 2) as u64);
                     if spec.source != SourceRule::NotAccepted {
                         c = c.from(src);
                     }

@@ -392,7 +392,14 @@ fn plan_call(
 
     let internal_source = source.as_ref().map(|v| v.internal);
     call.source = internal_source;
-    if graph.vertices == 0 && internal_source.is_none() && spec.source == SourceRule::Optional {
+    // Walks without FROM start at random vertices, and an empty graph has none; other
+    // algorithms whose FROM is optional (personalised PageRank) run on it as on any graph.
+    let walks = matches!(spec.rows, Rows::PerWalkStep { .. });
+    if graph.vertices == 0
+        && internal_source.is_none()
+        && spec.source == SourceRule::Optional
+        && walks
+    {
         return Err(PlanError::new(
             graph_name.pos,
             format!("graph `{}` has no vertices to start walks from", graph.name),

@@ -278,7 +278,9 @@ mod tests {
         for w in ["damping", "iter", "ITER", "AS", "ON"] {
             assert!(got.contains(&w.to_string()), "{w} in {got:?}");
         }
-        assert!(!got.contains(&"FROM".to_string()), "{got:?}");
+        // pagerank takes an optional FROM (personalised), wcc none.
+        assert!(got.contains(&"FROM".to_string()), "{got:?}");
+        assert!(!offered("RUN wcc ").contains(&"FROM".to_string()));
         assert_eq!(offered("RUN pagerank da"), ["damping"]);
         assert!(offered("RUN bfs ").contains(&"FROM".to_string()));
     }

@@ -16,7 +16,7 @@ use storage::GraphStore;
 use super::Algorithm;
 use crate::context::RunContext;
 use crate::error::ExecError;
-use crate::intersect::neighbour_arcs;
+use crate::intersect::{neighbour_arcs, Count};
 use crate::output::per_vertex_batches;
 use crate::reference::{close, column, compare, Lists};
 use crate::result::ResultTable;
@@ -70,7 +70,7 @@ fn compute<S: GraphStore>(ctx: &RunContext<'_, S>) -> Result<Vec<f64>, ExecError
     let shape = ctx.store.shape();
     let coef = ctx.vertex_array(0.0)?;
     let start = ctx.begin();
-    let strategy = neighbour_arcs(ctx, |first, counts| {
+    let strategy = neighbour_arcs(ctx, Count::Arcs, |first, counts| {
         let xs: Vec<f64> = counts.iter().map(|&(t, d)| coefficient(t, d)).collect();
         coef.write_range(first, &xs)
     })?;

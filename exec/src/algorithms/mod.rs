@@ -6,14 +6,21 @@
 //! schema, state placement and the memory estimate all read the declaration through
 //! [`REGISTRY`].
 
+pub mod betweenness;
 pub mod bfs;
 pub mod cdlp;
+pub mod closeness;
 pub mod degree;
 pub mod dfs;
+pub mod distances;
+pub mod harmonic;
+pub mod kcore;
 pub mod lcc;
 pub mod pagerank;
 pub mod randomwalk;
+pub mod scc;
 pub mod sssp;
+pub mod triangles;
 pub mod wcc;
 
 use std::time::{Duration, Instant};
@@ -136,6 +143,12 @@ algorithms! {
     randomwalk::RandomWalk,
     dfs::Dfs,
     degree::Degree,
+    scc::Scc,
+    kcore::KCore,
+    triangles::Triangles,
+    closeness::Closeness,
+    harmonic::Harmonic,
+    betweenness::Betweenness,
 }
 
 /// The declaration of the algorithm called `name`.
@@ -191,7 +204,13 @@ mod tests {
                 "lcc",
                 "randomwalk",
                 "dfs",
-                "degree"
+                "degree",
+                "scc",
+                "kcore",
+                "triangles",
+                "closeness",
+                "harmonic",
+                "betweenness"
             ]
         );
     }

@@ -7,12 +7,23 @@
 //! a sum edge reduce over in-edges (`crate::reduce`), whose strategy — cache-blocked pull, pull,
 //! push, or batched remote adds — the operator picks from the store, the mode and where the
 //! state lives. Pull sums follow list order, so the result does not depend on the thread count.
+//!
+//! Options, as networkx's `pagerank` has them:
+//! * `weights 1`: u passes rank to v in proportion to the weight of u → v:
+//!   `contrib[u] = PR(u)/W(u)` with W(u) the sum of u's out-edge weights (a sink when W(u) = 0),
+//!   and the reduce multiplies by the weight; negative weights are refused;
+//! * `FROM s` (personalised): the teleport and the sinks' rank go to s alone:
+//!   `PR(v) = d·Σ … + [v = s]·((1-d) + d·Σ_{sinks} PR(w))`;
+//! * `tolerance t > 0`: stop after the first round whose L1 change Σ|PR' − PR| is below
+//!   t·|V| (networkx's rule); `ITER` is then the most rounds, and PROFILE shows how many ran.
 
 use std::sync::Arc;
 
 use arrow_array::{ArrayRef, Float64Array, RecordBatch};
 use arrow_schema::SchemaRef;
-use planner::registry::{AlgorithmSpec, ColumnSpec, ColumnType, Operator, ParamSpec, Step};
+use planner::registry::{
+    AlgorithmSpec, ColumnSpec, ColumnType, Operator, ParamSpec, SourceRule, Step,
+};
 use planner::AlgoCall;
 use storage::{Direction, GraphStore};
 
@@ -21,9 +32,10 @@ use crate::context::RunContext;
 use crate::error::ExecError;
 use crate::output::per_vertex_batches;
 use crate::reduce::EdgeReduce;
-use crate::reference::{close, column, compare, Lists};
+use crate::reference::{column, compare, Lists};
 use crate::result::ResultTable;
-use crate::vertexmap::vertex_transform;
+use crate::state::VertexArray;
+use crate::vertexmap::{vertex_sum2, vertex_transform, vertex_transform2};
 
 /// PageRank.
 pub struct PageRank;
@@ -31,8 +43,15 @@ pub struct PageRank;
 /// PageRank's parameters.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Config {
+    /// Rounds, or the most rounds when `tolerance` is set.
     pub iterations: u32,
     pub damping: f64,
+    /// Whether rank flows in proportion to edge weights.
+    pub weighted: bool,
+    /// Stop once the L1 change is below `tolerance`·|V|; 0 runs every round.
+    pub tolerance: f64,
+    /// Personalised PageRank: the vertex (internal id) that teleports and sinks go to.
+    pub source: Option<u32>,
 }
 
 impl Default for Config {
@@ -45,13 +64,16 @@ impl Default for Config {
 impl Algorithm for PageRank {
     const SPEC: AlgorithmSpec = AlgorithmSpec {
         name: "pagerank",
-        summary: "PageRank with dangling mass spread over all vertices (Graphalytics semantics)",
-        semantics: "Graphalytics PageRank: PR starts at 1/|V| and each of exactly ITER rounds computes (1-d)/|V| + d * (the sum over in-neighbours u of PR(u)/outdeg(u)) + d/|V| * (the rank held by vertices without out-edges): dangling mass is spread over all vertices, and edge weights are ignored. No convergence test. On undirected graphs every edge counts both ways.",
+        summary: "PageRank with dangling mass spread over all vertices (Graphalytics semantics); FROM v: personalised to v",
+        semantics: "Graphalytics PageRank: PR starts at 1/|V| and each of exactly ITER rounds computes (1-d)/|V| + d * (the sum over in-neighbours u of PR(u)/outdeg(u)) + d/|V| * (the rank held by vertices without out-edges): dangling mass is spread over all vertices, and edge weights are ignored unless `weights 1`. `tolerance t` stops once the ranks change by less than t per vertex in total (ITER is then the cap). With FROM v the teleport and the dangling mass go to v (personalised PageRank). On undirected graphs every edge counts both ways.",
         example: "RUN pagerank ITER 20 ON g ORDER BY rank DESC LIMIT 10;",
+        source: SourceRule::Optional,
         iter_param: Some("iter"),
         params: &[
-            ParamSpec::int("iter", 1, super::ITERATIONS_MAX, 20, "iterations (run exactly, no convergence test)"),
+            ParamSpec::int("iter", 1, super::ITERATIONS_MAX, 20, "iterations (exactly, or at most with tolerance)"),
             ParamSpec::float("damping", 0.0, 1.0, 0.85, "damping factor"),
+            ParamSpec::int("weights", 0, 1, 0, "1: rank flows in proportion to edge weights (weights must be >= 0)"),
+            ParamSpec::float("tolerance", 0.0, 1.0, 0.0, "stop once the L1 change of the ranks is below tolerance x |V|; 0: run every iteration"),
         ],
         columns: &[
             ColumnSpec::VERTEX,
@@ -59,8 +81,10 @@ impl Algorithm for PageRank {
         ],
         program: &[
             Step::setup("rank := 1/|V| for all vertices"),
-            Step::call(Operator::VertexMap, "all, contrib := rank/out_degree; sink mass := sum of sinks' rank"),
-            Step::call(Operator::EdgeReduceSum, "in, rank' := (1-d)/|V| + d*(sum contrib + sink mass/|V|); ITER times with the VertexMap"),
+            Step::call(Operator::EdgeReduceSum, "weights 1 only: out, W(u) := sum of out-weights"),
+            Step::call(Operator::VertexMap, "all, contrib := rank/out_degree (weighted: rank/W); sink mass := sum of sinks' rank"),
+            Step::call(Operator::EdgeReduceSum, "in, rank' := (1-d)/|V| + d*(sum contrib + sink mass/|V|), weighted: contrib x weight, FROM s: teleport and sink mass to s only; ITER times with the VertexMap"),
+            Step::call(Operator::VertexMap, "tolerance t > 0 only: stop once sum |rank' - rank| < t x |V|"),
         ],
         dense: true,
         // rank, contribution and next rank (f64 each)
@@ -74,6 +98,9 @@ impl Algorithm for PageRank {
         Config {
             iterations: call.int("iter") as u32,
             damping: call.float("damping"),
+            weighted: call.int("weights") == 1,
+            tolerance: call.float("tolerance"),
+            source: call.source,
         }
     }
 
@@ -81,7 +108,7 @@ impl Algorithm for PageRank {
         ctx: &RunContext<'_, S>,
         cfg: &Config,
     ) -> Result<Vec<f64>, ExecError> {
-        compute(ctx, cfg.iterations, cfg.damping)
+        compute(ctx, cfg)
     }
 
     fn batches<S: GraphStore>(
@@ -93,42 +120,78 @@ impl Algorithm for PageRank {
     }
 
     fn verify<S: GraphStore>(store: &S, cfg: &Config, table: &ResultTable) -> Result<(), String> {
-        verify(store, cfg.iterations, cfg.damping, table)
+        verify(store, cfg, table)
     }
 }
 
-/// Ranks after `iterations` rounds with damping `damping`.
-fn compute<S: GraphStore>(
-    ctx: &RunContext<'_, S>,
-    iterations: u32,
-    damping: f64,
-) -> Result<Vec<f64>, ExecError> {
+/// Ranks after `cfg.iterations` rounds, or fewer once they converge.
+fn compute<S: GraphStore>(ctx: &RunContext<'_, S>, cfg: &Config) -> Result<Vec<f64>, ExecError> {
     let store = ctx.store;
     let n = ctx.n();
     if n == 0 {
         return Ok(Vec::new());
     }
+    let Config {
+        iterations,
+        damping,
+        ..
+    } = *cfg;
     let nf = n as f64;
+    let source = cfg.source.filter(|&s| s < n);
     let mut rank = ctx.vertex_array(1.0 / nf)?;
     let contrib = ctx.vertex_array(0.0)?;
     let mut next = ctx.vertex_array(0.0)?;
     let mut reduce = EdgeReduce::new(ctx);
+    let out_weight: Option<VertexArray<f64>> = if cfg.weighted {
+        let w = ctx.vertex_array(0.0)?;
+        reduce.out_weights(&w)?;
+        Some(w)
+    } else {
+        None
+    };
     for _ in 0..iterations {
         ctx.check()?;
         let start = ctx.begin();
-        let sink = vertex_transform(ctx, &rank, &contrib, |v, r: f64| {
-            match store.degree(Direction::Out, v) {
-                0 => (0.0, r),
-                d => (r / d as f64, 0.0),
-            }
-        })?;
-        let base = (1.0 - damping) / nf + damping * sink / nf;
-        let done = reduce.sum(&contrib, &mut next, |sum| base + damping * sum)?;
+        let sink = match &out_weight {
+            None => vertex_transform(ctx, &rank, &contrib, |v, r: f64| {
+                match store.degree(Direction::Out, v) {
+                    0 => (0.0, r),
+                    d => (r / d as f64, 0.0),
+                }
+            })?,
+            Some(w) => vertex_transform2(ctx, &rank, w, &contrib, |_, r, w| {
+                if w > 0.0 {
+                    (r / w, 0.0)
+                } else {
+                    (0.0, r)
+                }
+            })?,
+        };
+        let base = match source {
+            Some(_) => 0.0,
+            None => (1.0 - damping) / nf + damping * sink / nf,
+        };
+        let finish = |sum| base + damping * sum;
+        let done = match out_weight {
+            Some(_) => reduce.weighted_sum(&contrib, &mut next, finish)?,
+            None => reduce.sum(&contrib, &mut next, finish)?,
+        };
+        if let Some(s) = source {
+            next.add_batch(&[(s, (1.0 - damping) + damping * sink)])?;
+        }
+        let converged = cfg.tolerance > 0.0
+            && vertex_sum2(ctx, &rank, &next, |_, a, b| (a - b).abs())? < cfg.tolerance * nf;
         std::mem::swap(&mut rank, &mut next);
         ctx.finish(start, n as u64, done.edges, done.strategy, Some(iterations))?;
+        if converged {
+            break;
+        }
     }
     contrib.free()?;
     next.free()?;
+    if let Some(w) = out_weight {
+        w.free()?;
+    }
     rank.into_vec()
 }
 
@@ -143,32 +206,53 @@ fn batches<S: GraphStore>(
     })
 }
 
-/// Checks PageRank ranks against a sequential computation of the Graphalytics definition.
-fn verify<S: GraphStore>(
-    store: &S,
-    iterations: u32,
-    damping: f64,
-    table: &ResultTable,
-) -> Result<(), String> {
+/// Checks PageRank ranks against a sequential computation of the definition, with the same
+/// options (weights, personalisation, the same stopping rule).
+fn verify<S: GraphStore>(store: &S, cfg: &Config, table: &ResultTable) -> Result<(), String> {
     let lists = Lists::read(store)?;
     let n = lists.n();
     let nf = n as f64;
+    let d = cfg.damping;
+    let source = cfg.source.map(|s| s as usize).filter(|&s| s < n);
+    let out_weight: Vec<f64> = (0..n)
+        .map(|u| {
+            if cfg.weighted {
+                lists.out[u].iter().map(|e| e.1).sum()
+            } else {
+                lists.out[u].len() as f64
+            }
+        })
+        .collect();
     let mut rank = vec![1.0 / nf; n];
-    for _ in 0..iterations {
+    for _ in 0..cfg.iterations {
         let sink: f64 = (0..n)
-            .filter(|&v| lists.out[v].is_empty())
+            .filter(|&v| out_weight[v] <= 0.0)
             .map(|v| rank[v])
             .sum();
-        rank = (0..n)
-            .map(|v| {
-                let sum: f64 = lists.inn[v]
-                    .iter()
-                    .map(|&u| rank[u as usize] / lists.out[u as usize].len() as f64)
-                    .sum();
-                (1.0 - damping) / nf + damping * sum + damping * sink / nf
-            })
-            .collect();
+        let mut next = vec![0.0; n];
+        for u in 0..n {
+            if out_weight[u] <= 0.0 {
+                continue;
+            }
+            for &(v, w) in &lists.out[u] {
+                let w = if cfg.weighted { w } else { 1.0 };
+                next[v as usize] += rank[u] * w / out_weight[u];
+            }
+        }
+        for (v, x) in next.iter_mut().enumerate() {
+            *x = match source {
+                Some(s) => d * *x + if v == s { (1.0 - d) + d * sink } else { 0.0 },
+                None => (1.0 - d) / nf + d * *x + d * sink / nf,
+            };
+        }
+        let change: f64 = rank.iter().zip(&next).map(|(a, b)| (a - b).abs()).sum();
+        rank = next;
+        if cfg.tolerance > 0.0 && change < cfg.tolerance * nf {
+            break;
+        }
     }
     let want: Vec<Option<f64>> = rank.into_iter().map(Some).collect();
-    compare(store, &column(table, "rank")?, &want, close)
+    compare(store, &column(table, "rank")?, &want, |a, b| {
+        (a - b).abs() <= 1e-9 * a.abs().max(b.abs()).max(1e-12)
+    })
 }

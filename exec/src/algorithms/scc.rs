@@ -1,0 +1,246 @@
+//! Strongly connected components: each vertex is labelled with the smallest input id of its
+//! component. On undirected graphs the components are the connected ones, as WCC labels them.
+//!
+//! Forward-backward colouring (Orzan), in rounds over the vertices not yet assigned:
+//!
+//! 1. **forward**: every unassigned vertex takes its own id as colour, and colours spread by
+//!    min-updates along out-edges among unassigned vertices ([`EdgeMap::relax_min`]) until none
+//!    changes; a vertex's colour is then the smallest vertex that reaches it;
+//! 2. **backward**: the vertices whose colour is their own id (the roots) spread a mark along
+//!    in-edges, to vertices of their colour only; the marked vertices reach their root and are
+//!    reached by it, so they are its component, labelled with the root (its smallest id, as
+//!    internal ids follow input ids).
+//!
+//! Every round assigns at least the component of the smallest unassigned vertex. Both phases
+//! are min-updates, so the state may be local or remote: the colour array doubles as the final
+//! label (values below [`UNASSIGNED`] are labels), and the backward key orders colours in
+//! reverse so that a mark can never cross into another colour (a colour only grows along an
+//! edge, and the key of a larger colour is smaller than any mark of a smaller one).
+
+use std::sync::Arc;
+
+use arrow_array::{ArrayRef, RecordBatch, UInt64Array};
+use arrow_schema::SchemaRef;
+use planner::registry::{AlgorithmSpec, ColumnSpec, ColumnType, Operator, Step};
+use planner::AlgoCall;
+use storage::{Direction, GraphStore};
+
+use super::Algorithm;
+use crate::context::RunContext;
+use crate::edgemap::EdgeMap;
+use crate::error::ExecError;
+use crate::output::per_vertex_batches;
+use crate::reference::{column, compare, Lists};
+use crate::result::ResultTable;
+use crate::subset::VertexSubset;
+use crate::vertexmap::{vertex_select, vertex_transform};
+
+/// Colours at or above this are unassigned (`UNASSIGNED + colour`); below it, final labels.
+const UNASSIGNED: u64 = 1 << 33;
+/// Backward keys at or above this belong to unassigned vertices; below it, final labels.
+const KEYED: u64 = 1 << 40;
+
+/// The backward key of a vertex of colour `colour`: larger colours get smaller keys; the low
+/// bit is clear once the vertex is marked (roots start marked).
+fn key(colour: u64, marked: bool) -> u64 {
+    KEYED + (((UNASSIGNED - colour) << 1) | u64::from(!marked))
+}
+
+/// The colour of an unassigned vertex's backward key.
+fn colour_of(key: u64) -> u64 {
+    UNASSIGNED - ((key - KEYED) >> 1)
+}
+
+/// Strongly connected components.
+pub struct Scc;
+
+impl Algorithm for Scc {
+    const SPEC: AlgorithmSpec = AlgorithmSpec {
+        name: "scc",
+        summary: "strongly connected components, each labelled with its smallest vertex id (undirected graphs: connected components)",
+        semantics: "Strongly connected components: u and v share a component when each reaches the other along out-edges. Each component is labelled with its smallest vertex id, as wcc labels; on undirected graphs the components are the connected components. Forward-backward colouring, one EdgeMap round per step.",
+        example: "RUN scc ON g ORDER BY component LIMIT 10;",
+        columns: &[
+            ColumnSpec::VERTEX,
+            ColumnSpec::new("component", ColumnType::UInt64),
+        ],
+        program: &[
+            Step::call(Operator::VertexMap, "unassigned, colour[v] := v"),
+            Step::call(Operator::EdgeMap, "frontier, out, colour[w] := min(colour[w], colour[v]) among unassigned; until no colour changes"),
+            Step::call(Operator::VertexMap, "roots := {v : colour[v] = v}"),
+            Step::call(Operator::EdgeMap, "roots, in, mark w when colour[w] = colour[v]; until no mark spreads"),
+            Step::call(Operator::VertexMap, "marked v: component[v] := colour[v]; repeat while any vertex is unassigned"),
+        ],
+        // colour or label (u64) and backward key (u64)
+        state_bytes: 16,
+        passes: Some("forward-backward colouring rounds, each a series of min-update EdgeMap rounds"),
+        ..AlgorithmSpec::BASE
+    };
+    type Config = ();
+    type Output = Vec<u64>;
+
+    fn config(_: &AlgoCall) {}
+
+    fn compute<S: GraphStore>(ctx: &RunContext<'_, S>, _: &()) -> Result<Vec<u64>, ExecError> {
+        compute(ctx)
+    }
+
+    fn batches<S: GraphStore>(
+        store: &S,
+        schema: &SchemaRef,
+        root: &Vec<u64>,
+    ) -> Result<Vec<RecordBatch>, ExecError> {
+        per_vertex_batches(store, schema, |r| {
+            let ids: UInt64Array = root[r].iter().map(|&v| store.input_id(v as u32)).collect();
+            vec![Arc::new(ids) as ArrayRef]
+        })
+    }
+
+    fn verify<S: GraphStore>(store: &S, _: &(), table: &ResultTable) -> Result<(), String> {
+        verify(store, table)
+    }
+}
+
+/// The root (internal id of the smallest member) of every vertex's component.
+fn compute<S: GraphStore>(ctx: &RunContext<'_, S>) -> Result<Vec<u64>, ExecError> {
+    let n = ctx.n();
+    let backward = if ctx.store.shape().directed {
+        Direction::In
+    } else {
+        Direction::Out
+    };
+    let colour = ctx.vertex_array(UNASSIGNED)?;
+    let back = ctx.vertex_array(0u64)?;
+    let mut edge_map = EdgeMap::new(ctx);
+    let mut remaining = vertex_transform(ctx, &colour, &colour, |v, _| {
+        (UNASSIGNED + u64::from(v), 1.0)
+    })?;
+    while remaining > 0.0 {
+        let mut frontier = VertexSubset::all(n);
+        while !frontier.is_empty() {
+            frontier = edge_map.relax_min(
+                &frontier,
+                &[Direction::Out],
+                &colour,
+                false,
+                |c, _| (c >= UNASSIGNED).then_some(c),
+                None,
+            )?;
+        }
+        vertex_transform(ctx, &colour, &back, |v, c| {
+            if c < UNASSIGNED {
+                (c, 0.0)
+            } else {
+                let c = c - UNASSIGNED;
+                (key(c, c == u64::from(v)), 0.0)
+            }
+        })?;
+        let marked = |k: u64| k >= KEYED && k & 1 == 0;
+        let mut frontier = vertex_select(ctx, &back, |_, k| marked(k))?;
+        while !frontier.is_empty() {
+            frontier = edge_map.relax_min(
+                &frontier,
+                &[backward],
+                &back,
+                false,
+                |k, _| marked(k).then_some(k),
+                None,
+            )?;
+        }
+        remaining = vertex_transform(ctx, &back, &colour, |v, k| {
+            if k < KEYED {
+                (k, 0.0)
+            } else if k & 1 == 0 {
+                (colour_of(k), 0.0)
+            } else {
+                (UNASSIGNED + u64::from(v), 1.0)
+            }
+        })?;
+    }
+    back.free()?;
+    colour.into_vec()
+}
+
+/// Checks the labels against Tarjan's algorithm (iterative), each component labelled with its
+/// smallest input id.
+fn verify<S: GraphStore>(store: &S, table: &ResultTable) -> Result<(), String> {
+    let lists = Lists::read(store)?;
+    let n = lists.n();
+    const NONE: usize = usize::MAX;
+    let mut index = vec![NONE; n];
+    let mut low = vec![0usize; n];
+    let mut on_stack = vec![false; n];
+    let mut stack = Vec::new();
+    let mut label = vec![0u64; n];
+    let mut next = 0;
+    for start in 0..n {
+        if index[start] != NONE {
+            continue;
+        }
+        // (vertex, position in its out-list)
+        let mut calls = vec![(start, 0usize)];
+        index[start] = next;
+        low[start] = next;
+        next += 1;
+        stack.push(start);
+        on_stack[start] = true;
+        while let Some(&mut (v, ref mut at)) = calls.last_mut() {
+            if let Some(&(w, _)) = lists.out[v].get(*at) {
+                *at += 1;
+                let w = w as usize;
+                if index[w] == NONE {
+                    index[w] = next;
+                    low[w] = next;
+                    next += 1;
+                    stack.push(w);
+                    on_stack[w] = true;
+                    calls.push((w, 0));
+                } else if on_stack[w] {
+                    low[v] = low[v].min(index[w]);
+                }
+                continue;
+            }
+            calls.pop();
+            if let Some(&(parent, _)) = calls.last() {
+                low[parent] = low[parent].min(low[v]);
+            }
+            if low[v] == index[v] {
+                let mut members = Vec::new();
+                while let Some(w) = stack.pop() {
+                    on_stack[w] = false;
+                    members.push(w);
+                    if w == v {
+                        break;
+                    }
+                }
+                let smallest = members
+                    .iter()
+                    .map(|&w| store.input_id(w as u32))
+                    .min()
+                    .unwrap_or(0);
+                for w in members {
+                    label[w] = smallest;
+                }
+            }
+        }
+    }
+    let want: Vec<Option<f64>> = label.into_iter().map(|l| Some(l as f64)).collect();
+    compare(store, &column(table, "component")?, &want, |a, b| a == b)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keys_order_colours_in_reverse_and_marks_below_their_colour() {
+        assert!(key(3, true) < key(3, false));
+        assert!(key(5, false) < key(3, true));
+        assert_eq!(colour_of(key(7, true)), 7);
+        assert_eq!(
+            colour_of(key(u64::from(u32::MAX), false)),
+            u64::from(u32::MAX)
+        );
+        assert!(key(u64::from(u32::MAX), false) >= KEYED);
+    }
+}

@@ -1,0 +1,99 @@
+//! Triangle count per vertex: the triangles of the graph with directions ignored that pass
+//! through the vertex (networkx's `triangles` on the undirected view; opposite arcs count as
+//! one edge, self-loops none). The neighbour-intersection operator counts the unordered pairs
+//! of neighbours joined by an edge ([`Count::Pairs`]), which is exactly that number.
+
+use std::sync::Arc;
+
+use arrow_array::{ArrayRef, RecordBatch, UInt64Array};
+use arrow_schema::SchemaRef;
+use planner::registry::{AlgorithmSpec, ColumnSpec, ColumnType, Operator, Step};
+use planner::AlgoCall;
+use storage::GraphStore;
+
+use super::Algorithm;
+use crate::context::RunContext;
+use crate::error::ExecError;
+use crate::intersect::{neighbour_arcs, Count};
+use crate::output::per_vertex_batches;
+use crate::reference::{column, compare, Lists};
+use crate::result::ResultTable;
+
+/// Triangles through every vertex.
+pub struct Triangles;
+
+impl Algorithm for Triangles {
+    const SPEC: AlgorithmSpec = AlgorithmSpec {
+        name: "triangles",
+        summary: "triangles through every vertex, directions ignored",
+        semantics: "The number of triangles through every vertex, directions ignored (networkx triangles on the undirected view): each triangle counts once at each of its three corners; self-loops and parallel edges do not make triangles.",
+        example: "RUN triangles ON g ORDER BY triangles DESC LIMIT 10;",
+        columns: &[
+            ColumnSpec::VERTEX,
+            ColumnSpec::new("triangles", ColumnType::UInt64),
+        ],
+        program: &[Step::call(
+            Operator::NeighbourIntersect,
+            "all, N(v) := in ∪ out; triangles := pairs {u, w} of N(v) joined either way",
+        )],
+        dense: true,
+        // triangle count (u64)
+        state_bytes: 8,
+        ..AlgorithmSpec::BASE
+    };
+    type Config = ();
+    type Output = Vec<u64>;
+
+    fn config(_: &AlgoCall) {}
+
+    fn compute<S: GraphStore>(ctx: &RunContext<'_, S>, _: &()) -> Result<Vec<u64>, ExecError> {
+        let shape = ctx.store.shape();
+        let count = ctx.vertex_array(0u64)?;
+        let start = ctx.begin();
+        let strategy = neighbour_arcs(ctx, Count::Pairs, |first, counts| {
+            let ts: Vec<u64> = counts.iter().map(|&(t, _)| t).collect();
+            count.write_range(first, &ts)
+        })?;
+        let arcs = shape.arcs * if shape.directed { 2 } else { 1 };
+        ctx.finish(start, shape.vertices as u64, arcs, strategy, Some(1))?;
+        count.into_vec()
+    }
+
+    fn batches<S: GraphStore>(
+        store: &S,
+        schema: &SchemaRef,
+        count: &Vec<u64>,
+    ) -> Result<Vec<RecordBatch>, ExecError> {
+        per_vertex_batches(store, schema, |r| {
+            vec![Arc::new(UInt64Array::from(count[r].to_vec())) as ArrayRef]
+        })
+    }
+
+    /// Checks the counts against every pair of neighbours, directions ignored.
+    fn verify<S: GraphStore>(store: &S, _: &(), table: &ResultTable) -> Result<(), String> {
+        use std::collections::BTreeSet;
+        let lists = Lists::read(store)?;
+        let n = lists.n();
+        let nb: Vec<BTreeSet<u32>> = (0..n)
+            .map(|v| {
+                lists.out[v]
+                    .iter()
+                    .map(|e| e.0)
+                    .chain(lists.inn[v].iter().copied())
+                    .filter(|&u| u as usize != v)
+                    .collect()
+            })
+            .collect();
+        let want: Vec<Option<f64>> = (0..n)
+            .map(|v| {
+                let t = nb[v]
+                    .iter()
+                    .flat_map(|&a| nb[v].iter().map(move |&b| (a, b)))
+                    .filter(|&(a, b)| a < b && nb[a as usize].contains(&b))
+                    .count();
+                Some(t as f64)
+            })
+            .collect();
+        compare(store, &column(table, "triangles")?, &want, |a, b| a == b)
+    }
+}
