@@ -14,6 +14,7 @@
 //! Every temporary file lives in a `TempDir` inside `temp_dir`, removed on success, on error
 //! and on cancellation.
 
+mod arrow_batches;
 pub mod csv;
 mod detect;
 pub mod edgelist;
@@ -28,6 +29,8 @@ pub mod report;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
+
+use arrow_array::RecordBatchReader;
 
 use crate::blockfile::writer::{write_graph_file, GraphFileContents, ListWriter, WrittenLists};
 use crate::error::{Result, StoreError};
@@ -50,6 +53,8 @@ pub enum InputFormat {
     Parquet,
     /// A Matrix Market coordinate file.
     MatrixMarket,
+    /// Arrow record batches handed over in memory (a data frame), through [`import_batches`].
+    Arrow,
 }
 
 impl InputFormat {
@@ -61,6 +66,7 @@ impl InputFormat {
             InputFormat::Csv => "csv",
             InputFormat::Parquet => "parquet",
             InputFormat::MatrixMarket => "mtx",
+            InputFormat::Arrow => "arrow",
         }
     }
 }
@@ -318,6 +324,33 @@ pub fn import(
     progress: &mut dyn FnMut(ImportProgress),
     cancel: &AtomicBool,
 ) -> Result<ImportSummary> {
+    import_from(req, None, progress, cancel)
+}
+
+/// Imports the edges of `batches`, Arrow record batches held in memory (a data frame), into a
+/// graph file at `req.dest`, as [`import`] does a file: batches are read one at a time, so a
+/// frame produced in pieces is never whole in memory here. `req.source` only names the input
+/// in errors and in the file's identity; `req.options` may name the `src`, `dst` and `weight`
+/// columns.
+pub fn import_batches(
+    req: &ImportRequest,
+    batches: &mut dyn RecordBatchReader,
+    progress: &mut dyn FnMut(ImportProgress),
+    cancel: &AtomicBool,
+) -> Result<ImportSummary> {
+    let req = ImportRequest {
+        format: InputFormat::Arrow,
+        ..req.clone()
+    };
+    import_from(&req, Some(batches), progress, cancel)
+}
+
+fn import_from(
+    req: &ImportRequest,
+    batches: Option<&mut dyn RecordBatchReader>,
+    progress: &mut dyn FnMut(ImportProgress),
+    cancel: &AtomicBool,
+) -> Result<ImportSummary> {
     let started = Instant::now();
     check_cancel(cancel)?;
     std::fs::create_dir_all(&req.temp_dir).map_err(|e| StoreError::io(&req.temp_dir, e))?;
@@ -371,7 +404,7 @@ pub fn import(
         InputFormat::Csv => {
             csv_options(req)?;
         }
-        InputFormat::Parquet => check_options(req, &["src", "dst", "weight"])?,
+        InputFormat::Parquet | InputFormat::Arrow => check_options(req, &["src", "dst", "weight"])?,
         InputFormat::MatrixMarket => check_options(req, &[])?,
     }
 
@@ -434,6 +467,21 @@ pub fn import(
             &mut sink,
         )?,
         InputFormat::MatrixMarket => mtx::read_mtx(&req.source, req.directed, weighted, &mut sink)?,
+        InputFormat::Arrow => {
+            let batches = batches.ok_or_else(|| {
+                StoreError::Other("Arrow edges are imported from record batches in memory".into())
+            })?;
+            arrow_batches::read_batches(
+                &batches.schema(),
+                batches,
+                &req.source,
+                option(req, "src"),
+                option(req, "dst"),
+                option(req, "weight"),
+                weighted,
+                &mut sink,
+            )?
+        }
     }
     directed = sink.directed;
     let edges_read = sink.edges;

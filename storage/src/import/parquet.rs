@@ -1,6 +1,7 @@
 //! Parquet edge files via the arrow reader: integer `src`/`dst` columns (any signed or
 //! unsigned width; a negative or null id is an error naming the row) and an optional float
-//! weight column. Columns are chosen by name, defaulting to the first two (and third).
+//! weight column. The decoded batches go through [`super::arrow_batches`], which chooses the
+//! columns.
 
 use std::path::Path;
 
@@ -21,7 +22,7 @@ use crate::error::{Result, StoreError};
 /// Rows per decoded batch.
 const BATCH: usize = 64 * 1024;
 
-fn ids(col: &dyn Array, path: &Path, first_row: u64, what: &str) -> Result<Vec<u64>> {
+pub(super) fn ids(col: &dyn Array, path: &Path, first_row: u64, what: &str) -> Result<Vec<u64>> {
     let row_err = |i: usize, m: String| input_err(path, first_row + i as u64, m);
     let null_check = |i: usize| -> Result<()> {
         if col.is_null(i) {
@@ -82,7 +83,12 @@ fn ids(col: &dyn Array, path: &Path, first_row: u64, what: &str) -> Result<Vec<u
     }
 }
 
-fn weights(col: &dyn Array, path: &Path, first_row: u64, what: &str) -> Result<Vec<f64>> {
+pub(super) fn weights(
+    col: &dyn Array,
+    path: &Path,
+    first_row: u64,
+    what: &str,
+) -> Result<Vec<f64>> {
     let mut out = Vec::with_capacity(col.len());
     let vals: Box<dyn Fn(usize) -> f64 + '_> = match col.data_type() {
         DataType::Float64 => {
@@ -134,56 +140,17 @@ pub(crate) fn read_parquet(
     let pq = |e: parquet::errors::ParquetError| input_err(path, 0, format!("parquet: {e}"));
     let builder = ParquetRecordBatchReaderBuilder::try_new(file).map_err(pq)?;
     let schema = builder.schema().clone();
-    let col = |name: Option<&str>, default: usize, what: &str| -> Result<usize> {
-        match name {
-            Some(n) => schema.index_of(n).map_err(|_| {
-                let names: Vec<&str> = schema.fields().iter().map(|f| f.name().as_str()).collect();
-                input_err(
-                    path,
-                    0,
-                    format!("no column `{n}` (columns: {})", names.join(", ")),
-                )
-            }),
-            None if default < schema.fields().len() => Ok(default),
-            None => Err(input_err(
-                path,
-                0,
-                format!(
-                    "the file has {} columns, none for `{what}`",
-                    schema.fields().len()
-                ),
-            )),
-        }
-    };
-    let s = col(src, 0, "src")?;
-    let d = col(dst, 1, "dst")?;
-    let w = if weighted {
-        Some(col(weight, 2, "weight")?)
-    } else {
-        None
-    };
-    let reader = builder.with_batch_size(BATCH).build().map_err(pq)?;
-    let mut row = 1u64;
-    for batch in reader {
-        let batch = batch.map_err(|e| input_err(path, row, format!("parquet: {e}")))?;
-        let sv = ids(batch.column(s).as_ref(), path, row, schema.field(s).name())?;
-        let dv = ids(batch.column(d).as_ref(), path, row, schema.field(d).name())?;
-        let wv = match w {
-            Some(w) => Some(weights(
-                batch.column(w).as_ref(),
-                path,
-                row,
-                schema.field(w).name(),
-            )?),
-            None => None,
-        };
-        for i in 0..sv.len() {
-            let weight = wv.as_ref().map_or(0.0, |w| w[i]);
-            sink.edge(sv[i], dv[i], weight, path, row + i as u64)?;
-        }
-        row += sv.len() as u64;
-        sink.lines += sv.len() as u64;
-    }
+    let mut reader = builder.with_batch_size(BATCH).build().map_err(pq)?;
+    super::arrow_batches::read_batches(
+        &schema,
+        &mut reader,
+        path,
+        src,
+        dst,
+        weight,
+        weighted,
+        sink,
+    )?;
     sink.bytes_read += file_len;
     Ok(())
 }
