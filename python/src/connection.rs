@@ -55,8 +55,7 @@ impl Connection {
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .map(|secs| ProgressDisplay::new(self.watch.clone(), Duration::from_secs_f64(secs)));
-        run_cancellable(py, session, display.as_ref(), work)?
-            .map_err(|e| statement_error(py, &e))
+        run_cancellable(py, session, display.as_ref(), work)?.map_err(|e| statement_error(py, &e))
     }
 
     fn result(&self, outputs: Vec<Output>) -> PyResult<QueryResult> {
@@ -113,7 +112,7 @@ impl Connection {
         let dir = path.clone();
         let mut session = py
             .detach(move || Session::open(&dir, read_only))
-            .map_err(|m| crate::errors::StorageError::new_err(m))?;
+            .map_err(crate::errors::StorageError::new_err)?;
         let watch = Arc::new(ProgressWatch::default());
         session.watcher = Some(watch.clone());
         let notices = std::mem::take(&mut session.notices);
@@ -218,9 +217,7 @@ impl Connection {
             }),
             pos,
         };
-        let outputs = self.run(py, move |s| {
-            s.create_graph_from_batches(&stmt, &mut reader)
-        })?;
+        let outputs = self.run(py, move |s| s.create_graph_from_batches(&stmt, &mut reader))?;
         self.result(outputs)
     }
 
@@ -263,12 +260,18 @@ impl Connection {
     /// Seconds a statement runs before its progress shows; `None` for never.
     #[getter]
     fn get_progress(&self) -> Option<f64> {
-        *self.progress_delay.lock().unwrap_or_else(|e| e.into_inner())
+        *self
+            .progress_delay
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
     }
 
     #[setter]
     fn set_progress(&self, progress: &Bound<'_, PyAny>) -> PyResult<()> {
-        *self.progress_delay.lock().unwrap_or_else(|e| e.into_inner()) = progress_delay(progress)?;
+        *self
+            .progress_delay
+            .lock()
+            .unwrap_or_else(|e| e.into_inner()) = progress_delay(progress)?;
         Ok(())
     }
 

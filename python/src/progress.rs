@@ -96,16 +96,19 @@ impl ProgressDisplay {
         }
         let shown = lock(&self.watch.shown).clone();
         let mut bar = lock(&self.bar);
-        if bar.as_ref().is_some_and(|(label, _)| !shown.active || *label != shown.label) {
+        if bar
+            .as_ref()
+            .is_some_and(|(label, _)| !shown.active || *label != shown.label)
+        {
             close(py, bar.take());
         }
         if !shown.active {
             return;
         }
         if bar.is_none() {
-            let opened = py.import("frontier._progress").and_then(|m| {
-                m.call_method1("start", (&shown.label, shown.total, shown.unit))
-            });
+            let opened = py
+                .import("frontier._progress")
+                .and_then(|m| m.call_method1("start", (&shown.label, shown.total, shown.unit)));
             match opened {
                 Ok(b) => *bar = Some((shown.label.clone(), b.unbind())),
                 Err(e) => {

@@ -67,7 +67,11 @@ impl QueryResult {
     }
 
     fn column_names(&self) -> Vec<String> {
-        self.schema.fields().iter().map(|f| f.name().clone()).collect()
+        self.schema
+            .fields()
+            .iter()
+            .map(|f| f.name().clone())
+            .collect()
     }
 }
 
@@ -87,7 +91,9 @@ impl QueryResult {
     /// The rows as a `polars.DataFrame` (no copy for the numeric columns).
     fn pl<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyAny>> {
         let table = Self::arrow(slf)?;
-        slf.py().import("polars")?.call_method1("from_arrow", (table,))
+        slf.py()
+            .import("polars")?
+            .call_method1("from_arrow", (table,))
     }
 
     /// The rows as a list of tuples, one value per column.

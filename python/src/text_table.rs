@@ -74,4 +74,3 @@ pub fn render(t: &TextTable) -> String {
     );
     out.join("\n")
 }
-
