@@ -12,6 +12,7 @@ See ``help(frontier.Connection)`` and the package README.
 from __future__ import annotations
 
 import os
+import warnings
 from typing import Any, Optional, Union
 
 from ._frontier import (
@@ -92,13 +93,20 @@ def connect(
     Only one process writes a data directory: when another holds it, or with
     ``read_only=True``, the connection reads only (RUN, SHOW, DESCRIBE, EXPLAIN work; CREATE and
     DROP raise :class:`ReadOnlyError`) and ``Connection.notices`` says why. ``threads`` is the
-    ``threads`` setting (``SET threads = n``). ``progress`` shows a progress bar (tqdm when
+    ``threads`` setting (``SET threads = n``). What opening found and did (a read-only fallback,
+    a catalog rebuilt from the graph files) is in ``Connection.notices`` and is also issued as a
+    ``RuntimeWarning``. ``progress`` shows a progress bar (tqdm when
     installed, else lines on stderr) for statements running longer than a second; ``False``
     turns it off, a number sets the delay in seconds.
     """
-    return Connection(
+    conn = Connection(
         os.fspath(path), read_only=read_only, threads=threads, progress=progress
     )
+    # What opening found and did (a read-only fallback, a catalog rebuilt) is worth seeing
+    # once in a notebook, where nothing else would show it.
+    for notice in conn.notices:
+        warnings.warn(notice, RuntimeWarning, stacklevel=2)
+    return conn
 
 
 def _arrow_stream(edges: Any) -> "tuple[Any, str]":

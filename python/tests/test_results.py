@@ -91,3 +91,14 @@ def test_a_closed_connection_refuses_statements(tmp_path):
 def test_the_graphalytics_graph_loads(db):
     db.execute(f"CREATE GRAPH g FROM '{graphalytics('example-directed')}'")
     assert db.execute("SHOW GRAPHS").fetchall()[0][0] == "g"
+
+
+def test_progress_is_a_delay_or_off(tmp_path):
+    with frontier.connect(tmp_path / "d") as db:
+        assert db.progress == 1.0
+        db.progress = False
+        assert db.progress is None
+        db.progress = 2.5
+        assert db.progress == 2.5
+        with pytest.raises(frontier.Error, match="progress must be"):
+            db.progress = "often"

@@ -13,7 +13,8 @@ def test_a_second_connection_reads_while_the_first_holds_the_directory(tmp_path,
     writer = frontier.connect(data, progress=False)
     writer.create_graph("g", pa.table({"src": [1, 2, 3], "dst": [2, 3, 1]}))
 
-    reader = frontier.connect(data, progress=False)
+    with pytest.warns(RuntimeWarning, match="read-only"):
+        reader = frontier.connect(data, progress=False)
     assert not writer.read_only and reader.read_only
     assert "read-only" in reader.notices[0] and "lock" in reader.notices[0]
     assert reader.execute("RUN wcc ON g").fetchall() == [(1, 1), (2, 1), (3, 1)]
