@@ -97,7 +97,7 @@ def connect(
     a catalog rebuilt from the graph files) is in ``Connection.notices`` and is also issued as a
     ``RuntimeWarning``. ``progress`` shows a progress bar (tqdm when
     installed, else lines on stderr) for statements running longer than a second; ``False``
-    turns it off, a number sets the delay in seconds.
+    turns it off, a number sets the delay in seconds (``None`` is the default).
     """
     conn = Connection(
         os.fspath(path), read_only=read_only, threads=threads, progress=progress

@@ -106,7 +106,8 @@ class Connection:
         """What opening the directory found and did."""
     @property
     def progress(self) -> Optional[float]:
-        """Seconds before a statement's progress shows; None for never."""
+        """Seconds before a statement's progress shows; None for never. Set it to True or None
+        (after a second), False (never) or a number of seconds."""
     @progress.setter
     def progress(self, value: Union[bool, float, None]) -> None: ...
 

@@ -16,15 +16,15 @@ use crate::result::QueryResult;
 use crate::waiting::run_cancellable;
 
 /// How long a statement runs before its progress shows, unless the connection says otherwise.
-const DEFAULT_PROGRESS_DELAY: f64 = 1.0;
+const DEFAULT_PROGRESS_DELAY: Duration = Duration::from_secs(1);
 
 /// A session over a frontier data directory.
 #[pyclass(module = "frontier._frontier", subclass)]
 pub struct Connection {
     session: Mutex<Option<Session>>,
     watch: Arc<ProgressWatch>,
-    /// Seconds before progress shows; `None` shows none.
-    progress_delay: Mutex<Option<f64>>,
+    /// How long a statement runs before its progress shows; `None` shows none.
+    progress_delay: Mutex<Option<Duration>>,
     path: PathBuf,
     read_only: bool,
     notices: Vec<String>,
@@ -54,7 +54,7 @@ impl Connection {
             .progress_delay
             .lock()
             .unwrap_or_else(|e| e.into_inner())
-            .map(|secs| ProgressDisplay::new(self.watch.clone(), Duration::from_secs_f64(secs)));
+            .map(|delay| ProgressDisplay::new(self.watch.clone(), delay));
         run_cancellable(py, session, display.as_ref(), work)?.map_err(|e| statement_error(py, &e))
     }
 
@@ -64,18 +64,19 @@ impl Connection {
     }
 }
 
-/// Reads `connect(progress=...)`: `True` shows progress after a second, `False` or `None`
-/// never, a number after that many seconds.
-fn progress_delay(progress: &Bound<'_, PyAny>) -> PyResult<Option<f64>> {
+/// Reads `connect(progress=...)`: `True` (or `None`, the default) shows progress after a
+/// second, `False` never, a number after that many seconds.
+fn progress_delay(progress: &Bound<'_, PyAny>) -> PyResult<Option<Duration>> {
     if progress.is_none() {
-        return Ok(None);
+        return Ok(Some(DEFAULT_PROGRESS_DELAY));
     }
     if let Ok(on) = progress.extract::<bool>() {
         return Ok(on.then_some(DEFAULT_PROGRESS_DELAY));
     }
-    match progress.extract::<f64>() {
-        Ok(secs) if secs.is_finite() && secs >= 0.0 => Ok(Some(secs)),
-        _ => Err(error(format!(
+    let secs = progress.extract::<f64>().ok();
+    match secs.and_then(|s| Duration::try_from_secs_f64(s).ok()) {
+        Some(delay) => Ok(Some(delay)),
+        None => Err(error(format!(
             "progress must be True, False or a number of seconds (>= 0), got {}",
             progress.repr()?
         ))),
@@ -260,10 +261,10 @@ impl Connection {
     /// Seconds a statement runs before its progress shows; `None` for never.
     #[getter]
     fn get_progress(&self) -> Option<f64> {
-        *self
-            .progress_delay
+        self.progress_delay
             .lock()
             .unwrap_or_else(|e| e.into_inner())
+            .map(|d| d.as_secs_f64())
     }
 
     #[setter]

@@ -100,5 +100,8 @@ def test_progress_is_a_delay_or_off(tmp_path):
         assert db.progress is None
         db.progress = 2.5
         assert db.progress == 2.5
-        with pytest.raises(frontier.Error, match="progress must be"):
-            db.progress = "often"
+        db.progress = None
+        assert db.progress == 1.0
+        for bad in ["often", -1, 1e300, float("nan")]:
+            with pytest.raises(frontier.Error, match="progress must be"):
+                db.progress = bad
