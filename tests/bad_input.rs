@@ -233,16 +233,19 @@ fn bad_settings_parameters_and_files_name_the_fault() {
         ),
         // files
         (
-            format!("CREATE GRAPH h FROM '{non_numeric}';"),
-            vec![format!("{non_numeric}:2:")],
+            // Keys that are not integers import as strings unless KEYS integer says otherwise.
+            format!("CREATE GRAPH h FROM '{non_numeric}' KEYS integer;"),
+            vec![format!("{non_numeric}:2:"), "KEYS integer".into()],
         ),
         (
-            format!("CREATE GRAPH h FROM '{negative}';"),
-            vec![format!("{negative}:3:")],
+            // Keys that are not integers import as strings unless KEYS integer says otherwise.
+            format!("CREATE GRAPH h FROM '{negative}' KEYS integer;"),
+            vec![format!("{negative}:3:"), "KEYS integer".into()],
         ),
         (
-            format!("CREATE GRAPH h FROM '{overflow}';"),
-            vec![format!("{overflow}:2:")],
+            // Keys that are not integers import as strings unless KEYS integer says otherwise.
+            format!("CREATE GRAPH h FROM '{overflow}' KEYS integer;"),
+            vec![format!("{overflow}:2:"), "KEYS integer".into()],
         ),
         (
             format!("CREATE GRAPH h FROM '{nan}' WEIGHTED;"),

@@ -141,11 +141,11 @@ fn explain_shows_reads_and_the_memory_estimate() {
     let s = text(&out.stdout);
     assert!(s.contains("reader:    out of core"), "{s}");
     assert!(s.contains("reads:     about"), "{s}");
-    // 10 vertices x (48 bytes of PageRank state and results + 8 of id map + 2 x 12 of vertex
-    // index, read out of core), plus the 8 KB (7.8 KiB) cache.
+    // 10 vertices x (24 bytes of PageRank state + a 16-byte result row + 8 of id map + 2 x 12
+    // of vertex index, read out of core), plus the 8 KB (7.8 KiB) cache.
     assert!(
         s.contains(
-            "memory:    about 8.6 KiB: cache 7.8 KiB + per-vertex arrays 800 B (80 B x 10 vertices)"
+            "memory:    about 8.5 KiB: cache 7.8 KiB + per-vertex arrays 720 B (72 B x 10 vertices)"
         ),
         "{s}"
     );

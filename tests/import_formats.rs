@@ -291,20 +291,27 @@ fn csv_headers_are_detected_or_given_and_the_assumption_is_named() {
         &format!("CREATE GRAPH c FROM '{}' header false;", bare.display()),
     );
     assert!(all.contains("3 vertices, 3 edges"), "{all}");
-    // A bad row says what was assumed about the first line.
+    // A bad row says what was assumed about the first line (keys that are not integers are
+    // bad only under KEYS integer).
     let bad = d.path().join("bad.csv");
     std::fs::write(&bad, "1,2\n2,x\n").unwrap();
     fails(
         &data,
-        &format!("CREATE GRAPH e FROM '{}';", bad.display()),
+        &format!("CREATE GRAPH e FROM '{}' KEYS integer;", bad.display()),
         &["bad.csv:2:", "no header was detected", "header true"],
     );
     std::fs::write(&bad, "a,b\nc,d\n").unwrap();
     fails(
         &data,
-        &format!("CREATE GRAPH e FROM '{}';", bad.display()),
+        &format!("CREATE GRAPH e FROM '{}' KEYS integer;", bad.display()),
         &["bad.csv:2:", "taken as a header", "header false"],
     );
+    // With keys that may be strings, `a,b` is an edge; `source,target` a header.
+    let all = ok(&data, &format!("CREATE GRAPH f FROM '{}';", bad.display()));
+    assert!(all.contains("4 vertices, 2 edges"), "{all}");
+    std::fs::write(&bad, "Source,Target\nc,d\n").unwrap();
+    let all = ok(&data, &format!("CREATE GRAPH g FROM '{}';", bad.display()));
+    assert!(all.contains("2 vertices, 1 edges"), "{all}");
 }
 
 #[test]

@@ -75,6 +75,7 @@ pub fn create(
         let v = match &p.value.value {
             Value::Str(s) | Value::Word(s) => s.clone(),
             Value::Int(n) => n.to_string(),
+            Value::BigInt(n) => n.to_string(),
             Value::Float(f) => f.to_string(),
             Value::Size(n) => n.to_string(),
         };
@@ -168,6 +169,7 @@ pub fn create(
         extra,
         file_id: Some(identity.file_id),
         import: summary.report.clone(),
+        key_bytes: summary.key_bytes,
     };
     if let Err(e) = s.catalog.register(&meta, c.or_replace) {
         let _ = std::fs::remove_file(&dest);
@@ -199,7 +201,12 @@ pub fn create(
         } else {
             "undirected"
         },
-        if summary.weighted { ", weighted" } else { "" },
+        match (summary.weighted, summary.string_keys) {
+            (true, true) => ", weighted, string keys",
+            (true, false) => ", weighted",
+            (false, true) => ", string keys",
+            (false, false) => "",
+        },
         format_size(summary.file_bytes),
         secs,
         summary.edges as f64 / secs.max(1e-9)
@@ -315,6 +322,17 @@ pub fn describe(s: &mut Session, name: &Ident) -> Result<Vec<Output>, StatementE
     add("edges", meta.edges.to_string());
     add("directed", meta.directed.to_string());
     add("weighted", meta.weighted.to_string());
+    add(
+        "keys",
+        if file.string_keys() {
+            format!(
+                "string ({} id map)",
+                format_size(storage::blockfile::keys::VertexKeys::file_bytes(&file))
+            )
+        } else {
+            "integer".into()
+        },
+    );
     add("storage", meta.storage.name().to_string());
     add("source", meta.source.clone());
     add("file", path.display().to_string());

@@ -1,6 +1,6 @@
 //! HELP text, built from the grammar's statement list and the algorithm registry.
 
-use planner::registry::ALGORITHMS;
+use exec::algorithms::REGISTRY;
 use planner::settings::SETTINGS;
 
 /// The HELP text.
@@ -22,7 +22,7 @@ pub fn text() -> String {
          \x20 SET name = value     SHOW SETTINGS\n\
          \x20 HELP\n\nAlgorithms:\n",
     );
-    for a in ALGORITHMS {
+    for a in REGISTRY.iter() {
         let cols = a
             .columns
             .iter()

@@ -180,7 +180,22 @@ pub fn run(
             .checked_path(&meta)
             .map_err(|e| StatementError::store(pos, e))?;
         let file = GraphFile::open(&path).map_err(|e| StatementError::store(pos, e))?;
-        let plan = planner::plan_run(run, &meta, &|id| file.internal_id(id), &s.settings)?;
+        let keys = storage::blockfile::keys::VertexKeys::by_block(
+            &file,
+            storage::blockfile::keys::MIN_KEY_CACHE,
+        )
+        .map_err(|e| StatementError::store(pos, e))?;
+        let vertices = planner::vertex::Vertices {
+            by_id: &|id| file.internal_id(id),
+            keys: keys.as_ref(),
+        };
+        let plan = planner::plan_run_on(
+            &exec::algorithms::REGISTRY,
+            run,
+            &meta,
+            &vertices,
+            &s.settings,
+        )?;
         let cache = effective_cache(&meta, &s.settings);
         let in_memory = meta.file_bytes <= cache;
         let reader = if meta.storage == StorageKind::Dm {
@@ -233,12 +248,22 @@ pub fn run(
         if meta.storage == StorageKind::Dm {
             // Where the kernel's per-vertex state will live, right after the reader.
             let state = exec::algorithms::explain_state(
-                &plan.call,
+                plan.call.spec,
                 plan.graph.vertices,
                 s.settings.cn_cache,
             );
             let at = text.find("\n  threads:").map_or(text.len(), |i| i + 1);
             text.insert_str(at, &format!("  state:     {state}\n"));
+        }
+        if keys.is_some() {
+            let at = text.find("\n  threads:").map_or(text.len(), |i| i + 1);
+            text.insert_str(
+                at,
+                &format!(
+                    "  keys:      {}\n",
+                    keys_line(&meta, in_memory, &s.settings)
+                ),
+            );
         }
         return Ok(vec![Output::Text(text)]);
     }
@@ -247,7 +272,13 @@ pub fn run(
         .stores
         .get(&s.catalog, &meta, &s.settings)
         .map_err(|e| StatementError::store(pos, e))?;
-    let plan = with_store!(&*store, st => planner::plan_run(run, &meta, &|id| st.internal_id(id), &s.settings))?;
+    let plan = with_store!(&*store, st => planner::plan_run_on(
+        &exec::algorithms::REGISTRY,
+        run,
+        &meta,
+        &planner::vertex::Vertices { by_id: &|id| st.internal_id(id), keys: st.vertex_keys() },
+        &s.settings,
+    ))?;
     // The output path is checked before the run, so a refused path costs no work.
     let into = match &plan.into {
         Some(path) => Some(
@@ -279,6 +310,8 @@ pub fn run(
         plan.limit,
     )
     .map_err(|e| StatementError::at(pos, e.to_string()))?;
+    let table = with_store!(&*store, st => exec::vertex_keys::with_keys(table, &plan.call, st))
+        .map_err(|e| exec_error(pos, e))?;
     let elapsed = started.elapsed();
 
     let mut profile = Vec::new();
@@ -309,6 +342,30 @@ pub fn run(
     Ok(outputs)
 }
 
+/// EXPLAIN's line on a string-keyed graph: how large its id map is and where it is read.
+fn keys_line(meta: &GraphMeta, in_memory: bool, settings: &Settings) -> String {
+    let size = format_size(meta.key_bytes);
+    let share = |budget: u64| {
+        format_size((budget / 16).clamp(
+            storage::blockfile::keys::MIN_KEY_CACHE,
+            storage::blockfile::ooc::KEY_CACHE_MAX,
+        ))
+    };
+    if meta.storage == StorageKind::Dm {
+        format!(
+            "string ({size} id map, kept on the compute node: read from the graph file through {} of cn_cache)",
+            share(settings.cn_cache)
+        )
+    } else if in_memory {
+        format!("string ({size} id map, loaded with the graph)")
+    } else {
+        format!(
+            "string ({size} id map, read by block through {} of the cache)",
+            share(effective_cache(meta, settings))
+        )
+    }
+}
+
 fn exec_error(pos: Pos, e: exec::ExecError) -> StatementError {
     let cancelled = matches!(e, exec::ExecError::Cancelled);
     let mut err = match e {
@@ -327,7 +384,7 @@ fn exec_error(pos: Pos, e: exec::ExecError) -> StatementError {
 
 fn result_meta(plan: &RunPlan, elapsed: std::time::Duration) -> exec::sink::ResultMeta {
     exec::sink::ResultMeta {
-        algorithm: plan.spec.name.to_string(),
+        algorithm: plan.call.spec.name.to_string(),
         parameters: plan.params.clone(),
         graph: plan.graph.name.clone(),
         vertices: plan.graph.vertices,
@@ -377,9 +434,11 @@ fn remote_outputs(
 /// PROFILE's per-iteration table, captioned with the reader and the algorithm's time.
 fn profile_outputs(table: &exec::ResultTable, store: &OpenStore) -> Vec<Output> {
     let reader = with_store!(store, st => st.describe_reader());
+    let operators: Vec<&str> = table.operators.iter().map(|op| op.name()).collect();
     let caption = format!(
-        "profile ({reader}; algorithm {:.3} s)",
-        table.algorithm_time.as_secs_f64()
+        "profile ({reader}; algorithm {:.3} s; operators called: {})",
+        table.algorithm_time.as_secs_f64(),
+        operators.join(", ")
     );
     let t = match store {
         OpenStore::Dm(_) => dm_iterations(table),

@@ -6,9 +6,9 @@
 
 use std::time::Instant;
 
+use exec::algorithms::call;
 use exec::testing::VecGraph;
 use exec::{run, RunConfig};
-use planner::AlgoCall;
 use storage::{Direction, GraphStore};
 
 fn main() {
@@ -67,23 +67,18 @@ fn main() {
         .unwrap_or(0);
     let cfg = RunConfig::with_threads(threads);
     let calls = [
-        AlgoCall::Degree,
-        AlgoCall::Bfs { source },
-        AlgoCall::PageRank {
-            iterations: 20,
-            damping: 0.85,
-        },
-        AlgoCall::Wcc,
-        AlgoCall::Sssp { source },
-        AlgoCall::Cdlp { iterations: 10 },
-        AlgoCall::Lcc,
-        AlgoCall::RandomWalk {
-            start: None,
-            walks: 100_000,
-            length: 80,
-            seed: 0,
-        },
-        AlgoCall::Dfs { source },
+        call("degree"),
+        call("bfs").from(source),
+        call("pagerank").with("iter", 20u64).with("damping", 0.85),
+        call("wcc"),
+        call("sssp").from(source),
+        call("cdlp").with("iter", 10u64),
+        call("lcc"),
+        call("randomwalk")
+            .with("walks", 100_000_u64)
+            .with("length", 80u64)
+            .with("seed", 0u64),
+        call("dfs").from(source),
     ];
     // KERNELS=Lcc,Dfs runs only the calls whose name starts with one of those.
     let only: Option<Vec<String>> = std::env::var("KERNELS")

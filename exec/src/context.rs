@@ -1,11 +1,12 @@
 //! The state every algorithm of a run shares: the store, the pool, the cancel flag, and the
 //! per-iteration statistics PROFILE prints.
 
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Mutex;
 use std::time::Instant;
 
-use storage::{GraphStore, IoStats};
+use planner::registry::Operator;
+use storage::{GraphStore, IoStats, RemoteTraffic};
 
 use crate::config::{Progress, RunConfig};
 use crate::error::ExecError;
@@ -21,12 +22,15 @@ pub struct RunContext<'a, S: GraphStore> {
     placement: Placement<'a>,
     started: Instant,
     stats: Mutex<Vec<IterationStats>>,
+    /// The operators called so far, as [`Operator::bit`]s.
+    operators: AtomicU32,
 }
 
-/// Where an iteration started: the store's counters and the clock.
+/// Where an iteration started: the store's counters, its remote traffic, and the clock.
 #[derive(Debug, Clone, Copy)]
 pub struct IterStart {
     io: IoStats,
+    remote: RemoteTraffic,
     at: Instant,
 }
 
@@ -40,14 +44,14 @@ impl<'a, S: GraphStore> RunContext<'a, S> {
             placement: Placement::Local,
             started: Instant::now(),
             stats: Mutex::new(Vec::new()),
+            operators: AtomicU32::new(0),
         })
     }
 
     /// Decides where the run's per-vertex state lives from the kernel's state size: remote
-    /// when the store offers remote attributes and the state exceeds their budget.
+    /// when the store offers remote memory and the state exceeds its budget.
     pub fn place_state(&mut self, bytes_per_vertex: u64) {
-        self.placement =
-            Placement::decide(self.store.remote_attributes(), bytes_per_vertex, self.n());
+        self.placement = Placement::decide(self.store.remote_memory(), bytes_per_vertex, self.n());
     }
 
     /// Where this run's vertex arrays live.
@@ -70,12 +74,36 @@ impl<'a, S: GraphStore> RunContext<'a, S> {
         }
     }
 
+    /// Notes that the kernel called `op` (each operator notes itself when called).
+    #[inline]
+    pub fn record(&self, op: Operator) {
+        self.operators.fetch_or(op.bit(), Ordering::Relaxed);
+    }
+
+    /// The operators called so far, in [`Operator::ALL`] order.
+    pub fn operators_called(&self) -> Vec<Operator> {
+        let bits = self.operators.load(Ordering::Relaxed);
+        Operator::ALL
+            .into_iter()
+            .filter(|op| bits & op.bit() != 0)
+            .collect()
+    }
+
     /// Marks the start of an iteration.
     pub fn begin(&self) -> IterStart {
         IterStart {
             io: self.store.io_stats(),
+            remote: self.remote_traffic(),
             at: Instant::now(),
         }
+    }
+
+    /// The store's remote traffic so far; zero for a store without remote memory.
+    fn remote_traffic(&self) -> RemoteTraffic {
+        self.store
+            .remote_memory()
+            .map(|m| m.traffic())
+            .unwrap_or_default()
     }
 
     /// Records a finished iteration (numbered in order of recording), reports progress, and
@@ -89,6 +117,7 @@ impl<'a, S: GraphStore> RunContext<'a, S> {
         of: Option<u32>,
     ) -> Result<(), ExecError> {
         let io = self.store.io_stats().since(&start.io);
+        let remote = self.remote_traffic().since(&start.remote);
         let iteration = {
             let mut stats = self.stats.lock().unwrap_or_else(|p| p.into_inner());
             let iteration = stats.len() as u32;
@@ -100,9 +129,9 @@ impl<'a, S: GraphStore> RunContext<'a, S> {
                 blocks_read: io.blocks_read,
                 hit_rate: io.hit_rate(),
                 bytes_read: io.bytes_read,
-                round_trips: io.round_trips,
-                remote_ops: io.remote_ops,
-                bytes_sent: io.bytes_sent,
+                round_trips: remote.round_trips,
+                remote_ops: remote.remote_ops,
+                bytes_sent: remote.bytes_sent,
                 elapsed: start.at.elapsed(),
             });
             iteration

@@ -17,6 +17,7 @@
 use std::sync::atomic::{AtomicU32, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Mutex;
 
+use planner::registry::Operator;
 use storage::{CsrView, Direction};
 
 use crate::context::RunContext;
@@ -45,6 +46,7 @@ pub fn shortest_paths<S: GraphStore>(
     let shape = ctx.store.shape();
     let average_degree = shape.arcs as f64 / f64::from(shape.vertices.max(1));
     let delta = pick_delta(&csr, average_degree)?;
+    ctx.record(Operator::DeltaStepping);
     Some(compute(ctx, csr, source, delta))
 }
 

@@ -23,6 +23,7 @@
 
 use std::borrow::Cow;
 
+use planner::registry::Operator;
 use planner::Mode;
 use rayon::prelude::*;
 use storage::{Direction, FetchOrder, GraphStore};
@@ -134,6 +135,7 @@ impl<'c, 'a, S: GraphStore> EdgeMap<'c, 'a, S> {
         value: T,
         of: Option<u32>,
     ) -> Result<VertexSubset, ExecError> {
+        self.ctx.record(Operator::EdgeMap);
         if let Some(cells) = state.local() {
             let f = Claim {
                 cells,
@@ -190,6 +192,7 @@ impl<'c, 'a, S: GraphStore> EdgeMap<'c, 'a, S> {
         T: StateValue,
         R: Fn(T, f64) -> Option<T> + Sync,
     {
+        self.ctx.record(Operator::EdgeMap);
         if let Some(cells) = state.local() {
             let n = frontier.universe();
             let mut merged: Option<VertexSubset> = None;
@@ -298,6 +301,7 @@ impl<'c, 'a, S: GraphStore> EdgeMap<'c, 'a, S> {
         f: &F,
         of: Option<u32>,
     ) -> Result<VertexSubset, ExecError> {
+        self.ctx.record(Operator::EdgeMap);
         let ctx = self.ctx;
         ctx.check()?;
         let start = ctx.begin();

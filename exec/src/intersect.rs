@@ -11,6 +11,7 @@
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
+use planner::registry::Operator;
 use planner::Mode;
 use rayon::prelude::*;
 use storage::{CsrView, Direction, FetchOrder, GraphStore};
@@ -28,6 +29,7 @@ pub fn neighbour_arcs<S: GraphStore>(
     ctx: &RunContext<'_, S>,
     emit: impl Fn(u32, &[(u64, usize)]) -> Result<(), ExecError> + Sync,
 ) -> Result<&'static str, ExecError> {
+    ctx.record(Operator::NeighbourIntersect);
     let store = ctx.store;
     let shape = store.shape();
     let n = shape.vertices;

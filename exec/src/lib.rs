@@ -31,6 +31,7 @@ pub mod subset;
 pub mod testing;
 pub mod topk;
 pub mod verify;
+pub mod vertex_keys;
 pub mod vertexmap;
 
 pub use config::{default_threads, Progress, ProgressFn, RunConfig};

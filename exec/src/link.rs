@@ -10,6 +10,7 @@
 
 use std::sync::atomic::{AtomicU32, Ordering};
 
+use planner::registry::Operator;
 use rayon::prelude::*;
 use storage::{Direction, GraphStore};
 
@@ -28,6 +29,7 @@ pub fn link_components<S: GraphStore>(
     ctx: &RunContext<'_, S>,
     comp: &[AtomicU32],
 ) -> Result<(), ExecError> {
+    ctx.record(Operator::Link);
     let store = ctx.store;
     let n = ctx.n();
     let directed = store.shape().directed;

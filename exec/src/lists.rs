@@ -5,6 +5,7 @@
 
 use std::ops::Range;
 
+use planner::registry::Operator;
 use planner::Mode;
 use rayon::prelude::*;
 use storage::{Direction, FetchOrder, GraphStore};
@@ -18,6 +19,14 @@ pub fn pass_name(mode: Mode) -> &'static str {
         Mode::Push => "push",
         Mode::Block => "block",
         Mode::Pull | Mode::Auto => "pull",
+    }
+}
+
+/// The strategy name PROFILE shows for list fetches under `mode`.
+pub fn fetch_name(mode: Mode) -> &'static str {
+    match mode {
+        Mode::Block => "block",
+        _ => "push",
     }
 }
 
@@ -108,6 +117,7 @@ pub fn fetch<S: GraphStore, F>(
 where
     F: FnMut(u32, &[u32], Option<&[f64]>),
 {
+    ctx.record(Operator::ListFetch);
     match ctx.store.csr(dir) {
         Some(csr) => {
             let n = ctx.n();
@@ -145,3 +155,49 @@ pub fn fetch_batch<S: GraphStore>(ctx: &RunContext<'_, S>) -> usize {
 
 /// Lists fetched together out of core by kernels that follow single lists.
 pub const FETCH_BATCH: usize = 64;
+
+/// Items per chunk of [`visit_positions`].
+const POSITIONS_CHUNK: usize = 4096;
+
+/// Moves items that stand on vertices (walkers): every chunk of `items` fetches the `dir` lists
+/// of the distinct vertices its items stand on (`at`; `None` for an item that no longer moves),
+/// each once, and calls `visit` on every item with its vertex's list. Returns the sum of what
+/// `visit` returned. Chunks are fixed, so the work per item does not depend on the thread count.
+pub fn visit_positions<S, I, A, V>(
+    ctx: &RunContext<'_, S>,
+    dir: Direction,
+    items: &mut [I],
+    at: A,
+    visit: V,
+) -> Result<u64, ExecError>
+where
+    S: GraphStore,
+    I: Send,
+    A: Fn(&I) -> Option<u32> + Sync,
+    V: Fn(&mut I, &[u32]) -> u64 + Sync,
+{
+    ctx.pool.install(|| {
+        items
+            .par_chunks_mut(POSITIONS_CHUNK)
+            .map(|chunk| {
+                ctx.check()?;
+                let mut here: Vec<(u32, usize)> = chunk
+                    .iter()
+                    .enumerate()
+                    .filter_map(|(i, item)| at(item).map(|v| (v, i)))
+                    .collect();
+                here.sort_unstable();
+                let mut vertices: Vec<u32> = here.iter().map(|h| h.0).collect();
+                vertices.dedup();
+                let mut sum = 0;
+                fetch(ctx, dir, &vertices, false, |v, ns, _| {
+                    let from = here.partition_point(|h| h.0 < v);
+                    for &(_, i) in here[from..].iter().take_while(|h| h.0 == v) {
+                        sum += visit(&mut chunk[i], ns);
+                    }
+                })?;
+                Ok(sum)
+            })
+            .try_reduce(|| 0, |a, b| Ok(a + b))
+    })
+}

@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use arrow_array::{ArrayRef, RecordBatch, UInt64Array};
 use arrow_schema::{DataType, Field, Schema, SchemaRef};
-use planner::registry::{spec_of, ColumnType};
+use planner::registry::ColumnType;
 use planner::AlgoCall;
 use storage::GraphStore;
 
@@ -15,12 +15,15 @@ use crate::result::BATCH_ROWS;
 
 /// The columns `call` produces, as the registry declares them.
 pub fn output_schema(call: &AlgoCall) -> SchemaRef {
-    let fields: Vec<Field> = spec_of(call)
+    let fields: Vec<Field> = call
+        .spec
         .columns
         .iter()
         .map(|c| {
             let ty = match c.ty {
-                ColumnType::UInt64 => DataType::UInt64,
+                // Internal ids while the run builds, orders and limits the rows; a string-keyed
+                // graph's keys replace them last (`vertex_keys::with_keys`).
+                ColumnType::UInt64 | ColumnType::VertexKey => DataType::UInt64,
                 ColumnType::Int64 => DataType::Int64,
                 ColumnType::UInt32 => DataType::UInt32,
                 ColumnType::Float64 => DataType::Float64,

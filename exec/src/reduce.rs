@@ -14,6 +14,7 @@
 //!   each range's values read once and added to `out` along its out-edges with the memory
 //!   nodes' pass-by-value add, then `finish` applied range by range.
 
+use planner::registry::Operator;
 use rayon::prelude::*;
 use storage::{Direction, GraphStore};
 
@@ -58,6 +59,7 @@ impl<'c, 'a, S: GraphStore> EdgeReduce<'c, 'a, S> {
         out: &mut VertexArray<f64>,
         finish: impl Fn(f64) -> f64 + Sync,
     ) -> Result<Reduced, ExecError> {
+        self.ctx.record(Operator::EdgeReduceSum);
         let ctx = self.ctx;
         ctx.check()?;
         let arcs = ctx.store.shape().arcs;

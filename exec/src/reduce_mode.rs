@@ -7,6 +7,7 @@
 //! flat buffer from the degrees and fills it from the range's lists; on remote state it reads
 //! the distinct neighbour values of a range in spans and writes the range back once.
 
+use planner::registry::Operator;
 use rayon::prelude::*;
 use storage::{Direction, GraphStore};
 
@@ -30,6 +31,7 @@ impl<S: GraphStore> EdgeReduce<'_, '_, S> {
         out: &mut VertexArray<u64>,
         dirs: &[Direction],
     ) -> Result<Reduced, ExecError> {
+        self.ctx().record(Operator::EdgeReduceMode);
         let ctx = self.ctx();
         ctx.check()?;
         let store = ctx.store;

@@ -2,7 +2,7 @@
 //! checks a run's result against a plain sequential computation of the definition): the graph
 //! read once into lists, and a result table's value column in vertex order.
 
-use arrow_array::{Array, Float64Array, Int64Array, UInt64Array};
+use arrow_array::{Array, Float64Array, Int64Array, UInt32Array, UInt64Array};
 use storage::{Direction, GraphStore};
 
 use crate::result::ResultTable;
@@ -60,6 +60,8 @@ pub fn column(table: &ResultTable, name: &str) -> Result<Vec<Option<f64>>, Strin
                 Some(a.value(i) as f64)
             } else if let Some(a) = any.downcast_ref::<Float64Array>() {
                 Some(a.value(i))
+            } else if let Some(a) = any.downcast_ref::<UInt32Array>() {
+                Some(f64::from(a.value(i)))
             } else {
                 return Err(format!("column `{name}` is not numeric"));
             });

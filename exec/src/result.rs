@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use arrow_array::RecordBatch;
 use arrow_schema::SchemaRef;
+use planner::registry::Operator;
 
 /// What one iteration (one EdgeMap round) did.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -24,11 +25,14 @@ pub struct IterationStats {
     pub hit_rate: f64,
     /// Bytes read during the iteration.
     pub bytes_read: u64,
-    /// Remote round trips (request/reply exchanges) during the iteration; 0 off DM.
+    /// Remote round trips (request/reply exchanges) during the iteration; 0 on a store
+    /// without remote memory.
     pub round_trips: u64,
-    /// Remote operations (verbs plus two-sided calls) during the iteration; 0 off DM.
+    /// Remote operations (verbs plus two-sided calls) during the iteration; 0 on a store
+    /// without remote memory.
     pub remote_ops: u64,
-    /// Bytes sent to memory nodes during the iteration (remote updates); 0 off DM.
+    /// Bytes sent to remote memory during the iteration (remote updates); 0 on a store
+    /// without remote memory.
     pub bytes_sent: u64,
     pub elapsed: Duration,
 }
@@ -42,6 +46,8 @@ pub struct ResultTable {
     pub iterations: Vec<IterationStats>,
     /// Time spent in the algorithm, result building excluded.
     pub algorithm_time: Duration,
+    /// The operators the kernel called, in `Operator::ALL` order.
+    pub operators: Vec<Operator>,
 }
 
 /// Rows per record batch (and Parquet row group chunk) when results are built.
@@ -60,6 +66,7 @@ impl ResultTable {
             batches: Vec::new(),
             iterations: Vec::new(),
             algorithm_time: Duration::ZERO,
+            operators: Vec::new(),
         }
     }
 }

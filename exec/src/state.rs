@@ -2,7 +2,7 @@
 //! context ([`RunContext::vertex_array`]) and never learns where it lives.
 //!
 //! **Placement** is the runtime's decision, made once per run ([`Placement::decide`]): on a store
-//! that offers remote attributes (a DM graph) the state goes to the memory nodes when the
+//! that offers remote memory (a DM graph) the state goes to the memory nodes when the
 //! kernel's declared state (bytes per vertex × |V|) exceeds the compute node's budget
 //! (`SET cn_cache`); everywhere else it is a local array of atomics.
 //!
@@ -16,8 +16,7 @@
 
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 
-use storage::dm::{AttrKind, RemoteArray};
-use storage::AttributeSpace;
+use storage::{ElementKind, RemoteMemory, RemoteVector};
 
 use crate::error::ExecError;
 
@@ -35,7 +34,7 @@ pub trait StateValue: Copy + PartialOrd + Send + Sync + 'static {
     /// The local cell.
     type Cell: Send + Sync;
     /// The remote element kind.
-    const KIND: AttrKind;
+    const KIND: ElementKind;
 
     fn cell(v: Self) -> Self::Cell;
     fn load(c: &Self::Cell) -> Self;
@@ -52,7 +51,7 @@ pub trait StateValue: Copy + PartialOrd + Send + Sync + 'static {
 
 impl StateValue for u32 {
     type Cell = AtomicU32;
-    const KIND: AttrKind = AttrKind::U32;
+    const KIND: ElementKind = ElementKind::U32;
 
     #[inline]
     fn cell(v: u32) -> AtomicU32 {
@@ -89,7 +88,7 @@ impl StateValue for u32 {
 
 impl StateValue for u64 {
     type Cell = AtomicU64;
-    const KIND: AttrKind = AttrKind::U64;
+    const KIND: ElementKind = ElementKind::U64;
 
     #[inline]
     fn cell(v: u64) -> AtomicU64 {
@@ -127,7 +126,7 @@ impl StateValue for u64 {
 /// f64 cells hold the bits; min and add are compare-exchange loops.
 impl StateValue for f64 {
     type Cell = AtomicU64;
-    const KIND: AttrKind = AttrKind::F64;
+    const KIND: ElementKind = ElementKind::F64;
 
     #[inline]
     fn cell(v: f64) -> AtomicU64 {
@@ -186,22 +185,22 @@ impl StateValue for f64 {
 pub enum Placement<'a> {
     /// Local arrays of atomics.
     Local,
-    /// Remote arrays in `space` (the memory nodes), updated in batches.
-    Remote(&'a dyn AttributeSpace),
+    /// Remote vectors in `memory` (the memory nodes), updated in batches.
+    Remote(&'a dyn RemoteMemory),
 }
 
 impl<'a> Placement<'a> {
-    /// Remote when `space` exists and `bytes_per_vertex` × `vertices` exceeds its budget.
+    /// Remote when `memory` exists and `bytes_per_vertex` × `vertices` exceeds its budget.
     pub fn decide(
-        space: Option<&'a dyn AttributeSpace>,
+        memory: Option<&'a dyn RemoteMemory>,
         bytes_per_vertex: u64,
         vertices: u32,
     ) -> Placement<'a> {
-        match space {
-            Some(space)
-                if bytes_per_vertex.saturating_mul(vertices as u64) > space.local_budget() =>
+        match memory {
+            Some(memory)
+                if bytes_per_vertex.saturating_mul(vertices as u64) > memory.local_budget() =>
             {
-                Placement::Remote(space)
+                Placement::Remote(memory)
             }
             _ => Placement::Local,
         }
@@ -216,7 +215,7 @@ impl<'a> Placement<'a> {
     pub fn buffer_len(&self, threads: usize) -> usize {
         let budget = match self {
             Placement::Local => u64::MAX,
-            Placement::Remote(space) => space.local_budget(),
+            Placement::Remote(memory) => memory.local_budget(),
         };
         update_buffer_len(budget, threads)
     }
@@ -236,7 +235,8 @@ pub struct VertexArray<T: StateValue> {
 
 enum Place<T: StateValue> {
     Local(Vec<T::Cell>),
-    Remote(RemoteArray),
+    /// One dynamic call per batch: the per-element work is on the remote side.
+    Remote(Box<dyn RemoteVector>),
 }
 
 impl<T: StateValue> VertexArray<T> {
@@ -246,8 +246,8 @@ impl<T: StateValue> VertexArray<T> {
             Placement::Local => {
                 Place::Local(storage::huge::collect((0..len).map(|_| T::cell(fill))))
             }
-            Placement::Remote(space) => {
-                Place::Remote(space.alloc_attr(len as u64, T::KIND, fill.to_word())?)
+            Placement::Remote(memory) => {
+                Place::Remote(memory.alloc(len as u64, T::KIND, fill.to_word())?)
             }
         };
         Ok(VertexArray { len, place })

@@ -1,41 +1,63 @@
 //! A small in-memory graph store for tests (of this crate and of crates above it) that does not
 //! depend on the storage crate's readers: sorted adjacency lists, a switchable CSR view (so both
 //! the slice fast paths and the generic callback paths get exercised), and `edge_block = v / 16`
-//! so BlockPush grouping has something to group. It can offer an attribute space of two
-//! in-process memory nodes ([`VecGraph::with_attribute_space`]), so kernels run with remote
-//! state without a DM graph.
+//! so BlockPush grouping has something to group. It can offer remote memory on two in-process
+//! memory nodes ([`VecGraph::with_remote_memory`]), so kernels run with remote state without a
+//! DM graph.
 
 use std::collections::HashMap;
 use std::ops::Range;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
-use storage::dm::{AttrKind, InProcTransport, MemoryNode, NodeSet, RemoteArray};
+use storage::dm::{InProcTransport, MemoryNode, NodeSet, RemoteArray, StatsSnapshot};
 use storage::{
-    AttributeSpace, CsrView, Direction, FetchOrder, GraphShape, GraphStore, IoStats, StoreError,
+    CsrView, Direction, ElementKind, FetchOrder, GraphShape, GraphStore, IoStats, RemoteMemory,
+    RemoteTraffic, RemoteVector, StoreError,
 };
 
-/// Remote attributes on in-process memory nodes, with a compute-node budget.
-struct TestAttributes {
+/// Remote memory on in-process memory nodes, with a compute-node budget.
+struct TestRemoteMemory {
     budget: u64,
     nodes: Arc<dyn NodeSet>,
 }
 
-impl std::fmt::Debug for TestAttributes {
+impl std::fmt::Debug for TestRemoteMemory {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "TestAttributes {{ budget: {} }}", self.budget)
+        write!(f, "TestRemoteMemory {{ budget: {} }}", self.budget)
     }
 }
 
-impl AttributeSpace for TestAttributes {
+impl RemoteMemory for TestRemoteMemory {
     fn local_budget(&self) -> u64 {
         self.budget
     }
 
-    fn alloc_attr(&self, len: u64, kind: AttrKind, fill: u64) -> Result<RemoteArray, StoreError> {
+    fn alloc(
+        &self,
+        len: u64,
+        kind: ElementKind,
+        fill: u64,
+    ) -> Result<Box<dyn RemoteVector>, StoreError> {
         let parts = self.nodes.count() as u64;
         let bounds = (0..=parts).map(|p| len * p / parts).collect();
-        RemoteArray::alloc(self.nodes.clone(), bounds, kind, fill)
+        Ok(Box::new(RemoteArray::alloc(
+            self.nodes.clone(),
+            bounds,
+            kind,
+            fill,
+        )?))
+    }
+
+    fn traffic(&self) -> RemoteTraffic {
+        let s = (0..self.nodes.count())
+            .filter_map(|p| self.nodes.node(p))
+            .fold(StatsSnapshot::default(), |sum, n| sum.plus(&n.stats()));
+        RemoteTraffic {
+            round_trips: s.round_trips,
+            remote_ops: s.nic_ops(),
+            bytes_sent: s.bytes_sent,
+        }
     }
 }
 
@@ -90,7 +112,7 @@ pub struct VecGraph {
     directed: bool,
     edges: u64,
     csr: bool,
-    attrs: Option<TestAttributes>,
+    remote: Option<TestRemoteMemory>,
     lists_fetched: AtomicU64,
     blocks_read: AtomicU64,
     bytes_read: AtomicU64,
@@ -140,7 +162,7 @@ impl VecGraph {
             directed,
             edges: kept,
             csr: true,
-            attrs: None,
+            remote: None,
             lists_fetched: AtomicU64::new(0),
             blocks_read: AtomicU64::new(0),
             bytes_read: AtomicU64::new(0),
@@ -153,13 +175,13 @@ impl VecGraph {
         self
     }
 
-    /// Offers remote attributes on two in-process memory nodes with a compute-node budget of
+    /// Offers remote memory on two in-process memory nodes with a compute-node budget of
     /// `budget` bytes: kernels whose state exceeds it keep their state there.
-    pub fn with_attribute_space(mut self, budget: u64) -> VecGraph {
+    pub fn with_remote_memory(mut self, budget: u64) -> VecGraph {
         let nodes: Vec<InProcTransport> = (1..=2)
             .map(|id| InProcTransport::new(Arc::new(MemoryNode::new(id, 1 << 30))))
             .collect();
-        self.attrs = Some(TestAttributes {
+        self.remote = Some(TestRemoteMemory {
             budget,
             nodes: Arc::new(nodes),
         });
@@ -297,7 +319,7 @@ impl GraphStore for VecGraph {
         format!("test vectors (csr {})", if self.csr { "on" } else { "off" })
     }
 
-    fn remote_attributes(&self) -> Option<&dyn AttributeSpace> {
-        self.attrs.as_ref().map(|a| a as &dyn AttributeSpace)
+    fn remote_memory(&self) -> Option<&dyn RemoteMemory> {
+        self.remote.as_ref().map(|m| m as &dyn RemoteMemory)
     }
 }

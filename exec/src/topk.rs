@@ -133,6 +133,7 @@ pub fn limit(table: &ResultTable, n: usize) -> ResultTable {
         batches,
         iterations: table.iterations.clone(),
         algorithm_time: table.algorithm_time,
+        operators: table.operators.clone(),
     }
 }
 
@@ -299,6 +300,7 @@ fn gather(table: &ResultTable, positions: &[(usize, usize)]) -> Result<ResultTab
         batches,
         iterations: table.iterations.clone(),
         algorithm_time: table.algorithm_time,
+        operators: table.operators.clone(),
     })
 }
 

@@ -1,6 +1,7 @@
 //! `VertexMap`: apply a function to every active vertex, keeping those it returns true for;
 //! and `vertex_transform`, a map from one vertex array into another, local or remote.
 
+use planner::registry::Operator;
 use rayon::prelude::*;
 use storage::GraphStore;
 
@@ -20,6 +21,8 @@ pub fn vertex_map<S: GraphStore, F>(
 where
     F: Fn(u32) -> bool + Sync,
 {
+    ctx.record(Operator::VertexMap);
+
     ctx.check()?;
     let n = subset.universe();
     let out = ctx
@@ -72,6 +75,8 @@ where
     U: StateValue,
     F: Fn(u32, T) -> (U, f64) + Sync,
 {
+    ctx.record(Operator::VertexMap);
+
     ctx.check()?;
     let n = input.len().min(out.len()) as usize;
     let parts: Vec<f64> = match (input.local(), out.local()) {
@@ -123,4 +128,23 @@ where
         }
     };
     Ok(parts.iter().sum())
+}
+
+/// `f(v)` for every vertex, into a new local array: result columns that are not state (a
+/// kernel's state lives in vertex arrays).
+pub fn vertex_values<S, T, F>(ctx: &RunContext<'_, S>, f: F) -> Result<Vec<T>, ExecError>
+where
+    S: GraphStore,
+    T: Send,
+    F: Fn(u32) -> T + Sync,
+{
+    ctx.record(Operator::VertexMap);
+    ctx.check()?;
+    Ok(ctx.pool.install(|| {
+        (0..ctx.n())
+            .into_par_iter()
+            .with_min_len(4096)
+            .map(&f)
+            .collect()
+    }))
 }

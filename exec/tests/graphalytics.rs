@@ -4,6 +4,7 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
+use exec::algorithms::call;
 use exec::testing::VecGraph;
 use exec::verify::{verify_table, Kernel};
 use exec::{run, RunConfig};
@@ -101,21 +102,16 @@ fn calls(ds: &Dataset, g: &VecGraph) -> Vec<(Kernel, AlgoCall)> {
             continue;
         }
         let call = match kernel {
-            Kernel::Bfs => AlgoCall::Bfs {
-                source: source("bfs.source-vertex"),
-            },
-            Kernel::Sssp => AlgoCall::Sssp {
-                source: source("sssp.source-vertex"),
-            },
-            Kernel::Cdlp => AlgoCall::Cdlp {
-                iterations: p["cdlp.max-iterations"].parse().unwrap(),
-            },
-            Kernel::PageRank => AlgoCall::PageRank {
-                iterations: p["pr.num-iterations"].parse().unwrap(),
-                damping: p["pr.damping-factor"].parse().unwrap(),
-            },
-            Kernel::Lcc => AlgoCall::Lcc,
-            Kernel::Wcc => AlgoCall::Wcc,
+            Kernel::Bfs => call("bfs").from(source("bfs.source-vertex")),
+            Kernel::Sssp => call("sssp").from(source("sssp.source-vertex")),
+            Kernel::Cdlp => {
+                call("cdlp").with("iter", p["cdlp.max-iterations"].parse::<u64>().unwrap())
+            }
+            Kernel::PageRank => call("pagerank")
+                .with("iter", p["pr.num-iterations"].parse::<u64>().unwrap())
+                .with("damping", p["pr.damping-factor"].parse::<f64>().unwrap()),
+            Kernel::Lcc => call("lcc"),
+            Kernel::Wcc => call("wcc"),
         };
         out.push((kernel, call));
     }
@@ -174,10 +170,7 @@ fn pagerank_sums_to_one_with_sinks() {
     let g = VecGraph::new(ds.ids.clone(), ds.edges.clone(), true, None);
     let table = run(
         &g,
-        &AlgoCall::PageRank {
-            iterations: 14,
-            damping: 0.85,
-        },
+        &call("pagerank").with("iter", 14u64).with("damping", 0.85),
         &RunConfig::with_threads(2),
     )
     .unwrap();

@@ -6,11 +6,12 @@
 mod common;
 
 use common::f64_col;
+use exec::algorithms::call;
 use exec::rng::Xoshiro256;
 use exec::testing::VecGraph;
 use exec::{run, RunConfig};
 use planner::blocking::{segments, SEGMENT_VERTICES};
-use planner::{AlgoCall, Mode};
+use planner::Mode;
 
 #[test]
 fn blocked_pull_ranks_equal_the_plain_pull_bit_for_bit() {
@@ -33,10 +34,7 @@ fn blocked_pull_ranks_equal_the_plain_pull_bit_for_bit() {
         .filter(|(s, d)| s != d)
         .collect();
     let g = VecGraph::new((0..n).collect(), edges, true, None);
-    let call = AlgoCall::PageRank {
-        iterations: 2,
-        damping: 0.85,
-    };
+    let call = call("pagerank").with("iter", 2u64).with("damping", 0.85);
     let ranks = |blocked: bool| {
         let cfg = RunConfig {
             mode: Mode::Auto,

@@ -6,6 +6,7 @@ mod common;
 use std::collections::{BTreeSet, BinaryHeap, VecDeque};
 
 use common::{f64_col, i64_col, u64_col};
+use exec::algorithms::call;
 use exec::testing::VecGraph;
 use exec::{run, ResultTable, RunConfig};
 use planner::{AlgoCall, Mode};
@@ -271,27 +272,27 @@ proptest! {
         let lcc = ref_lcc(&g);
         let ids = g.ids();
         for (mode, threads, csr) in configs() {
-            let t = go(&g, csr, mode, threads, &AlgoCall::Bfs { source: s as u32 });
+            let t = go(&g, csr, mode, threads, &call("bfs").from(s as u32));
             prop_assert_eq!(u64_col(&t, "vertex"), ids.iter().map(|&i| Some(i)).collect::<Vec<_>>());
             prop_assert_eq!(i64_col(&t, "depth"), bfs.clone());
-            let t = go(&g, csr, mode, threads, &AlgoCall::Sssp { source: s as u32 });
+            let t = go(&g, csr, mode, threads, &call("sssp").from(s as u32));
             let got = f64_col(&t, "distance");
             for (a, b) in got.iter().zip(&sssp) {
                 prop_assert!(match (a, b) { (Some(a), Some(b)) => close(*a, *b), (None, None) => true, _ => false }, "{:?} vs {:?}", got, sssp);
             }
-            let t = go(&g, csr, mode, threads, &AlgoCall::PageRank { iterations: 7, damping: 0.85 });
+            let t = go(&g, csr, mode, threads, &call("pagerank").with("iter", 7u64).with("damping", 0.85));
             for (a, b) in f64_col(&t, "rank").iter().zip(&pr) {
                 prop_assert!(close(a.unwrap(), *b));
             }
-            let t = go(&g, csr, mode, threads, &AlgoCall::Wcc);
+            let t = go(&g, csr, mode, threads, &call("wcc"));
             prop_assert_eq!(u64_col(&t, "component"), wcc.iter().map(|&i| Some(i)).collect::<Vec<_>>());
-            let t = go(&g, csr, mode, threads, &AlgoCall::Cdlp { iterations: 4 });
+            let t = go(&g, csr, mode, threads, &call("cdlp").with("iter", 4u64));
             prop_assert_eq!(u64_col(&t, "label"), cdlp.iter().map(|&i| Some(i)).collect::<Vec<_>>());
-            let t = go(&g, csr, mode, threads, &AlgoCall::Lcc);
+            let t = go(&g, csr, mode, threads, &call("lcc"));
             for (a, b) in f64_col(&t, "coefficient").iter().zip(&lcc) {
                 prop_assert!(close(a.unwrap(), *b) || (a.unwrap() == 0.0 && *b == 0.0));
             }
-            let t = go(&g, csr, mode, threads, &AlgoCall::Degree);
+            let t = go(&g, csr, mode, threads, &call("degree"));
             let out = g.out();
             let inn = g.inn();
             prop_assert_eq!(u64_col(&t, "out_degree"), out.iter().map(|l| Some(l.len() as u64)).collect::<Vec<_>>());
@@ -299,40 +300,44 @@ proptest! {
         }
     }
 
-    /// With the state in memory nodes (and locally), every kernel passes its verifier, and the
-    /// frontier and reduce kernels' rounds really went to the remote arrays.
+    /// With the state in memory nodes (and locally), every registered kernel passes its
+    /// verifier; the frontier and reduce kernels' rounds really went to the remote arrays; and
+    /// every kernel calls only the operators its declared program names, each of them on some
+    /// store or placement.
     #[test]
     fn kernels_pass_their_verifiers_with_local_and_remote_state(g in graph(), s in 0usize..40) {
-        use exec::algorithms::{bfs, cdlp, dfs, lcc, pagerank, sssp, wcc};
-        let s = s % g.n;
-        let src = s as u32;
+        use exec::algorithms::{verify, REGISTRY};
+        use planner::registry::SourceRule;
+        let src = (s % g.n) as u32;
+        let mut called = std::collections::HashMap::new();
         for (mode, threads, csr) in [(Mode::Auto, 2, true), (Mode::Push, 1, false), (Mode::Pull, 2, false)] {
             for remote in [false, true] {
-                let store = if remote { g.store(csr).with_attribute_space(0) } else { g.store(csr) };
+                let store = if remote { g.store(csr).with_remote_memory(0) } else { g.store(csr) };
                 let cfg = RunConfig { mode, ..RunConfig::with_threads(threads) };
-                let go = |call: &AlgoCall| run(&store, call, &cfg).unwrap();
-                let check = |t: &ResultTable, rounds_remote: bool, verdict: Result<(), String>| {
-                    prop_assert!(verdict.is_ok(), "remote {} {:?}: {:?}", remote, mode, verdict);
-                    if remote && rounds_remote {
-                        prop_assert!(all_remote(t), "{:?}", t.iterations);
+                for spec in REGISTRY.iter() {
+                    let mut c = AlgoCall::new(spec).with("iter", 5u64).with("walks", 40u64).with("length", 6u64);
+                    if spec.source != SourceRule::NotAccepted {
+                        c = c.from(src);
                     }
-                    Ok(())
-                };
-                let t = go(&AlgoCall::Bfs { source: src });
-                check(&t, true, bfs::verify(&store, src, &t))?;
-                let t = go(&AlgoCall::Sssp { source: src });
-                check(&t, true, sssp::verify(&store, src, &t))?;
-                let t = go(&AlgoCall::PageRank { iterations: 7, damping: 0.85 });
-                check(&t, true, pagerank::verify(&store, 7, 0.85, &t))?;
-                let t = go(&AlgoCall::Wcc);
-                check(&t, true, wcc::verify(&store, &t))?;
-                let t = go(&AlgoCall::Cdlp { iterations: 4 });
-                check(&t, true, cdlp::verify(&store, 4, &t))?;
-                let t = go(&AlgoCall::Lcc);
-                check(&t, false, lcc::verify(&store, &t))?;
-                let t = go(&AlgoCall::Dfs { source: src });
-                check(&t, false, dfs::verify(&store, src, &t))?;
+                    let t = run(&store, &c, &cfg).unwrap();
+                    let verdict = verify(&store, &c, &t);
+                    prop_assert!(verdict.is_ok(), "{} remote {} {:?}: {:?}", spec.name, remote, mode, verdict);
+                    // Kernels whose rounds are EdgeMap or reduce rounds send every round remote.
+                    let rounds_remote = spec.state_bytes > 0
+                        && !spec.uses(planner::registry::Operator::NeighbourIntersect)
+                        && !spec.uses(planner::registry::Operator::ListFetch);
+                    if remote && rounds_remote {
+                        prop_assert!(all_remote(&t), "{} {:?}", spec.name, t.iterations);
+                    }
+                    for op in &t.operators {
+                        prop_assert!(spec.uses(*op), "{} called {:?}, not in its program", spec.name, op);
+                    }
+                    *called.entry(spec.name).or_insert(0u32) |= t.operators.iter().fold(0, |b, op| b | op.bit());
+                }
             }
+        }
+        for spec in REGISTRY.iter() {
+            prop_assert_eq!(called[spec.name], spec.operator_bits(), "{}: declared operators never called", spec.name);
         }
     }
 
@@ -343,7 +348,7 @@ proptest! {
         let s = s % g.n;
         let want = ref_sssp(&g, s);
         for (mode, threads, csr) in [(Mode::Auto, 2, true), (Mode::Auto, 1, true), (Mode::Auto, 2, false), (Mode::Push, 2, true)] {
-            let t = go(&g, csr, mode, threads, &AlgoCall::Sssp { source: s as u32 });
+            let t = go(&g, csr, mode, threads, &call("sssp").from(s as u32));
             let got = f64_col(&t, "distance");
             for (a, b) in got.iter().zip(&want) {
                 prop_assert!(match (a, b) { (Some(a), Some(b)) => close(*a, *b), (None, None) => true, _ => false }, "{:?} vs {:?}", got, want);

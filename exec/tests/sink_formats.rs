@@ -357,9 +357,10 @@ fn graphalytics_refuses_results_it_cannot_express() {
     );
     assert!(!path.exists());
 
+    // Utf8 values are a string-keyed graph's vertex keys; other types are refused.
     let strings = Arc::new(Schema::new(vec![
         Field::new("vertex", DataType::UInt64, false),
-        Field::new("label", DataType::Utf8, true),
+        Field::new("label", DataType::Boolean, true),
     ]));
     let err = ResultSink::create(
         &Destination::resolve(&path, None).unwrap(),
@@ -407,4 +408,50 @@ fn sink_streams_batches_as_they_come() {
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
         .collect();
     assert_eq!(names.len(), 4, "temporary files left: {names:?}");
+}
+
+#[test]
+fn graphalytics_text_carries_vertex_keys_without_whitespace() {
+    use arrow_array::StringArray;
+    let dir = tempfile::tempdir().unwrap();
+    let keyed = Arc::new(Schema::new(vec![
+        Field::new("vertex", DataType::Utf8, false),
+        Field::new("component", DataType::Utf8, false),
+    ]));
+    let table = |keys: Vec<&str>| {
+        let batch = RecordBatch::try_new(
+            keyed.clone(),
+            vec![
+                Arc::new(StringArray::from(keys.clone())),
+                Arc::new(StringArray::from(vec![keys[0]; keys.len()])),
+            ],
+        )
+        .unwrap();
+        ResultTable {
+            batches: vec![batch],
+            ..ResultTable::empty(keyed.clone())
+        }
+    };
+    let path = dir.path().join("g-WCC");
+    write(
+        &table(vec!["00017", "alice"]),
+        &path,
+        Some(OutputFormat::Graphalytics),
+        &meta(),
+    )
+    .unwrap();
+    assert_eq!(
+        std::fs::read_to_string(&path).unwrap(),
+        "00017 00017\nalice 00017\n"
+    );
+    let spaced = dir.path().join("s-WCC");
+    let err = write(
+        &table(vec!["a b", "c"]),
+        &spaced,
+        Some(OutputFormat::Graphalytics),
+        &meta(),
+    )
+    .unwrap_err();
+    assert!(err.to_string().contains("whitespace"), "{err}");
+    assert!(!spaced.exists());
 }

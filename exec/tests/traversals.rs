@@ -8,9 +8,10 @@ use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::Arc;
 
 use common::{hub_graph, u32_col, u64_col};
+use exec::algorithms::call;
 use exec::testing::VecGraph;
 use exec::{run, ExecError, RunConfig, BATCH_ROWS};
-use planner::{AlgoCall, Mode};
+use planner::Mode;
 use storage::{Direction, GraphStore};
 
 fn cfg(mode: Mode, threads: usize) -> RunConfig {
@@ -100,7 +101,7 @@ fn dfs_discovers_every_reachable_vertex_once() {
         for source in [0u32, 5, 5500, 5999] {
             for threads in [1, 2, 3] {
                 for mode in [Mode::Auto, Mode::Block] {
-                    let t = run(&g, &AlgoCall::Dfs { source }, &cfg(mode, threads)).unwrap();
+                    let t = run(&g, &call("dfs").from(source), &cfg(mode, threads)).unwrap();
                     check_dfs(&g, source, &t);
                 }
             }
@@ -115,7 +116,7 @@ fn dfs_on_undirected_and_disconnected() {
     for directed in [true, false] {
         let g = VecGraph::new(ids.clone(), edges.clone(), directed, None);
         for threads in [1, 2] {
-            let t = run(&g, &AlgoCall::Dfs { source: 1 }, &cfg(Mode::Auto, threads)).unwrap();
+            let t = run(&g, &call("dfs").from(1), &cfg(Mode::Auto, threads)).unwrap();
             check_dfs(&g, 1, &t);
         }
     }
@@ -188,11 +189,12 @@ fn check_walks(g: &VecGraph, walks: &[Walk], expected: usize, length: u32, from:
 fn random_walks_follow_edges_and_are_reproducible() {
     let (ids, edges) = hub_graph(6000, 11);
     let base = VecGraph::new(ids.clone(), edges.clone(), true, None);
-    let call = |seed, start| AlgoCall::RandomWalk {
-        start,
-        walks: 3000,
-        length: 30,
-        seed,
+    let call = |seed, start| {
+        call("randomwalk")
+            .with_source(start)
+            .with("walks", 3000u64)
+            .with("length", 30u64)
+            .with("seed", seed as u64)
     };
     let reference = walks_of(&run(&base, &call(42, None), &cfg(Mode::Auto, 1)).unwrap());
     check_walks(&base, &reference, 3000, 30, None);
@@ -233,12 +235,11 @@ fn random_walk_edge_cases() {
     let g = VecGraph::new(vec![1, 2, 3], vec![(1, 2)], true, None);
     let t = run(
         &g,
-        &AlgoCall::RandomWalk {
-            start: Some(1),
-            walks: 4,
-            length: 5,
-            seed: 0,
-        },
+        &call("randomwalk")
+            .from(1)
+            .with("walks", 4u64)
+            .with("length", 5u64)
+            .with("seed", 0u64),
         &cfg(Mode::Auto, 2),
     )
     .unwrap();
@@ -249,12 +250,10 @@ fn random_walk_edge_cases() {
     );
     let t = run(
         &g,
-        &AlgoCall::RandomWalk {
-            start: None,
-            walks: 10,
-            length: 0,
-            seed: 0,
-        },
+        &call("randomwalk")
+            .with("walks", 10u64)
+            .with("length", 0u64)
+            .with("seed", 0u64),
         &cfg(Mode::Auto, 1),
     )
     .unwrap();
@@ -262,24 +261,20 @@ fn random_walk_edge_cases() {
     let empty = VecGraph::new(vec![], vec![], true, None);
     let t = run(
         &empty,
-        &AlgoCall::RandomWalk {
-            start: None,
-            walks: 10,
-            length: 3,
-            seed: 0,
-        },
+        &call("randomwalk")
+            .with("walks", 10u64)
+            .with("length", 3u64)
+            .with("seed", 0u64),
         &cfg(Mode::Auto, 1),
     )
     .unwrap();
     assert_eq!(t.num_rows(), 0);
     let too_many = run(
         &g,
-        &AlgoCall::RandomWalk {
-            start: None,
-            walks: u64::MAX,
-            length: u32::MAX,
-            seed: 0,
-        },
+        &call("randomwalk")
+            .with("walks", u64::MAX)
+            .with("length", (u32::MAX) as u64)
+            .with("seed", 0u64),
         &cfg(Mode::Auto, 1),
     );
     assert!(matches!(too_many, Err(ExecError::Other(_))));
@@ -291,7 +286,7 @@ fn results_are_batched() {
     let ids: Vec<u64> = (0..n as u64).collect();
     let edges: Vec<(u64, u64)> = (0..n as u64 - 1).map(|i| (i, i + 1)).collect();
     let g = VecGraph::new(ids, edges, true, None);
-    let t = run(&g, &AlgoCall::Degree, &cfg(Mode::Auto, 2)).unwrap();
+    let t = run(&g, &call("degree"), &cfg(Mode::Auto, 2)).unwrap();
     assert_eq!(t.batches.len(), 2);
     assert!(t.batches.iter().all(|b| b.num_rows() <= BATCH_ROWS));
     assert_eq!(t.num_rows(), n);
@@ -306,23 +301,18 @@ fn cancel_is_reported() {
     let (ids, edges) = hub_graph(6000, 3);
     let g = VecGraph::new(ids, edges, true, None).with_csr(false);
     let calls = [
-        AlgoCall::Bfs { source: 0 },
-        AlgoCall::PageRank {
-            iterations: 5,
-            damping: 0.85,
-        },
-        AlgoCall::Wcc,
-        AlgoCall::Sssp { source: 0 },
-        AlgoCall::Cdlp { iterations: 3 },
-        AlgoCall::Lcc,
-        AlgoCall::RandomWalk {
-            start: None,
-            walks: 100,
-            length: 5,
-            seed: 1,
-        },
-        AlgoCall::Dfs { source: 0 },
-        AlgoCall::Degree,
+        call("bfs").from(0),
+        call("pagerank").with("iter", 5u64).with("damping", 0.85),
+        call("wcc"),
+        call("sssp").from(0),
+        call("cdlp").with("iter", 3u64),
+        call("lcc"),
+        call("randomwalk")
+            .with("walks", 100u64)
+            .with("length", 5u64)
+            .with("seed", 1u64),
+        call("dfs").from(0),
+        call("degree"),
     ];
     for call in &calls {
         let c = cfg(Mode::Auto, 2);
@@ -338,10 +328,7 @@ fn cancel_is_reported() {
     c.progress = Some(Arc::new(move |_| flag.store(true, Ordering::Relaxed)));
     let r = run(
         &g,
-        &AlgoCall::PageRank {
-            iterations: 50,
-            damping: 0.85,
-        },
+        &call("pagerank").with("iter", 50u64).with("damping", 0.85),
         &c,
     );
     assert!(matches!(r, Err(ExecError::Cancelled)));
@@ -360,10 +347,7 @@ fn progress_and_statistics_are_reported() {
     }));
     let t = run(
         &g,
-        &AlgoCall::PageRank {
-            iterations: 4,
-            damping: 0.85,
-        },
+        &call("pagerank").with("iter", 4u64).with("damping", 0.85),
         &c,
     )
     .unwrap();
@@ -374,15 +358,15 @@ fn progress_and_statistics_are_reported() {
         .iter()
         .all(|i| i.strategy == "pull" && i.bytes_read > 0));
     // BFS under Auto goes dense on the hub and back.
-    let t = run(&g, &AlgoCall::Bfs { source: 4500 }, &cfg(Mode::Auto, 2)).unwrap();
+    let t = run(&g, &call("bfs").from(4500), &cfg(Mode::Auto, 2)).unwrap();
     let strategies: Vec<&str> = t.iterations.iter().map(|i| i.strategy).collect();
     assert_eq!(strategies[0], "push");
     assert!(strategies.contains(&"pull"), "{strategies:?}");
     assert_eq!(t.iterations[0].active, 1);
     assert_eq!(t.iterations[0].edges, g.degree(Direction::Out, 4500));
     // Block push reads fewer blocks than one per list.
-    let b = run(&g, &AlgoCall::Bfs { source: 0 }, &cfg(Mode::Block, 2)).unwrap();
-    let p = run(&g, &AlgoCall::Bfs { source: 0 }, &cfg(Mode::Push, 2)).unwrap();
+    let b = run(&g, &call("bfs").from(0), &cfg(Mode::Block, 2)).unwrap();
+    let p = run(&g, &call("bfs").from(0), &cfg(Mode::Push, 2)).unwrap();
     let blocks = |t: &exec::ResultTable| t.iterations.iter().map(|i| i.blocks_read).sum::<u64>();
     assert!(blocks(&b) < blocks(&p), "{} vs {}", blocks(&b), blocks(&p));
     assert!(b.iterations.iter().all(|i| i.strategy == "block"));
@@ -391,21 +375,18 @@ fn progress_and_statistics_are_reported() {
 #[test]
 fn out_of_range_sources_reach_nothing() {
     let g = VecGraph::new(vec![1, 2], vec![(1, 2)], true, None);
-    let t = run(&g, &AlgoCall::Bfs { source: 9 }, &cfg(Mode::Auto, 1)).unwrap();
+    let t = run(&g, &call("bfs").from(9), &cfg(Mode::Auto, 1)).unwrap();
     assert_eq!(common::i64_col(&t, "depth"), vec![None, None]);
-    let t = run(&g, &AlgoCall::Dfs { source: 9 }, &cfg(Mode::Auto, 1)).unwrap();
+    let t = run(&g, &call("dfs").from(9), &cfg(Mode::Auto, 1)).unwrap();
     assert_eq!(u64_col(&t, "discovered"), vec![None, None]);
-    let t = run(&g, &AlgoCall::Sssp { source: 9 }, &cfg(Mode::Auto, 1)).unwrap();
+    let t = run(&g, &call("sssp").from(9), &cfg(Mode::Auto, 1)).unwrap();
     assert_eq!(common::f64_col(&t, "distance"), vec![None, None]);
     let empty = VecGraph::new(vec![], vec![], false, None);
     for call in [
-        AlgoCall::Wcc,
-        AlgoCall::Lcc,
-        AlgoCall::PageRank {
-            iterations: 3,
-            damping: 0.85,
-        },
-        AlgoCall::Cdlp { iterations: 2 },
+        call("wcc"),
+        call("lcc"),
+        call("pagerank").with("iter", 3u64).with("damping", 0.85),
+        call("cdlp").with("iter", 2u64),
     ] {
         assert_eq!(
             run(&empty, &call, &cfg(Mode::Auto, 2)).unwrap().num_rows(),
@@ -423,7 +404,7 @@ fn wcc_profile_names_its_passes() {
     for csr in [true, false] {
         for mode in [Mode::Auto, Mode::Push, Mode::Block, Mode::Pull] {
             let g = small_components().with_csr(csr);
-            let t = run(&g, &AlgoCall::Wcc, &cfg(mode, 2)).unwrap();
+            let t = run(&g, &call("wcc"), &cfg(mode, 2)).unwrap();
             assert!(!t.iterations.is_empty());
             for i in &t.iterations {
                 assert!(
@@ -434,8 +415,8 @@ fn wcc_profile_names_its_passes() {
             }
         }
     }
-    let g = small_components().with_attribute_space(0);
-    let t = run(&g, &AlgoCall::Wcc, &cfg(Mode::Auto, 2)).unwrap();
+    let g = small_components().with_remote_memory(0);
+    let t = run(&g, &call("wcc"), &cfg(Mode::Auto, 2)).unwrap();
     assert!(t.iterations.iter().all(|i| i.strategy == "push remote"));
 }
 
@@ -448,29 +429,31 @@ fn small_components() -> VecGraph {
 /// The verifiers catch a wrong result: each is handed another run's table.
 #[test]
 fn verifiers_reject_wrong_results() {
-    use exec::algorithms::{bfs, cdlp, dfs, pagerank, sssp, wcc};
+    use exec::algorithms::verify;
     let g = small_components();
     let c = cfg(Mode::Auto, 1);
-    let from0 = run(&g, &AlgoCall::Bfs { source: 0 }, &c).unwrap();
-    assert!(bfs::verify(&g, 0, &from0).is_ok());
-    let err = bfs::verify(&g, 4, &from0).unwrap_err();
+    let from0 = run(&g, &call("bfs").from(0), &c).unwrap();
+    assert!(verify(&g, &call("bfs").from(0), &from0).is_ok());
+    let err = verify(&g, &call("bfs").from(4), &from0).unwrap_err();
     assert!(err.starts_with("vertex "), "{err}");
-    let d = run(&g, &AlgoCall::Sssp { source: 0 }, &c).unwrap();
-    assert!(sssp::verify(&g, 2, &d).is_err());
+    let d = run(&g, &call("sssp").from(0), &c).unwrap();
+    assert!(verify(&g, &call("sssp").from(2), &d).is_err());
     let p = run(
         &g,
-        &AlgoCall::PageRank {
-            iterations: 3,
-            damping: 0.85,
-        },
+        &call("pagerank").with("iter", 3u64).with("damping", 0.85),
         &c,
     )
     .unwrap();
-    assert!(pagerank::verify(&g, 4, 0.85, &p).is_err());
-    let l = run(&g, &AlgoCall::Cdlp { iterations: 1 }, &c).unwrap();
-    assert!(wcc::verify(&g, &l).is_err());
-    assert!(cdlp::verify(&g, 2, &l).is_err());
-    let f = run(&g, &AlgoCall::Dfs { source: 0 }, &c).unwrap();
-    assert!(dfs::verify(&g, 0, &f).is_ok());
-    assert!(dfs::verify(&g, 4, &f).is_err());
+    assert!(verify(
+        &g,
+        &call("pagerank").with("iter", 4u64).with("damping", 0.85),
+        &p
+    )
+    .is_err());
+    let l = run(&g, &call("cdlp").with("iter", 1u64), &c).unwrap();
+    assert!(verify(&g, &call("wcc"), &l).is_err());
+    assert!(verify(&g, &call("cdlp").with("iter", 2u64), &l).is_err());
+    let f = run(&g, &call("dfs").from(0), &c).unwrap();
+    assert!(verify(&g, &call("dfs").from(0), &f).is_ok());
+    assert!(verify(&g, &call("dfs").from(4), &f).is_err());
 }

@@ -22,6 +22,8 @@ pub struct Ident {
 pub enum Value {
     /// A whole number, possibly negative (`-1` is parsed so the planner can reject it by name).
     Int(i64),
+    /// A whole number above `i64::MAX` (vertex ids go up to 2^64-1).
+    BigInt(u64),
     /// A floating-point number such as `0.85` or `1e-7`.
     Float(f64),
     /// A quoted string that is not a size, escapes resolved.

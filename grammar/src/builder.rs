@@ -446,9 +446,10 @@ fn number(text: &str, at: usize) -> Result<Value> {
             _ => out_of_range(),
         }
     } else {
-        match text.parse::<i64>() {
-            Ok(i) => Ok(Value::Int(i)),
-            Err(_) => out_of_range(),
+        match (text.parse::<i64>(), text.parse::<u64>()) {
+            (Ok(i), _) => Ok(Value::Int(i)),
+            (_, Ok(u)) => Ok(Value::BigInt(u)),
+            _ => out_of_range(),
         }
     }
 }
@@ -546,7 +547,11 @@ mod tests {
         assert_eq!(number("1.5E+3", 0).unwrap(), Value::Float(1500.0));
         assert_eq!(number("1e-7", 0).unwrap(), Value::Float(1e-7));
         assert!(number("1e999", 0).is_err());
-        assert!(number("9223372036854775808", 0).is_err());
+        assert_eq!(
+            number("9223372036854775813", 0).unwrap(),
+            Value::BigInt((1 << 63) + 5)
+        );
+        assert!(number("18446744073709551616", 0).is_err());
         assert_eq!(
             number("-9223372036854775808", 0).unwrap(),
             Value::Int(i64::MIN)

@@ -225,6 +225,39 @@ fn drop_show_describe_verify_help() {
 }
 
 #[test]
+fn keys_is_an_ordinary_option_and_stays_a_name() {
+    for (text, want) in [
+        ("CREATE GRAPH g FROM 'x' KEYS string;", "string"),
+        (
+            "CREATE GRAPH g FROM 'x' WEIGHTED keys INTEGER DIRECTED;",
+            "INTEGER",
+        ),
+    ] {
+        let c = create_of(text);
+        assert_eq!(c.options.len(), 1, "{text}");
+        assert_eq!(c.options[0].key.name.to_ascii_lowercase(), "keys");
+        assert_eq!(c.options[0].value.value, Value::Word(want.into()), "{text}");
+    }
+    // Not reserved: a graph, an algorithm parameter or a setting may be called `keys`.
+    assert!(parse("DESCRIBE GRAPH keys;").is_ok());
+    assert!(parse("RUN bfs ON keys FROM 1;").is_ok());
+    assert!(parse("SET keys = 1;").is_ok());
+}
+
+#[test]
+fn from_takes_ids_above_i64_and_quoted_or_bare_keys() {
+    let (_, run) = run_of("RUN bfs ON g FROM 9223372036854775813;");
+    assert_eq!(run.from.unwrap().value, Value::BigInt((1 << 63) + 5));
+    let (_, run) = run_of("RUN bfs ON g FROM 18446744073709551615;");
+    assert_eq!(run.from.unwrap().value, Value::BigInt(u64::MAX));
+    assert!(parse("RUN bfs ON g FROM 18446744073709551616;").is_err());
+    let (_, run) = run_of("RUN bfs ON g FROM 'alice';");
+    assert_eq!(run.from.unwrap().value, Value::Str("alice".into()));
+    let (_, run) = run_of("RUN bfs ON g FROM v00017;");
+    assert_eq!(run.from.unwrap().value, Value::Word("v00017".into()));
+}
+
+#[test]
 fn run_minimal() {
     let (mode, run) = run_of("RUN pagerank ON web;");
     assert_eq!(mode, RunMode::Run);

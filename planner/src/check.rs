@@ -8,14 +8,14 @@ use storage::catalog::GraphMeta;
 
 use crate::error::PlanError;
 use crate::plan::{AlgoCall, Mode};
-use crate::registry::{algorithm, algorithm_names, AlgorithmSpec, ParamKind, SourceRule};
+use crate::registry::{AlgorithmSpec, Operator, ParamKind, ParamValue, Registry, Rows, SourceRule};
 use crate::settings::{describe, Settings};
 use crate::suggest::did_you_mean;
+use crate::vertex::{resolve_vertex, Vertices};
 
 /// A checked RUN: what to run, on what, and where the rows go.
 #[derive(Debug, Clone, PartialEq)]
 pub struct RunPlan {
-    pub spec: &'static AlgorithmSpec,
     pub call: AlgoCall,
     pub graph: GraphMeta,
     /// Parameter values after defaults, as text (for EXPLAIN and Parquet metadata).
@@ -34,32 +34,48 @@ pub struct RunPlan {
     pub segmented_pull: bool,
 }
 
-/// Checks `run` and builds its plan. `resolve` maps an input vertex id to an internal id (the
-/// graph's id map); `graph_names` are the catalog's names, for suggestions.
+/// Checks `run` against the algorithms of `registry` and builds its plan. `resolve` maps an
+/// input vertex id to an internal id (the graph's id map).
 pub fn plan_run(
+    registry: &Registry,
     run: &Run,
     graph: &GraphMeta,
     resolve: &dyn Fn(u64) -> Option<u32>,
     settings: &Settings,
 ) -> Result<RunPlan, PlanError> {
-    let spec = algorithm(&run.algorithm.name).ok_or_else(|| {
+    let vertices = Vertices {
+        by_id: resolve,
+        keys: None,
+    };
+    plan_run_on(registry, run, graph, &vertices, settings)
+}
+
+/// [`plan_run`] on a graph whose vertices may have string keys.
+pub fn plan_run_on(
+    registry: &Registry,
+    run: &Run,
+    graph: &GraphMeta,
+    vertices: &Vertices<'_>,
+    settings: &Settings,
+) -> Result<RunPlan, PlanError> {
+    let spec = registry.get(&run.algorithm.name).ok_or_else(|| {
         PlanError::new(
             run.algorithm.pos,
             format!(
                 "unknown algorithm `{}`{}; HELP lists the algorithms",
                 run.algorithm.name,
-                did_you_mean(&run.algorithm.name, algorithm_names())
+                did_you_mean(&run.algorithm.name, registry.names())
             ),
         )
     })?;
     // Shortest paths are wrong with negative weights; graphs may hold them for other uses.
-    if spec.name == "sssp" && graph.import.negative_weights > 0 {
+    if spec.needs_nonnegative_weights && graph.import.negative_weights > 0 {
         return Err(PlanError::new(
             run.algorithm.pos,
             format!(
-                "sssp needs non-negative weights, but graph `{}` has {} edges with a negative \
+                "{} needs non-negative weights, but graph `{}` has {} edges with a negative \
                  weight; re-import it without them (or run an algorithm that ignores weights)",
-                graph.name, graph.import.negative_weights
+                spec.name, graph.name, graph.import.negative_weights
             ),
         ));
     }
@@ -81,27 +97,7 @@ pub fn plan_run(
                 format!("{} takes no FROM vertex", spec.name),
             ))
         }
-        (Some(lit), _) => {
-            let id = match lit.value {
-                Value::Int(n) if n >= 0 => n as u64,
-                ref other => {
-                    return Err(PlanError::new(
-                        lit.pos,
-                        format!(
-                            "FROM expects a vertex id (a whole number ≥ 0), got {}",
-                            describe(other)
-                        ),
-                    ))
-                }
-            };
-            let internal = resolve(id).ok_or_else(|| {
-                PlanError::new(
-                    lit.pos,
-                    format!("vertex {id} is not a vertex of graph `{}`", graph.name),
-                )
-            })?;
-            Some((id, internal))
-        }
+        (Some(lit), _) => Some(resolve_vertex(lit, graph, vertices)?),
         (None, _) => None,
     };
 
@@ -125,8 +121,7 @@ pub fn plan_run(
         }
         given.push((param.name, &p.value, p.key.pos));
     }
-    let mut ints = std::collections::HashMap::new();
-    let mut floats = std::collections::HashMap::new();
+    let mut call = AlgoCall::new(spec);
     let mut shown = Vec::new();
     for param in spec.params {
         let lit = given
@@ -162,7 +157,7 @@ pub fn plan_run(
                         }
                     },
                 };
-                ints.insert(param.name, v);
+                call = call.with(param.name, ParamValue::Int(v));
                 shown.push((param.name.to_string(), v.to_string()));
             }
             ParamKind::Float { min, max, default } => {
@@ -195,49 +190,17 @@ pub fn plan_run(
                         v
                     }
                 };
-                floats.insert(param.name, v);
+                call = call.with(param.name, ParamValue::Float(v));
                 shown.push((param.name.to_string(), v.to_string()));
             }
         }
     }
-    if let Some((id, _)) = source {
-        shown.insert(0, ("from".to_string(), id.to_string()));
+    if let Some(v) = &source {
+        shown.insert(0, ("from".to_string(), v.shown.clone()));
     }
 
-    let internal_source = source.map(|(_, i)| i);
-    let call = match spec.name {
-        "bfs" => AlgoCall::Bfs {
-            source: internal_source.unwrap_or(0),
-        },
-        "pagerank" => AlgoCall::PageRank {
-            iterations: ints["iter"] as u32,
-            damping: floats["damping"],
-        },
-        "wcc" => AlgoCall::Wcc,
-        "sssp" => AlgoCall::Sssp {
-            source: internal_source.unwrap_or(0),
-        },
-        "cdlp" => AlgoCall::Cdlp {
-            iterations: ints["iter"] as u32,
-        },
-        "lcc" => AlgoCall::Lcc,
-        "randomwalk" => AlgoCall::RandomWalk {
-            start: internal_source,
-            walks: ints["walks"],
-            length: ints["length"] as u32,
-            seed: ints["seed"],
-        },
-        "dfs" => AlgoCall::Dfs {
-            source: internal_source.unwrap_or(0),
-        },
-        "degree" => AlgoCall::Degree,
-        other => {
-            return Err(PlanError::new(
-                run.algorithm.pos,
-                format!("algorithm `{other}` is registered but has no executor"),
-            ))
-        }
-    };
+    let internal_source = source.as_ref().map(|v| v.internal);
+    call.source = internal_source;
     if graph.vertices == 0 && internal_source.is_none() && spec.source == SourceRule::Optional {
         return Err(PlanError::new(
             run.graph.pos,
@@ -306,11 +269,10 @@ pub fn plan_run(
     }
 
     let mut plan = RunPlan {
-        spec,
         call,
         graph: graph.clone(),
         params: shown,
-        source_input_id: source.map(|(id, _)| id),
+        source_input_id: source.and_then(|v| v.input_id),
         order_by,
         limit,
         into: run.into.as_ref().map(PathBuf::from),
@@ -324,27 +286,12 @@ pub fn plan_run(
     Ok(plan)
 }
 
-/// Bytes of per-vertex state (attribute arrays, frontiers, result columns) each algorithm
-/// keeps, a deliberate over-estimate.
-fn bytes_per_vertex(call: &AlgoCall) -> u64 {
-    match call {
-        AlgoCall::Bfs { .. } | AlgoCall::Sssp { .. } => 40,
-        AlgoCall::PageRank { .. } => 48,
-        AlgoCall::Wcc => 32,
-        AlgoCall::Cdlp { .. } => 56,
-        AlgoCall::Lcc => 48,
-        AlgoCall::Dfs { .. } => 56,
-        AlgoCall::Degree => 24,
-        AlgoCall::RandomWalk { .. } => 0,
-    }
-}
-
-/// Whether `plan` gets PageRank's cache-blocked pull: a pull (mode auto or pull) over a graph
+/// Whether `plan` gets the edge reduce's cache-blocked pull: a sum (mode auto or pull) over a graph
 /// loaded whole, large enough to gain from blocking, whose copy of the in-edges still fits
 /// `memory_limit` next to everything else. Otherwise PageRank pulls over the graph as it is.
 fn segmented_pull_fits(plan: &RunPlan, settings: &Settings) -> bool {
     let g = &plan.graph;
-    let eligible = matches!(plan.call, AlgoCall::PageRank { .. })
+    let eligible = plan.call.spec.uses(Operator::EdgeReduceSum)
         && matches!(plan.mode, Mode::Auto | Mode::Pull)
         && g.storage != storage::catalog::StorageKind::Dm
         && in_memory(g, settings);
@@ -392,12 +339,14 @@ pub fn estimate_memory(plan: &RunPlan, settings: &Settings) -> MemoryEstimate {
     } else {
         settings.cache.min(g.file_bytes)
     };
-    let extra_rows = match plan.call {
-        // walk u64 + step u32 + vertex u64 per row, one row per step and the start.
-        AlgoCall::RandomWalk { walks, length, .. } => walks
-            .saturating_mul(u64::from(length) + 1)
-            .saturating_mul(20),
-        _ => 0,
+    let spec = plan.call.spec;
+    let extra_rows = match spec.rows {
+        Rows::PerWalkStep { count, length } => plan
+            .call
+            .int(count)
+            .saturating_mul(plan.call.int(length).saturating_add(1))
+            .saturating_mul(spec.row_bytes()),
+        Rows::PerVertex => 0,
     };
     // Out of core the id map (8 bytes) and each stored direction's vertex index (12 bytes:
     // start slot and degree) stay in memory; loaded whole, they are part of the graph.
@@ -406,11 +355,18 @@ pub fn estimate_memory(plan: &RunPlan, settings: &Settings) -> MemoryEstimate {
     } else {
         8 + if g.directed { 24 } else { 12 }
     };
+    // A string-keyed graph's result columns of vertices hold keys: about the keys' bytes each.
+    let key_columns = spec
+        .columns
+        .iter()
+        .filter(|c| c.ty == crate::registry::ColumnType::VertexKey)
+        .count() as u64;
     MemoryEstimate {
         graph,
         per_vertex: g
             .vertices
-            .saturating_mul(bytes_per_vertex(&plan.call) + index),
+            .saturating_mul(spec.bytes_per_vertex() + index)
+            .saturating_add(g.key_bytes.saturating_mul(key_columns)),
         extra_rows,
         scratch: if plan.segmented_pull {
             crate::blocking::copy_bytes(g.vertices, g.arcs).unwrap_or(0)
@@ -424,15 +380,22 @@ pub fn estimate_memory(plan: &RunPlan, settings: &Settings) -> MemoryEstimate {
 fn check_memory(plan: &RunPlan, settings: &Settings, pos: Pos) -> Result<(), PlanError> {
     let need = estimate_memory(plan, settings).total();
     if need > settings.memory_limit {
-        let hint = match plan.call {
-            AlgoCall::RandomWalk { .. } => "lower WALKS or LENGTH, or raise memory_limit",
-            _ => "lower the cache setting so the graph is read out of core, or raise memory_limit",
+        let hint = match plan.call.spec.rows {
+            Rows::PerWalkStep { count, length } => format!(
+                "lower {} or {}, or raise memory_limit",
+                count.to_uppercase(),
+                length.to_uppercase()
+            ),
+            Rows::PerVertex => {
+                "lower the cache setting so the graph is read out of core, or raise memory_limit"
+                    .to_string()
+            }
         };
         return Err(PlanError::new(
             pos,
             format!(
                 "RUN {} on graph `{}` would need about {} (graph, attribute arrays and results), more than the memory_limit setting ({}); {hint}",
-                plan.spec.name,
+                plan.call.spec.name,
                 plan.graph.name,
                 base::format_size(need),
                 base::format_size(settings.memory_limit)
@@ -495,6 +458,7 @@ fn unknown_param(spec: &AlgorithmSpec, key: &Ident) -> PlanError {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::registry::tests::{BFS, PAGERANK, REGISTRY};
     use grammar::{Literal, Param};
     use storage::catalog::StorageKind;
 
@@ -516,6 +480,7 @@ mod tests {
             extra: None,
             file_id: None,
             import: Default::default(),
+            key_bytes: 0,
         }
     }
 
@@ -527,7 +492,7 @@ mod tests {
         let mut r = run("sssp");
         r.from = Some(lit(Value::Int(1), 30));
         let resolve = |id: u64| (1..=10).contains(&id).then(|| (id - 1) as u32);
-        let e = plan_run(&r, &g, &resolve, &Settings::defaults(None)).unwrap_err();
+        let e = plan_run(&REGISTRY, &r, &g, &resolve, &Settings::defaults(None)).unwrap_err();
         assert!(
             e.to_string().contains("sssp needs non-negative weights"),
             "{e}"
@@ -571,7 +536,7 @@ mod tests {
     fn plan(r: &Run) -> Result<RunPlan, PlanError> {
         // Input ids 1..=10 map to internal 0..=9.
         let resolve = |id: u64| (1..=10).contains(&id).then(|| (id - 1) as u32);
-        plan_run(r, &meta(), &resolve, &Settings::defaults(None))
+        plan_run(&REGISTRY, r, &meta(), &resolve, &Settings::defaults(None))
     }
 
     #[test]
@@ -581,14 +546,12 @@ mod tests {
         let p = plan(&r).unwrap();
         assert_eq!(
             p.call,
-            AlgoCall::PageRank {
-                iterations: 5,
-                damping: 0.85
-            }
+            AlgoCall::new(&PAGERANK).with("iter", ParamValue::Int(5))
         );
+        assert_eq!(p.call.float("damping"), 0.85);
         let mut r = run("bfs");
         r.from = Some(lit(Value::Int(3), 25));
-        assert_eq!(plan(&r).unwrap().call, AlgoCall::Bfs { source: 2 });
+        assert_eq!(plan(&r).unwrap().call, AlgoCall::new(&BFS).from(2));
     }
 
     #[test]
@@ -728,14 +691,14 @@ mod tests {
         settings.memory_limit = 1 << 20;
         settings.cache = 1 << 30;
         let resolve = |_: u64| Some(0);
-        let e = plan_run(&run("wcc"), &meta(), &resolve, &settings).unwrap_err();
+        let e = plan_run(&REGISTRY, &run("wcc"), &meta(), &resolve, &settings).unwrap_err();
         assert!(
             e.message.contains("lower the cache setting"),
             "{}",
             e.message
         );
         settings.cache = 64 << 10;
-        plan_run(&run("wcc"), &meta(), &resolve, &settings).unwrap();
+        plan_run(&REGISTRY, &run("wcc"), &meta(), &resolve, &settings).unwrap();
     }
 
     #[test]
@@ -748,7 +711,7 @@ mod tests {
         let mut settings = Settings::defaults(None);
         settings.cache = 1 << 30;
         settings.memory_limit = 4 << 30;
-        let p = plan_run(&run("pagerank"), &g, &resolve, &settings).unwrap();
+        let p = plan_run(&REGISTRY, &run("pagerank"), &g, &resolve, &settings).unwrap();
         assert!(p.segmented_pull);
         let copy = crate::blocking::copy_bytes(g.vertices, g.arcs).unwrap();
         let est = estimate_memory(&p, &settings);
@@ -756,32 +719,32 @@ mod tests {
         assert!(est.total() > g.file_bytes + copy);
         // Without room for the copy the run is still allowed, pulling over the graph as is.
         settings.memory_limit = est.total() - 1;
-        let p = plan_run(&run("pagerank"), &g, &resolve, &settings).unwrap();
+        let p = plan_run(&REGISTRY, &run("pagerank"), &g, &resolve, &settings).unwrap();
         assert!(!p.segmented_pull);
         assert_eq!(estimate_memory(&p, &settings).scratch, 0);
         // Out of core, forced push, small graphs and other kernels never block.
         settings.memory_limit = 4 << 30;
         settings.cache = 64 << 10;
         assert!(
-            !plan_run(&run("pagerank"), &g, &resolve, &settings)
+            !plan_run(&REGISTRY, &run("pagerank"), &g, &resolve, &settings)
                 .unwrap()
                 .segmented_pull
         );
         settings.cache = 1 << 30;
         settings.mode = Mode::Push;
         assert!(
-            !plan_run(&run("pagerank"), &g, &resolve, &settings)
+            !plan_run(&REGISTRY, &run("pagerank"), &g, &resolve, &settings)
                 .unwrap()
                 .segmented_pull
         );
         settings.mode = Mode::Auto;
         assert!(
-            !plan_run(&run("wcc"), &g, &resolve, &settings)
+            !plan_run(&REGISTRY, &run("wcc"), &g, &resolve, &settings)
                 .unwrap()
                 .segmented_pull
         );
         assert!(
-            !plan_run(&run("pagerank"), &meta(), &resolve, &settings)
+            !plan_run(&REGISTRY, &run("pagerank"), &meta(), &resolve, &settings)
                 .unwrap()
                 .segmented_pull
         );

@@ -2,6 +2,7 @@
 
 use crate::check::{estimate_memory, RunPlan};
 use crate::plan::Mode;
+use crate::registry::ColumnType;
 use crate::settings::Settings;
 use base::format_size;
 
@@ -46,7 +47,7 @@ pub fn explain(plan: &RunPlan, reader: &ReaderInfo, settings: &Settings) -> Stri
         .join(" ");
     out.push_str(&format!(
         "RUN {} ON {} {}\n",
-        plan.spec.name, g.name, params
+        plan.call.spec.name, g.name, params
     ));
     out.push_str(&format!(
         "  graph:     {} vertices, {} edges, {}, {}\n",
@@ -55,16 +56,16 @@ pub fn explain(plan: &RunPlan, reader: &ReaderInfo, settings: &Settings) -> Stri
         if g.directed { "directed" } else { "undirected" },
         if g.weighted { "weighted" } else { "unweighted" }
     ));
-    if plan.spec.uses_weights && !g.weighted {
+    if plan.call.spec.uses_weights && !g.weighted {
         out.push_str("  weights:   the graph is unweighted: every edge has weight 1\n");
     }
     out.push_str("  operators:\n");
-    for (i, op) in plan.spec.operators.iter().enumerate() {
-        out.push_str(&format!("    {}. {op}\n", i + 1));
+    for (i, step) in plan.call.spec.program.iter().enumerate() {
+        out.push_str(&format!("    {}. {}\n", i + 1, step.text()));
     }
-    let strategy = match plan.spec.passes {
+    let strategy = match plan.call.spec.passes {
         Some(passes) => passes.to_string(),
-        None => strategy_rule(plan.mode, plan.spec.dense),
+        None => strategy_rule(plan.mode, plan.call.spec.dense),
     };
     out.push_str(&format!("  strategy:  {strategy}\n"));
     out.push_str(&format!("  reader:    {}\n", reader.description));
@@ -75,7 +76,7 @@ pub fn explain(plan: &RunPlan, reader: &ReaderInfo, settings: &Settings) -> Stri
         format_size(settings.cache)
     ));
     let edge_bytes = g.arcs.saturating_mul(4);
-    let weight_bytes = if plan.spec.uses_weights && g.weighted {
+    let weight_bytes = if plan.call.spec.uses_weights && g.weighted {
         g.arcs.saturating_mul(8)
     } else {
         0
@@ -86,9 +87,9 @@ pub fn explain(plan: &RunPlan, reader: &ReaderInfo, settings: &Settings) -> Stri
             "{} once, sequentially, to load the graph; then nothing per iteration",
             format_size(g.file_bytes)
         )
-    } else if plan.spec.name == "degree" {
-        "nothing: degrees come from the vertex index".to_string()
-    } else if plan.spec.dense {
+    } else if !plan.call.spec.reads_edges() {
+        "nothing: the program reads only the vertex index".to_string()
+    } else if plan.call.spec.dense {
         format!(
             "about {} per iteration (every edge block once)",
             format_size(per_dense)
@@ -123,6 +124,7 @@ pub fn explain(plan: &RunPlan, reader: &ReaderInfo, settings: &Settings) -> Stri
         ));
     }
     let columns = plan
+        .call
         .spec
         .columns
         .iter()
@@ -130,7 +132,11 @@ pub fn explain(plan: &RunPlan, reader: &ReaderInfo, settings: &Settings) -> Stri
             format!(
                 "{} {}{}",
                 c.name,
-                c.ty.name(),
+                match c.ty {
+                    ColumnType::VertexKey if g.string_keys() => "Utf8",
+                    ColumnType::VertexKey => ColumnType::UInt64.name(),
+                    other => other.name(),
+                },
                 if c.nullable { " (nullable)" } else { "" }
             )
         })

@@ -1,4 +1,4 @@
-//! The planner: the algorithm registry, semantic checks with "did you mean", strategy choice
+//! The planner: semantic checks against the algorithms the executor registers with "did you mean", strategy choice
 //! from graph statistics and settings, and EXPLAIN text. Touches no bytes and no threads.
 
 pub mod blocking;
@@ -9,10 +9,11 @@ pub mod plan;
 pub mod registry;
 pub mod settings;
 pub mod suggest;
+pub mod vertex;
 
-pub use check::{estimate_memory, plan_run, unknown_graph, MemoryEstimate, RunPlan};
+pub use check::{estimate_memory, plan_run, plan_run_on, unknown_graph, MemoryEstimate, RunPlan};
 pub use error::PlanError;
 pub use explain::{explain, ReaderInfo};
 pub use plan::{AlgoCall, Mode};
-pub use registry::{algorithm, AlgorithmSpec, ALGORITHMS};
+pub use registry::{AlgorithmSpec, Registry};
 pub use settings::Settings;

@@ -1,9 +1,7 @@
-//! The algorithm registry: the single source of truth for names, parameters (type, default,
-//! range), output columns, per-vertex state and how each algorithm maps onto frontier
-//! operators. Checks, tab completion, `HELP`, EXPLAIN, the executor's output schema and its
-//! state placement all read it.
-
-use crate::plan::AlgoCall;
+//! What an algorithm is before it runs: the description every kernel declares beside its code
+//! (`exec/src/algorithms/*.rs`) and hands to the planner through a [`Registry`]. The planner
+//! knows no algorithm by name: its checks, EXPLAIN, HELP, completion, the output schema, the
+//! state placement and the memory estimate are all derived from these declarations.
 
 /// The type of an output column (mapped to Arrow by the executor).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -12,6 +10,8 @@ pub enum ColumnType {
     Int64,
     UInt32,
     Float64,
+    /// A vertex of the graph: UInt64 input ids, or Utf8 keys for a string-keyed graph.
+    VertexKey,
 }
 
 impl ColumnType {
@@ -22,6 +22,17 @@ impl ColumnType {
             ColumnType::Int64 => "Int64",
             ColumnType::UInt32 => "UInt32",
             ColumnType::Float64 => "Float64",
+            ColumnType::VertexKey => "vertex key",
+        }
+    }
+
+    /// Bytes per value in an Arrow array (a string key's own bytes are counted apart, from
+    /// the graph's key bytes).
+    pub fn bytes(self) -> u64 {
+        match self {
+            ColumnType::UInt32 => 4,
+            ColumnType::UInt64 | ColumnType::Int64 | ColumnType::Float64 => 8,
+            ColumnType::VertexKey => 8,
         }
     }
 }
@@ -32,6 +43,29 @@ pub struct ColumnSpec {
     pub name: &'static str,
     pub ty: ColumnType,
     pub nullable: bool,
+}
+
+impl ColumnSpec {
+    /// A column that always has a value.
+    pub const fn new(name: &'static str, ty: ColumnType) -> ColumnSpec {
+        ColumnSpec {
+            name,
+            ty,
+            nullable: false,
+        }
+    }
+
+    /// A column that may be null (an unreached vertex, say).
+    pub const fn nullable(name: &'static str, ty: ColumnType) -> ColumnSpec {
+        ColumnSpec {
+            name,
+            ty,
+            nullable: true,
+        }
+    }
+
+    /// The row's vertex as the input names it, the first column of per-vertex results.
+    pub const VERTEX: ColumnSpec = ColumnSpec::new("vertex", ColumnType::VertexKey);
 }
 
 /// The type and valid range of a parameter.
@@ -51,12 +85,177 @@ pub struct ParamSpec {
     pub doc: &'static str,
 }
 
+impl ParamSpec {
+    /// A whole-number parameter.
+    pub const fn int(
+        name: &'static str,
+        min: u64,
+        max: u64,
+        default: u64,
+        doc: &'static str,
+    ) -> ParamSpec {
+        ParamSpec {
+            name,
+            kind: ParamKind::Int { min, max, default },
+            doc,
+        }
+    }
+
+    /// A real-number parameter.
+    pub const fn float(
+        name: &'static str,
+        min: f64,
+        max: f64,
+        default: f64,
+        doc: &'static str,
+    ) -> ParamSpec {
+        ParamSpec {
+            name,
+            kind: ParamKind::Float { min, max, default },
+            doc,
+        }
+    }
+
+    /// The value used when the statement does not give one.
+    pub fn default_value(&self) -> ParamValue {
+        match self.kind {
+            ParamKind::Int { default, .. } => ParamValue::Int(default),
+            ParamKind::Float { default, .. } => ParamValue::Float(default),
+        }
+    }
+}
+
+/// A checked parameter value.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum ParamValue {
+    Int(u64),
+    Float(f64),
+}
+
+impl From<u64> for ParamValue {
+    fn from(n: u64) -> ParamValue {
+        ParamValue::Int(n)
+    }
+}
+
+impl From<f64> for ParamValue {
+    fn from(x: f64) -> ParamValue {
+        ParamValue::Float(x)
+    }
+}
+
+impl std::fmt::Display for ParamValue {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ParamValue::Int(n) => write!(f, "{n}"),
+            ParamValue::Float(x) => write!(f, "{x}"),
+        }
+    }
+}
+
 /// Whether `FROM vertex` is required, optional or not accepted.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SourceRule {
     Required,
     Optional,
     NotAccepted,
+}
+
+/// The operators of the executor a kernel is written against. The run context records every
+/// one a kernel calls, and a test holds each algorithm's declared program to those records.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Operator {
+    /// Push or pull along the edges of a frontier, with claims or min-updates.
+    EdgeMap,
+    /// `out[v] = f(Σ values over v's in-neighbours)`.
+    EdgeReduceSum,
+    /// `out[v]` = the most frequent value among v's neighbours.
+    EdgeReduceMode,
+    /// A function applied to every vertex, or from one vertex array into another.
+    VertexMap,
+    /// Fetch the lists of given vertices.
+    ListFetch,
+    /// Count the arcs among every vertex's neighbours.
+    NeighbourIntersect,
+    /// Union-find linking over every edge.
+    Link,
+    /// Delta-stepping over distance bins, in memory.
+    DeltaStepping,
+}
+
+impl Operator {
+    /// Every operator, in a fixed order (the bit order of the run context's record).
+    pub const ALL: [Operator; 8] = [
+        Operator::EdgeMap,
+        Operator::EdgeReduceSum,
+        Operator::EdgeReduceMode,
+        Operator::VertexMap,
+        Operator::ListFetch,
+        Operator::NeighbourIntersect,
+        Operator::Link,
+        Operator::DeltaStepping,
+    ];
+
+    /// The name EXPLAIN and PROFILE print.
+    pub fn name(self) -> &'static str {
+        match self {
+            Operator::EdgeMap => "EdgeMap",
+            Operator::EdgeReduceSum => "EdgeReduce(sum)",
+            Operator::EdgeReduceMode => "EdgeReduce(mode)",
+            Operator::VertexMap => "VertexMap",
+            Operator::ListFetch => "ListFetch",
+            Operator::NeighbourIntersect => "NeighbourIntersect",
+            Operator::Link => "Link",
+            Operator::DeltaStepping => "DeltaStepping",
+        }
+    }
+
+    /// This operator's bit in a set of operators.
+    pub fn bit(self) -> u32 {
+        1 << Operator::ALL.iter().position(|&o| o == self).unwrap_or(0)
+    }
+}
+
+/// One line of an algorithm's program, as EXPLAIN prints it: the operator it calls (none for a
+/// set-up line) and what it does there.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Step {
+    pub op: Option<Operator>,
+    pub what: &'static str,
+}
+
+impl Step {
+    /// A line that calls `op`.
+    pub const fn call(op: Operator, what: &'static str) -> Step {
+        Step { op: Some(op), what }
+    }
+
+    /// A line that sets state up without an operator.
+    pub const fn setup(what: &'static str) -> Step {
+        Step { op: None, what }
+    }
+
+    /// The line as EXPLAIN prints it.
+    pub fn text(&self) -> String {
+        match self.op {
+            Some(Operator::EdgeReduceSum) => format!("EdgeReduce(sum: {})", self.what),
+            Some(Operator::EdgeReduceMode) => format!("EdgeReduce(mode: {})", self.what),
+            Some(op) => format!("{}({})", op.name(), self.what),
+            None => self.what.to_string(),
+        }
+    }
+}
+
+/// How many rows a result has.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Rows {
+    /// One per vertex.
+    PerVertex,
+    /// One per step and start of every walk: `count × (length + 1)`, both parameters.
+    PerWalkStep {
+        count: &'static str,
+        length: &'static str,
+    },
 }
 
 /// Everything the system knows about an algorithm before running it.
@@ -69,12 +268,15 @@ pub struct AlgorithmSpec {
     pub iter_param: Option<&'static str>,
     pub params: &'static [ParamSpec],
     pub columns: &'static [ColumnSpec],
-    /// The operator program, one line per step, for EXPLAIN.
-    pub operators: &'static [&'static str],
+    pub rows: Rows,
+    /// The program, one line per step, in the operators the kernel calls.
+    pub program: &'static [Step],
     /// Whether an iteration scans all edges (dense) rather than a frontier.
     pub dense: bool,
     /// Whether the algorithm reads edge weights.
     pub uses_weights: bool,
+    /// Whether a negative weight makes the answer wrong (the run is refused).
+    pub needs_nonnegative_weights: bool,
     /// Bytes of per-vertex state the kernel allocates through the run context: what decides,
     /// on a DM graph, whether that state stays local or goes to the memory nodes.
     pub state_bytes: u64,
@@ -82,6 +284,30 @@ pub struct AlgorithmSpec {
     /// (EXPLAIN's strategy line); `None` for EdgeMap and edge-reduce kernels.
     pub passes: Option<&'static str>,
 }
+
+impl AlgorithmSpec {
+    /// The fields most algorithms share, for `..AlgorithmSpec::BASE`: no FROM, no parameters,
+    /// one row per vertex, frontier-driven, unweighted, no per-vertex state.
+    pub const BASE: AlgorithmSpec = AlgorithmSpec {
+        name: "",
+        summary: "",
+        source: SourceRule::NotAccepted,
+        iter_param: None,
+        params: &[],
+        columns: &[],
+        rows: Rows::PerVertex,
+        program: &[],
+        dense: false,
+        uses_weights: false,
+        needs_nonnegative_weights: false,
+        state_bytes: 0,
+        passes: None,
+    };
+}
+
+/// Working memory per vertex of a kernel that keeps frontiers: the current and the next one,
+/// each a list entry or a bitmap bit, plus EdgeMap's per-vertex scratch.
+const FRONTIER_BYTES: u64 = 16;
 
 impl AlgorithmSpec {
     /// The parameter called `name`, case-insensitively.
@@ -98,7 +324,47 @@ impl AlgorithmSpec {
             .find(|c| c.name.eq_ignore_ascii_case(name))
     }
 
-    /// `bfs FROM v`, `pagerank [ITER n=20] [damping d=0.85]`: the usage line of HELP.
+    /// Whether the program calls `op`.
+    pub fn uses(&self, op: Operator) -> bool {
+        self.program.iter().any(|s| s.op == Some(op))
+    }
+
+    /// Whether any step reads edges (every operator but VertexMap does).
+    pub fn reads_edges(&self) -> bool {
+        self.program
+            .iter()
+            .any(|s| s.op.is_some_and(|op| op != Operator::VertexMap))
+    }
+
+    /// The operators the program calls, as a bit set (see [`Operator::bit`]).
+    pub fn operator_bits(&self) -> u32 {
+        self.program
+            .iter()
+            .filter_map(|s| s.op)
+            .fold(0, |bits, op| bits | op.bit())
+    }
+
+    /// Bytes of one result row.
+    pub fn row_bytes(&self) -> u64 {
+        self.columns
+            .iter()
+            .map(|c| c.ty.bytes() + u64::from(c.nullable))
+            .sum()
+    }
+
+    /// Bytes a run holds per vertex: the kernel's state, its frontiers when it keeps them, and
+    /// the result row when there is one per vertex.
+    pub fn bytes_per_vertex(&self) -> u64 {
+        let per_vertex_rows = self.rows == Rows::PerVertex;
+        // Walkers fetch lists too, but hold positions per walk (rows), not per vertex.
+        let frontier =
+            self.uses(Operator::EdgeMap) || (self.uses(Operator::ListFetch) && per_vertex_rows);
+        let frontier = if frontier { FRONTIER_BYTES } else { 0 };
+        let row = if per_vertex_rows { self.row_bytes() } else { 0 };
+        self.state_bytes + frontier + row
+    }
+
+    /// `bfs FROM vertex`, `pagerank [ITER n=20] [damping d=0.85]`: the usage line of HELP.
     pub fn usage(&self) -> String {
         let mut s = self.name.to_string();
         match self.source {
@@ -107,10 +373,7 @@ impl AlgorithmSpec {
             SourceRule::NotAccepted => {}
         }
         for p in self.params {
-            let default = match p.kind {
-                ParamKind::Int { default, .. } => default.to_string(),
-                ParamKind::Float { default, .. } => default.to_string(),
-            };
+            let default = p.default_value();
             if Some(p.name) == self.iter_param {
                 s.push_str(&format!(" [ITER n={default}]"));
             } else {
@@ -121,384 +384,252 @@ impl AlgorithmSpec {
     }
 }
 
-const VERTEX: ColumnSpec = ColumnSpec {
-    name: "vertex",
-    ty: ColumnType::UInt64,
-    nullable: false,
-};
-
-const ITERATIONS_MAX: u64 = 1_000_000;
-
-/// Every algorithm frontier runs.
-pub static ALGORITHMS: &[AlgorithmSpec] = &[
-    AlgorithmSpec {
-        name: "bfs",
-        summary: "breadth-first search: hops from the source along out-edges",
-        source: SourceRule::Required,
-        iter_param: None,
-        params: &[],
-        columns: &[
-            VERTEX,
-            ColumnSpec {
-                name: "depth",
-                ty: ColumnType::Int64,
-                nullable: true,
-            },
-        ],
-        operators: &[
-            "frontier := {source}",
-            "repeat until the frontier is empty: frontier := EdgeMap(frontier, out, depth[v] unset => depth[v] := level+1)",
-        ],
-        dense: false,
-        uses_weights: false,
-        // depth (u32)
-        state_bytes: 4,
-        passes: None,
-    },
-    AlgorithmSpec {
-        name: "pagerank",
-        summary: "PageRank with dangling mass spread over all vertices (Graphalytics semantics)",
-        source: SourceRule::NotAccepted,
-        iter_param: Some("iter"),
-        params: &[
-            ParamSpec {
-                name: "iter",
-                kind: ParamKind::Int {
-                    min: 1,
-                    max: ITERATIONS_MAX,
-                    default: 20,
-                },
-                doc: "iterations (run exactly, no convergence test)",
-            },
-            ParamSpec {
-                name: "damping",
-                kind: ParamKind::Float {
-                    min: 0.0,
-                    max: 1.0,
-                    default: 0.85,
-                },
-                doc: "damping factor",
-            },
-        ],
-        columns: &[
-            VERTEX,
-            ColumnSpec {
-                name: "rank",
-                ty: ColumnType::Float64,
-                nullable: false,
-            },
-        ],
-        operators: &[
-            "rank := 1/|V| for all vertices",
-            "repeat ITER times: VertexMap(all, contrib := rank/out_degree); EdgeMap(all, in, rank' := (1-d)/|V| + d*(sum contrib + sink mass/|V|))",
-        ],
-        dense: true,
-        uses_weights: false,
-        // rank, contribution and next rank (f64 each)
-        state_bytes: 24,
-        passes: None,
-    },
-    AlgorithmSpec {
-        name: "wcc",
-        summary: "weakly connected components, labelled by the smallest vertex id",
-        source: SourceRule::NotAccepted,
-        iter_param: None,
-        params: &[],
-        columns: &[
-            VERTEX,
-            ColumnSpec {
-                name: "component",
-                ty: ColumnType::UInt64,
-                nullable: false,
-            },
-        ],
-        operators: &[
-            "union-find over out- and in-edges (directions ignored); with remote state, min-label propagation: EdgeMap(frontier, out+in, label[v] := min(label[v], label[u]))",
-            "VertexMap(all, component := smallest input id of the root's set)",
-        ],
-        dense: true,
-        uses_weights: false,
-        // parent (u32) and smallest id per root (u64)
-        state_bytes: 12,
-        passes: Some(
-            "union-find passes (PROFILE: link sample, link); with remote state, min-label push rounds (push remote)",
-        ),
-    },
-    AlgorithmSpec {
-        name: "sssp",
-        summary: "single-source shortest paths over out-edges (weight 1 on unweighted graphs)",
-        source: SourceRule::Required,
-        iter_param: None,
-        params: &[],
-        columns: &[
-            VERTEX,
-            ColumnSpec {
-                name: "distance",
-                ty: ColumnType::Float64,
-                nullable: true,
-            },
-        ],
-        operators: &[
-            "frontier := {source}, distance[source] := 0",
-            "repeat until the frontier is empty: frontier := EdgeMap(frontier, out, relax distance[v] := min(distance[v], distance[u] + w))",
-            "(in memory under mode auto, with non-negative weights: delta-stepping, the frontier being the lowest non-empty bin of distance width delta = mean weight / (4 x average degree))",
-        ],
-        dense: false,
-        uses_weights: true,
-        // distance (f64)
-        state_bytes: 8,
-        passes: None,
-    },
-    AlgorithmSpec {
-        name: "cdlp",
-        summary: "community detection by synchronous label propagation (Graphalytics semantics)",
-        source: SourceRule::NotAccepted,
-        iter_param: Some("iter"),
-        params: &[ParamSpec {
-            name: "iter",
-            kind: ParamKind::Int {
-                min: 1,
-                max: ITERATIONS_MAX,
-                default: 10,
-            },
-            doc: "iterations (run exactly)",
-        }],
-        columns: &[
-            VERTEX,
-            ColumnSpec {
-                name: "label",
-                ty: ColumnType::UInt64,
-                nullable: false,
-            },
-        ],
-        operators: &[
-            "label := own id",
-            "repeat ITER times: EdgeMap(all, in+out, label' := most frequent neighbour label, ties to the smallest)",
-        ],
-        dense: true,
-        uses_weights: false,
-        // label and next label (u64 each)
-        state_bytes: 16,
-        passes: None,
-    },
-    AlgorithmSpec {
-        name: "lcc",
-        summary: "local clustering coefficient",
-        source: SourceRule::NotAccepted,
-        iter_param: None,
-        params: &[],
-        columns: &[
-            VERTEX,
-            ColumnSpec {
-                name: "coefficient",
-                ty: ColumnType::Float64,
-                nullable: false,
-            },
-        ],
-        operators: &["VertexMap(all, N(v) := in ∪ out; count arcs among N(v) by list intersection)"],
-        dense: true,
-        uses_weights: false,
-        // coefficient (f64) and arc count (u64)
-        state_bytes: 16,
-        passes: None,
-    },
-    AlgorithmSpec {
-        name: "randomwalk",
-        summary: "random walks; the same SEED gives the same walks whatever the thread count",
-        source: SourceRule::Optional,
-        iter_param: None,
-        params: &[
-            ParamSpec {
-                name: "walks",
-                kind: ParamKind::Int {
-                    min: 1,
-                    max: 1_000_000_000,
-                    default: 1000,
-                },
-                doc: "number of walks",
-            },
-            ParamSpec {
-                name: "length",
-                kind: ParamKind::Int {
-                    min: 0,
-                    max: 1_000_000,
-                    default: 80,
-                },
-                doc: "steps per walk (a walk ends early at a vertex with no out-edges)",
-            },
-            ParamSpec {
-                name: "seed",
-                kind: ParamKind::Int {
-                    min: 0,
-                    max: u64::MAX,
-                    default: 0,
-                },
-                doc: "random seed",
-            },
-        ],
-        columns: &[
-            ColumnSpec {
-                name: "walk",
-                ty: ColumnType::UInt64,
-                nullable: false,
-            },
-            ColumnSpec {
-                name: "step",
-                ty: ColumnType::UInt32,
-                nullable: false,
-            },
-            ColumnSpec {
-                name: "vertex",
-                ty: ColumnType::UInt64,
-                nullable: false,
-            },
-        ],
-        operators: &[
-            "walkers := WALKS start vertices (FROM, or drawn with SEED)",
-            "repeat LENGTH times: EdgeMap(walkers, out, step to a neighbour drawn from (SEED, walk, step))",
-        ],
-        dense: false,
-        uses_weights: false,
-        // none: walkers and paths are result rows
-        state_bytes: 0,
-        passes: None,
-    },
-    AlgorithmSpec {
-        name: "dfs",
-        summary: "parallel pseudo-DFS (CAVE): discovery order and a discovering parent",
-        source: SourceRule::Required,
-        iter_param: None,
-        params: &[],
-        columns: &[
-            VERTEX,
-            ColumnSpec {
-                name: "discovered",
-                ty: ColumnType::UInt64,
-                nullable: true,
-            },
-            ColumnSpec {
-                name: "parent",
-                ty: ColumnType::UInt64,
-                nullable: true,
-            },
-        ],
-        operators: &[
-            "stacks := [{source}]",
-            "per thread: pop, EdgeMap(v, out, claim undiscovered neighbours); split a stack above the threshold to idle threads",
-        ],
-        dense: false,
-        uses_weights: false,
-        // parent (u32) and discovery number (u64)
-        state_bytes: 12,
-        passes: None,
-    },
-    AlgorithmSpec {
-        name: "degree",
-        summary: "out- and in-degree of every vertex",
-        source: SourceRule::NotAccepted,
-        iter_param: None,
-        params: &[],
-        columns: &[
-            VERTEX,
-            ColumnSpec {
-                name: "out_degree",
-                ty: ColumnType::UInt64,
-                nullable: false,
-            },
-            ColumnSpec {
-                name: "in_degree",
-                ty: ColumnType::UInt64,
-                nullable: false,
-            },
-        ],
-        operators: &["VertexMap(all, read the vertex index; no edge data)"],
-        dense: false,
-        uses_weights: false,
-        // none
-        state_bytes: 0,
-        passes: None,
-    },
-];
-
-/// The algorithm `call` runs.
-pub fn spec_of(call: &AlgoCall) -> &'static AlgorithmSpec {
-    let name = match call {
-        AlgoCall::Bfs { .. } => "bfs",
-        AlgoCall::PageRank { .. } => "pagerank",
-        AlgoCall::Wcc => "wcc",
-        AlgoCall::Sssp { .. } => "sssp",
-        AlgoCall::Cdlp { .. } => "cdlp",
-        AlgoCall::Lcc => "lcc",
-        AlgoCall::RandomWalk { .. } => "randomwalk",
-        AlgoCall::Dfs { .. } => "dfs",
-        AlgoCall::Degree => "degree",
-    };
-    // Every call has an entry (`every_call_has_a_spec`).
-    algorithm(name).unwrap_or(&ALGORITHMS[0])
+/// The algorithms a session can run, as the executor registers them.
+#[derive(Debug, Clone, Copy)]
+pub struct Registry {
+    algorithms: &'static [&'static AlgorithmSpec],
 }
 
-/// The algorithm called `name`, case-insensitively.
-pub fn algorithm(name: &str) -> Option<&'static AlgorithmSpec> {
-    ALGORITHMS
-        .iter()
-        .find(|a| a.name.eq_ignore_ascii_case(name))
+impl Registry {
+    /// A registry of `algorithms`, in the order HELP lists them.
+    pub const fn new(algorithms: &'static [&'static AlgorithmSpec]) -> Registry {
+        Registry { algorithms }
+    }
+
+    /// The algorithm called `name`, case-insensitively.
+    pub fn get(&self, name: &str) -> Option<&'static AlgorithmSpec> {
+        self.algorithms
+            .iter()
+            .copied()
+            .find(|a| a.name.eq_ignore_ascii_case(name))
+    }
+
+    /// Every algorithm, in registration order.
+    pub fn iter(&self) -> impl Iterator<Item = &'static AlgorithmSpec> {
+        self.algorithms.iter().copied()
+    }
+
+    /// Algorithm names, for completion and suggestions.
+    pub fn names(&self) -> impl Iterator<Item = &'static str> {
+        self.algorithms.iter().map(|a| a.name)
+    }
 }
 
-/// Algorithm names, for completion and suggestions.
-pub fn algorithm_names() -> impl Iterator<Item = &'static str> {
-    ALGORITHMS.iter().map(|a| a.name)
+/// Checks the declarations the rest of the system relies on: unique names, a `vertex` column
+/// for per-vertex results, unique column names, the ITER parameter among the parameters, walk
+/// rows naming integer parameters. The executor's tests run it over its registry.
+pub fn check_declarations(registry: &Registry) -> Result<(), String> {
+    let mut names: Vec<&str> = registry.names().collect();
+    names.sort_unstable();
+    if let Some(w) = names.windows(2).find(|w| w[0] == w[1]) {
+        return Err(format!("algorithm `{}` is registered twice", w[0]));
+    }
+    for a in registry.iter() {
+        let mut columns: Vec<&str> = a.columns.iter().map(|c| c.name).collect();
+        columns.sort_unstable();
+        columns.dedup();
+        if columns.len() != a.columns.len() {
+            return Err(format!("{}: two columns share a name", a.name));
+        }
+        if a.column("vertex").is_none() {
+            return Err(format!("{}: no `vertex` column", a.name));
+        }
+        if let Some(p) = a.iter_param {
+            if a.param(p).is_none() {
+                return Err(format!(
+                    "{}: ITER sets `{p}`, which is no parameter",
+                    a.name
+                ));
+            }
+        }
+        if let Rows::PerWalkStep { count, length } = a.rows {
+            for p in [count, length] {
+                if !matches!(a.param(p).map(|p| p.kind), Some(ParamKind::Int { .. })) {
+                    return Err(format!(
+                        "{}: rows count `{p}`, no integer parameter",
+                        a.name
+                    ));
+                }
+            }
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
+    /// A breadth-first search as a kernel would declare it.
+    pub static BFS: AlgorithmSpec = AlgorithmSpec {
+        name: "bfs",
+        summary: "hops from the source",
+        source: SourceRule::Required,
+        iter_param: None,
+        params: &[],
+        columns: &[
+            ColumnSpec::VERTEX,
+            ColumnSpec::nullable("depth", ColumnType::Int64),
+        ],
+        rows: Rows::PerVertex,
+        program: &[
+            Step::setup("frontier := {source}"),
+            Step::call(Operator::EdgeMap, "frontier, out, claim depth"),
+        ],
+        dense: false,
+        uses_weights: false,
+        needs_nonnegative_weights: false,
+        state_bytes: 4,
+        passes: None,
+    };
+
+    /// A PageRank as a kernel would declare it.
+    pub static PAGERANK: AlgorithmSpec = AlgorithmSpec {
+        name: "pagerank",
+        summary: "PageRank",
+        source: SourceRule::NotAccepted,
+        iter_param: Some("iter"),
+        params: &[
+            ParamSpec::int("iter", 1, 1_000_000, 20, "iterations"),
+            ParamSpec::float("damping", 0.0, 1.0, 0.85, "damping factor"),
+        ],
+        columns: &[
+            ColumnSpec::VERTEX,
+            ColumnSpec::new("rank", ColumnType::Float64),
+        ],
+        rows: Rows::PerVertex,
+        program: &[Step::call(Operator::EdgeReduceSum, "in, rank")],
+        dense: true,
+        uses_weights: false,
+        needs_nonnegative_weights: false,
+        state_bytes: 24,
+        passes: None,
+    };
+
+    /// A weighted shortest-path search, refusing negative weights.
+    pub static SSSP: AlgorithmSpec = AlgorithmSpec {
+        name: "sssp",
+        summary: "shortest paths",
+        source: SourceRule::Required,
+        iter_param: None,
+        params: &[],
+        columns: &[
+            ColumnSpec::VERTEX,
+            ColumnSpec::nullable("distance", ColumnType::Float64),
+        ],
+        rows: Rows::PerVertex,
+        program: &[Step::call(Operator::EdgeMap, "relax")],
+        dense: false,
+        uses_weights: true,
+        needs_nonnegative_weights: true,
+        state_bytes: 8,
+        passes: None,
+    };
+
+    /// Walks, one row per step.
+    pub static WALK: AlgorithmSpec = AlgorithmSpec {
+        name: "randomwalk",
+        summary: "walks",
+        source: SourceRule::Optional,
+        iter_param: None,
+        params: &[
+            ParamSpec::int("walks", 1, 1_000_000_000, 1000, "walks"),
+            ParamSpec::int("length", 0, 1_000_000, 80, "steps"),
+            ParamSpec::int("seed", 0, u64::MAX, 0, "seed"),
+        ],
+        columns: &[
+            ColumnSpec::new("walk", ColumnType::UInt64),
+            ColumnSpec::new("step", ColumnType::UInt32),
+            ColumnSpec::VERTEX,
+        ],
+        rows: Rows::PerWalkStep {
+            count: "walks",
+            length: "length",
+        },
+        program: &[Step::call(Operator::ListFetch, "walkers' vertices, out")],
+        dense: false,
+        uses_weights: false,
+        needs_nonnegative_weights: false,
+        state_bytes: 0,
+        passes: None,
+    };
+
+    /// Components by union-find, no parameters.
+    pub static WCC: AlgorithmSpec = AlgorithmSpec {
+        name: "wcc",
+        summary: "components",
+        source: SourceRule::NotAccepted,
+        iter_param: None,
+        params: &[],
+        columns: &[
+            ColumnSpec::VERTEX,
+            ColumnSpec::new("component", ColumnType::UInt64),
+        ],
+        rows: Rows::PerVertex,
+        program: &[Step::call(Operator::Link, "every edge")],
+        dense: true,
+        uses_weights: false,
+        needs_nonnegative_weights: false,
+        state_bytes: 12,
+        passes: Some("union-find passes"),
+    };
+
+    /// A registry of the test declarations.
+    pub static REGISTRY: Registry = Registry::new(&[&BFS, &PAGERANK, &SSSP, &WALK, &WCC]);
+
     #[test]
-    fn every_call_has_a_spec() {
-        let calls = [
-            AlgoCall::Bfs { source: 0 },
-            AlgoCall::PageRank {
-                iterations: 1,
-                damping: 0.5,
-            },
-            AlgoCall::Wcc,
-            AlgoCall::Sssp { source: 0 },
-            AlgoCall::Cdlp { iterations: 1 },
-            AlgoCall::Lcc,
-            AlgoCall::RandomWalk {
-                start: None,
-                walks: 1,
-                length: 1,
-                seed: 0,
-            },
-            AlgoCall::Dfs { source: 0 },
-            AlgoCall::Degree,
-        ];
-        let names: Vec<&str> = calls.iter().map(|c| spec_of(c).name).collect();
-        assert_eq!(names, algorithm_names().collect::<Vec<_>>());
+    fn the_test_declarations_are_consistent_and_found_by_any_case() {
+        check_declarations(&REGISTRY).unwrap();
+        assert_eq!(REGISTRY.get("PageRank").unwrap().name, "pagerank");
+        assert!(REGISTRY.get("nope").is_none());
     }
 
     #[test]
-    fn every_algorithm_has_a_vertex_column_and_unique_names() {
-        for a in ALGORITHMS {
-            assert!(a.column("vertex").is_some(), "{}", a.name);
-            let mut names: Vec<_> = a.columns.iter().map(|c| c.name).collect();
-            names.sort();
-            names.dedup();
-            assert_eq!(names.len(), a.columns.len(), "{}", a.name);
-            if let Some(p) = a.iter_param {
-                assert!(a.param(p).is_some(), "{}", a.name);
-            }
-        }
-        assert_eq!(algorithm("PageRank").unwrap().name, "pagerank");
+    fn broken_declarations_are_named() {
+        static NO_VERTEX: AlgorithmSpec = AlgorithmSpec {
+            columns: &[ColumnSpec::new("x", ColumnType::UInt64)],
+            ..BFS
+        };
+        static R1: Registry = Registry::new(&[&NO_VERTEX]);
+        let e = check_declarations(&R1).unwrap_err();
+        assert!(e.contains("no `vertex` column"), "{e}");
+        static R2: Registry = Registry::new(&[&BFS, &BFS]);
+        let e = check_declarations(&R2).unwrap_err();
+        assert!(e.contains("registered twice"), "{e}");
+        static BAD_ITER: AlgorithmSpec = AlgorithmSpec {
+            iter_param: Some("rounds"),
+            ..PAGERANK
+        };
+        static R3: Registry = Registry::new(&[&BAD_ITER]);
+        let e = check_declarations(&R3).unwrap_err();
+        assert!(e.contains("`rounds`"), "{e}");
     }
 
     #[test]
     fn usage_lines_read_well() {
-        assert_eq!(algorithm("bfs").unwrap().usage(), "bfs FROM vertex");
+        assert_eq!(BFS.usage(), "bfs FROM vertex");
+        assert_eq!(PAGERANK.usage(), "pagerank [ITER n=20] [damping d=0.85]");
+    }
+
+    #[test]
+    fn per_vertex_bytes_add_state_frontiers_and_the_row() {
+        // depth 4 B + frontiers 16 B + vertex 8 B + depth 8 B and a validity byte
+        assert_eq!(BFS.bytes_per_vertex(), 4 + 16 + 8 + 9);
+        // rank state 24 B, no frontier, row 16 B
+        assert_eq!(PAGERANK.bytes_per_vertex(), 24 + 16);
+        // walks: rows are counted per step, not per vertex
+        assert_eq!(WALK.bytes_per_vertex(), 0);
+        assert_eq!(WALK.row_bytes(), 20);
+    }
+
+    #[test]
+    fn operator_bits_follow_the_program() {
+        assert!(BFS.uses(Operator::EdgeMap));
+        assert!(!BFS.uses(Operator::Link));
+        assert_eq!(BFS.operator_bits(), Operator::EdgeMap.bit());
         assert_eq!(
-            algorithm("pagerank").unwrap().usage(),
-            "pagerank [ITER n=20] [damping d=0.85]"
+            Step::call(Operator::EdgeMap, "x").text(),
+            "EdgeMap(x)".to_string()
         );
     }
 }

@@ -222,6 +222,7 @@ fn word(v: &Literal) -> Result<String, String> {
 pub fn describe(v: &Value) -> String {
     match v {
         Value::Int(n) => format!("the number {n}"),
+        Value::BigInt(n) => format!("the number {n}"),
         Value::Float(f) => format!("the number {f}"),
         Value::Str(s) => format!("the string '{s}'"),
         Value::Size(n) => format!("the size {}", format_size(*n)),

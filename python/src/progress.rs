@@ -48,7 +48,7 @@ impl Watcher for ProgressWatch {
 
     fn run_started(&self, plan: &RunPlan) -> Option<RunProgress> {
         *lock(&self.shown) = Shown {
-            label: plan.spec.name.to_string(),
+            label: plan.call.spec.name.to_string(),
             done: 0,
             total: None,
             unit: "iterations",

@@ -64,7 +64,7 @@ def test_bad_edges_raise_input_errors_naming_the_frame_and_row(db):
     bad = pd.DataFrame({"src": [1, 2, -3], "dst": [2, 3, 4]})
     with pytest.raises(frontier.InputError) as e:
         db.create_graph("h", bad)
-    assert "<pandas.DataFrame>:3: row 3: negative vertex id -3 in `src`" in str(e.value)
+    assert "<pandas.DataFrame>:3: row 3, column `src`: negative vertex id -3" in str(e.value)
 
     with pytest.raises(frontier.InputError, match=r"no column `source` \(columns: src, dst\)"):
         db.create_graph("h", bad, src="source")

@@ -85,13 +85,13 @@ impl Helper for FrontierHelper {}
 
 fn completion_words(session: &Session) -> Vec<String> {
     let mut words: Vec<String> = grammar::KEYWORDS.iter().map(|k| k.to_string()).collect();
-    words.extend(planner::registry::algorithm_names().map(String::from));
+    words.extend(exec::algorithms::REGISTRY.names().map(String::from));
     words.extend(
         planner::settings::SETTINGS
             .iter()
             .map(|(n, _)| n.to_string()),
     );
-    for col in planner::ALGORITHMS.iter().flat_map(|a| a.columns) {
+    for col in exec::algorithms::REGISTRY.iter().flat_map(|a| a.columns) {
         words.push(col.name.to_string());
     }
     if let Ok(graphs) = session.engine.catalog.list() {

@@ -48,7 +48,7 @@ impl engine::Watcher for Bars {
     }
 
     fn run_started(&self, plan: &RunPlan) -> Option<RunProgress> {
-        let bar = spinner("{spinner} {prefix} {msg} [{elapsed}]", plan.spec.name);
+        let bar = spinner("{spinner} {prefix} {msg} [{elapsed}]", plan.call.spec.name);
         *self.run.lock().unwrap_or_else(|e| e.into_inner()) = Some(bar.clone());
         Some(Arc::new(move |p: exec::Progress| {
             let of = p.of.map(|n| format!(" of {n}")).unwrap_or_default();

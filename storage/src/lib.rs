@@ -10,7 +10,9 @@ pub mod gen;
 pub mod huge;
 pub mod import;
 pub mod io;
+pub mod remote_memory;
 pub mod store;
 
 pub use error::{Result, StoreError};
-pub use store::{AttributeSpace, CsrView, Direction, FetchOrder, GraphShape, GraphStore, IoStats};
+pub use remote_memory::{ElementKind, RemoteMemory, RemoteTraffic, RemoteVector};
+pub use store::{CsrView, Direction, FetchOrder, GraphShape, GraphStore, IoStats};

@@ -13,9 +13,8 @@
 
 use std::ops::Range;
 
-use crate::dm::attrs::RemoteArray;
-use crate::dm::AttrKind;
 use crate::error::StoreError;
+use crate::remote_memory::RemoteMemory;
 
 /// Which adjacency to read. Undirected graphs answer `In` with the same lists as `Out`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -59,13 +58,6 @@ pub struct IoStats {
     pub bytes_read: u64,
     /// The largest number of reads that were in flight at once.
     pub inflight_high_water: u64,
-    /// Remote round trips (disaggregated store only).
-    pub round_trips: u64,
-    /// Remote operations (disaggregated store only).
-    pub remote_ops: u64,
-    /// Bytes sent to the network (disaggregated store only): remote attribute updates send
-    /// more than they receive, so `bytes_read` alone would hide them.
-    pub bytes_sent: u64,
 }
 
 impl IoStats {
@@ -77,9 +69,6 @@ impl IoStats {
             cache_misses: self.cache_misses - earlier.cache_misses,
             bytes_read: self.bytes_read - earlier.bytes_read,
             inflight_high_water: self.inflight_high_water,
-            round_trips: self.round_trips - earlier.round_trips,
-            remote_ops: self.remote_ops - earlier.remote_ops,
-            bytes_sent: self.bytes_sent - earlier.bytes_sent,
         }
     }
 
@@ -139,6 +128,12 @@ pub trait GraphStore: Send + Sync {
     /// The internal id of input id `id`, if the graph has that vertex.
     fn internal_id(&self, id: u64) -> Option<u32>;
 
+    /// The vertices' string keys, when the graph has them; then `input_id(v)` is `v` (the
+    /// rank of its key) and the keys name the vertices.
+    fn vertex_keys(&self) -> Option<&crate::blockfile::keys::VertexKeys> {
+        None
+    }
+
     /// Calls `visit(v, neighbours, weights)` exactly once for every vertex of `vertices`, in
     /// completion order. `weights` is `Some` only when asked for and the graph is weighted.
     /// Keeps up to the store's I/O depth of reads in flight. An error (I/O, checksum, a remote
@@ -181,21 +176,10 @@ pub trait GraphStore: Send + Sync {
     /// cache 64.0 KiB)`.
     fn describe_reader(&self) -> String;
 
-    /// Where per-vertex state can live outside the compute node, when the store offers that
-    /// (the disaggregated store does); `None` keeps every kernel's state local.
-    fn remote_attributes(&self) -> Option<&dyn AttributeSpace> {
+    /// Memory outside the compute node where per-vertex state can live, when the store offers
+    /// it (the disaggregated store does); `None` keeps every kernel's state local. The traffic
+    /// to it is reported by [`RemoteMemory::traffic`].
+    fn remote_memory(&self) -> Option<&dyn RemoteMemory> {
         None
     }
-}
-
-/// Remote memory for vertex attribute arrays (DMG §4.3.2). Object safe, so a kernel generic over
-/// its store can ask any store for it through [`GraphStore::remote_attributes`].
-pub trait AttributeSpace: Send + Sync {
-    /// The compute node's budget for graph data and attributes (`SET cn_cache`), in bytes: a
-    /// kernel whose per-vertex state is larger keeps it remote.
-    fn local_budget(&self) -> u64;
-
-    /// A new array of `len` elements of `kind`, each `fill` (raw bits), range-partitioned over
-    /// the memory nodes like the vertex index. Its traffic counts in the store's `io_stats`.
-    fn alloc_attr(&self, len: u64, kind: AttrKind, fill: u64) -> Result<RemoteArray, StoreError>;
 }

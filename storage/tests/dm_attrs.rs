@@ -1,7 +1,8 @@
 //! Remote vertex attribute arrays against two real memory nodes on loopback: values round-trip
 //! across the partition boundary, concurrent CAS-min and claims from two threads lose no update
 //! and double-win nothing, sums are exact, a bad index is an error, a killed node is named; and
-//! through `DmStore`, the array follows the index's partitioning and its traffic is counted.
+//! through `DmStore`, the array follows the index's partitioning and its traffic is counted in
+//! the store's remote memory.
 
 mod common;
 
@@ -12,12 +13,11 @@ use std::sync::Arc;
 use storage::blockfile::memory::MemoryStore;
 use storage::dm::load::{load, PoolConfig};
 use storage::dm::{
-    spawn_memnode_for_tests, AttrKind, MemnodeHandle, NodeSet, RemoteArray, TcpOptions,
-    TcpTransport,
+    spawn_memnode_for_tests, MemnodeHandle, NodeSet, RemoteArray, TcpOptions, TcpTransport,
 };
 use storage::dm::{DmOptions, DmStore};
 use storage::import::InputFormat;
-use storage::GraphStore;
+use storage::{ElementKind, GraphStore, RemoteVector};
 
 const TOKEN: &str = "dm-attrs-test";
 
@@ -36,7 +36,7 @@ fn two_nodes() -> (MemnodeHandle, MemnodeHandle, Arc<dyn NodeSet>) {
 #[test]
 fn values_round_trip_across_the_partition_boundary() {
     let (a, b, set) = two_nodes();
-    let arr = RemoteArray::alloc(set, vec![0, 700, 1500], AttrKind::U64, 7).unwrap();
+    let arr = RemoteArray::alloc(set, vec![0, 700, 1500], ElementKind::U64, 7).unwrap();
     assert_eq!(arr.len(), 1500);
     assert_eq!(arr.partition_of(699), 0);
     assert_eq!(arr.partition_of(700), 1);
@@ -68,7 +68,7 @@ fn concurrent_cas_min_from_two_threads_loses_no_update() {
         RemoteArray::alloc(
             set,
             vec![0, 1200, N],
-            AttrKind::F64,
+            ElementKind::F64,
             f64::INFINITY.to_bits(),
         )
         .unwrap(),
@@ -122,7 +122,7 @@ fn concurrent_cas_min_from_two_threads_loses_no_update() {
 fn concurrent_claims_win_each_index_once() {
     let (_a, _b, set) = two_nodes();
     let arr = Arc::new(
-        RemoteArray::alloc(set, vec![0, 500, 1000], AttrKind::U32, u32::MAX as u64).unwrap(),
+        RemoteArray::alloc(set, vec![0, 500, 1000], ElementKind::U32, u32::MAX as u64).unwrap(),
     );
     let threads: Vec<_> = [3u64, 5]
         .into_iter()
@@ -163,8 +163,8 @@ fn concurrent_claims_win_each_index_once() {
 fn add_batch_sums_exactly() {
     let (_a, _b, set) = two_nodes();
     let ints =
-        Arc::new(RemoteArray::alloc(set.clone(), vec![0, 40, 100], AttrKind::U64, 0).unwrap());
-    let floats = Arc::new(RemoteArray::alloc(set, vec![0, 40, 100], AttrKind::F64, 0).unwrap());
+        Arc::new(RemoteArray::alloc(set.clone(), vec![0, 40, 100], ElementKind::U64, 0).unwrap());
+    let floats = Arc::new(RemoteArray::alloc(set, vec![0, 40, 100], ElementKind::F64, 0).unwrap());
     let threads: Vec<_> = [1u64, 2]
         .into_iter()
         .map(|k| {
@@ -198,7 +198,7 @@ fn add_batch_sums_exactly() {
 #[test]
 fn an_out_of_range_index_is_an_error_and_changes_nothing() {
     let (_a, _b, set) = two_nodes();
-    let arr = RemoteArray::alloc(set.clone(), vec![0, 10, 20], AttrKind::U64, 5).unwrap();
+    let arr = RemoteArray::alloc(set.clone(), vec![0, 10, 20], ElementKind::U64, 5).unwrap();
     for e in [
         arr.cas_min_batch(&[(3, 1), (20, 1)]).unwrap_err(),
         arr.claim_batch(&[u64::MAX], 5, 0).unwrap_err(),
@@ -215,14 +215,14 @@ fn an_out_of_range_index_is_an_error_and_changes_nothing() {
         "a refused batch applied nothing"
     );
     // Bounds that do not fit the node set are refused too.
-    let e = RemoteArray::alloc(set, vec![0, 10], AttrKind::U64, 0).unwrap_err();
+    let e = RemoteArray::alloc(set, vec![0, 10], ElementKind::U64, 0).unwrap_err();
     assert!(e.to_string().contains("partition bounds"), "{e}");
 }
 
 #[test]
 fn a_killed_node_fails_with_an_error_naming_it() {
     let (a, b, set) = two_nodes();
-    let arr = RemoteArray::alloc(set, vec![0, 100, 200], AttrKind::U64, u64::MAX).unwrap();
+    let arr = RemoteArray::alloc(set, vec![0, 100, 200], ElementKind::U64, u64::MAX).unwrap();
     let b_addr = b.addr().to_string();
     b.kill();
     // Partition 0 still answers; anything touching partition 1 names the dead node.
@@ -275,27 +275,27 @@ fn dm_store_attributes_follow_the_index_partitioning_and_are_counted() {
         },
     )
     .unwrap();
-    let space = dm
-        .remote_attributes()
-        .expect("a DM store offers remote attributes");
-    assert_eq!(space.local_budget(), 4096);
+    let memory = dm.remote_memory().expect("a DM store offers remote memory");
+    assert_eq!(memory.local_budget(), 4096);
     let n = dm.shape().vertices;
-    let before = dm.io_stats();
-    let arr = space
-        .alloc_attr(n as u64, AttrKind::U32, u32::MAX as u64)
-        .unwrap();
+    let placed = dm.alloc_attr(n as u64, ElementKind::U32, 0).unwrap();
     for v in 0..n {
         assert_eq!(
-            arr.partition_of(v as u64),
+            placed.partition_of(v as u64),
             layout.partition_of(v),
             "vertex {v}"
         );
     }
+    let before = memory.traffic();
+    let arr = memory
+        .alloc(n as u64, ElementKind::U32, u32::MAX as u64)
+        .unwrap();
+    assert_eq!((arr.len(), arr.kind()), (n as u64, ElementKind::U32));
     let claimed = arr
         .claim_batch(&[0, 1, (n - 1) as u64], u32::MAX as u64, 1)
         .unwrap();
     assert_eq!(claimed.len(), 3);
-    let d = dm.io_stats().since(&before);
+    let d = memory.traffic().since(&before);
     assert!(
         d.round_trips >= 3,
         "alloc, fill and claims are counted: {d:?}"
@@ -305,6 +305,7 @@ fn dm_store_attributes_follow_the_index_partitioning_and_are_counted() {
         d.bytes_sent >= 8 * n as u64,
         "the fill's bytes are counted: {d:?}"
     );
+    arr.free().unwrap();
     // The in-memory store keeps everything local.
-    assert!(mem.remote_attributes().is_none());
+    assert!(mem.remote_memory().is_none());
 }

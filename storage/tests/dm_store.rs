@@ -154,12 +154,12 @@ fn dm_lists_equal_block_file_lists() {
                     }
                 }
             }
-            let io = dm.io_stats();
-            assert!(io.round_trips > 0 && io.remote_ops >= io.round_trips);
+            let s = dm.remote_stats();
+            assert!(s.round_trips > 0 && s.nic_ops() >= s.round_trips);
             // Merged and batched: far fewer round trips than vertices fetched.
-            let before = dm.io_stats();
+            let before = dm.remote_stats();
             collect_each(&dm, Direction::Out, &all, false);
-            let rt = dm.io_stats().since(&before).round_trips;
+            let rt = dm.remote_stats().since(&before).round_trips;
             if cn_cache > 1 << 20 {
                 assert!(rt * 20 < n as u64, "{rt} round trips for {n} vertices");
             }

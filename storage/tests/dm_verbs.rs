@@ -4,9 +4,10 @@
 use std::sync::Arc;
 
 use storage::dm::{
-    spawn_memnode_for_tests, AttrKind, Batch, CostModel, InProcTransport, MemoryNode, TcpOptions,
+    spawn_memnode_for_tests, Batch, CostModel, InProcTransport, MemoryNode, TcpOptions,
     TcpTransport, Transport, UpdateItem, UpdateOp, VerbReply,
 };
+use storage::ElementKind;
 
 const TOKEN: &str = "test-token";
 
@@ -223,7 +224,7 @@ fn pass_by_value_updates_min_and_add() {
     let n = t
         .apply_updates(
             a,
-            AttrKind::U32,
+            ElementKind::U32,
             UpdateOp::Min,
             vec![it(1, 5), it(1, 7), it(6, 2), it(1, 3)],
         )
@@ -236,7 +237,7 @@ fn pass_by_value_updates_min_and_add() {
     let b = t.alloc(8 * 4).unwrap();
     t.apply_updates(
         b,
-        AttrKind::U64,
+        ElementKind::U64,
         UpdateOp::Add,
         vec![it(2, 10), it(2, 5), it(0, 1)],
     )
@@ -249,7 +250,7 @@ fn pass_by_value_updates_min_and_add() {
     let f = |x: f64| x.to_bits();
     t.apply_updates(
         c,
-        AttrKind::F64,
+        ElementKind::F64,
         UpdateOp::Add,
         vec![it(0, f(0.25)), it(0, f(0.5))],
     )
@@ -259,7 +260,7 @@ fn pass_by_value_updates_min_and_add() {
     assert_eq!(
         t.apply_updates(
             c,
-            AttrKind::F64,
+            ElementKind::F64,
             UpdateOp::Min,
             vec![it(1, f(3.5)), it(1, f(4.0))]
         )
@@ -273,7 +274,7 @@ fn pass_by_value_updates_min_and_add() {
     assert!(t
         .apply_updates(
             c,
-            AttrKind::F64,
+            ElementKind::F64,
             UpdateOp::Add,
             vec![it(0, f(1.0)), it(2, f(1.0))]
         )

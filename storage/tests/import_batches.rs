@@ -99,7 +99,7 @@ fn a_negative_id_names_the_frame_and_its_row() {
     let err = import_batches(&req, &mut reader, &mut |_| {}, &AtomicBool::new(false)).unwrap_err();
     assert_eq!(
         err.to_string(),
-        "<test frame>:3: row 3: negative vertex id -5 in `to`"
+        "<test frame>:3: row 3, column `to`: negative vertex id -5"
     );
     assert!(!req.dest.exists());
 }
@@ -116,4 +116,33 @@ fn an_unknown_column_lists_the_frame_columns() {
         err.to_string(),
         "<test frame>: no column `source` (columns: w, from, to)"
     );
+}
+
+#[test]
+fn string_keys_in_a_frame_import_as_string_keys() {
+    use arrow_array::StringArray;
+
+    let dir = tempfile::tempdir().unwrap();
+    let mut req = frame_request(dir.path(), true);
+    req.weighted = false;
+    req.options.truncate(2);
+    let schema = Arc::new(Schema::new(vec![
+        Field::new("from", DataType::Utf8, false),
+        Field::new("to", DataType::Utf8, false),
+    ]));
+    let batch = |a: Vec<&str>, b: Vec<&str>| {
+        let columns: Vec<ArrayRef> = vec![
+            Arc::new(StringArray::from(a)),
+            Arc::new(StringArray::from(b)),
+        ];
+        RecordBatch::try_new(schema.clone(), columns).unwrap()
+    };
+    let batches = vec![
+        batch(vec!["alice", "bob"], vec!["bob", "carol"]),
+        batch(vec!["carol"], vec!["alice"]),
+    ];
+    // The key type comes from the schema before a batch is read, so a one-pass reader suffices.
+    let mut reader = RecordBatchIterator::new(batches.into_iter().map(Ok), schema);
+    let summary = import_batches(&req, &mut reader, &mut |_| {}, &AtomicBool::new(false)).unwrap();
+    assert_eq!((summary.vertices, summary.edges), (3, 3));
 }

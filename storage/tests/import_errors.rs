@@ -18,6 +18,8 @@ fn refuse(content: &[u8], weighted: bool, want: &str, line: u64) {
     let tmp = dir.path().join("tmp");
     let mut req = request(&src, InputFormat::Edgelist, &dest, &tmp);
     req.weighted = weighted;
+    // Keys that are not integers would otherwise import as string keys.
+    req.options = vec![("keys".into(), "integer".into())];
     let err = run(&req).unwrap_err();
     let msg = err.to_string();
     assert!(
@@ -140,9 +142,15 @@ fn csv_errors_name_path_and_line() {
     let dest = dir.path().join("g");
     std::fs::write(&src, "from;to;w\n1;2;0.5\n\"3\";x;1\n").unwrap();
     let mut req = request(&src, InputFormat::Csv, &dest, dir.path());
-    req.options = vec![("delimiter".into(), ";".into())];
+    req.options = vec![
+        ("delimiter".into(), ";".into()),
+        ("keys".into(), "integer".into()),
+    ];
     let err = run(&req).unwrap_err().to_string();
-    assert!(err.contains("e.csv:3:") && err.contains("`x`"), "{err}");
+    assert!(
+        err.contains("e.csv:3:") && err.contains("column 2 (`to`)") && err.contains("`x`"),
+        "{err}"
+    );
     req.options.push(("src".into(), "source".into()));
     let err = run(&req).unwrap_err().to_string();
     assert!(

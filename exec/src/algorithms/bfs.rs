@@ -12,8 +12,11 @@ use std::sync::Arc;
 
 use arrow_array::{ArrayRef, Int64Array, RecordBatch};
 use arrow_schema::SchemaRef;
+use planner::registry::{AlgorithmSpec, ColumnSpec, ColumnType, Operator, SourceRule, Step};
+use planner::AlgoCall;
 use storage::{Direction, GraphStore};
 
+use super::{Algorithm, FromVertex};
 use crate::context::RunContext;
 use crate::edgemap::EdgeMap;
 use crate::error::ExecError;
@@ -25,56 +28,96 @@ use crate::subset::VertexSubset;
 /// Depth of an unvisited vertex.
 pub const UNREACHED: u32 = u32::MAX;
 
-/// Depths from `source` ([`UNREACHED`] when not reachable); an out-of-range source reaches
-/// nothing.
-pub fn compute<S: GraphStore>(ctx: &RunContext<'_, S>, source: u32) -> Result<Vec<u32>, ExecError> {
-    let n = ctx.n();
-    if source >= n {
-        return Ok(vec![UNREACHED; n as usize]);
-    }
-    let depth = ctx.vertex_array(UNREACHED)?;
-    depth.set(source, 0)?;
-    let mut frontier = VertexSubset::single(n, source);
-    let mut edge_map = EdgeMap::new(ctx);
-    let mut level = 1;
-    while !frontier.is_empty() {
-        frontier = edge_map.claim(&frontier, Direction::Out, &depth, UNREACHED, level, None)?;
-        level += 1;
-    }
-    depth.into_vec()
-}
+/// Breadth-first search.
+pub struct Bfs;
 
-/// Rows `(vertex, depth)`.
-pub fn batches<S: GraphStore>(
-    store: &S,
-    schema: &SchemaRef,
-    depth: &[u32],
-) -> Result<Vec<RecordBatch>, ExecError> {
-    per_vertex_batches(store, schema, |r| {
-        let col: Int64Array = depth[r]
-            .iter()
-            .map(|&d| (d != UNREACHED).then_some(d as i64))
-            .collect();
-        vec![Arc::new(col) as ArrayRef]
-    })
-}
+impl Algorithm for Bfs {
+    const SPEC: AlgorithmSpec = AlgorithmSpec {
+        name: "bfs",
+        summary: "breadth-first search: hops from the source along out-edges",
+        source: SourceRule::Required,
+        columns: &[
+            ColumnSpec::VERTEX,
+            ColumnSpec::nullable("depth", ColumnType::Int64),
+        ],
+        program: &[
+            Step::setup("frontier := {source}"),
+            Step::call(
+                Operator::EdgeMap,
+                "frontier, out, depth[v] unset => depth[v] := level+1; until the frontier is empty",
+            ),
+        ],
+        // depth (u32)
+        state_bytes: 4,
+        ..AlgorithmSpec::BASE
+    };
+    type Config = FromVertex;
+    type Output = Vec<u32>;
 
-/// Checks a BFS result against a sequential queue-based BFS from `source`.
-pub fn verify<S: GraphStore>(store: &S, source: u32, table: &ResultTable) -> Result<(), String> {
-    let lists = Lists::read(store)?;
-    let mut want = vec![None; lists.n()];
-    if (source as usize) < lists.n() {
-        want[source as usize] = Some(0.0);
-        let mut queue = std::collections::VecDeque::from([source as usize]);
-        while let Some(u) = queue.pop_front() {
-            let next = want[u].map(|d: f64| d + 1.0);
-            for &(v, _) in &lists.out[u] {
-                if want[v as usize].is_none() {
-                    want[v as usize] = next;
-                    queue.push_back(v as usize);
+    fn config(call: &AlgoCall) -> FromVertex {
+        FromVertex::of(call)
+    }
+
+    /// Depths from the source ([`UNREACHED`] when not reachable); an out-of-range source
+    /// reaches nothing.
+    fn compute<S: GraphStore>(
+        ctx: &RunContext<'_, S>,
+        cfg: &FromVertex,
+    ) -> Result<Vec<u32>, ExecError> {
+        let n = ctx.n();
+        let source = cfg.source;
+        if source >= n {
+            return Ok(vec![UNREACHED; n as usize]);
+        }
+        let depth = ctx.vertex_array(UNREACHED)?;
+        depth.set(source, 0)?;
+        let mut frontier = VertexSubset::single(n, source);
+        let mut edge_map = EdgeMap::new(ctx);
+        let mut level = 1;
+        while !frontier.is_empty() {
+            frontier = edge_map.claim(&frontier, Direction::Out, &depth, UNREACHED, level, None)?;
+            level += 1;
+        }
+        depth.into_vec()
+    }
+
+    /// Rows `(vertex, depth)`.
+    fn batches<S: GraphStore>(
+        store: &S,
+        schema: &SchemaRef,
+        depth: &Vec<u32>,
+    ) -> Result<Vec<RecordBatch>, ExecError> {
+        per_vertex_batches(store, schema, |r| {
+            let col: Int64Array = depth[r]
+                .iter()
+                .map(|&d| (d != UNREACHED).then_some(d as i64))
+                .collect();
+            vec![Arc::new(col) as ArrayRef]
+        })
+    }
+
+    /// Checks depths against a sequential queue-based BFS from the source.
+    fn verify<S: GraphStore>(
+        store: &S,
+        cfg: &FromVertex,
+        table: &ResultTable,
+    ) -> Result<(), String> {
+        let lists = Lists::read(store)?;
+        let source = cfg.source as usize;
+        let mut want = vec![None; lists.n()];
+        if source < lists.n() {
+            want[source] = Some(0.0);
+            let mut queue = std::collections::VecDeque::from([source]);
+            while let Some(u) = queue.pop_front() {
+                let next = want[u].map(|d: f64| d + 1.0);
+                for &(v, _) in &lists.out[u] {
+                    if want[v as usize].is_none() {
+                        want[v as usize] = next;
+                        queue.push_back(v as usize);
+                    }
                 }
             }
         }
+        compare(store, &column(table, "depth")?, &want, |a, b| a == b)
     }
-    compare(store, &column(table, "depth")?, &want, |a, b| a == b)
 }

@@ -13,8 +13,11 @@ use std::sync::Arc;
 
 use arrow_array::{ArrayRef, RecordBatch, UInt64Array};
 use arrow_schema::SchemaRef;
+use planner::registry::{AlgorithmSpec, ColumnSpec, ColumnType, Operator, ParamSpec, Step};
+use planner::AlgoCall;
 use storage::{Direction, GraphStore};
 
+use super::Algorithm;
 use crate::context::RunContext;
 use crate::error::ExecError;
 use crate::output::per_vertex_batches;
@@ -23,11 +26,81 @@ use crate::reference::{column, compare, Lists};
 use crate::result::ResultTable;
 use crate::vertexmap::vertex_transform;
 
+/// Community detection by label propagation.
+pub struct Cdlp;
+
+/// CDLP's parameters.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Config {
+    pub iterations: u32,
+}
+
+impl Default for Config {
+    /// The declared defaults.
+    fn default() -> Config {
+        Cdlp::config(&AlgoCall::new(&Cdlp::SPEC))
+    }
+}
+
+impl Algorithm for Cdlp {
+    const SPEC: AlgorithmSpec = AlgorithmSpec {
+        name: "cdlp",
+        summary: "community detection by synchronous label propagation (Graphalytics semantics)",
+        iter_param: Some("iter"),
+        params: &[ParamSpec::int(
+            "iter",
+            1,
+            super::ITERATIONS_MAX,
+            10,
+            "iterations (run exactly)",
+        )],
+        columns: &[
+            ColumnSpec::VERTEX,
+            ColumnSpec::new("label", ColumnType::VertexKey),
+        ],
+        program: &[
+            Step::call(Operator::VertexMap, "all, label := own input id"),
+            Step::call(
+                Operator::EdgeReduceMode,
+                "in+out, label' := most frequent neighbour label, ties to the smallest; ITER times",
+            ),
+        ],
+        dense: true,
+        // label and next label (u64 each)
+        state_bytes: 16,
+        ..AlgorithmSpec::BASE
+    };
+    type Config = Config;
+    type Output = Vec<u64>;
+
+    fn config(call: &AlgoCall) -> Config {
+        Config {
+            iterations: call.int("iter") as u32,
+        }
+    }
+
+    fn compute<S: GraphStore>(
+        ctx: &RunContext<'_, S>,
+        cfg: &Config,
+    ) -> Result<Vec<u64>, ExecError> {
+        compute(ctx, cfg.iterations)
+    }
+
+    fn batches<S: GraphStore>(
+        store: &S,
+        schema: &SchemaRef,
+        out: &Vec<u64>,
+    ) -> Result<Vec<RecordBatch>, ExecError> {
+        batches(store, schema, out)
+    }
+
+    fn verify<S: GraphStore>(store: &S, cfg: &Config, table: &ResultTable) -> Result<(), String> {
+        verify(store, cfg.iterations, table)
+    }
+}
+
 /// Labels (input ids) after `iterations` rounds.
-pub fn compute<S: GraphStore>(
-    ctx: &RunContext<'_, S>,
-    iterations: u32,
-) -> Result<Vec<u64>, ExecError> {
+fn compute<S: GraphStore>(ctx: &RunContext<'_, S>, iterations: u32) -> Result<Vec<u64>, ExecError> {
     let store = ctx.store;
     let n = ctx.n();
     let mut labels = ctx.vertex_array(0u64)?;
@@ -51,7 +124,7 @@ pub fn compute<S: GraphStore>(
 }
 
 /// Rows `(vertex, label)`.
-pub fn batches<S: GraphStore>(
+fn batches<S: GraphStore>(
     store: &S,
     schema: &SchemaRef,
     label: &[u64],
@@ -62,11 +135,7 @@ pub fn batches<S: GraphStore>(
 }
 
 /// Checks CDLP labels against a sequential computation with a histogram per vertex.
-pub fn verify<S: GraphStore>(
-    store: &S,
-    iterations: u32,
-    table: &ResultTable,
-) -> Result<(), String> {
+fn verify<S: GraphStore>(store: &S, iterations: u32, table: &ResultTable) -> Result<(), String> {
     let lists = Lists::read(store)?;
     let n = lists.n();
     let directed = store.shape().directed;

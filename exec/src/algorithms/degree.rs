@@ -4,25 +4,75 @@ use std::sync::Arc;
 
 use arrow_array::{ArrayRef, RecordBatch, UInt64Array};
 use arrow_schema::SchemaRef;
+use planner::registry::{AlgorithmSpec, ColumnSpec, ColumnType, Operator, Step};
+use planner::AlgoCall;
 use storage::{Direction, GraphStore};
 
+use super::Algorithm;
 use crate::context::RunContext;
 use crate::error::ExecError;
 use crate::output::per_vertex_batches;
+use crate::reference::{column, compare, Lists};
+use crate::result::ResultTable;
+use crate::vertexmap::vertex_values;
 
-/// Rows `(vertex, out_degree, in_degree)`; undirected graphs report the same value twice.
-pub fn batches<S: GraphStore>(
-    ctx: &RunContext<'_, S>,
-    schema: &SchemaRef,
-) -> Result<Vec<RecordBatch>, ExecError> {
-    let store = ctx.store;
-    ctx.check()?;
-    per_vertex_batches(store, schema, |r| {
-        let out: UInt64Array = r
-            .clone()
-            .map(|v| store.degree(Direction::Out, v as u32))
-            .collect();
-        let inn: UInt64Array = r.map(|v| store.degree(Direction::In, v as u32)).collect();
-        vec![Arc::new(out) as ArrayRef, Arc::new(inn) as ArrayRef]
-    })
+/// Vertex degrees.
+pub struct Degree;
+
+/// Out- and in-degree per vertex.
+pub struct Degrees {
+    pub out: Vec<u64>,
+    pub inn: Vec<u64>,
+}
+
+impl Algorithm for Degree {
+    const SPEC: AlgorithmSpec = AlgorithmSpec {
+        name: "degree",
+        summary: "out- and in-degree of every vertex",
+        columns: &[
+            ColumnSpec::VERTEX,
+            ColumnSpec::new("out_degree", ColumnType::UInt64),
+            ColumnSpec::new("in_degree", ColumnType::UInt64),
+        ],
+        program: &[Step::call(
+            Operator::VertexMap,
+            "all, read the vertex index; no edge data",
+        )],
+        ..AlgorithmSpec::BASE
+    };
+    type Config = ();
+    type Output = Degrees;
+
+    fn config(_: &AlgoCall) {}
+
+    fn compute<S: GraphStore>(ctx: &RunContext<'_, S>, _: &()) -> Result<Degrees, ExecError> {
+        let store = ctx.store;
+        Ok(Degrees {
+            out: vertex_values(ctx, |v| store.degree(Direction::Out, v))?,
+            inn: vertex_values(ctx, |v| store.degree(Direction::In, v))?,
+        })
+    }
+
+    /// Rows `(vertex, out_degree, in_degree)`; undirected graphs report the same value twice.
+    fn batches<S: GraphStore>(
+        store: &S,
+        schema: &SchemaRef,
+        d: &Degrees,
+    ) -> Result<Vec<RecordBatch>, ExecError> {
+        per_vertex_batches(store, schema, |r| {
+            vec![
+                Arc::new(UInt64Array::from(d.out[r.clone()].to_vec())) as ArrayRef,
+                Arc::new(UInt64Array::from(d.inn[r].to_vec())) as ArrayRef,
+            ]
+        })
+    }
+
+    /// Checks the degrees against the lengths of the lists.
+    fn verify<S: GraphStore>(store: &S, _: &(), table: &ResultTable) -> Result<(), String> {
+        let lists = Lists::read(store)?;
+        let out: Vec<Option<f64>> = lists.out.iter().map(|l| Some(l.len() as f64)).collect();
+        let inn: Vec<Option<f64>> = lists.inn.iter().map(|l| Some(l.len() as f64)).collect();
+        compare(store, &column(table, "out_degree")?, &out, |a, b| a == b)?;
+        compare(store, &column(table, "in_degree")?, &inn, |a, b| a == b)
+    }
 }

@@ -1,36 +1,30 @@
 //! Parallel pseudo-DFS (CAVE, after Acar et al.'s unordered DFS): every vertex reachable from
 //! the source over out-edges is discovered exactly once, in depth-first-like order per worker.
 //!
-//! Each worker pops from its own stack and pushes the neighbours it claims. A vertex is claimed
-//! by compare-exchange on its parent slot (a batch of remote CASes per list when the state is
-//! remote), then given the next global discovery number, so the parent (whose list revealed it)
-//! was always discovered earlier. When a stack grows past
-//! [`SPLIT_AT`] while a worker is idle, its older half is handed over through a shared pool.
-//! The run ends when every worker is idle and the pool is empty. A worker pops as many vertices
-//! as the list-fetch operator fetches at a time (one in memory, a batch out of core, so reads
-//! stay in flight) and expands them.
+//! Every worker pops from its own stack ([`depth_first`]) and pushes the neighbours it claims.
+//! A vertex is claimed by compare-exchange on its parent slot (a batch of remote CASes per list
+//! when the state is remote), then given the next global discovery number, so the parent (whose
+//! list revealed it) was always discovered earlier.
 
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, Condvar, Mutex};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 
 use arrow_array::{ArrayRef, RecordBatch, UInt64Array};
 use arrow_schema::SchemaRef;
-use storage::{Direction, GraphStore};
+use planner::registry::{AlgorithmSpec, ColumnSpec, ColumnType, Operator, SourceRule, Step};
+use planner::AlgoCall;
+use storage::GraphStore;
 
+use super::{Algorithm, FromVertex};
 use crate::bitmap::AtomicBitmap;
 use crate::context::RunContext;
 use crate::error::ExecError;
-use crate::lists::{fetch, fetch_batch};
 use crate::output::per_vertex_batches;
 use crate::reference::{column, Lists};
 use crate::result::ResultTable;
-use crate::stacks::{share, take_work, Shared, SharedState};
+use crate::stacks::depth_first;
 use crate::state::StateValue;
 
-/// A stack larger than this is split when some worker is idle.
-pub const SPLIT_AT: usize = 32;
-/// Vertices expanded between cancel checks.
-pub const BATCH: usize = 64;
 /// Parent slot of an undiscovered vertex.
 const UNSEEN: u32 = u32::MAX;
 /// Discovery number of an undiscovered vertex.
@@ -44,200 +38,172 @@ pub struct Discovery {
     pub parent: Vec<u32>,
 }
 
-/// Discovers everything reachable from `source`.
-pub fn compute<S: GraphStore>(
-    ctx: &RunContext<'_, S>,
-    source: u32,
-) -> Result<Discovery, ExecError> {
-    let n = ctx.n();
-    let parent = ctx.vertex_array(UNSEEN)?;
-    let order = ctx.vertex_array(UNDISCOVERED)?;
-    if source < n {
-        let begin = ctx.begin();
-        parent.set(source, source)?;
-        order.set(source, 0)?;
-        let counter = AtomicU64::new(1);
-        let threads = ctx.pool.threads();
-        let shared = Shared {
-            state: Mutex::new(SharedState {
-                stacks: vec![vec![source]],
-                idle: 0,
-                done: false,
-            }),
-            wake: Condvar::new(),
-            idle_hint: AtomicUsize::new(0),
-        };
-        // Remote claims are filtered through the vertices this node already tried (claims
-        // never revert), so each vertex costs one remote CAS.
-        let sent = parent.is_remote().then(|| AtomicBitmap::new(n));
-        if let Some(sent) = &sent {
-            sent.set(source);
+/// Parallel pseudo-DFS.
+pub struct Dfs;
+
+impl Algorithm for Dfs {
+    const SPEC: AlgorithmSpec = AlgorithmSpec {
+        name: "dfs",
+        summary: "parallel pseudo-DFS (CAVE): discovery order and a discovering parent",
+        source: SourceRule::Required,
+        columns: &[
+            ColumnSpec::VERTEX,
+            ColumnSpec::nullable("discovered", ColumnType::UInt64),
+            ColumnSpec::nullable("parent", ColumnType::VertexKey),
+        ],
+        program: &[
+            Step::setup("stacks := [{source}]"),
+            Step::call(
+                Operator::ListFetch,
+                "per worker: pop, out, claim undiscovered neighbours and push them; split a long stack to idle workers",
+            ),
+        ],
+        // parent (u32) and discovery number (u64)
+        state_bytes: 12,
+        ..AlgorithmSpec::BASE
+    };
+    type Config = FromVertex;
+    type Output = Discovery;
+
+    fn config(call: &AlgoCall) -> FromVertex {
+        FromVertex::of(call)
+    }
+
+    /// Discovers everything reachable from the source.
+    fn compute<S: GraphStore>(
+        ctx: &RunContext<'_, S>,
+        cfg: &FromVertex,
+    ) -> Result<Discovery, ExecError> {
+        let (n, source) = (ctx.n(), cfg.source);
+        let parent = ctx.vertex_array(UNSEEN)?;
+        let order = ctx.vertex_array(UNDISCOVERED)?;
+        if source < n {
+            let begin = ctx.begin();
+            parent.set(source, source)?;
+            order.set(source, 0)?;
+            let counter = AtomicU64::new(1);
+            // Remote claims are filtered through the vertices this node already tried (claims
+            // never revert), so each vertex costs one remote CAS.
+            let sent = parent.is_remote().then(|| AtomicBitmap::new(n));
+            if let Some(sent) = &sent {
+                sent.set(source);
+            }
+            let claim = |from: u32, ns: &[u32], stack: &mut Vec<u32>| -> Result<(), ExecError> {
+                if let (Some(p), Some(o)) = (parent.local(), order.local()) {
+                    for &w in ns.iter().rev() {
+                        if p.get(w as usize)
+                            .is_some_and(|p| u32::claim(p, UNSEEN, from))
+                        {
+                            u64::store(&o[w as usize], counter.fetch_add(1, Ordering::Relaxed));
+                            stack.push(w);
+                        }
+                    }
+                    return Ok(());
+                }
+                let tried: Vec<u32> = ns
+                    .iter()
+                    .rev()
+                    .copied()
+                    .filter(|&w| w < n && sent.as_ref().is_none_or(|s| s.set(w)))
+                    .collect();
+                let won = parent.claim_batch(&tried, UNSEEN, from)?;
+                let first = counter.fetch_add(won.len() as u64, Ordering::Relaxed);
+                let numbered: Vec<(u32, u64)> = won
+                    .iter()
+                    .enumerate()
+                    .map(|(k, &w)| (w, first + k as u64))
+                    .collect();
+                // Discovery numbers start undiscovered (the largest value): a min-update writes them.
+                order.min_batch(&numbered)?;
+                stack.extend(won);
+                Ok(())
+            };
+            let edges = depth_first(ctx, vec![source], &claim)?;
+            ctx.finish(begin, counter.load(Ordering::Relaxed), edges, "push", None)?;
         }
-        let claim = |from: u32, ns: &[u32], stack: &mut Vec<u32>| -> Result<(), ExecError> {
-            if let (Some(p), Some(o)) = (parent.local(), order.local()) {
-                for &w in ns.iter().rev() {
-                    if p.get(w as usize)
-                        .is_some_and(|p| u32::claim(p, UNSEEN, from))
-                    {
-                        u64::store(&o[w as usize], counter.fetch_add(1, Ordering::Relaxed));
-                        stack.push(w);
+        Ok(Discovery {
+            source,
+            order: order.into_vec()?,
+            parent: parent.into_vec()?,
+        })
+    }
+
+    /// Rows `(vertex, discovered, parent)`; both null for undiscovered vertices, parent null for
+    /// the source.
+    fn batches<S: GraphStore>(
+        store: &S,
+        schema: &SchemaRef,
+        d: &Discovery,
+    ) -> Result<Vec<RecordBatch>, ExecError> {
+        per_vertex_batches(store, schema, |r| {
+            let order: UInt64Array = d.order[r.clone()]
+                .iter()
+                .map(|&o| (o != UNDISCOVERED).then_some(o))
+                .collect();
+            let parent: UInt64Array = r
+                .map(|v| {
+                    let p = d.parent[v];
+                    (p != UNSEEN && v as u32 != d.source).then(|| store.input_id(p))
+                })
+                .collect();
+            vec![Arc::new(order) as ArrayRef, Arc::new(parent) as ArrayRef]
+        })
+    }
+
+    /// Checks a DFS result: exactly the vertices reachable from `source` are discovered, with
+    /// distinct discovery numbers, the source first and without a parent, and every other vertex's
+    /// parent discovered before it and joined to it by an out-edge.
+    fn verify<S: GraphStore>(
+        store: &S,
+        cfg: &FromVertex,
+        table: &ResultTable,
+    ) -> Result<(), String> {
+        let source = cfg.source;
+        let lists = Lists::read(store)?;
+        let n = lists.n();
+        let mut reach = vec![false; n];
+        if (source as usize) < n {
+            reach[source as usize] = true;
+            let mut stack = vec![source];
+            while let Some(u) = stack.pop() {
+                for &(v, _) in &lists.out[u as usize] {
+                    if !std::mem::replace(&mut reach[v as usize], true) {
+                        stack.push(v);
                     }
                 }
-                return Ok(());
-            }
-            let tried: Vec<u32> = ns
-                .iter()
-                .rev()
-                .copied()
-                .filter(|&w| w < n && sent.as_ref().is_none_or(|s| s.set(w)))
-                .collect();
-            let won = parent.claim_batch(&tried, UNSEEN, from)?;
-            let first = counter.fetch_add(won.len() as u64, Ordering::Relaxed);
-            let numbered: Vec<(u32, u64)> = won
-                .iter()
-                .enumerate()
-                .map(|(k, &w)| (w, first + k as u64))
-                .collect();
-            // Discovery numbers start undiscovered (the largest value): a min-update writes them.
-            order.min_batch(&numbered)?;
-            stack.extend(won);
-            Ok(())
-        };
-        let results = ctx.pool.broadcast(|_| {
-            let r = worker(ctx, &shared, threads, &claim);
-            if r.is_err() {
-                shared.stop();
-            }
-            r
-        });
-        let mut edges = 0;
-        for r in results {
-            edges += r?;
-        }
-        let found = counter.load(Ordering::Relaxed);
-        ctx.finish(begin, found, edges, "push", None)?;
-    }
-    Ok(Discovery {
-        source,
-        order: order.into_vec()?,
-        parent: parent.into_vec()?,
-    })
-}
-
-/// One worker: pops, expands, shares; returns the number of list entries it read.
-fn worker<S: GraphStore, C>(
-    ctx: &RunContext<'_, S>,
-    shared: &Shared,
-    threads: usize,
-    claim: &C,
-) -> Result<u64, ExecError>
-where
-    C: Fn(u32, &[u32], &mut Vec<u32>) -> Result<(), ExecError> + Sync,
-{
-    let take = fetch_batch(ctx);
-    let mut stack: Vec<u32> = Vec::new();
-    let mut batch: Vec<u32> = Vec::with_capacity(take);
-    let mut edges = 0u64;
-    loop {
-        if stack.is_empty() && !take_work(shared, threads, &mut stack) {
-            return Ok(edges);
-        }
-        ctx.check()?;
-        // Up to BATCH expansions between cancel checks.
-        for _ in 0..(BATCH / take).max(1) {
-            batch.clear();
-            let keep = stack.len().saturating_sub(take);
-            batch.extend(stack.drain(keep..).rev());
-            if batch.is_empty() {
-                break;
-            }
-            let mut failed = None;
-            fetch(ctx, Direction::Out, &batch, false, |v, ns, _| {
-                edges += ns.len() as u64;
-                if failed.is_none() {
-                    failed = claim(v, ns, &mut stack).err();
-                }
-            })?;
-            if let Some(e) = failed {
-                return Err(e);
-            }
-            if stack.len() > SPLIT_AT {
-                share(shared, &mut stack);
             }
         }
-    }
-}
-
-/// Rows `(vertex, discovered, parent)`; both null for undiscovered vertices, parent null for
-/// the source.
-pub fn batches<S: GraphStore>(
-    store: &S,
-    schema: &SchemaRef,
-    d: &Discovery,
-) -> Result<Vec<RecordBatch>, ExecError> {
-    per_vertex_batches(store, schema, |r| {
-        let order: UInt64Array = d.order[r.clone()]
-            .iter()
-            .map(|&o| (o != UNDISCOVERED).then_some(o))
-            .collect();
-        let parent: UInt64Array = r
-            .map(|v| {
-                let p = d.parent[v];
-                (p != UNSEEN && v as u32 != d.source).then(|| store.input_id(p))
-            })
-            .collect();
-        vec![Arc::new(order) as ArrayRef, Arc::new(parent) as ArrayRef]
-    })
-}
-
-/// Checks a DFS result: exactly the vertices reachable from `source` are discovered, with
-/// distinct discovery numbers, the source first and without a parent, and every other vertex's
-/// parent discovered before it and joined to it by an out-edge.
-pub fn verify<S: GraphStore>(store: &S, source: u32, table: &ResultTable) -> Result<(), String> {
-    let lists = Lists::read(store)?;
-    let n = lists.n();
-    let mut reach = vec![false; n];
-    if (source as usize) < n {
-        reach[source as usize] = true;
-        let mut stack = vec![source];
-        while let Some(u) = stack.pop() {
-            for &(v, _) in &lists.out[u as usize] {
-                if !std::mem::replace(&mut reach[v as usize], true) {
-                    stack.push(v);
+        let found = column(table, "discovered")?;
+        let parent = column(table, "parent")?;
+        let mut numbers = std::collections::HashSet::new();
+        for v in 0..n {
+            let id = store.input_id(v as u32);
+            if found[v].is_some() != reach[v] {
+                return Err(format!(
+                    "vertex {id}: discovered {:?}, reachable {}",
+                    found[v], reach[v]
+                ));
+            }
+            let Some(at) = found[v] else { continue };
+            if !numbers.insert(at as u64) {
+                return Err(format!("vertex {id}: discovery number {at} given twice"));
+            }
+            match parent[v] {
+                None if v as u32 == source && at == 0.0 => {}
+                None => return Err(format!("vertex {id}: no parent")),
+                Some(p) => {
+                    let p = store
+                        .internal_id(p as u64)
+                        .ok_or_else(|| format!("vertex {id}: parent {p} is no vertex"))?;
+                    if !lists.out[p as usize].iter().any(|e| e.0 as usize == v) {
+                        return Err(format!("vertex {id}: no edge from its parent"));
+                    }
+                    if found[p as usize].is_none_or(|pa| pa >= at) {
+                        return Err(format!("vertex {id}: discovered before its parent"));
+                    }
                 }
             }
         }
+        Ok(())
     }
-    let found = column(table, "discovered")?;
-    let parent = column(table, "parent")?;
-    let mut numbers = std::collections::HashSet::new();
-    for v in 0..n {
-        let id = store.input_id(v as u32);
-        if found[v].is_some() != reach[v] {
-            return Err(format!(
-                "vertex {id}: discovered {:?}, reachable {}",
-                found[v], reach[v]
-            ));
-        }
-        let Some(at) = found[v] else { continue };
-        if !numbers.insert(at as u64) {
-            return Err(format!("vertex {id}: discovery number {at} given twice"));
-        }
-        match parent[v] {
-            None if v as u32 == source && at == 0.0 => {}
-            None => return Err(format!("vertex {id}: no parent")),
-            Some(p) => {
-                let p = store
-                    .internal_id(p as u64)
-                    .ok_or_else(|| format!("vertex {id}: parent {p} is no vertex"))?;
-                if !lists.out[p as usize].iter().any(|e| e.0 as usize == v) {
-                    return Err(format!("vertex {id}: no edge from its parent"));
-                }
-                if found[p as usize].is_none_or(|pa| pa >= at) {
-                    return Err(format!("vertex {id}: discovered before its parent"));
-                }
-            }
-        }
-    }
-    Ok(())
 }

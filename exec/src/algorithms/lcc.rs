@@ -9,8 +9,11 @@ use std::sync::Arc;
 
 use arrow_array::{ArrayRef, Float64Array, RecordBatch};
 use arrow_schema::SchemaRef;
+use planner::registry::{AlgorithmSpec, ColumnSpec, ColumnType, Operator, Step};
+use planner::AlgoCall;
 use storage::GraphStore;
 
+use super::Algorithm;
 use crate::context::RunContext;
 use crate::error::ExecError;
 use crate::intersect::neighbour_arcs;
@@ -18,8 +21,50 @@ use crate::output::per_vertex_batches;
 use crate::reference::{close, column, compare, Lists};
 use crate::result::ResultTable;
 
+/// Local clustering coefficient.
+pub struct Lcc;
+
+impl Algorithm for Lcc {
+    const SPEC: AlgorithmSpec = AlgorithmSpec {
+        name: "lcc",
+        summary: "local clustering coefficient (directed graphs: N(v) = in- and out-neighbours)",
+        columns: &[
+            ColumnSpec::VERTEX,
+            ColumnSpec::new("coefficient", ColumnType::Float64),
+        ],
+        program: &[Step::call(
+            Operator::NeighbourIntersect,
+            "all, N(v) := in ∪ out; count arcs among N(v); coefficient := t / (d(d-1))",
+        )],
+        dense: true,
+        // coefficient (f64) and arc count (u64)
+        state_bytes: 16,
+        ..AlgorithmSpec::BASE
+    };
+    type Config = ();
+    type Output = Vec<f64>;
+
+    fn config(_: &AlgoCall) {}
+
+    fn compute<S: GraphStore>(ctx: &RunContext<'_, S>, _: &()) -> Result<Vec<f64>, ExecError> {
+        compute(ctx)
+    }
+
+    fn batches<S: GraphStore>(
+        store: &S,
+        schema: &SchemaRef,
+        out: &Vec<f64>,
+    ) -> Result<Vec<RecordBatch>, ExecError> {
+        batches(store, schema, out)
+    }
+
+    fn verify<S: GraphStore>(store: &S, _: &(), table: &ResultTable) -> Result<(), String> {
+        verify(store, table)
+    }
+}
+
 /// The coefficient of every vertex.
-pub fn compute<S: GraphStore>(ctx: &RunContext<'_, S>) -> Result<Vec<f64>, ExecError> {
+fn compute<S: GraphStore>(ctx: &RunContext<'_, S>) -> Result<Vec<f64>, ExecError> {
     let shape = ctx.store.shape();
     let coef = ctx.vertex_array(0.0)?;
     let start = ctx.begin();
@@ -42,7 +87,7 @@ fn coefficient(t: u64, d: usize) -> f64 {
 }
 
 /// Rows `(vertex, coefficient)`.
-pub fn batches<S: GraphStore>(
+fn batches<S: GraphStore>(
     store: &S,
     schema: &SchemaRef,
     coef: &[f64],
@@ -53,7 +98,7 @@ pub fn batches<S: GraphStore>(
 }
 
 /// Checks LCC coefficients against a sequential count over every ordered neighbour pair.
-pub fn verify<S: GraphStore>(store: &S, table: &ResultTable) -> Result<(), String> {
+fn verify<S: GraphStore>(store: &S, table: &ResultTable) -> Result<(), String> {
     use std::collections::BTreeSet;
     let lists = Lists::read(store)?;
     let arcs: BTreeSet<(u32, u32)> = (0..lists.n())

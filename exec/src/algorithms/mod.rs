@@ -1,6 +1,10 @@
-//! One file per algorithm. Each exposes `compute` (the kernel, timed as algorithm time) and
-//! `batches` (Arrow rows in internal-id order, built afterwards). What the kernel is — name,
-//! parameters, output columns, per-vertex state bytes — is its entry in `planner::registry`.
+//! One file per algorithm, each written against the operators only. A file declares what its
+//! algorithm is ([`Algorithm::SPEC`]: name, parameters, columns, program, state bytes), turns a
+//! checked call into its [`Algorithm::Config`], computes, builds rows, and verifies a result
+//! against a plain sequential computation of the definition (GAPBS style). Adding an algorithm
+//! is its file and one line in [`algorithms!`] below; the planner, EXPLAIN, HELP, the output
+//! schema, state placement and the memory estimate all read the declaration through
+//! [`REGISTRY`].
 
 pub mod bfs;
 pub mod cdlp;
@@ -12,22 +16,153 @@ pub mod randomwalk;
 pub mod sssp;
 pub mod wcc;
 
-use planner::AlgoCall;
+use std::time::{Duration, Instant};
 
-/// The bytes of per-vertex state `call`'s kernel allocates through the run context (the
-/// registry's `state_bytes`), from which the run decides whether that state is local or remote.
-pub fn state_bytes_per_vertex(call: &AlgoCall) -> u64 {
-    planner::registry::spec_of(call).state_bytes
+use arrow_array::RecordBatch;
+use arrow_schema::SchemaRef;
+use planner::registry::{AlgorithmSpec, Registry};
+use planner::AlgoCall;
+use storage::GraphStore;
+
+use crate::context::RunContext;
+use crate::error::ExecError;
+use crate::result::ResultTable;
+
+/// An algorithm: its declaration and its kernel.
+pub trait Algorithm {
+    /// What the system knows of it before it runs.
+    const SPEC: AlgorithmSpec;
+    /// Its parameters, typed.
+    type Config;
+    /// What the kernel computes, before rows are built.
+    type Output;
+
+    /// The typed parameters of a checked call.
+    fn config(call: &AlgoCall) -> Self::Config;
+
+    /// The kernel (timed as algorithm time).
+    fn compute<S: GraphStore>(
+        ctx: &RunContext<'_, S>,
+        cfg: &Self::Config,
+    ) -> Result<Self::Output, ExecError>;
+
+    /// The result rows, in the declared columns (not timed).
+    fn batches<S: GraphStore>(
+        store: &S,
+        schema: &SchemaRef,
+        out: &Self::Output,
+    ) -> Result<Vec<RecordBatch>, ExecError>;
+
+    /// Checks `table` against a sequential computation of the definition.
+    fn verify<S: GraphStore>(
+        store: &S,
+        cfg: &Self::Config,
+        table: &ResultTable,
+    ) -> Result<(), String>;
+}
+
+/// The most iterations `ITER` accepts.
+pub const ITERATIONS_MAX: u64 = 1_000_000;
+
+/// The configuration of an algorithm whose only input is where it starts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FromVertex {
+    /// An internal id; an id out of range reaches nothing.
+    pub source: u32,
+}
+
+impl FromVertex {
+    /// The source of a checked call.
+    pub fn of(call: &AlgoCall) -> FromVertex {
+        FromVertex {
+            source: call.source.unwrap_or(0),
+        }
+    }
+}
+
+/// Computes `call` with `A`'s kernel and builds its rows: the algorithm time and the batches.
+fn run_as<A: Algorithm, S: GraphStore>(
+    ctx: &RunContext<'_, S>,
+    call: &AlgoCall,
+    schema: &SchemaRef,
+) -> Result<(Duration, Vec<RecordBatch>), ExecError> {
+    let started = Instant::now();
+    let out = A::compute(ctx, &A::config(call))?;
+    let elapsed = started.elapsed();
+    Ok((elapsed, A::batches(ctx.store, schema, &out)?))
+}
+
+/// The registration list: for each algorithm its module and type, in the order HELP lists them.
+macro_rules! algorithms {
+    ($($module:ident :: $kind:ident),* $(,)?) => {
+        /// Every algorithm the executor runs, for the planner.
+        pub static REGISTRY: Registry =
+            Registry::new(&[$(&<$module::$kind as Algorithm>::SPEC),*]);
+
+        /// Runs `call`'s kernel over the context's store.
+        pub(crate) fn dispatch<S: GraphStore>(
+            ctx: &RunContext<'_, S>,
+            call: &AlgoCall,
+            schema: &SchemaRef,
+        ) -> Result<(Duration, Vec<RecordBatch>), ExecError> {
+            $(if call.spec.name == <$module::$kind as Algorithm>::SPEC.name {
+                return run_as::<$module::$kind, S>(ctx, call, schema);
+            })*
+            Err(ExecError::Other(format!("no kernel is registered for `{}`", call.spec.name)))
+        }
+
+        /// Checks `table`, the result of `call` over `store`, with the algorithm's verifier.
+        pub fn verify<S: GraphStore>(
+            store: &S,
+            call: &AlgoCall,
+            table: &ResultTable,
+        ) -> Result<(), String> {
+            $(if call.spec.name == <$module::$kind as Algorithm>::SPEC.name {
+                let cfg = <$module::$kind as Algorithm>::config(call);
+                return <$module::$kind as Algorithm>::verify(store, &cfg, table);
+            })*
+            Err(format!("no verifier is registered for `{}`", call.spec.name))
+        }
+    };
+}
+
+algorithms! {
+    bfs::Bfs,
+    pagerank::PageRank,
+    wcc::Wcc,
+    sssp::Sssp,
+    cdlp::Cdlp,
+    lcc::Lcc,
+    randomwalk::RandomWalk,
+    dfs::Dfs,
+    degree::Degree,
+}
+
+/// The declaration of the algorithm called `name`.
+pub fn spec(name: &str) -> Option<&'static AlgorithmSpec> {
+    REGISTRY.get(name)
+}
+
+/// A call of the algorithm `name` with its defaults, for programs and tests that run kernels
+/// without a statement (statements go through the planner).
+///
+/// # Panics
+/// When no algorithm is called `name`: a programming error, not an input.
+pub fn call(name: &str) -> AlgoCall {
+    match REGISTRY.get(name) {
+        Some(spec) => AlgoCall::new(spec),
+        None => panic!("no algorithm is called `{name}`"),
+    }
 }
 
 /// EXPLAIN's line for a DM graph: whether the kernel's state will be remote or local, and why.
-pub fn explain_state(call: &AlgoCall, vertices: u64, cn_cache: u64) -> String {
-    let per = state_bytes_per_vertex(call);
+pub fn explain_state(spec: &AlgorithmSpec, vertices: u64, cn_cache: u64) -> String {
+    let per = spec.state_bytes;
     let total = per.saturating_mul(vertices);
     let sizes = format!(
         "{per} B × {vertices} vertices = {} vs cn_cache {}",
-        planner::settings::format_size(total),
-        planner::settings::format_size(cn_cache)
+        base::format_size(total),
+        base::format_size(cn_cache)
     );
     if per == 0 {
         "local (no per-vertex state)".to_string()
@@ -43,21 +178,34 @@ mod tests {
     use super::*;
 
     #[test]
+    fn the_registered_declarations_are_consistent() {
+        planner::registry::check_declarations(&REGISTRY).unwrap();
+        assert_eq!(
+            REGISTRY.names().collect::<Vec<_>>(),
+            [
+                "bfs",
+                "pagerank",
+                "wcc",
+                "sssp",
+                "cdlp",
+                "lcc",
+                "randomwalk",
+                "dfs",
+                "degree"
+            ]
+        );
+    }
+
+    #[test]
     fn explain_says_where_the_state_lives_and_why() {
-        let bfs = AlgoCall::Bfs { source: 0 };
-        let s = explain_state(&bfs, 10, 16);
+        let bfs = spec("bfs").unwrap();
+        let s = explain_state(bfs, 10, 16);
         assert!(
             s.starts_with("remote (4 B × 10 vertices = 40 B vs cn_cache 16 B"),
             "{s}"
         );
-        assert!(explain_state(&bfs, 10, 40).starts_with("local ("));
-        let walk = AlgoCall::RandomWalk {
-            start: None,
-            walks: 1,
-            length: 1,
-            seed: 0,
-        };
-        assert!(explain_state(&walk, 10, 16).contains("no per-vertex state"));
-        assert!(explain_state(&AlgoCall::Degree, 10, 16).contains("no per-vertex state"));
+        assert!(explain_state(bfs, 10, 40).starts_with("local ("));
+        assert!(explain_state(spec("randomwalk").unwrap(), 10, 16).contains("no per-vertex state"));
+        assert!(explain_state(spec("degree").unwrap(), 10, 16).contains("no per-vertex state"));
     }
 }

@@ -12,8 +12,11 @@ use std::sync::Arc;
 
 use arrow_array::{ArrayRef, Float64Array, RecordBatch};
 use arrow_schema::SchemaRef;
+use planner::registry::{AlgorithmSpec, ColumnSpec, ColumnType, Operator, ParamSpec, Step};
+use planner::AlgoCall;
 use storage::{Direction, GraphStore};
 
+use super::Algorithm;
 use crate::context::RunContext;
 use crate::error::ExecError;
 use crate::output::per_vertex_batches;
@@ -22,8 +25,78 @@ use crate::reference::{close, column, compare, Lists};
 use crate::result::ResultTable;
 use crate::vertexmap::vertex_transform;
 
+/// PageRank.
+pub struct PageRank;
+
+/// PageRank's parameters.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Config {
+    pub iterations: u32,
+    pub damping: f64,
+}
+
+impl Default for Config {
+    /// The declared defaults.
+    fn default() -> Config {
+        PageRank::config(&AlgoCall::new(&PageRank::SPEC))
+    }
+}
+
+impl Algorithm for PageRank {
+    const SPEC: AlgorithmSpec = AlgorithmSpec {
+        name: "pagerank",
+        summary: "PageRank with dangling mass spread over all vertices (Graphalytics semantics)",
+        iter_param: Some("iter"),
+        params: &[
+            ParamSpec::int("iter", 1, super::ITERATIONS_MAX, 20, "iterations (run exactly, no convergence test)"),
+            ParamSpec::float("damping", 0.0, 1.0, 0.85, "damping factor"),
+        ],
+        columns: &[
+            ColumnSpec::VERTEX,
+            ColumnSpec::new("rank", ColumnType::Float64),
+        ],
+        program: &[
+            Step::setup("rank := 1/|V| for all vertices"),
+            Step::call(Operator::VertexMap, "all, contrib := rank/out_degree; sink mass := sum of sinks' rank"),
+            Step::call(Operator::EdgeReduceSum, "in, rank' := (1-d)/|V| + d*(sum contrib + sink mass/|V|); ITER times with the VertexMap"),
+        ],
+        dense: true,
+        // rank, contribution and next rank (f64 each)
+        state_bytes: 24,
+        ..AlgorithmSpec::BASE
+    };
+    type Config = Config;
+    type Output = Vec<f64>;
+
+    fn config(call: &AlgoCall) -> Config {
+        Config {
+            iterations: call.int("iter") as u32,
+            damping: call.float("damping"),
+        }
+    }
+
+    fn compute<S: GraphStore>(
+        ctx: &RunContext<'_, S>,
+        cfg: &Config,
+    ) -> Result<Vec<f64>, ExecError> {
+        compute(ctx, cfg.iterations, cfg.damping)
+    }
+
+    fn batches<S: GraphStore>(
+        store: &S,
+        schema: &SchemaRef,
+        out: &Vec<f64>,
+    ) -> Result<Vec<RecordBatch>, ExecError> {
+        batches(store, schema, out)
+    }
+
+    fn verify<S: GraphStore>(store: &S, cfg: &Config, table: &ResultTable) -> Result<(), String> {
+        verify(store, cfg.iterations, cfg.damping, table)
+    }
+}
+
 /// Ranks after `iterations` rounds with damping `damping`.
-pub fn compute<S: GraphStore>(
+fn compute<S: GraphStore>(
     ctx: &RunContext<'_, S>,
     iterations: u32,
     damping: f64,
@@ -58,7 +131,7 @@ pub fn compute<S: GraphStore>(
 }
 
 /// Rows `(vertex, rank)`.
-pub fn batches<S: GraphStore>(
+fn batches<S: GraphStore>(
     store: &S,
     schema: &SchemaRef,
     rank: &[f64],
@@ -69,7 +142,7 @@ pub fn batches<S: GraphStore>(
 }
 
 /// Checks PageRank ranks against a sequential computation of the Graphalytics definition.
-pub fn verify<S: GraphStore>(
+fn verify<S: GraphStore>(
     store: &S,
     iterations: u32,
     damping: f64,

@@ -12,28 +12,29 @@ use std::sync::Arc;
 
 use arrow_array::{ArrayRef, RecordBatch, UInt32Array, UInt64Array};
 use arrow_schema::SchemaRef;
-use planner::Mode;
+use planner::registry::{
+    AlgorithmSpec, ColumnSpec, ColumnType, Operator, ParamSpec, Rows, SourceRule, Step,
+};
+use planner::AlgoCall;
 use rayon::prelude::*;
 use storage::{Direction, GraphStore};
 
+use super::Algorithm;
 use crate::context::RunContext;
 use crate::error::ExecError;
-use crate::lists::fetch;
-use crate::result::BATCH_ROWS;
+use crate::lists::{fetch_name, visit_positions};
+use crate::reference::{column, Lists};
+use crate::result::{ResultTable, BATCH_ROWS};
 use crate::rng::Xoshiro256;
 
-/// Walks per chunk of work.
-const CHUNK: usize = 4096;
 /// The most rows (walks × (length + 1)) a run may produce; more is refused, not attempted.
 pub const MAX_ROWS: u64 = 1 << 31;
 
 /// The visited vertices of every walk.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Walks {
-    /// Slots per walk: `length + 1`.
-    pub slots: usize,
-    /// `slots` internal ids per walk; only the first `lengths[w]` are meaningful.
-    pub path: Vec<u32>,
+    /// Per step, where every walk stood (meaningful for the walks that got that far).
+    pub steps: Vec<Vec<u32>>,
     /// Vertices visited by each walk (at least 1).
     pub lengths: Vec<u32>,
 }
@@ -42,151 +43,196 @@ pub struct Walks {
 struct Walker {
     at: u32,
     rng: Xoshiro256,
-    alive: bool,
+    /// Vertices visited so far; a walk still moving after k steps has visited k + 1.
+    visited: u32,
 }
 
-/// Runs the walks.
-pub fn compute<S: GraphStore>(
-    ctx: &RunContext<'_, S>,
-    start: Option<u32>,
-    walks: u64,
-    length: u32,
-    seed: u64,
-) -> Result<Walks, ExecError> {
-    let n = ctx.n();
-    let slots = length as usize + 1;
-    let empty = Walks {
-        slots,
-        path: Vec::new(),
-        lengths: Vec::new(),
-    };
-    let no_start = match start {
-        Some(s) => s >= n,
-        None => n == 0,
-    };
-    if walks == 0 || no_start {
-        return Ok(empty);
+/// Random walks.
+pub struct RandomWalk;
+
+/// The walks to take.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Config {
+    /// Where every walk starts; drawn per walk with the seed when `None`.
+    pub start: Option<u32>,
+    pub walks: u64,
+    pub length: u32,
+    pub seed: u64,
+}
+
+impl Default for Config {
+    /// The declared defaults.
+    fn default() -> Config {
+        RandomWalk::config(&AlgoCall::new(&RandomWalk::SPEC))
     }
-    let rows = walks.saturating_mul(slots as u64);
-    if rows > MAX_ROWS {
-        return Err(ExecError::Other(format!(
-            "randomwalk: {walks} walks of length {length} would produce {rows} rows; at most {MAX_ROWS} are supported"
-        )));
+}
+
+impl Algorithm for RandomWalk {
+    const SPEC: AlgorithmSpec = AlgorithmSpec {
+        name: "randomwalk",
+        summary: "random walks; the same SEED gives the same walks whatever the thread count",
+        source: SourceRule::Optional,
+        params: &[
+            ParamSpec::int("walks", 1, 1_000_000_000, 1000, "number of walks"),
+            ParamSpec::int("length", 0, 1_000_000, 80, "steps per walk (a walk ends early at a vertex with no out-edges)"),
+            ParamSpec::int("seed", 0, u64::MAX, 0, "random seed"),
+        ],
+        columns: &[
+            ColumnSpec::new("walk", ColumnType::UInt64),
+            ColumnSpec::new("step", ColumnType::UInt32),
+            ColumnSpec::VERTEX,
+        ],
+        rows: Rows::PerWalkStep {
+            count: "walks",
+            length: "length",
+        },
+        program: &[
+            Step::setup("walkers := WALKS start vertices (FROM, or drawn with SEED)"),
+            Step::call(
+                Operator::ListFetch,
+                "walkers' vertices, out; step to a neighbour drawn from (SEED, walk, step); LENGTH times",
+            ),
+        ],
+        ..AlgorithmSpec::BASE
+    };
+    type Config = Config;
+    type Output = Walks;
+
+    fn config(call: &AlgoCall) -> Config {
+        Config {
+            start: call.source,
+            walks: call.int("walks"),
+            length: call.int("length") as u32,
+            seed: call.int("seed"),
+        }
     }
-    let walks = walks as usize;
-    let mut path = vec![u32::MAX; walks * slots];
-    let mut lengths = vec![1u32; walks];
-    let mut walkers: Vec<Walker> = ctx.pool.install(|| {
-        (0..walks as u64)
-            .into_par_iter()
-            .map(|w| {
-                let mut rng = Xoshiro256::for_stream(seed, w);
-                let at = start.unwrap_or_else(|| rng.below(n as u64) as u32);
-                Walker {
-                    at,
-                    rng,
-                    alive: length > 0,
-                }
+
+    /// Runs the walks.
+    fn compute<S: GraphStore>(ctx: &RunContext<'_, S>, cfg: &Config) -> Result<Walks, ExecError> {
+        let n = ctx.n();
+        let no_start = cfg.start.map_or(n == 0, |s| s >= n);
+        if cfg.walks == 0 || no_start {
+            return Ok(Walks {
+                steps: Vec::new(),
+                lengths: Vec::new(),
+            });
+        }
+        let rows = cfg.walks.saturating_mul(u64::from(cfg.length) + 1);
+        if rows > MAX_ROWS {
+            return Err(ExecError::Other(format!(
+                "randomwalk: {} walks of length {} would produce {rows} rows; at most {MAX_ROWS} are supported",
+                cfg.walks, cfg.length
+            )));
+        }
+        let mut walkers: Vec<Walker> = ctx.pool.install(|| {
+            (0..cfg.walks)
+                .into_par_iter()
+                .map(|w| {
+                    let mut rng = Xoshiro256::for_stream(cfg.seed, w);
+                    let at = cfg.start.unwrap_or_else(|| rng.below(u64::from(n)) as u32);
+                    Walker {
+                        at,
+                        rng,
+                        visited: 1,
+                    }
+                })
+                .collect()
+        });
+        let mut steps = vec![walkers.iter().map(|w| w.at).collect::<Vec<u32>>()];
+        for moved in 1..=cfg.length {
+            let begin = ctx.begin();
+            let active = walkers.iter().filter(|w| w.visited == moved).count() as u64;
+            if active == 0 {
+                break;
+            }
+            let at = |w: &Walker| (w.visited == moved).then_some(w.at);
+            let moves = visit_positions(ctx, Direction::Out, &mut walkers, at, advance)?;
+            steps.push(walkers.iter().map(|w| w.at).collect());
+            ctx.finish(
+                begin,
+                active,
+                moves,
+                fetch_name(ctx.cfg.mode),
+                Some(cfg.length),
+            )?;
+        }
+        let lengths = walkers.iter().map(|w| w.visited).collect();
+        Ok(Walks { steps, lengths })
+    }
+
+    /// Rows `(walk, step, vertex)`, by walk then step.
+    fn batches<S: GraphStore>(
+        store: &S,
+        schema: &SchemaRef,
+        walks: &Walks,
+    ) -> Result<Vec<RecordBatch>, ExecError> {
+        let rows: Vec<(u64, u32, u32)> = walks
+            .lengths
+            .iter()
+            .enumerate()
+            .flat_map(|(w, &len)| (0..len).map(move |s| (w as u64, s, walks.steps[s as usize][w])))
+            .collect();
+        rows.chunks(BATCH_ROWS)
+            .map(|c| {
+                let cols: Vec<ArrayRef> = vec![
+                    Arc::new(UInt64Array::from_iter_values(c.iter().map(|r| r.0))),
+                    Arc::new(UInt32Array::from_iter_values(c.iter().map(|r| r.1))),
+                    Arc::new(UInt64Array::from_iter_values(
+                        c.iter().map(|r| store.input_id(r.2)),
+                    )),
+                ];
+                Ok(RecordBatch::try_new(schema.clone(), cols)?)
             })
             .collect()
-    });
-    for (w, walker) in walkers.iter().enumerate() {
-        path[w * slots] = walker.at;
     }
-    let strategy = if ctx.cfg.mode == Mode::Block {
-        "block"
-    } else {
-        "push"
-    };
-    for step in 1..slots {
-        ctx.check()?;
-        let begin = ctx.begin();
-        let active = walkers.iter().filter(|w| w.alive).count() as u64;
-        if active == 0 {
-            break;
-        }
-        let moves: u64 = ctx.pool.install(|| {
-            walkers
-                .par_chunks_mut(CHUNK)
-                .zip(path.par_chunks_mut(CHUNK * slots))
-                .zip(lengths.par_chunks_mut(CHUNK))
-                .map(|((ws, ps), ls)| {
-                    ctx.check()?;
-                    let mut moves = 0u64;
-                    // The distinct vertices the chunk's walkers stand on, each list
-                    // fetched once for all its walkers.
-                    let mut here: Vec<(u32, u32)> = ws
-                        .iter()
-                        .enumerate()
-                        .filter(|(_, w)| w.alive)
-                        .map(|(i, w)| (w.at, i as u32))
-                        .collect();
-                    here.sort_unstable();
-                    let mut vertices: Vec<u32> = here.iter().map(|h| h.0).collect();
-                    vertices.dedup();
-                    fetch(ctx, Direction::Out, &vertices, false, |v, ns, _| {
-                        let from = here.partition_point(|h| h.0 < v);
-                        for &(_, i) in here[from..].iter().take_while(|h| h.0 == v) {
-                            let i = i as usize;
-                            moves += advance(&mut ws[i], &mut ps[i * slots + step], &mut ls[i], ns);
-                        }
-                    })?;
-                    Ok::<u64, ExecError>(moves)
-                })
-                .try_reduce(|| 0, |a, b| Ok(a + b))
-        })?;
-        ctx.finish(begin, active, moves, strategy, Some(length))?;
-    }
-    Ok(Walks {
-        slots,
-        path,
-        lengths,
-    })
-}
 
-/// Moves `walker` to a uniformly chosen vertex of `ns` (recording it in `slot` and counting it
-/// in `len`), or ends the walk when `ns` is empty. Returns the number of moves made (0 or 1).
-#[inline]
-fn advance(walker: &mut Walker, slot: &mut u32, len: &mut u32, ns: &[u32]) -> u64 {
-    if ns.is_empty() {
-        walker.alive = false;
-        return 0;
-    }
-    let next = ns[walker.rng.below(ns.len() as u64) as usize];
-    walker.at = next;
-    *slot = next;
-    *len += 1;
-    1
-}
-
-/// Rows `(walk, step, vertex)`, by walk then step.
-pub fn batches<S: GraphStore>(
-    store: &S,
-    schema: &SchemaRef,
-    walks: &Walks,
-) -> Result<Vec<RecordBatch>, ExecError> {
-    let mut batches = Vec::new();
-    let (mut walk, mut step, mut vertex) = (Vec::new(), Vec::new(), Vec::new());
-    let mut flush = |walk: &mut Vec<u64>, step: &mut Vec<u32>, vertex: &mut Vec<u64>| {
-        let cols: Vec<ArrayRef> = vec![
-            Arc::new(UInt64Array::from(std::mem::take(walk))),
-            Arc::new(UInt32Array::from(std::mem::take(step))),
-            Arc::new(UInt64Array::from(std::mem::take(vertex))),
-        ];
-        RecordBatch::try_new(schema.clone(), cols).map(|b| batches.push(b))
-    };
-    for (w, &len) in walks.lengths.iter().enumerate() {
-        for s in 0..len as usize {
-            walk.push(w as u64);
-            step.push(s as u32);
-            vertex.push(store.input_id(walks.path[w * walks.slots + s]));
-            if walk.len() == BATCH_ROWS {
-                flush(&mut walk, &mut step, &mut vertex)?;
+    /// Checks the rows against the walks replayed one after another from the same streams.
+    fn verify<S: GraphStore>(store: &S, cfg: &Config, table: &ResultTable) -> Result<(), String> {
+        let lists = Lists::read(store)?;
+        let n = lists.n() as u64;
+        let mut want = Vec::new();
+        for w in (0..cfg.walks).filter(|_| n > 0 && cfg.start.is_none_or(|s| u64::from(s) < n)) {
+            let mut rng = Xoshiro256::for_stream(cfg.seed, w);
+            let mut at = cfg.start.unwrap_or_else(|| rng.below(n) as u32);
+            want.push([w, 0, store.input_id(at)]);
+            for step in 1..=u64::from(cfg.length) {
+                let ns = &lists.out[at as usize];
+                if ns.is_empty() {
+                    break;
+                }
+                at = ns[rng.below(ns.len() as u64) as usize].0;
+                want.push([w, step, store.input_id(at)]);
             }
         }
+        let cols = ["walk", "step", "vertex"].map(|c| column(table, c));
+        let got: Vec<[u64; 3]> = match cols {
+            [Ok(w), Ok(s), Ok(v)] => (0..w.len())
+                .map(|i| [w[i], s[i], v[i]].map(|x| x.unwrap_or(f64::NAN) as u64))
+                .collect(),
+            _ => return Err("the result lacks a walk, step or vertex column".into()),
+        };
+        match got.iter().zip(&want).position(|(g, w)| g != w) {
+            Some(i) => Err(format!(
+                "row {i}: {:?}, the definition gives {:?}",
+                got[i], want[i]
+            )),
+            None if got.len() != want.len() => Err(format!(
+                "{} rows, the definition gives {}",
+                got.len(),
+                want.len()
+            )),
+            None => Ok(()),
+        }
     }
-    if !walk.is_empty() {
-        flush(&mut walk, &mut step, &mut vertex)?;
+}
+
+/// Moves `walker` to a uniformly chosen vertex of `ns` (its walk ends when `ns` is empty).
+/// Returns the number of moves made (0 or 1).
+fn advance(walker: &mut Walker, ns: &[u32]) -> u64 {
+    if ns.is_empty() {
+        return 0;
     }
-    Ok(batches)
+    walker.at = ns[walker.rng.below(ns.len() as u64) as usize];
+    walker.visited += 1;
+    1
 }

@@ -14,9 +14,11 @@ use std::sync::Arc;
 
 use arrow_array::{ArrayRef, Float64Array, RecordBatch};
 use arrow_schema::SchemaRef;
-use planner::Mode;
+use planner::registry::{AlgorithmSpec, ColumnSpec, ColumnType, Operator, SourceRule, Step};
+use planner::{AlgoCall, Mode};
 use storage::{Direction, GraphStore};
 
+use super::{Algorithm, FromVertex};
 use crate::context::RunContext;
 use crate::delta;
 use crate::edgemap::EdgeMap;
@@ -26,8 +28,68 @@ use crate::reference::{close, column, compare, Lists};
 use crate::result::ResultTable;
 use crate::subset::VertexSubset;
 
+/// Single-source shortest paths.
+pub struct Sssp;
+
+impl Algorithm for Sssp {
+    const SPEC: AlgorithmSpec = AlgorithmSpec {
+        name: "sssp",
+        summary: "single-source shortest paths over out-edges (weight 1 on unweighted graphs)",
+        source: SourceRule::Required,
+        columns: &[
+            ColumnSpec::VERTEX,
+            ColumnSpec::nullable("distance", ColumnType::Float64),
+        ],
+        program: &[
+            Step::setup("frontier := {source}, distance[source] := 0"),
+            Step::call(
+                Operator::DeltaStepping,
+                "in memory under mode auto with non-negative weights: bins of width delta = mean weight / (4 x average degree)",
+            ),
+            Step::call(
+                Operator::EdgeMap,
+                "otherwise: frontier, out, distance[v] := min(distance[v], distance[u] + w); until the frontier is empty",
+            ),
+        ],
+        uses_weights: true,
+        needs_nonnegative_weights: true,
+        // distance (f64)
+        state_bytes: 8,
+        ..AlgorithmSpec::BASE
+    };
+    type Config = FromVertex;
+    type Output = Vec<f64>;
+
+    fn config(call: &AlgoCall) -> FromVertex {
+        FromVertex::of(call)
+    }
+
+    fn compute<S: GraphStore>(
+        ctx: &RunContext<'_, S>,
+        cfg: &FromVertex,
+    ) -> Result<Vec<f64>, ExecError> {
+        compute(ctx, cfg.source)
+    }
+
+    fn batches<S: GraphStore>(
+        store: &S,
+        schema: &SchemaRef,
+        dist: &Vec<f64>,
+    ) -> Result<Vec<RecordBatch>, ExecError> {
+        batches(store, schema, dist)
+    }
+
+    fn verify<S: GraphStore>(
+        store: &S,
+        cfg: &FromVertex,
+        table: &ResultTable,
+    ) -> Result<(), String> {
+        verify(store, cfg.source, table)
+    }
+}
+
 /// Distances from `source` (+∞ when unreachable).
-pub fn compute<S: GraphStore>(ctx: &RunContext<'_, S>, source: u32) -> Result<Vec<f64>, ExecError> {
+fn compute<S: GraphStore>(ctx: &RunContext<'_, S>, source: u32) -> Result<Vec<f64>, ExecError> {
     if ctx.cfg.mode == Mode::Auto {
         if let Some(distances) = delta::shortest_paths(ctx, source) {
             return distances;
@@ -74,7 +136,7 @@ fn bellman_ford<S: GraphStore>(
 }
 
 /// Rows `(vertex, distance)`.
-pub fn batches<S: GraphStore>(
+fn batches<S: GraphStore>(
     store: &S,
     schema: &SchemaRef,
     dist: &[f64],
@@ -89,7 +151,7 @@ pub fn batches<S: GraphStore>(
 }
 
 /// Checks an SSSP result against a sequential Bellman-Ford from `source`.
-pub fn verify<S: GraphStore>(store: &S, source: u32, table: &ResultTable) -> Result<(), String> {
+fn verify<S: GraphStore>(store: &S, source: u32, table: &ResultTable) -> Result<(), String> {
     let lists = Lists::read(store)?;
     let mut dist = vec![f64::INFINITY; lists.n()];
     if (source as usize) < lists.n() {

@@ -14,9 +14,12 @@ use std::sync::Arc;
 
 use arrow_array::{ArrayRef, RecordBatch, UInt64Array};
 use arrow_schema::SchemaRef;
+use planner::registry::{AlgorithmSpec, ColumnSpec, ColumnType, Operator, Step};
+use planner::AlgoCall;
 use rayon::prelude::*;
 use storage::{Direction, GraphStore};
 
+use super::Algorithm;
 use crate::context::RunContext;
 use crate::edgemap::EdgeMap;
 use crate::error::ExecError;
@@ -27,8 +30,55 @@ use crate::result::ResultTable;
 use crate::subset::VertexSubset;
 use crate::vertexmap::vertex_transform;
 
+/// Weakly connected components.
+pub struct Wcc;
+
+impl Algorithm for Wcc {
+    const SPEC: AlgorithmSpec = AlgorithmSpec {
+        name: "wcc",
+        summary: "weakly connected components, each labelled with its smallest vertex id",
+        columns: &[
+            ColumnSpec::VERTEX,
+            ColumnSpec::new("component", ColumnType::VertexKey),
+        ],
+        program: &[
+            Step::call(Operator::Link, "every edge, directions ignored: union-find, Afforest sampling in memory"),
+            Step::setup("component[v] := smallest input id in v's set"),
+            Step::call(Operator::VertexMap, "with remote state instead: label[v] := own input id"),
+            Step::call(Operator::EdgeMap, "with remote state: frontier, out+in, label[v] := min(label[v], label[u]); until no label changes"),
+        ],
+        dense: true,
+        // parent (u32) and component label (u64)
+        state_bytes: 12,
+        passes: Some(
+            "union-find passes (PROFILE: link sample, link); with remote state, min-label push rounds (push remote)",
+        ),
+        ..AlgorithmSpec::BASE
+    };
+    type Config = ();
+    type Output = Vec<u64>;
+
+    fn config(_: &AlgoCall) {}
+
+    fn compute<S: GraphStore>(ctx: &RunContext<'_, S>, _: &()) -> Result<Vec<u64>, ExecError> {
+        compute(ctx)
+    }
+
+    fn batches<S: GraphStore>(
+        store: &S,
+        schema: &SchemaRef,
+        out: &Vec<u64>,
+    ) -> Result<Vec<RecordBatch>, ExecError> {
+        batches(store, schema, out)
+    }
+
+    fn verify<S: GraphStore>(store: &S, _: &(), table: &ResultTable) -> Result<(), String> {
+        verify(store, table)
+    }
+}
+
 /// The component label (smallest input id of the component) of every vertex.
-pub fn compute<S: GraphStore>(ctx: &RunContext<'_, S>) -> Result<Vec<u64>, ExecError> {
+fn compute<S: GraphStore>(ctx: &RunContext<'_, S>) -> Result<Vec<u64>, ExecError> {
     let store = ctx.store;
     if ctx.placement().is_remote() {
         return propagate_labels(ctx);
@@ -78,7 +128,7 @@ fn propagate_labels<S: GraphStore>(ctx: &RunContext<'_, S>) -> Result<Vec<u64>, 
 }
 
 /// Rows `(vertex, component)`.
-pub fn batches<S: GraphStore>(
+fn batches<S: GraphStore>(
     store: &S,
     schema: &SchemaRef,
     label: &[u64],
@@ -89,7 +139,7 @@ pub fn batches<S: GraphStore>(
 }
 
 /// Checks WCC labels against sequential min-label propagation over both directions.
-pub fn verify<S: GraphStore>(store: &S, table: &ResultTable) -> Result<(), String> {
+fn verify<S: GraphStore>(store: &S, table: &ResultTable) -> Result<(), String> {
     let lists = Lists::read(store)?;
     let n = lists.n();
     let mut label: Vec<u64> = (0..n as u32).map(|v| store.input_id(v)).collect();

@@ -42,17 +42,18 @@ impl GraphalyticsSink {
                 fields.len()
             )));
         }
-        if !is_integer(fields[0].data_type()) {
+        if !is_integer(fields[0].data_type()) && fields[0].data_type() != &DataType::Utf8 {
             return Err(unsupported(format!(
-                "the first column `{}` must hold integer vertex ids, not {}",
+                "the first column `{}` must hold vertex ids or keys, not {}",
                 fields[0].name(),
                 fields[0].data_type()
             )));
         }
         let vt = fields[1].data_type();
-        if !is_integer(vt) && !matches!(vt, DataType::Float32 | DataType::Float64) {
+        if !is_integer(vt) && !matches!(vt, DataType::Float32 | DataType::Float64 | DataType::Utf8)
+        {
             return Err(unsupported(format!(
-                "the value column `{}` must be an integer or float, not {vt}",
+                "the value column `{}` must be an integer, float or vertex key, not {vt}",
                 fields[1].name()
             )));
         }
@@ -86,6 +87,15 @@ impl GraphalyticsSink {
             self.line.push(' ');
             if let Err(reason) = push_value(&mut self.line, values, row) {
                 return Err(self.unsupported(reason));
+            }
+            if self.line.trim_end().contains(['\n', '\r'])
+                || self.line.split_whitespace().count() != 2
+            {
+                return Err(self.unsupported(format!(
+                    "row {}: a vertex key with whitespace cannot be written as `id value` text; \
+                     use FORMAT csv or parquet",
+                    row + 1
+                )));
             }
             self.line.push('\n');
             self.file
@@ -125,7 +135,8 @@ fn is_integer(t: &DataType) -> bool {
     )
 }
 
-/// The decimal text of an integer cell: `None` for null, `Err` for a non-integer column.
+/// The decimal text of an integer cell, or a vertex key: `None` for null, `Err` for a column of
+/// another type.
 fn integer_text(a: &dyn Array, row: usize) -> Option<Result<String, ()>> {
     if a.is_null(row) {
         return None;
@@ -139,6 +150,8 @@ fn integer_text(a: &dyn Array, row: usize) -> Option<Result<String, ()>> {
         DataType::UInt16 => a.as_primitive::<UInt16Type>().value(row).to_string(),
         DataType::UInt32 => a.as_primitive::<UInt32Type>().value(row).to_string(),
         DataType::UInt64 => a.as_primitive::<UInt64Type>().value(row).to_string(),
+        // A string-keyed graph's vertex keys.
+        DataType::Utf8 => a.as_string::<i32>().value(row).to_string(),
         _ => return Some(Err(())),
     };
     Some(Ok(s))

@@ -1,4 +1,4 @@
-//! The on-disk block-file format (version 2): the one place its layout is written down.
+//! The on-disk block-file format (version 3): the one place its layout is written down.
 //!
 //! ```text
 //! block 0            superblock (see below)
@@ -26,6 +26,12 @@
 //! Sections:
 //! - `IdMap`: `u64` input id of each internal vertex, strictly ascending (internal id = rank of
 //!   the input id, so input → internal is a binary search).
+//! - `KeyOffsets` / `KeyBytes` (version 3 on, only when the vertices have string keys): the
+//!   string key of every internal vertex, ascending byte-wise (internal id = rank of the key,
+//!   so key → internal id is a binary search and `IdMap` is then `0..n`). `KeyOffsets` holds
+//!   `n + 1` `u64` byte offsets into `KeyBytes` (key `v` is bytes `offsets[v]..offsets[v+1]`),
+//!   `KeyBytes` the keys' UTF-8 bytes back to back. Both are covered by `BlockCrcs`, so a
+//!   reader can check and read them block by block instead of loading them whole.
 //! - `OutIndex` / `InIndex`: 16 bytes per vertex: start slot `u64` (index of the first `u32` of
 //!   the list within the edge section) and degree `u64`.
 //! - `OutEdges` / `InEdges`: 4 KiB blocks of 1024 `u32` internal neighbour ids, sorted ascending
@@ -46,7 +52,8 @@
 //!   the file length is a multiple of [`BLOCK_SIZE`]; edge sections are whole blocks.
 //!
 //! Version 1 files (written before the `Identity` section existed) are read as before; they
-//! just cannot tell which graph they belong to.
+//! just cannot tell which graph they belong to. Version 2 files are version 3 files without
+//! string keys.
 //!
 //! Undirected graphs have no `In*` sections: in-lists are the out-lists.
 //! Addressing: slots are `u64`, so more than 2^32 edges and degrees above 2^24 are covered.
@@ -63,7 +70,7 @@ pub const SLOTS_PER_BLOCK: usize = BLOCK_SIZE / 4;
 /// The first eight bytes of every graph file.
 pub const MAGIC: &[u8; 8] = b"FRONTIER";
 /// The format version this build writes.
-pub const FORMAT_VERSION: u32 = 2;
+pub const FORMAT_VERSION: u32 = 3;
 /// The oldest format version this build still reads (version 1 has no `Identity` section).
 pub const OLDEST_READABLE_VERSION: u32 = 1;
 /// Bytes of one section-table entry.
@@ -96,6 +103,8 @@ pub enum SectionKind {
     InWeights = 7,
     BlockCrcs = 8,
     Identity = 9,
+    KeyOffsets = 10,
+    KeyBytes = 11,
 }
 
 impl SectionKind {
@@ -111,6 +120,8 @@ impl SectionKind {
             7 => InWeights,
             8 => BlockCrcs,
             9 => Identity,
+            10 => KeyOffsets,
+            11 => KeyBytes,
             _ => return None,
         })
     }

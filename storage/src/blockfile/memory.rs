@@ -8,6 +8,7 @@ use std::ops::Range;
 use std::path::Path;
 
 use crate::blockfile::format::{Section, BLOCK_SIZE};
+use crate::blockfile::keys::VertexKeys;
 use crate::blockfile::open::{GraphFile, VertexIndex};
 use crate::error::{Result, StoreError};
 use crate::store::{CsrView, Direction, FetchOrder, GraphShape, GraphStore, IoStats};
@@ -23,6 +24,7 @@ struct Adjacency {
 #[derive(Debug)]
 pub struct MemoryStore {
     file: GraphFile,
+    keys: Option<VertexKeys>,
     out: Adjacency,
     inn: Option<Adjacency>,
     stats: IoStats,
@@ -52,6 +54,8 @@ impl MemoryStore {
             bytes_read: small,
             ..IoStats::default()
         };
+        let keys = VertexKeys::load(&file)?;
+        stats.bytes_read += VertexKeys::file_bytes(&file);
         let mut f = File::open(&file.path).map_err(|e| StoreError::io(&file.path, e))?;
         let out = load_direction(&file, &mut f, Direction::Out, &mut stats)?;
         let inn = if file.superblock.directed {
@@ -61,6 +65,7 @@ impl MemoryStore {
         };
         Ok(MemoryStore {
             file,
+            keys,
             out,
             inn,
             stats,
@@ -199,6 +204,10 @@ impl GraphStore for MemoryStore {
 
     fn internal_id(&self, id: u64) -> Option<u32> {
         self.file.internal_id(id)
+    }
+
+    fn vertex_keys(&self) -> Option<&VertexKeys> {
+        self.keys.as_ref()
     }
 
     fn for_each_list<F>(

@@ -1,6 +1,7 @@
 //! The block-file graph store: format, writer, and the in-memory and out-of-core readers.
 
 pub mod format;
+pub mod keys;
 pub mod list_budget;
 pub mod memory;
 pub mod ooc;

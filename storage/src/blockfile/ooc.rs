@@ -26,6 +26,7 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use crate::blockfile::format::{BLOCK_SIZE, SLOTS_PER_BLOCK};
+use crate::blockfile::keys::VertexKeys;
 use crate::blockfile::list_budget::{try_filled, ListBudget};
 use crate::blockfile::open::{GraphFile, VertexIndex};
 use crate::cache::{BlockCache, BlockRef};
@@ -58,10 +59,14 @@ const SCAN_ASSEMBLY_KEEP: usize = 1 << 18;
 /// Weight slots per weight block.
 const WEIGHTS_PER_BLOCK: u64 = (BLOCK_SIZE / 8) as u64;
 const SLOTS: u64 = SLOTS_PER_BLOCK as u64;
+/// The most of the cache budget the string keys' block cache takes.
+pub const KEY_CACHE_MAX: u64 = 8 << 20;
 
 /// A graph file read out of core. `Send + Sync`: worker threads call it concurrently.
 pub struct OutOfCoreStore {
     file: GraphFile,
+    /// The vertices' string keys, read through their own share of the cache budget.
+    keys: Option<VertexKeys>,
     engine: IoEngine,
     cache: BlockCache,
     counters: Arc<IoCounters>,
@@ -180,6 +185,15 @@ impl OutOfCoreStore {
     ) -> Result<OutOfCoreStore> {
         let counters = Arc::new(IoCounters::default());
         let engine = IoEngine::open(&file.path, engine, counters.clone())?;
+        // String keys are read block by block through a cache of their own, taken out of
+        // the budget (a sixteenth, at most 8 MiB).
+        let key_cache = if file.string_keys() {
+            (cache_bytes / 16).min(KEY_CACHE_MAX)
+        } else {
+            0
+        };
+        let keys = VertexKeys::by_block(&file, key_cache)?;
+        let cache_bytes = cache_bytes - key_cache;
         // `cache` is the reader's whole buffer budget: part of it (up to 8 MiB) holds the large
         // reads of sequential scans, the rest is the block cache.
         let scan_reserve = if cache_bytes >= SCAN_RESERVE_FROM {
@@ -200,6 +214,7 @@ impl OutOfCoreStore {
         let cache = BlockCache::new(blocks_share - list_reserve, counters.clone());
         Ok(OutOfCoreStore {
             file,
+            keys,
             engine,
             cache,
             counters,
@@ -1097,6 +1112,10 @@ impl GraphStore for OutOfCoreStore {
 
     fn internal_id(&self, id: u64) -> Option<u32> {
         self.file.internal_id(id)
+    }
+
+    fn vertex_keys(&self) -> Option<&VertexKeys> {
+        self.keys.as_ref()
     }
 
     fn for_each_list<F>(

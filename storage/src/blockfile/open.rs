@@ -101,6 +101,25 @@ impl GraphFile {
         } else {
             forbidden.push(Identity);
         }
+        match (sb.section(KeyOffsets), sb.section(KeyBytes)) {
+            (Some(_), Some(_)) if sb.version < 3 => {
+                return Err(bad(format!(
+                    "string-key sections in a format {} file",
+                    sb.version
+                )))
+            }
+            (Some(_), None) => return Err(bad("section KeyBytes is missing".into())),
+            (None, Some(_)) => return Err(bad("section KeyOffsets is missing".into())),
+            (Some(o), Some(_)) if o.length != (sb.vertices + 1) * 8 => {
+                return Err(bad(format!(
+                    "KeyOffsets is {} bytes, {} vertices need {}",
+                    o.length,
+                    sb.vertices,
+                    (sb.vertices + 1) * 8
+                )))
+            }
+            _ => {}
+        }
         if sb.weighted {
             required.push(OutWeights);
         } else {
@@ -273,6 +292,11 @@ impl GraphFile {
     #[inline]
     pub fn input_id(&self, v: u32) -> u64 {
         self.ids[v as usize]
+    }
+
+    /// Whether the vertices have string keys (the file has the key sections).
+    pub fn string_keys(&self) -> bool {
+        self.superblock.section(SectionKind::KeyOffsets).is_some()
     }
 
     /// |V|, |E|, directed, weighted.

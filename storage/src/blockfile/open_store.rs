@@ -33,6 +33,10 @@ impl Default for ReaderOptions {
 
 /// An opened graph, on one of the two block-file access paths.
 #[derive(Debug)]
+#[allow(
+    clippy::large_enum_variant,
+    reason = "made once per opened graph and kept in place: the size difference costs nothing"
+)]
 pub enum BlockStore {
     /// The whole file in memory: plain slices, no locking.
     Memory(MemoryStore),

@@ -330,8 +330,10 @@ impl Drop for TmpGuard {
 pub struct GraphFileContents {
     /// What the file says about itself: the graph, generation, file id, source.
     pub identity: FileIdentity,
-    /// Input id of every internal vertex, strictly ascending.
+    /// Input id of every internal vertex, strictly ascending (for string keys `0..n`).
     pub ids: Vec<u64>,
+    /// The string key of every internal vertex, ascending, when the vertices have string keys.
+    pub keys: Option<crate::import::keys::SortedKeys>,
     /// Edges as the user counts them.
     pub edges: u64,
     pub directed: bool,
@@ -409,6 +411,42 @@ pub fn write_graph_file(dest: &Path, c: &GraphFileContents) -> Result<u64> {
         sink.write(&buf)?;
     }
     sink.end(SectionKind::IdMap)?;
+
+    if let Some(keys) = &c.keys {
+        if keys.len() != c.ids.len() {
+            return Err(StoreError::Other(format!(
+                "graph writer: {} string keys for {} vertices",
+                keys.len(),
+                c.ids.len()
+            )));
+        }
+        // Offsets of each key's start (and the end of the last), then the keys' bytes.
+        sink.begin();
+        let mut at = 0u64;
+        buf.clear();
+        buf.extend_from_slice(&at.to_le_bytes());
+        for r in 0..keys.len() as u32 {
+            at += keys.key(r).len() as u64;
+            buf.extend_from_slice(&at.to_le_bytes());
+            if buf.len() >= 1 << 16 {
+                sink.write(&buf)?;
+                buf.clear();
+            }
+        }
+        sink.write(&buf)?;
+        sink.end(SectionKind::KeyOffsets)?;
+        sink.begin();
+        buf.clear();
+        for r in 0..keys.len() as u32 {
+            buf.extend_from_slice(keys.key(r));
+            if buf.len() >= 1 << 16 {
+                sink.write(&buf)?;
+                buf.clear();
+            }
+        }
+        sink.write(&buf)?;
+        sink.end(SectionKind::KeyBytes)?;
+    }
 
     let mut index = |sink: &mut SectionSink, idx: &VertexIndex, kind| -> Result<()> {
         sink.begin();

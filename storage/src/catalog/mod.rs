@@ -108,6 +108,21 @@ pub struct GraphMeta {
     /// recorded, and for graphs a catalog rebuild recovered from their files).
     #[serde(default)]
     pub import: crate::import::ImportReport,
+    /// Bytes of the vertices' string keys in the file (their two sections); 0 when the
+    /// vertices have integer ids.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub key_bytes: u64,
+}
+
+impl GraphMeta {
+    /// Whether the graph's vertices have string keys.
+    pub fn string_keys(&self) -> bool {
+        self.key_bytes > 0
+    }
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 /// Why a session cannot change the data directory.

@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 
 use super::file::{graph_file, CatalogState};
 use super::{GraphMeta, StorageKind};
-use crate::blockfile::format::FORMAT_VERSION;
+use crate::blockfile::format::{SectionKind, FORMAT_VERSION};
 use crate::blockfile::open::read_identity;
 use crate::error::{Result, StoreError};
 
@@ -254,6 +254,11 @@ fn candidate(rel: &Path, path: &Path, named: &Path) -> std::result::Result<Candi
             extra: None,
             import: Default::default(),
             file_id,
+            key_bytes: [SectionKind::KeyOffsets, SectionKind::KeyBytes]
+                .iter()
+                .filter_map(|&k| sb.section(k))
+                .map(|s| s.length)
+                .sum(),
         },
         generation,
         note,

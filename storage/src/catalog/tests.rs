@@ -23,6 +23,7 @@ pub(crate) fn sample_meta(name: &str, file: &str) -> GraphMeta {
         memory_nodes: vec![],
         extra: None,
         import: Default::default(),
+        key_bytes: 0,
         file_id: None,
     }
 }
@@ -70,6 +71,7 @@ fn create(c: &mut Catalog, name: &str, vertices: u64, replace: bool) -> GraphMet
         memory_nodes: vec![],
         extra: None,
         import: Default::default(),
+        key_bytes: 0,
         file_id: Some(identity.file_id),
     };
     c.register(&meta, replace).unwrap();

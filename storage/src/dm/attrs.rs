@@ -1,14 +1,14 @@
 //! Remote vertex attribute arrays (DMG §4.3.2, direct remote update): per-vertex state that does
 //! not fit the compute node's `cn_cache` lives in the memory nodes and is updated there with
-//! one-sided verbs, batched.
+//! one-sided verbs, batched. [`RemoteArray`] is the disaggregated store's [`RemoteVector`].
 //!
 //! **Placement.** An array is range-partitioned like the vertex index: partition `p` (elements
 //! `bounds[p]..bounds[p+1]`, the same vertex boundaries as [`DmLayout::partition_of`]) is one
 //! region on memory node `p`, allocated leased to the array's connection (so a query killed
 //! mid-run leaves nothing behind: see [`lease`](super::lease)) and released with FREE
-//! (explicitly with [`RemoteArray::free`], or best effort on drop). Every element is one 8-byte word whatever its
-//! [`AttrKind`]: CAS and FAA work on aligned words, so a `U32` attribute is stored zero-extended
-//! and costs 8 bytes remotely, not 4.
+//! (explicitly with [`RemoteArray::free`], or best effort on drop). Every element is one 8-byte
+//! word whatever its [`ElementKind`]: CAS and FAA work on aligned words, so a `U32` attribute is
+//! stored zero-extended and costs 8 bytes remotely, not 4.
 //!
 //! **Batching.** No operation waits one round trip per element. Indices are grouped by memory
 //! node, packed into doorbell batches of at most [`MAX_VERBS`] verbs, and up to [`DEPTH`] batches
@@ -38,9 +38,10 @@ use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
 
 use super::addr::GlobalAddr;
-use super::protocol::{AttrKind, UpdateItem, UpdateOp, VerbReply};
+use super::protocol::{UpdateItem, UpdateOp, VerbReply};
 use super::transport::{Batch, Ticket, Transport};
 use crate::error::{Result, StoreError};
+use crate::remote_memory::{ElementKind, RemoteVector};
 
 /// Bytes of one remote element.
 pub const WORD: u64 = 8;
@@ -74,7 +75,7 @@ impl<T: Transport> NodeSet for Vec<T> {
 
 /// A fixed-length array of 8-byte words range-partitioned over memory nodes.
 pub struct RemoteArray {
-    kind: AttrKind,
+    kind: ElementKind,
     len: u64,
     /// Partition `p` holds elements `bounds[p]..bounds[p + 1]`.
     bounds: Vec<u64>,
@@ -108,7 +109,7 @@ impl RemoteArray {
     pub fn alloc(
         nodes: Arc<dyn NodeSet>,
         bounds: Vec<u64>,
-        kind: AttrKind,
+        kind: ElementKind,
         fill: u64,
     ) -> Result<RemoteArray> {
         if bounds.len() != nodes.count() + 1
@@ -145,26 +146,6 @@ impl RemoteArray {
             arr.fill(fill)?;
         }
         Ok(arr)
-    }
-
-    /// Number of elements.
-    pub fn len(&self) -> u64 {
-        self.len
-    }
-
-    /// True for a zero-length array.
-    pub fn is_empty(&self) -> bool {
-        self.len == 0
-    }
-
-    /// The element type.
-    pub fn kind(&self) -> AttrKind {
-        self.kind
-    }
-
-    /// Bytes the array occupies in the memory nodes.
-    pub fn remote_bytes(&self) -> u64 {
-        self.len * WORD
     }
 
     /// The partition (= node) holding element `i`.
@@ -308,16 +289,6 @@ impl RemoteArray {
         Ok(out)
     }
 
-    /// Sets every element to `value`.
-    pub fn fill(&self, value: u64) -> Result<()> {
-        self.write_range(0, &[value], self.len)
-    }
-
-    /// Writes `data` to elements `start..start + data.len()`.
-    pub fn write_slice(&self, start: u64, data: &[u64]) -> Result<()> {
-        self.write_range(start, data, data.len() as u64)
-    }
-
     /// Writes `n` elements from `start`, cycling through `data` when it is shorter (a fill).
     fn write_range(&self, start: u64, data: &[u64], n: u64) -> Result<()> {
         if n == 0 {
@@ -345,8 +316,101 @@ impl RemoteArray {
         })
     }
 
+    /// `a < b` in the array's type (f64 by value, NaN never smaller).
+    fn less(&self, a: u64, b: u64) -> bool {
+        match self.kind {
+            ElementKind::F64 => f64::from_bits(a) < f64::from_bits(b),
+            ElementKind::U32 | ElementKind::U64 => a < b,
+        }
+    }
+
+    /// Checks every index and groups the items by partition, sorted by index.
+    fn by_partition(&self, items: &[(u64, u64)]) -> Result<Vec<Vec<(u64, u64)>>> {
+        let mut parts: Vec<Vec<(u64, u64)>> = vec![Vec::new(); self.nodes.count()];
+        for &(i, v) in items {
+            if i >= self.len {
+                return Err(self.out_of_range(i));
+            }
+            parts[self.partition_of(i)].push((i, v));
+        }
+        for p in &mut parts {
+            p.sort_unstable_by_key(|&(i, _)| i);
+        }
+        Ok(parts)
+    }
+
+    /// F64 sums applied by the memory nodes: one `Apply(Add)` per node per [`MAX_VERBS`] items,
+    /// several in flight.
+    fn apply_add(&self, parts: &[Vec<(u64, u64)>]) -> Result<()> {
+        let mut q: VecDeque<(usize, Ticket)> = VecDeque::new();
+        let wait = |(p, t): (usize, Ticket)| -> Result<()> {
+            match t.wait()? {
+                super::protocol::Message::Applied { .. } => Ok(()),
+                m => Err(super::transport::unexpected(&self.node_name(p), &m)),
+            }
+        };
+        for (p, list) in parts.iter().enumerate() {
+            if list.is_empty() {
+                continue;
+            }
+            let base = self.addr(self.bounds[p])?.1;
+            for chunk in list.chunks(MAX_VERBS) {
+                if q.len() >= DEPTH {
+                    if let Some(f) = q.pop_front() {
+                        wait(f)?;
+                    }
+                }
+                let items = chunk
+                    .iter()
+                    .map(|&(i, v)| UpdateItem {
+                        index: i - self.bounds[p],
+                        value: v,
+                    })
+                    .collect();
+                let t = self.node(p)?.submit(super::protocol::Message::Apply {
+                    base,
+                    attr: ElementKind::F64,
+                    op: UpdateOp::Add,
+                    items,
+                })?;
+                q.push_back((p, t));
+            }
+        }
+        while let Some(f) = q.pop_front() {
+            wait(f)?;
+        }
+        Ok(())
+    }
+}
+
+impl RemoteVector for RemoteArray {
+    /// Number of elements.
+    fn len(&self) -> u64 {
+        self.len
+    }
+
+    /// The element type.
+    fn kind(&self) -> ElementKind {
+        self.kind
+    }
+
+    /// Bytes the array occupies in the memory nodes.
+    fn remote_bytes(&self) -> u64 {
+        self.len * WORD
+    }
+
+    /// Sets every element to `value`.
+    fn fill(&self, value: u64) -> Result<()> {
+        self.write_range(0, &[value], self.len)
+    }
+
+    /// Writes `data` to elements `start..start + data.len()`.
+    fn write_slice(&self, start: u64, data: &[u64]) -> Result<()> {
+        self.write_range(start, data, data.len() as u64)
+    }
+
     /// Reads elements `start..start + out.len()` into `out`.
-    pub fn read_range(&self, start: u64, out: &mut [u64]) -> Result<()> {
+    fn read_range(&self, start: u64, out: &mut [u64]) -> Result<()> {
         let pieces = self.pieces(start, out.len() as u64)?;
         let batches = pieces.into_iter().map(|(p, a, first, k)| {
             let mut b = Batch::new();
@@ -368,35 +432,12 @@ impl RemoteArray {
         })
     }
 
-    /// `a < b` in the array's type (f64 by value, NaN never smaller).
-    fn less(&self, a: u64, b: u64) -> bool {
-        match self.kind {
-            AttrKind::F64 => f64::from_bits(a) < f64::from_bits(b),
-            AttrKind::U32 | AttrKind::U64 => a < b,
-        }
-    }
-
-    /// Checks every index and groups the items by partition, sorted by index.
-    fn by_partition(&self, items: &[(u64, u64)]) -> Result<Vec<Vec<(u64, u64)>>> {
-        let mut parts: Vec<Vec<(u64, u64)>> = vec![Vec::new(); self.nodes.count()];
-        for &(i, v) in items {
-            if i >= self.len {
-                return Err(self.out_of_range(i));
-            }
-            parts[self.partition_of(i)].push((i, v));
-        }
-        for p in &mut parts {
-            p.sort_unstable_by_key(|&(i, _)| i);
-        }
-        Ok(parts)
-    }
-
     /// `element[i] = min(element[i], v)` for every `(i, v)` of `items`, by direct remote update:
     /// read, compare, CAS, retrying only failed CASes with the value they saw. Returns the
     /// `(index, value)` pairs this call wrote, one per index at most, in index order per node.
     /// Concurrent calls from other threads or compute nodes lose no update: an index ends at the
     /// minimum of everything offered.
-    pub fn cas_min_batch(&self, items: &[(u64, u64)]) -> Result<Vec<(u64, u64)>> {
+    fn cas_min_batch(&self, items: &[(u64, u64)]) -> Result<Vec<(u64, u64)>> {
         let mut parts = self.by_partition(items)?;
         // One item per index: the smallest value offered.
         for p in &mut parts {
@@ -497,7 +538,7 @@ impl RemoteArray {
     /// Sets `element[i] = new` for every index of `indices` whose element is `expected`, one CAS
     /// each and no read: of all concurrent claims of an index exactly one succeeds. Returns the
     /// indices this call claimed (duplicates in `indices` are claimed once).
-    pub fn claim_batch(&self, indices: &[u64], expected: u64, new: u64) -> Result<Vec<u64>> {
+    fn claim_batch(&self, indices: &[u64], expected: u64, new: u64) -> Result<Vec<u64>> {
         let items: Vec<(u64, u64)> = indices.iter().map(|&i| (i, 0)).collect();
         let mut parts = self.by_partition(&items)?;
         for p in &mut parts {
@@ -531,17 +572,17 @@ impl RemoteArray {
     /// `element[i] += v` for every `(i, v)` of `items` (wrapping for integers; `v` holds the f64
     /// bits for `F64`). Integers use one FAA per distinct index (values for one index summed
     /// first); `F64` uses the nodes' pass-by-value add (see the module documentation for why).
-    pub fn add_batch(&self, items: &[(u64, u64)]) -> Result<()> {
+    fn add_batch(&self, items: &[(u64, u64)]) -> Result<()> {
         let mut parts = self.by_partition(items)?;
         let kind = self.kind;
         for p in &mut parts {
             p.dedup_by(|later, kept| {
                 if later.0 == kept.0 {
                     kept.1 = match kind {
-                        AttrKind::F64 => {
+                        ElementKind::F64 => {
                             (f64::from_bits(kept.1) + f64::from_bits(later.1)).to_bits()
                         }
-                        AttrKind::U32 | AttrKind::U64 => kept.1.wrapping_add(later.1),
+                        ElementKind::U32 | ElementKind::U64 => kept.1.wrapping_add(later.1),
                     };
                     true
                 } else {
@@ -549,7 +590,7 @@ impl RemoteArray {
                 }
             });
         }
-        if kind == AttrKind::F64 {
+        if kind == ElementKind::F64 {
             return self.apply_add(&parts);
         }
         let mut batches = Vec::new();
@@ -571,47 +612,8 @@ impl RemoteArray {
         })
     }
 
-    /// F64 sums applied by the memory nodes: one `Apply(Add)` per node per [`MAX_VERBS`] items,
-    /// several in flight.
-    fn apply_add(&self, parts: &[Vec<(u64, u64)>]) -> Result<()> {
-        let mut q: VecDeque<(usize, Ticket)> = VecDeque::new();
-        let wait = |(p, t): (usize, Ticket)| -> Result<()> {
-            match t.wait()? {
-                super::protocol::Message::Applied { .. } => Ok(()),
-                m => Err(super::transport::unexpected(&self.node_name(p), &m)),
-            }
-        };
-        for (p, list) in parts.iter().enumerate() {
-            if list.is_empty() {
-                continue;
-            }
-            let base = self.addr(self.bounds[p])?.1;
-            for chunk in list.chunks(MAX_VERBS) {
-                if q.len() >= DEPTH {
-                    if let Some(f) = q.pop_front() {
-                        wait(f)?;
-                    }
-                }
-                let items = chunk
-                    .iter()
-                    .map(|&(i, v)| UpdateItem {
-                        index: i - self.bounds[p],
-                        value: v,
-                    })
-                    .collect();
-                let t = self.node(p)?.submit(super::protocol::Message::Apply {
-                    base,
-                    attr: AttrKind::F64,
-                    op: UpdateOp::Add,
-                    items,
-                })?;
-                q.push_back((p, t));
-            }
-        }
-        while let Some(f) = q.pop_front() {
-            wait(f)?;
-        }
-        Ok(())
+    fn free(self: Box<Self>) -> Result<()> {
+        RemoteArray::free(*self)
     }
 }
 

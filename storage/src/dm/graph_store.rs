@@ -31,13 +31,14 @@ use super::addr::GlobalAddr;
 use super::attrs::{NodeSet, RemoteArray};
 use super::layout::{self, Entry, ENTRY_BYTES};
 use super::load::{header, DmLayout, PoolConfig};
-use super::protocol::{AttrKind, VerbReply};
+use super::protocol::VerbReply;
 use super::stats::{CostModel, StatsSnapshot};
 use super::tcp::TcpTransport;
 use super::transport::{Batch, Ticket, Transport};
 use crate::blockfile::open::GraphFile;
 use crate::error::{Result, StoreError};
-use crate::store::{AttributeSpace, Direction, FetchOrder, GraphShape, GraphStore, IoStats};
+use crate::remote_memory::{ElementKind, RemoteMemory, RemoteTraffic, RemoteVector};
+use crate::store::{Direction, FetchOrder, GraphShape, GraphStore, IoStats};
 
 /// Most vertices in one window.
 const MAX_WINDOW: usize = 512;
@@ -137,6 +138,8 @@ impl Pool {
 pub struct DmStore {
     graph: String,
     file: GraphFile,
+    /// The vertices' string keys (kept on the compute node, read from the block file).
+    keys: Option<crate::blockfile::keys::VertexKeys>,
     layout: DmLayout,
     pool: Pool,
     /// Counters of connection sets dropped after errors, so totals never go backwards.
@@ -242,11 +245,18 @@ impl DmStore {
             }
         }
         pool.checkin(set);
+        // String keys stay on the compute node: read from the block file by block, through
+        // a cache of a sixteenth of `cn_cache` (at most 8 MiB).
+        let keys = crate::blockfile::keys::VertexKeys::by_block(
+            &file,
+            (opts.cn_cache / 16).min(crate::blockfile::ooc::KEY_CACHE_MAX),
+        )?;
         let threads = opts.threads.max(1) as u64;
         let window_bytes = (opts.cn_cache / threads / DEPTH as u64).max(64);
         Ok(DmStore {
             graph: opts.graph.clone(),
             file,
+            keys,
             layout,
             pool,
             retired: Mutex::new(StatsSnapshot::default()),
@@ -260,7 +270,7 @@ impl DmStore {
     /// A remote attribute array of `len` elements (see [`RemoteArray`]), partitioned with the
     /// vertex index's boundaries scaled to `len` (the same boundaries when `len` is |V|).
     /// Connections of a failed allocation are dropped, so a restarted node is reconnected.
-    pub fn alloc_attr(&self, len: u64, kind: AttrKind, fill: u64) -> Result<RemoteArray> {
+    pub fn alloc_attr(&self, len: u64, kind: ElementKind, fill: u64) -> Result<RemoteArray> {
         let v = self.layout.vertices as u64;
         let parts = self.layout.nodes.len() as u64;
         let bounds: Vec<u64> = self
@@ -786,6 +796,10 @@ impl GraphStore for DmStore {
         self.file.internal_id(id)
     }
 
+    fn vertex_keys(&self) -> Option<&crate::blockfile::keys::VertexKeys> {
+        self.keys.as_ref()
+    }
+
     fn for_each_list<F>(
         &self,
         dir: Direction,
@@ -834,13 +848,10 @@ impl GraphStore for DmStore {
             cache_misses: s.round_trips,
             bytes_read: s.bytes_received,
             inflight_high_water: DEPTH as u64,
-            round_trips: s.round_trips,
-            remote_ops: s.nic_ops(),
-            bytes_sent: s.bytes_sent,
         }
     }
 
-    fn remote_attributes(&self) -> Option<&dyn AttributeSpace> {
+    fn remote_memory(&self) -> Option<&dyn RemoteMemory> {
         Some(self)
     }
 
@@ -855,12 +866,23 @@ impl GraphStore for DmStore {
     }
 }
 
-impl AttributeSpace for DmStore {
+/// Per-vertex state in the graph's memory nodes, partitioned like its vertex index. The traffic
+/// is the whole store's: list reads and state updates share the connection pool.
+impl RemoteMemory for DmStore {
     fn local_budget(&self) -> u64 {
         self.cn_cache
     }
 
-    fn alloc_attr(&self, len: u64, kind: AttrKind, fill: u64) -> Result<RemoteArray> {
-        DmStore::alloc_attr(self, len, kind, fill)
+    fn alloc(&self, len: u64, kind: ElementKind, fill: u64) -> Result<Box<dyn RemoteVector>> {
+        Ok(Box::new(self.alloc_attr(len, kind, fill)?))
+    }
+
+    fn traffic(&self) -> RemoteTraffic {
+        let s = self.remote_stats();
+        RemoteTraffic {
+            round_trips: s.round_trips,
+            remote_ops: s.nic_ops(),
+            bytes_sent: s.bytes_sent,
+        }
     }
 }

@@ -37,8 +37,7 @@ pub use graph_store::{DmOptions, DmStore};
 pub use inproc::InProcTransport;
 pub use load::{DmLayout, PoolConfig};
 pub use protocol::{
-    decode_frame, AttrKind, ErrorCode, Frame, FrameError, Message, UpdateItem, UpdateOp, Verb,
-    VerbReply,
+    decode_frame, ErrorCode, Frame, FrameError, Message, UpdateItem, UpdateOp, Verb, VerbReply,
 };
 pub use region::MemoryNode;
 pub use server::{run_memnode, spawn_memnode_for_tests, MemnodeHandle, MemnodeOptions};

@@ -6,6 +6,7 @@
 //! it never panics and never allocates more than the frame itself justifies (a fuzz target calls it).
 
 use super::addr::GlobalAddr;
+use crate::remote_memory::ElementKind;
 
 /// Largest frame either side accepts; a longer length prefix closes the connection.
 pub const MAX_FRAME: usize = 64 << 20;
@@ -103,24 +104,13 @@ pub enum VerbReply {
     Failed { code: ErrorCode, message: String },
 }
 
-/// Width and type of the attribute a pass-by-value update applies to.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum AttrKind {
-    /// 4-byte unsigned, 4-aligned.
-    U32 = 1,
-    /// 8-byte unsigned, 8-aligned.
-    U64 = 2,
-    /// 8-byte IEEE double, 8-aligned.
-    F64 = 3,
-}
-
-impl AttrKind {
-    /// Bytes per attribute.
-    pub fn width(self) -> u64 {
-        match self {
-            AttrKind::U32 => 4,
-            AttrKind::U64 | AttrKind::F64 => 8,
-        }
+/// The wire code of the element kind a pass-by-value update applies to. On the memory node a
+/// `U32` is 4 bytes, 4-aligned; `U64` and `F64` are 8 bytes, 8-aligned.
+fn kind_code(kind: ElementKind) -> u8 {
+    match kind {
+        ElementKind::U32 => 1,
+        ElementKind::U64 => 2,
+        ElementKind::F64 => 3,
     }
 }
 
@@ -172,7 +162,7 @@ pub enum Message {
     /// Execute pass-by-value updates locally on the memory node.
     Apply {
         base: GlobalAddr,
-        attr: AttrKind,
+        attr: ElementKind,
         op: UpdateOp,
         items: Vec<UpdateItem>,
     },
@@ -417,7 +407,7 @@ pub fn encode_frame(id: u64, msg: &Message, out: &mut Vec<u8>) -> Result<(), Fra
         } => {
             out.push(tag::APPLY);
             u64le(out, base.raw());
-            out.push(*attr as u8);
+            out.push(kind_code(*attr));
             out.push(*op as u8);
             u32le(out, items.len() as u32);
             for it in items {
@@ -624,9 +614,9 @@ pub fn decode_frame(buf: &[u8]) -> Result<Frame, FrameError> {
         tag::APPLY => {
             let base = addr(&mut c)?;
             let attr = match c.u8("attribute kind")? {
-                1 => AttrKind::U32,
-                2 => AttrKind::U64,
-                3 => AttrKind::F64,
+                1 => ElementKind::U32,
+                2 => ElementKind::U64,
+                3 => ElementKind::F64,
                 _ => return Err(FrameError::Malformed("unknown attribute kind")),
             };
             let op = match c.u8("update op")? {
@@ -734,7 +724,7 @@ mod tests {
             Message::Pulled(vec![vec![1], vec![], vec![2, 3]]),
             Message::Apply {
                 base: a(4096),
-                attr: AttrKind::F64,
+                attr: ElementKind::F64,
                 op: UpdateOp::Add,
                 items: vec![UpdateItem {
                     index: 3,

@@ -11,9 +11,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 
 use super::addr::{GlobalAddr, MAX_OFFSET};
-use super::protocol::{
-    AttrKind, ErrorCode, Message, UpdateItem, UpdateOp, Verb, VerbReply, MAX_BATCH_READ,
-};
+use super::protocol::{ErrorCode, Message, UpdateItem, UpdateOp, Verb, VerbReply, MAX_BATCH_READ};
+use crate::remote_memory::ElementKind;
 
 /// First offset handed out: offset 0 stays invalid so a zeroed address never reads memory.
 const FIRST_OFFSET: u64 = 4096;
@@ -339,7 +338,7 @@ impl MemoryNode {
     pub fn apply(
         &self,
         base: GlobalAddr,
-        attr: AttrKind,
+        attr: ElementKind,
         op: UpdateOp,
         items: &[UpdateItem],
     ) -> Result<u64, Fail> {
@@ -365,7 +364,7 @@ impl MemoryNode {
             let off = rel + it.index * w;
             let word = r.word(off);
             let res = match attr {
-                AttrKind::U64 => match op {
+                ElementKind::U64 => match op {
                     UpdateOp::Min => {
                         let old = word.fetch_min(it.value, Ordering::AcqRel);
                         it.value < old
@@ -375,7 +374,7 @@ impl MemoryNode {
                         it.value != 0
                     }
                 },
-                AttrKind::F64 => {
+                ElementKind::F64 => {
                     let v = f64::from_bits(it.value);
                     let mut did = false;
                     let _ = word.fetch_update(Ordering::AcqRel, Ordering::Acquire, |old| {
@@ -395,7 +394,7 @@ impl MemoryNode {
                     });
                     did
                 }
-                AttrKind::U32 => {
+                ElementKind::U32 => {
                     let shift = (off % 8) * 8;
                     let v = it.value as u32;
                     let mut did = false;
@@ -527,12 +526,12 @@ mod tests {
         let a = n.alloc(64).unwrap();
         let it = |index, value| UpdateItem { index, value };
         assert_eq!(
-            n.apply(a, AttrKind::U32, UpdateOp::Add, &[it(1, 5), it(1, 2)])
+            n.apply(a, ElementKind::U32, UpdateOp::Add, &[it(1, 5), it(1, 2)])
                 .unwrap(),
             2
         );
         assert_eq!(
-            n.apply(a, AttrKind::U32, UpdateOp::Min, &[it(1, 9), it(1, 3)])
+            n.apply(a, ElementKind::U32, UpdateOp::Min, &[it(1, 9), it(1, 3)])
                 .unwrap(),
             1
         );
@@ -541,7 +540,7 @@ mod tests {
             VerbReply::Read(vec![0, 0, 0, 0, 3, 0, 0, 0])
         );
         assert!(n
-            .apply(a, AttrKind::U64, UpdateOp::Add, &[it(8, 1)])
+            .apply(a, ElementKind::U64, UpdateOp::Add, &[it(8, 1)])
             .is_err());
     }
 }

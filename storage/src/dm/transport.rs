@@ -10,9 +10,10 @@ use std::time::Duration;
 use crossbeam_channel::{Receiver, RecvTimeoutError, TryRecvError};
 
 use super::addr::GlobalAddr;
-use super::protocol::{AttrKind, Message, UpdateItem, UpdateOp, Verb, VerbReply};
+use super::protocol::{Message, UpdateItem, UpdateOp, Verb, VerbReply};
 use super::stats::StatsSnapshot;
 use crate::error::{Result, StoreError};
+use crate::remote_memory::ElementKind;
 
 /// A connection to one memory node.
 pub trait Transport: Send + Sync {
@@ -137,7 +138,7 @@ pub trait Transport: Send + Sync {
     fn apply_updates(
         &self,
         base: GlobalAddr,
-        attr: AttrKind,
+        attr: ElementKind,
         op: UpdateOp,
         items: Vec<UpdateItem>,
     ) -> Result<u64> {

@@ -1,15 +1,16 @@
 //! Arrow record batches as an edge source: the rows of a Parquet file as they are decoded, or a
 //! data frame handed over in memory (a Python binding's pandas, polars or pyarrow edges).
-//! Columns are chosen by name, defaulting to the first two (and third); ids and weights are
-//! checked as the Parquet importer checks them, and `line` in errors is the 1-based row.
+//! Columns are chosen by name, defaulting to the first two (and third); the key columns' types
+//! decide between integer and string keys before any batch is read, so a restart with string
+//! keys never needs the batches again. `line` in errors is the 1-based row.
 
 use std::path::Path;
 
 use arrow_array::RecordBatch;
 use arrow_schema::{ArrowError, Schema};
 
-use super::edgelist::input_err;
-use super::parquet::{ids, weights};
+use super::edgelist::{check_weight, input_err};
+use super::parquet::{holds_strings, key_at, key_column, weights};
 use super::EdgeSink;
 use crate::error::Result;
 
@@ -60,6 +61,50 @@ fn choose_columns(
     })
 }
 
+/// Checks that the key columns can hold keys, and asks for string keys (a restart of the read,
+/// before any batch is taken) when either holds strings.
+fn check_key_types(
+    schema: &Schema,
+    cols: &EdgeColumns,
+    label: &Path,
+    sink: &mut EdgeSink<'_>,
+) -> Result<()> {
+    let mut strings = false;
+    for c in [cols.src, cols.dst] {
+        let f = schema.field(c);
+        match holds_strings(f.data_type()) {
+            None => {
+                return Err(input_err(
+                    label,
+                    0,
+                    format!(
+                        "column `{}` has type {}; vertex keys must be integers or strings",
+                        f.name(),
+                        f.data_type()
+                    ),
+                ))
+            }
+            Some(true) if sink.integer_keys_required() => {
+                return Err(input_err(
+                    label,
+                    0,
+                    format!(
+                        "column `{}` holds strings ({}), but KEYS integer was given; drop it \
+                         to import the keys as strings",
+                        f.name(),
+                        f.data_type()
+                    ),
+                ))
+            }
+            Some(t) => strings |= t,
+        }
+    }
+    if strings && !sink.string_keys() {
+        return Err(sink.restart_with_strings());
+    }
+    Ok(())
+}
+
 /// Feeds the edges of `batches` (all of `schema`) into the sink; `label` names the input in
 /// errors (a file path, or a description of an in-memory frame).
 #[allow(clippy::too_many_arguments)]
@@ -74,6 +119,8 @@ pub(crate) fn read_batches(
     sink: &mut EdgeSink<'_>,
 ) -> Result<()> {
     let cols = choose_columns(schema, label, src, dst, weight, weighted)?;
+    check_key_types(schema, &cols, label, sink)?;
+    let (s_name, d_name) = (schema.field(cols.src).name(), schema.field(cols.dst).name());
     let mut row = 1u64;
     for batch in batches {
         let batch = batch.map_err(|e| input_err(label, row, e.to_string()))?;
@@ -84,24 +131,36 @@ pub(crate) fn read_batches(
                 "a record batch's columns differ from the input's schema",
             ));
         }
-        let column = |i: usize| (batch.column(i).as_ref(), schema.field(i).name());
-        let (s, s_name) = column(cols.src);
-        let (d, d_name) = column(cols.dst);
-        let sv = ids(s, label, row, s_name)?;
-        let dv = ids(d, label, row, d_name)?;
+        let sv = key_column(batch.column(cols.src).as_ref());
+        let dv = key_column(batch.column(cols.dst).as_ref());
         let wv = match cols.weight {
-            Some(w) => {
-                let (w, w_name) = column(w);
-                Some(weights(w, label, row, w_name)?)
-            }
+            Some(w) => Some(weights(
+                batch.column(w).as_ref(),
+                label,
+                schema.field(w).name(),
+            )?),
             None => None,
         };
-        for i in 0..sv.len() {
-            let weight = wv.as_ref().map_or(0.0, |w| w[i]);
-            sink.edge(sv[i], dv[i], weight, label, row + i as u64)?;
+        for i in 0..batch.num_rows() {
+            let r = row + i as u64;
+            sink.lines += 1;
+            let outcome = (|| {
+                let weight = match &wv {
+                    None => 0.0,
+                    Some(ws) => match ws[i] {
+                        None => {
+                            return Err(input_err(label, r, format!("row {r}: weight is null")))
+                        }
+                        Some(x) => check_weight(x, &|| format!("{x} (row {r})"), label, r)?,
+                    },
+                };
+                let a = key_at(&sv, i, r, s_name, label, sink)?;
+                let b = key_at(&dv, i, r, d_name, label, sink)?;
+                sink.edge(a, b, weight, label, r)
+            })();
+            sink.line_outcome(outcome)?;
         }
-        row += sv.len() as u64;
-        sink.lines += sv.len() as u64;
+        row += batch.num_rows() as u64;
     }
     Ok(())
 }

@@ -157,9 +157,48 @@ fn named_columns(
     ))
 }
 
+/// Column names that say a first line is a header rather than an edge between two vertices
+/// so named (compared case-insensitively).
+const KEY_COLUMN_NAMES: &[&str] = &[
+    "src",
+    "dst",
+    "source",
+    "target",
+    "from",
+    "to",
+    "u",
+    "v",
+    "node1",
+    "node2",
+    "node_1",
+    "node_2",
+    "src_id",
+    "dst_id",
+    "source_id",
+    "target_id",
+    "from_id",
+    "to_id",
+    "id1",
+    "id2",
+    "start",
+    "end",
+    "head",
+    "tail",
+    "vertex1",
+    "vertex2",
+];
+
 /// Whether a first line is a header when the options do not say: it is when columns are
-/// named, or when its `src`/`dst` fields are not vertex ids.
-fn looks_like_header(first: &[Vec<u8>], opts: &CsvOptions, path: &Path) -> bool {
+/// named, when its weight field is not a number, or when its `src`/`dst` fields are not vertex
+/// ids — with keys that may be strings (`KEYS auto|string`), when they are typical column names
+/// (`src`, `target`, ...), since `alice,bob` is as good an edge as a header.
+fn looks_like_header(
+    first: &[Vec<u8>],
+    opts: &CsvOptions,
+    weighted: bool,
+    integer_keys: bool,
+    path: &Path,
+) -> bool {
     let column = |o: &Option<String>, d: usize| match o {
         None => Some(d),
         Some(s) => s.trim().parse().ok(),
@@ -167,8 +206,34 @@ fn looks_like_header(first: &[Vec<u8>], opts: &CsvOptions, path: &Path) -> bool 
     let (Some(s), Some(d)) = (column(&opts.src, 0), column(&opts.dst, 1)) else {
         return true;
     };
-    let is_id = |i: usize| first.get(i).is_some_and(|f| parse_id(f, path, 1).is_ok());
-    !(is_id(s) && is_id(d))
+    if weighted {
+        let w = column(&opts.weight, 2);
+        let number =
+            |f: &Vec<u8>| std::str::from_utf8(f).is_ok_and(|t| t.trim().parse::<f64>().is_ok());
+        if w.and_then(|w| first.get(w)).is_some_and(|f| !number(f)) {
+            return true;
+        }
+    }
+    if integer_keys {
+        let is_id = |i: usize| first.get(i).is_some_and(|f| parse_id(f, path, 1).is_ok());
+        return !(is_id(s) && is_id(d));
+    }
+    let is_name = |i: usize| {
+        first.get(i).is_some_and(|f| {
+            KEY_COLUMN_NAMES
+                .iter()
+                .any(|n| n.as_bytes().eq_ignore_ascii_case(f))
+        })
+    };
+    is_name(s) && is_name(d)
+}
+
+/// How errors name a key column: by number, and by its header name when there is one.
+fn column_name(names: &Option<Vec<String>>, i: usize, role: &str) -> String {
+    match names.as_ref().and_then(|n| n.get(i)) {
+        Some(n) => format!("column {} (`{n}`)", i + 1),
+        None => format!("column {} ({role})", i + 1),
+    }
 }
 
 /// Adds what was assumed about the header to an input error, so a wrong guess is plain.
@@ -207,6 +272,8 @@ pub(crate) fn read_csv(
     let mut cols: Option<Columns> = None;
     // `Some(header?)` when the header was detected rather than given.
     let mut detected: Option<bool> = None;
+    // The header's column names, for errors.
+    let mut names: Option<Vec<String>> = None;
     let mut fields = Vec::new();
     let cancel = sink.cancel;
     for_each_line(path, cancel, |line, l, n| {
@@ -225,13 +292,25 @@ pub(crate) fn read_csv(
                 let header = match opts.header {
                     Some(h) => h,
                     None => {
-                        let h = looks_like_header(&fields, opts, path);
+                        let h = looks_like_header(
+                            &fields,
+                            opts,
+                            weighted,
+                            sink.integer_keys_required(),
+                            path,
+                        );
                         detected = Some(h);
                         h
                     }
                 };
                 if header {
                     cols = Some(named_columns(opts, weighted, &fields, path, line)?);
+                    names = Some(
+                        fields
+                            .iter()
+                            .map(|f| String::from_utf8_lossy(f).into_owned())
+                            .collect(),
+                    );
                     return Ok(());
                 }
                 let c = numbered_columns(opts, weighted, path, line)?;
@@ -239,7 +318,7 @@ pub(crate) fn read_csv(
                 c
             }
         };
-        let edge = || -> Result<(u64, u64, f64)> {
+        let edge = || -> Result<f64> {
             let need = s.max(d).max(w.unwrap_or(0)) + 1;
             if fields.len() < need {
                 return Err(input_err(
@@ -248,16 +327,18 @@ pub(crate) fn read_csv(
                     format!("expected at least {need} columns, found {}", fields.len()),
                 ));
             }
-            let src = parse_id(&fields[s], path, line)?;
-            let dst = parse_id(&fields[d], path, line)?;
             let weight = match w {
                 Some(c) => parse_weight(&fields[c], path, line)?,
                 None => 0.0,
             };
-            Ok((src, dst, weight))
+            Ok(weight)
         };
         let outcome = edge()
-            .and_then(|(src, dst, weight)| sink.edge(src, dst, weight, path, line))
+            .and_then(|weight| {
+                let src = sink.key(&fields[s], path, line, &|| column_name(&names, s, "src"))?;
+                let dst = sink.key(&fields[d], path, line, &|| column_name(&names, d, "dst"))?;
+                sink.edge(src, dst, weight, path, line)
+            })
             .map_err(|e| with_assumption(e, detected));
         sink.line_outcome(outcome)
     })
@@ -280,12 +361,34 @@ mod tests {
         let o = CsvOptions::default();
         let p = Path::new("x.csv");
         let row = |r: &[&str]| r.iter().map(|f| f.as_bytes().to_vec()).collect::<Vec<_>>();
-        assert!(looks_like_header(&row(&["src", "dst"]), &o, p));
-        assert!(!looks_like_header(&row(&["1", "2", "w"]), &o, p));
-        let named = CsvOptions {
-            src: Some("from".into()),
-            ..CsvOptions::default()
-        };
-        assert!(looks_like_header(&row(&["1", "2"]), &named, p));
+        for integer_keys in [false, true] {
+            let header = |r: &[&str], o: &CsvOptions, weighted| {
+                looks_like_header(&row(r), o, weighted, integer_keys, p)
+            };
+            assert!(header(&["src", "dst"], &o, false));
+            assert!(header(&["Source", "Target"], &o, false));
+            assert!(!header(&["1", "2", "w"], &o, false));
+            assert!(header(&["a", "b", "weight"], &o, true));
+            let named = CsvOptions {
+                src: Some("from".into()),
+                ..CsvOptions::default()
+            };
+            assert!(header(&["1", "2"], &named, false));
+        }
+        // `alice,bob` is an edge when keys may be strings, a header when they must be integers.
+        assert!(!looks_like_header(
+            &row(&["alice", "bob"]),
+            &o,
+            false,
+            false,
+            p
+        ));
+        assert!(looks_like_header(
+            &row(&["alice", "bob"]),
+            &o,
+            false,
+            true,
+            p
+        ));
     }
 }

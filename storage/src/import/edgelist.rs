@@ -3,7 +3,6 @@
 //! Every error names `path:line`.
 
 use std::path::Path;
-use std::sync::atomic::AtomicBool;
 
 use super::input::for_each_line;
 use super::EdgeSink;
@@ -17,7 +16,7 @@ pub(crate) fn input_err(path: &Path, line: u64, message: impl Into<String>) -> S
     }
 }
 
-fn show(tok: &[u8]) -> String {
+pub(crate) fn show(tok: &[u8]) -> String {
     match std::str::from_utf8(tok) {
         Ok(s) if s.chars().count() > 40 => format!("`{}…`", s.chars().take(40).collect::<String>()),
         Ok(s) => format!("`{s}`"),
@@ -168,8 +167,8 @@ fn edge_line(
                 format!("expected {expected}, found {found} columns"),
             ));
         }
-        let src = parse_id(local[0], path, line)?;
-        let dst = parse_id(local[1], path, line)?;
+        let src = sink.key(local[0], path, line, &|| "column 1 (src)".into())?;
+        let dst = sink.key(local[1], path, line, &|| "column 2 (dst)".into())?;
         let weight = match weight_col {
             Some(c) => match local.get(c) {
                 Some(w) => parse_weight(w, path, line)?,
@@ -187,17 +186,16 @@ fn edge_line(
     }
 }
 
-/// Reads a vertex file: one id per line (the first column; more columns are vertex
-/// properties and ignored). Returns the ids ascending and distinct.
-pub(crate) fn read_vertex_file(
-    path: &Path,
-    bytes_read: &mut u64,
-    cancel: &AtomicBool,
-) -> Result<Vec<u64>> {
+/// Reads a vertex file into the sink: one key per line (the first column; more columns are
+/// vertex properties and ignored). With integer keys returns the ids ascending and distinct;
+/// with string keys the sink's interner holds them.
+pub(crate) fn read_vertex_file(path: &Path, sink: &mut EdgeSink<'_>) -> Result<Option<Vec<u64>>> {
     let mut ids = Vec::new();
     let mut sorted = true;
+    let strings = sink.string_keys();
+    let cancel = sink.cancel;
     for_each_line(path, cancel, |line, l, n| {
-        *bytes_read += n as u64;
+        sink.bytes_read += n as u64;
         let Some(l) = content(l) else {
             return Ok(());
         };
@@ -205,16 +203,21 @@ pub(crate) fn read_vertex_file(
             .split(|c| c.is_ascii_whitespace())
             .find(|t| !t.is_empty())
             .unwrap_or(l);
-        let id = parse_id(tok, path, line)?;
-        if ids.last().is_some_and(|&p| p >= id) {
-            sorted = false;
+        let id = sink.key(tok, path, line, &|| "column 1 (vertex)".into())?;
+        if !strings {
+            if ids.last().is_some_and(|&p| p >= id) {
+                sorted = false;
+            }
+            ids.push(id);
         }
-        ids.push(id);
         Ok(())
     })?;
+    if strings {
+        return Ok(None);
+    }
     if !sorted {
         ids.sort_unstable();
         ids.dedup();
     }
-    Ok(ids)
+    Ok(Some(ids))
 }

@@ -148,6 +148,12 @@ impl<R: Record> Sorter<R> {
         self.total == 0
     }
 
+    /// Changes the in-memory budget (something else now holds part of it): a smaller buffer
+    /// spills sooner and is shrunk after its next spill.
+    pub fn set_buffer_bytes(&mut self, buffer_bytes: usize) {
+        self.cap = (buffer_bytes / std::mem::size_of::<R>()).max(16);
+    }
+
     /// Runs spilled so far (for tests and progress).
     pub fn runs_spilled(&self) -> usize {
         self.next_run
@@ -193,6 +199,9 @@ impl<R: Record> Sorter<R> {
             records: self.buf.len() as u64,
         });
         self.buf.clear();
+        if self.buf.capacity() > self.cap {
+            self.buf.shrink_to(self.cap);
+        }
         Ok(())
     }
 

@@ -3,12 +3,15 @@
 //! The pipeline keeps memory bounded by `memory_budget` whatever the input size:
 //! 1. parse the input into (src, dst, weight) records with input ids (undirected edges are
 //!    normalised to `src <= dst`), collecting the vertex id set on the way (or taking it from a
-//!    vertex file); full buffers are sorted and spilled as runs ([`external_sort`]);
-//! 2. merge the runs in (src, dst) order, dropping exact duplicates (the first weight wins),
-//!    and map input ids to dense internal ids (the rank of the input id);
-//! 3. directed: the merged stream *is* the out-adjacency, written as it comes, while (dst, src)
-//!    arcs are sorted again for the in-adjacency; undirected: both directions of every edge are
-//!    sorted again for the (only) adjacency;
+//!    vertex file); full buffers are sorted and spilled as runs ([`external_sort`]). String
+//!    keys ([`keys`]) get temporary ids in first-seen order; `KEYS auto` reads integers until
+//!    a key is not one, then reads the input again with string keys;
+//! 2. merge the runs in (src, dst) order, merging duplicates by the policy, and map input ids
+//!    to dense internal ids (the rank of the input id, or of the string key);
+//! 3. directed: the merged stream *is* the out-adjacency, written as it comes (string keys:
+//!    sorted again, since temporary ids are not ranks), while (dst, src) arcs are sorted again
+//!    for the in-adjacency; undirected: both directions of every edge are sorted again for the
+//!    (only) adjacency;
 //! 4. the writer packs lists into blocks in side files and assembles the final file atomically.
 //!
 //! Every temporary file lives in a `TempDir` inside `temp_dir`, removed on success, on error
@@ -22,6 +25,7 @@ pub mod external_sort;
 pub mod graphalytics;
 pub mod idmap;
 mod input;
+pub mod keys;
 mod mtx;
 pub mod parquet;
 pub mod report;
@@ -37,6 +41,7 @@ use crate::error::{Result, StoreError};
 pub use detect::detect_format;
 use external_sort::{Arc, InputEdge, Merged, Record, Sorter, FAN_IN};
 use idmap::{IdCollector, IdMapper};
+use keys::{KeyInterner, KeyMode, SortedKeys};
 pub use report::{DuplicatePolicy, ImportReport, SelfLoopPolicy};
 use report::{Policies, POLICY_OPTIONS, SKIPPED_EXAMPLES};
 
@@ -49,7 +54,7 @@ pub enum InputFormat {
     Graphalytics,
     /// A delimited text file with a header row.
     Csv,
-    /// A Parquet file with integer id columns.
+    /// A Parquet file with integer or string key columns.
     Parquet,
     /// A Matrix Market coordinate file.
     MatrixMarket,
@@ -86,7 +91,7 @@ pub struct ImportRequest {
     pub vertices: Option<PathBuf>,
     /// Format options: csv `delimiter`, `header`, `src`, `dst`, `weight`; parquet `src`,
     /// `dst`, `weight`; for every format the policies `duplicates`, `self_loops`, `on_error`
-    /// (see [`report`]).
+    /// (see [`report`]) and `keys` (`integer`, `string`, `auto`: see [`keys`]).
     pub options: Vec<(String, String)>,
     /// Where the graph file goes.
     pub dest: PathBuf,
@@ -138,6 +143,10 @@ pub struct ImportSummary {
     pub duplicates_dropped: u64,
     /// Sorted runs spilled to disk (0 when everything fit in the budget).
     pub runs_spilled: u64,
+    /// The vertices are named by string keys (else by unsigned integers).
+    pub string_keys: bool,
+    /// Bytes of the string keys in the file (offsets and text); 0 for integer ids.
+    pub key_bytes: u64,
     /// What was read, kept, merged and skipped, and under which policies.
     pub report: ImportReport,
 }
@@ -145,14 +154,35 @@ pub struct ImportSummary {
 /// Records per progress report and cancellation check.
 const REPORT_EVERY: u64 = 1 << 20;
 
-/// Where the parsers put edges: checks vertex membership, normalises undirected edges,
-/// collects ids, feeds the sorter, reports progress and checks for cancellation.
+/// How the sink reads vertex keys.
+pub(crate) enum SinkKeys {
+    /// Unsigned integers; `explicit` (`KEYS integer`) makes any other key an error, otherwise
+    /// it asks for the input to be read again with string keys.
+    Integer { explicit: bool },
+    /// String keys, each given a temporary id by the interner.
+    Strings(KeyInterner),
+}
+
+/// Where the parsers put edges: reads vertex keys, checks vertex membership, normalises
+/// undirected edges, collects ids, feeds the sorter, reports progress and checks for
+/// cancellation.
 pub(crate) struct EdgeSink<'a> {
     /// Normalise edges to `src <= dst`; a reader may set it once before its first edge.
     pub(crate) directed: bool,
-    vertex_set: Option<(&'a IdMapper, &'a Path)>,
+    keys: SinkKeys,
+    /// Set when `KEYS auto` met a key that is not an integer: the import starts again with
+    /// string keys.
+    restart_with_strings: bool,
+    /// The vertex file, when one defines the vertex set, and (integer keys) its ids.
+    vertex_file: Option<PathBuf>,
+    vertex_set: Option<IdMapper>,
+    given_ids: Option<Vec<u64>>,
     ids: Option<IdCollector>,
     sorter: Sorter<InputEdge>,
+    /// The edge buffer's budget, and the share of the import's memory the vertex set may take
+    /// on top (integer ids' collector, string keys' interner) before the buffer shrinks.
+    edge_budget: u64,
+    ids_budget: u64,
     edges: u64,
     pub(crate) bytes_read: u64,
     progress: &'a mut dyn FnMut(ImportProgress),
@@ -166,7 +196,97 @@ pub(crate) struct EdgeSink<'a> {
 }
 
 impl EdgeSink<'_> {
-    /// One input edge read at `path:line`.
+    /// Whether keys are read as strings.
+    pub(crate) fn string_keys(&self) -> bool {
+        matches!(self.keys, SinkKeys::Strings(_))
+    }
+
+    /// Whether the user asked for `KEYS integer`.
+    pub(crate) fn integer_keys_required(&self) -> bool {
+        matches!(self.keys, SinkKeys::Integer { explicit: true })
+    }
+
+    /// Asks for the input to be read again with string keys (`KEYS auto` found a key that is
+    /// not an unsigned integer); the error only unwinds the reader.
+    pub(crate) fn restart_with_strings(&mut self) -> StoreError {
+        self.restart_with_strings = true;
+        StoreError::Cancelled
+    }
+
+    /// The id of vertex key `tok` (column `column`, named in errors) at `path:line`: the
+    /// integer itself, or the string key's temporary id.
+    #[inline]
+    pub(crate) fn key(
+        &mut self,
+        tok: &[u8],
+        path: &Path,
+        line: u64,
+        column: &dyn Fn() -> String,
+    ) -> Result<u64> {
+        match &mut self.keys {
+            SinkKeys::Integer { explicit: false } => match keys::canonical_integer(tok) {
+                Some(v) => Ok(v),
+                None if tok.is_empty() => Err(edgelist::input_err(
+                    path,
+                    line,
+                    format!("{}: empty vertex key", column()),
+                )),
+                None => Err(self.restart_with_strings()),
+            },
+            SinkKeys::Integer { explicit: true } => {
+                edgelist::parse_id(tok, path, line).map_err(|e| keys::not_an_integer(&column(), e))
+            }
+            SinkKeys::Strings(interner) => {
+                if tok.is_empty() {
+                    return Err(edgelist::input_err(
+                        path,
+                        line,
+                        format!("{}: empty vertex key", column()),
+                    ));
+                }
+                if std::str::from_utf8(tok).is_err() {
+                    return Err(edgelist::input_err(
+                        path,
+                        line,
+                        format!("{}: the vertex key is not UTF-8 text", column()),
+                    ));
+                }
+                let before = interner.len();
+                match interner.intern(tok) {
+                    Some(t) => {
+                        // Every 64 Ki new keys, the edge buffer gives the keys' memory back.
+                        if interner.len() != before && interner.len() % (1 << 16) == 0 {
+                            let held = interner.memory_bytes().saturating_sub(self.ids_budget);
+                            self.sorter.set_buffer_bytes(
+                                self.edge_budget
+                                    .saturating_sub(held)
+                                    .max(self.edge_budget / 8)
+                                    as usize,
+                            );
+                        }
+                        Ok(t as u64)
+                    }
+                    None => Err(match &self.vertex_file {
+                        Some(v) => edgelist::input_err(
+                            path,
+                            line,
+                            format!(
+                                "vertex {} is not in the vertex file {}",
+                                edgelist::show(tok),
+                                v.display()
+                            ),
+                        ),
+                        None => StoreError::Other(format!(
+                            "{}: more than 2^32-1 distinct vertex keys",
+                            path.display()
+                        )),
+                    }),
+                }
+            }
+        }
+    }
+
+    /// One input edge read at `path:line`, its keys already read by [`EdgeSink::key`].
     #[inline]
     pub(crate) fn edge(
         &mut self,
@@ -176,7 +296,7 @@ impl EdgeSink<'_> {
         path: &Path,
         line: u64,
     ) -> Result<()> {
-        if let Some((set, vpath)) = self.vertex_set {
+        if let (Some(set), Some(vpath)) = (&self.vertex_set, &self.vertex_file) {
             for id in [src, dst] {
                 if set.map(id).is_none() {
                     return Err(StoreError::Input {
@@ -233,6 +353,21 @@ impl EdgeSink<'_> {
         }
     }
 
+    /// Takes the vertex set from a vertex file: the sink's keys so far (string keys: the
+    /// interner, frozen from now on) or `ids` (integer keys).
+    pub(crate) fn define_vertices(&mut self, file: &Path, ids: Option<Vec<u64>>, budget: u64) {
+        self.vertex_file = Some(file.to_path_buf());
+        self.ids = None;
+        match &mut self.keys {
+            SinkKeys::Strings(interner) => interner.freeze(),
+            SinkKeys::Integer { .. } => {
+                let ids = ids.unwrap_or_default();
+                self.vertex_set = Some(IdMapper::new(&ids, budget));
+                self.given_ids = Some(ids);
+            }
+        }
+    }
+
     fn tick(&mut self, phase: ImportPhase, edges: u64) -> Result<()> {
         (self.progress)(ImportProgress {
             phase,
@@ -261,7 +396,9 @@ fn option<'a>(req: &'a ImportRequest, key: &str) -> Option<&'a str> {
 
 fn check_options(req: &ImportRequest, allowed: &[&str]) -> Result<()> {
     for (k, _) in &req.options {
-        if POLICY_OPTIONS.iter().any(|a| a.eq_ignore_ascii_case(k)) {
+        if POLICY_OPTIONS.iter().any(|a| a.eq_ignore_ascii_case(k))
+            || k.eq_ignore_ascii_case("keys")
+        {
             continue;
         }
         if !allowed.iter().any(|a| a.eq_ignore_ascii_case(k)) {
@@ -331,7 +468,7 @@ pub fn import(
 /// graph file at `req.dest`, as [`import`] does a file: batches are read one at a time, so a
 /// frame produced in pieces is never whole in memory here. `req.source` only names the input
 /// in errors and in the file's identity; `req.options` may name the `src`, `dst` and `weight`
-/// columns.
+/// columns and the key policy.
 pub fn import_batches(
     req: &ImportRequest,
     batches: &mut dyn RecordBatchReader,
@@ -347,7 +484,7 @@ pub fn import_batches(
 
 fn import_from(
     req: &ImportRequest,
-    batches: Option<&mut dyn RecordBatchReader>,
+    mut batches: Option<&mut dyn RecordBatchReader>,
     progress: &mut dyn FnMut(ImportProgress),
     cancel: &AtomicBool,
 ) -> Result<ImportSummary> {
@@ -408,115 +545,136 @@ fn import_from(
         InputFormat::MatrixMarket => check_options(req, &[])?,
     }
 
-    // The vertex set, when a vertex file defines it.
-    let mut bytes_read = 0u64;
-    let given_ids = match &vertex_file {
-        Some(v) => Some(edgelist::read_vertex_file(v, &mut bytes_read, cancel)?),
-        None => None,
-    };
-    if let Some(ids) = &given_ids {
-        check_vertex_count(ids.len())?;
+    let key_mode = KeyMode::from_options(&req.options)?;
+    if req.format == InputFormat::MatrixMarket && key_mode == KeyMode::String {
+        return Err(StoreError::Other(
+            "FORMAT mtx numbers its vertices 1..n; drop `KEYS string`".into(),
+        ));
     }
-    let given_mapper = given_ids.as_ref().map(|ids| IdMapper::new(ids, budget / 4));
 
-    // Phase 1: parse into sorted runs of input-id edges.
+    // Phase 1: parse into sorted runs of input-id edges. `KEYS auto` reads integers until a
+    // key is not one, then reads the input again with string keys.
+    let mut strings = key_mode == KeyMode::String;
     let read_buffer = (budget / 8 / FAN_IN as u64) as usize;
-    let mut sink = EdgeSink {
-        directed,
-        vertex_set: given_mapper.as_ref().zip(vertex_file.as_deref()),
-        ids: given_ids.is_none().then(|| IdCollector::new(budget / 8)),
-        sorter: Sorter::new(
-            tmp.path(),
-            "edges",
-            (budget * 3 / 10) as usize,
-            true,
-            read_buffer,
-        ),
-        edges: 0,
-        bytes_read,
-        progress,
-        cancel,
-        policies,
-        lines: 0,
-        self_loops_dropped: 0,
-        skipped: 0,
-        skipped_examples: Vec::new(),
-    };
-    match req.format {
-        InputFormat::Edgelist => {
-            edgelist::read_edgelist(&req.source, weighted.then_some(2), 3, &mut sink)?
-        }
-        InputFormat::Graphalytics => {
-            let ds = dataset.as_ref().expect("set above");
-            let props = graphalytics::edge_property_count(ds);
-            let wcol = graphalytics::weight_column(ds);
-            edgelist::read_edgelist(
-                &ds.edge_file,
-                wcol,
-                (2 + props).min(edgelist::MAX_COLS),
-                &mut sink,
-            )?
-        }
-        InputFormat::Csv => csv::read_csv(&req.source, &csv_options(req)?, weighted, &mut sink)?,
-        InputFormat::Parquet => parquet::read_parquet(
-            &req.source,
-            option(req, "src"),
-            option(req, "dst"),
-            option(req, "weight"),
+    let read = loop {
+        let mut sink = EdgeSink {
+            directed,
+            keys: if strings {
+                SinkKeys::Strings(KeyInterner::default())
+            } else {
+                SinkKeys::Integer {
+                    explicit: key_mode == KeyMode::Integer,
+                }
+            },
+            restart_with_strings: false,
+            vertex_file: None,
+            vertex_set: None,
+            given_ids: None,
+            ids: Some(IdCollector::new(budget / 8)),
+            sorter: Sorter::new(
+                tmp.path(),
+                "edges",
+                (budget * 3 / 10) as usize,
+                true,
+                read_buffer,
+            ),
+            edge_budget: budget * 3 / 10,
+            ids_budget: budget / 8,
+            edges: 0,
+            bytes_read: 0,
+            progress: &mut *progress,
+            cancel,
+            policies,
+            lines: 0,
+            self_loops_dropped: 0,
+            skipped: 0,
+            skipped_examples: Vec::new(),
+        };
+        let outcome = read_input(
+            req,
+            batches.as_deref_mut(),
+            vertex_file.as_deref(),
+            dataset.as_ref(),
             weighted,
+            budget,
             &mut sink,
-        )?,
-        InputFormat::MatrixMarket => mtx::read_mtx(&req.source, req.directed, weighted, &mut sink)?,
-        InputFormat::Arrow => {
-            let batches = batches.ok_or_else(|| {
-                StoreError::Other("Arrow edges are imported from record batches in memory".into())
-            })?;
-            arrow_batches::read_batches(
-                &batches.schema(),
-                batches,
-                &req.source,
-                option(req, "src"),
-                option(req, "dst"),
-                option(req, "weight"),
-                weighted,
-                &mut sink,
-            )?
+        );
+        if sink.restart_with_strings && !strings {
+            // Reading again needs files, not streams. Record batches decide their key type
+            // from their schema before any batch is taken, so they are still whole.
+            let source = (req.format != InputFormat::Arrow).then_some(req.source.as_path());
+            let inputs = [source, vertex_file.as_deref()];
+            if let Some(stream) = inputs.into_iter().flatten().find(|p| !is_regular_file(p)) {
+                return Err(StoreError::Other(format!(
+                    "{}: a vertex key is not an integer, so the input must be read again with \
+                     string keys, but it is not a regular file; add `KEYS string`",
+                    stream.display()
+                )));
+            }
+            strings = true;
+            continue;
         }
-    }
-    directed = sink.directed;
-    let edges_read = sink.edges;
-    sink.tick(ImportPhase::Sorting, edges_read)?;
-    let EdgeSink {
-        ids: collected,
+        outcome?;
+        break PhaseOne::from(sink);
+    };
+    directed = read.directed;
+    let edges_read = read.edges;
+    progress(ImportProgress {
+        phase: ImportPhase::Sorting,
+        bytes_read: read.bytes_read,
+        edges: edges_read,
+    });
+    check_cancel(cancel)?;
+    let PhaseOne {
+        keys,
+        given_ids,
+        collected,
         sorter,
         bytes_read,
-        progress,
         lines,
         self_loops_dropped,
         skipped,
         skipped_examples,
         ..
-    } = sink;
-    let vertices_from_file = given_ids.as_ref().map(|ids| ids.len() as u64);
-    let ids = match given_ids {
-        Some(ids) => ids,
-        None => collected.expect("collected when no vertex file").finish(),
-    };
-    check_vertex_count(ids.len())?;
-    let n = ids.len() as u32;
-    let built;
-    let mapper: &IdMapper = match &given_mapper {
-        Some(m) => m,
+    } = read;
+    let vertices_from_file = vertex_file.as_ref().map(|_| match (&given_ids, &keys) {
+        (Some(ids), _) => ids.len() as u64,
+        (None, Some(k)) => k.len() as u64,
+        (None, None) => 0,
+    });
+    // Internal ids: the rank of the input id, or of the string key.
+    let (ids, mapper) = match keys {
+        Some(k) => {
+            check_vertex_count(k.len())?;
+            (
+                (0..k.len() as u64).collect::<Vec<u64>>(),
+                InternalIds::Ranks(k),
+            )
+        }
         None => {
-            built = IdMapper::new(&ids, budget / 4);
-            &built
+            let ids = match given_ids {
+                Some(ids) => ids,
+                None => collected.map(IdCollector::finish).unwrap_or_default(),
+            };
+            check_vertex_count(ids.len())?;
+            let m = IdMapper::new(&ids, budget / 4);
+            (ids, InternalIds::Ids(m))
         }
     };
+    let n = ids.len() as u32;
     let mut runs_spilled = 0u64;
 
     // Phase 2: merge, drop duplicates, map ids, write out-lists (directed) and sort again.
-    let resident = ids.len() as u64 * (8 + 12 * if directed { 2 } else { 1 });
+    // String keys: the merged stream is in temporary-id order, not internal-id order, so a
+    // directed graph's out-lists are sorted again too (into `out_again`).
+    let resident = ids.len() as u64 * (8 + 12 * if directed { 2 } else { 1 }) + mapper.bytes();
     let sorter2_bytes = (budget / 2).saturating_sub(resident).max(budget / 8) as usize;
+    let resort_out = directed && matches!(mapper, InternalIds::Ranks(_));
+    let sorter2_bytes = if resort_out {
+        sorter2_bytes / 2
+    } else {
+        sorter2_bytes
+    };
     let mut merged = sorter.finish_counting(&mut runs_spilled)?;
     let mut again: Sorter<Arc> = Sorter::new(
         tmp.path(),
@@ -525,7 +683,9 @@ fn import_from(
         false,
         read_buffer,
     );
-    let mut out_writer = if directed {
+    let mut out_again: Option<Sorter<Arc>> =
+        resort_out.then(|| Sorter::new(tmp.path(), "out", sorter2_bytes, false, read_buffer));
+    let mut out_writer = if directed && !resort_out {
         Some(ListWriter::new(tmp.path(), "out", n, weighted)?)
     } else {
         None
@@ -551,6 +711,17 @@ fn import_from(
         let b = mapper.map(e.dst).ok_or_else(|| unknown(e.dst))?;
         if let Some(w) = &mut out_writer {
             list.add(w, a, b, e.weight, weighted)?;
+            again.push(Arc {
+                from: b,
+                to: a,
+                weight: e.weight,
+            })?;
+        } else if let Some(out) = &mut out_again {
+            out.push(Arc {
+                from: a,
+                to: b,
+                weight: e.weight,
+            })?;
             again.push(Arc {
                 from: b,
                 to: a,
@@ -599,8 +770,8 @@ fn import_from(
         emit(p)?;
     }
     drop(merged);
-    let (out, inn) = match out_writer {
-        Some(mut w) => {
+    let (out, inn) = match (out_writer, out_again) {
+        (Some(mut w), _) => {
             list.flush(&mut w, weighted)?;
             let out = w.finish()?;
             let inn = lists_from(
@@ -616,7 +787,32 @@ fn import_from(
             )?;
             (out, Some(inn))
         }
-        None => {
+        (None, Some(out_again)) => {
+            let out = lists_from(
+                out_again,
+                tmp.path(),
+                "out",
+                n,
+                weighted,
+                progress,
+                cancel,
+                bytes_read,
+                &mut runs_spilled,
+            )?;
+            let inn = lists_from(
+                again,
+                tmp.path(),
+                "in",
+                n,
+                weighted,
+                progress,
+                cancel,
+                bytes_read,
+                &mut runs_spilled,
+            )?;
+            (out, Some(inn))
+        }
+        (None, None) => {
             let out = lists_from(
                 again,
                 tmp.path(),
@@ -659,6 +855,10 @@ fn import_from(
     let arcs = out.arcs;
     let contents = GraphFileContents {
         identity: req.identity.clone(),
+        keys: match mapper {
+            InternalIds::Ranks(k) => Some(k),
+            InternalIds::Ids(_) => None,
+        },
         ids,
         edges,
         directed,
@@ -667,6 +867,8 @@ fn import_from(
         inn,
     };
     let file_bytes = write_graph_file(&req.dest, &contents)?;
+    let string_keys = contents.keys.is_some();
+    let key_bytes = contents.keys.as_ref().map_or(0, |k| k.file_bytes());
     drop(contents);
     drop(tmp);
     Ok(ImportSummary {
@@ -680,6 +882,8 @@ fn import_from(
         bytes_read,
         duplicates_dropped: duplicates,
         runs_spilled,
+        string_keys,
+        key_bytes,
         report: ImportReport {
             lines_read: lines,
             edges_kept: edges,
@@ -696,6 +900,135 @@ fn import_from(
             negative_weights,
         },
     })
+}
+
+fn is_regular_file(p: &Path) -> bool {
+    std::fs::metadata(p).is_ok_and(|m| m.is_file())
+}
+
+/// What phase 1 (reading the input) leaves for the rest of the import.
+struct PhaseOne {
+    directed: bool,
+    edges: u64,
+    /// String keys, sorted; `None` for integer keys.
+    keys: Option<SortedKeys>,
+    /// Integer ids a vertex file defined.
+    given_ids: Option<Vec<u64>>,
+    /// Integer ids collected from the edges (no vertex file).
+    collected: Option<IdCollector>,
+    sorter: Sorter<InputEdge>,
+    bytes_read: u64,
+    lines: u64,
+    self_loops_dropped: u64,
+    skipped: u64,
+    skipped_examples: Vec<String>,
+}
+
+impl From<EdgeSink<'_>> for PhaseOne {
+    fn from(s: EdgeSink<'_>) -> PhaseOne {
+        PhaseOne {
+            directed: s.directed,
+            edges: s.edges,
+            keys: match s.keys {
+                SinkKeys::Strings(k) => Some(k.finish()),
+                SinkKeys::Integer { .. } => None,
+            },
+            given_ids: s.given_ids,
+            collected: s.ids,
+            sorter: s.sorter,
+            bytes_read: s.bytes_read,
+            lines: s.lines,
+            self_loops_dropped: s.self_loops_dropped,
+            skipped: s.skipped,
+            skipped_examples: s.skipped_examples,
+        }
+    }
+}
+
+/// How input ids (integers, or string keys' temporary ids) become internal ids.
+enum InternalIds {
+    /// The rank of the integer id.
+    Ids(IdMapper),
+    /// The rank of the string key.
+    Ranks(SortedKeys),
+}
+
+impl InternalIds {
+    #[inline]
+    fn map(&self, id: u64) -> Option<u32> {
+        match self {
+            InternalIds::Ids(m) => m.map(id),
+            InternalIds::Ranks(k) => k.rank(id),
+        }
+    }
+
+    /// Bytes held in memory while the lists are written.
+    fn bytes(&self) -> u64 {
+        match self {
+            InternalIds::Ids(_) => 0,
+            InternalIds::Ranks(k) => k.memory_bytes(),
+        }
+    }
+}
+
+/// Reads the vertex file (when there is one) and the input's edges into `sink`.
+fn read_input<'b>(
+    req: &ImportRequest,
+    batches: Option<&mut (dyn RecordBatchReader + 'b)>,
+    vertex_file: Option<&Path>,
+    dataset: Option<&graphalytics::GraphalyticsDataset>,
+    weighted: bool,
+    budget: u64,
+    sink: &mut EdgeSink<'_>,
+) -> Result<()> {
+    if let Some(v) = vertex_file {
+        let ids = edgelist::read_vertex_file(v, sink)?;
+        if let Some(ids) = &ids {
+            check_vertex_count(ids.len())?;
+        }
+        sink.define_vertices(v, ids, budget / 4);
+    }
+    match req.format {
+        InputFormat::Edgelist => {
+            edgelist::read_edgelist(&req.source, weighted.then_some(2), 3, sink)
+        }
+        InputFormat::Graphalytics => {
+            let ds = dataset.expect("read with the format");
+            let props = graphalytics::edge_property_count(ds);
+            let wcol = graphalytics::weight_column(ds);
+            edgelist::read_edgelist(
+                &ds.edge_file,
+                wcol,
+                (2 + props).min(edgelist::MAX_COLS),
+                sink,
+            )
+        }
+        InputFormat::Csv => csv::read_csv(&req.source, &csv_options(req)?, weighted, sink),
+        InputFormat::Parquet => parquet::read_parquet(
+            &req.source,
+            option(req, "src"),
+            option(req, "dst"),
+            option(req, "weight"),
+            weighted,
+            sink,
+        ),
+        InputFormat::MatrixMarket => mtx::read_mtx(&req.source, req.directed, weighted, sink),
+        InputFormat::Arrow => {
+            let batches = batches.ok_or_else(|| {
+                StoreError::Other("Arrow edges are imported from record batches in memory".into())
+            })?;
+            arrow_batches::read_batches(
+                &batches.schema(),
+                batches,
+                &req.source,
+                option(req, "src"),
+                option(req, "dst"),
+                option(req, "weight"),
+                weighted,
+                sink,
+            )
+        }
+    }
 }
 
 fn check_vertex_count(n: usize) -> Result<()> {

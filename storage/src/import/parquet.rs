@@ -1,7 +1,8 @@
-//! Parquet edge files via the arrow reader: integer `src`/`dst` columns (any signed or
-//! unsigned width; a negative or null id is an error naming the row) and an optional float
-//! weight column. The decoded batches go through [`super::arrow_batches`], which chooses the
-//! columns.
+//! Parquet edge files via the arrow reader: `src`/`dst` key columns, integer (any signed or
+//! unsigned width) or string (Utf8, LargeUtf8, Binary and their views: string keys), and an
+//! optional float weight column. A negative or null key or a bad weight is an error naming the
+//! row, or with `ON ERROR skip` a skipped row. The decoded batches go through
+//! [`super::arrow_batches`], which chooses the columns and reads the rows.
 
 use std::path::Path;
 
@@ -14,7 +15,7 @@ use arrow_array::Array;
 use arrow_schema::DataType;
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 
-use super::edgelist::{check_weight, input_err};
+use super::edgelist::input_err;
 use super::input::open_input;
 use super::EdgeSink;
 use crate::error::{Result, StoreError};
@@ -22,74 +23,113 @@ use crate::error::{Result, StoreError};
 /// Rows per decoded batch.
 const BATCH: usize = 64 * 1024;
 
-pub(super) fn ids(col: &dyn Array, path: &Path, first_row: u64, what: &str) -> Result<Vec<u64>> {
-    let row_err = |i: usize, m: String| input_err(path, first_row + i as u64, m);
-    let null_check = |i: usize| -> Result<()> {
-        if col.is_null(i) {
-            Err(row_err(
-                i,
-                format!("row {}: `{what}` is null", first_row + i as u64),
-            ))
-        } else {
-            Ok(())
-        }
-    };
-    macro_rules! signed {
-        ($t:ty) => {{
-            let a = col.as_primitive::<$t>();
-            let mut out = Vec::with_capacity(a.len());
-            for i in 0..a.len() {
-                null_check(i)?;
-                let v = a.value(i);
-                if v < 0 {
-                    return Err(row_err(
-                        i,
-                        format!(
-                            "row {}: negative vertex id {v} in `{what}`",
-                            first_row + i as u64
-                        ),
-                    ));
-                }
-                out.push(v as u64);
-            }
-            Ok(out)
-        }};
-    }
-    macro_rules! unsigned {
-        ($t:ty) => {{
-            let a = col.as_primitive::<$t>();
-            let mut out = Vec::with_capacity(a.len());
-            for i in 0..a.len() {
-                null_check(i)?;
-                out.push(a.value(i) as u64);
-            }
-            Ok(out)
-        }};
-    }
-    match col.data_type() {
-        DataType::Int8 => signed!(Int8Type),
-        DataType::Int16 => signed!(Int16Type),
-        DataType::Int32 => signed!(Int32Type),
-        DataType::Int64 => signed!(Int64Type),
-        DataType::UInt8 => unsigned!(UInt8Type),
-        DataType::UInt16 => unsigned!(UInt16Type),
-        DataType::UInt32 => unsigned!(UInt32Type),
-        DataType::UInt64 => unsigned!(UInt64Type),
-        t => Err(input_err(
-            path,
-            0,
-            format!("column `{what}` has type {t}, vertex ids must be integers"),
-        )),
+/// The keys of one key column of a batch.
+pub(super) enum KeyColumn<'a> {
+    /// An integer column, widened (signed and unsigned alike); `None` is a null.
+    Integers(Vec<Option<i128>>),
+    /// A string or binary column.
+    Strings(Box<dyn Fn(usize) -> Option<&'a [u8]> + 'a>),
+}
+
+/// Whether a column of type `t` holds string keys (`Some(true)`), integer keys
+/// (`Some(false)`) or cannot hold keys (`None`).
+pub(super) fn holds_strings(t: &DataType) -> Option<bool> {
+    match t {
+        DataType::Int8
+        | DataType::Int16
+        | DataType::Int32
+        | DataType::Int64
+        | DataType::UInt8
+        | DataType::UInt16
+        | DataType::UInt32
+        | DataType::UInt64 => Some(false),
+        DataType::Utf8
+        | DataType::LargeUtf8
+        | DataType::Utf8View
+        | DataType::Binary
+        | DataType::LargeBinary
+        | DataType::BinaryView => Some(true),
+        _ => None,
     }
 }
 
-pub(super) fn weights(
-    col: &dyn Array,
-    path: &Path,
-    first_row: u64,
+pub(super) fn key_column<'a>(col: &'a dyn Array) -> KeyColumn<'a> {
+    macro_rules! ints {
+        ($t:ty) => {{
+            let a = col.as_primitive::<$t>();
+            KeyColumn::Integers(
+                (0..a.len())
+                    .map(|i| (!a.is_null(i)).then(|| a.value(i) as i128))
+                    .collect(),
+            )
+        }};
+    }
+    macro_rules! bytes {
+        ($a:expr) => {{
+            let a = $a;
+            KeyColumn::Strings(Box::new(move |i| {
+                (!a.is_null(i)).then(|| AsRef::<[u8]>::as_ref(a.value(i)))
+            }))
+        }};
+    }
+    match col.data_type() {
+        DataType::Int8 => ints!(Int8Type),
+        DataType::Int16 => ints!(Int16Type),
+        DataType::Int32 => ints!(Int32Type),
+        DataType::Int64 => ints!(Int64Type),
+        DataType::UInt8 => ints!(UInt8Type),
+        DataType::UInt16 => ints!(UInt16Type),
+        DataType::UInt32 => ints!(UInt32Type),
+        DataType::UInt64 => ints!(UInt64Type),
+        DataType::Utf8 => bytes!(col.as_string::<i32>()),
+        DataType::LargeUtf8 => bytes!(col.as_string::<i64>()),
+        DataType::Utf8View => bytes!(col.as_string_view()),
+        DataType::Binary => bytes!(col.as_binary::<i32>()),
+        DataType::LargeBinary => bytes!(col.as_binary::<i64>()),
+        DataType::BinaryView => bytes!(col.as_binary_view()),
+        // Refused by the schema check before any batch is read.
+        _ => KeyColumn::Integers(vec![None; col.len()]),
+    }
+}
+
+/// The id of row `row`'s key in `col` (index `i` in the batch), through the sink.
+pub(super) fn key_at(
+    col: &KeyColumn<'_>,
+    i: usize,
+    row: u64,
     what: &str,
-) -> Result<Vec<f64>> {
-    let mut out = Vec::with_capacity(col.len());
+    path: &Path,
+    sink: &mut EdgeSink<'_>,
+) -> Result<u64> {
+    let column = || format!("row {row}, column `{what}`");
+    match col {
+        KeyColumn::Integers(v) => match v[i] {
+            None => Err(input_err(
+                path,
+                row,
+                format!("{}: the key is null", column()),
+            )),
+            Some(x) if x < 0 => Err(input_err(
+                path,
+                row,
+                format!("{}: negative vertex id {x}", column()),
+            )),
+            Some(x) if sink.string_keys() => sink.key(x.to_string().as_bytes(), path, row, &column),
+            Some(x) => Ok(x as u64),
+        },
+        KeyColumn::Strings(get) => match get(i) {
+            None => Err(input_err(
+                path,
+                row,
+                format!("{}: the key is null", column()),
+            )),
+            Some(b) => sink.key(b, path, row, &column),
+        },
+    }
+}
+
+/// The weights of a batch; `None` for a null.
+pub(super) fn weights(col: &dyn Array, path: &Path, what: &str) -> Result<Vec<Option<f64>>> {
     let vals: Box<dyn Fn(usize) -> f64 + '_> = match col.data_type() {
         DataType::Float64 => {
             let a = col.as_primitive::<Float64Type>();
@@ -107,15 +147,9 @@ pub(super) fn weights(
             ))
         }
     };
-    for i in 0..col.len() {
-        let row = first_row + i as u64;
-        if col.is_null(i) {
-            return Err(input_err(path, row, format!("row {row}: weight is null")));
-        }
-        let w = vals(i);
-        out.push(check_weight(w, &|| format!("{w} (row {row})"), path, row)?);
-    }
-    Ok(out)
+    Ok((0..col.len())
+        .map(|i| (!col.is_null(i)).then(|| vals(i)))
+        .collect())
 }
 
 /// Reads a Parquet edge file into the sink. `line` in errors is the 1-based row.

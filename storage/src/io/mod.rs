@@ -104,9 +104,6 @@ impl IoCounters {
             cache_misses: self.cache_misses.load(Ordering::Relaxed),
             bytes_read: self.bytes_read.load(Ordering::Relaxed),
             inflight_high_water: self.inflight_high_water.load(Ordering::Relaxed),
-            round_trips: 0,
-            remote_ops: 0,
-            bytes_sent: 0,
         }
     }
 }

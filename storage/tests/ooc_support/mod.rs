@@ -95,6 +95,7 @@ pub fn write_graph(dir: &Path, name: &str, adj: &Adj, directed: bool, weighted: 
             ),
             // Gapped input ids, so input and internal ids differ.
             ids: (0..adj.len() as u64).map(|i| 10 + 3 * i).collect(),
+            keys: None,
             edges: if directed { arcs } else { arcs / 2 },
             directed,
             weighted,
