@@ -110,7 +110,7 @@ fn errors_say_what_kind_of_fault_they_are() {
         ErrorKind::Storage
     );
     let bad = dir.path().join("bad.txt");
-    std::fs::write(&bad, "1 2\n1 x\n").unwrap();
+    std::fs::write(&bad, "1 2\n3\n").unwrap();
     assert_eq!(
         kind(&mut s, &format!("CREATE GRAPH g FROM '{}';", bad.display())),
         ErrorKind::Input

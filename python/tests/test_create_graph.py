@@ -77,3 +77,11 @@ def test_what_is_no_frame_or_no_name_is_refused(db):
         db.create_graph("h", [(1, 2)])
     with pytest.raises(frontier.PlanError, match="cannot name a graph"):
         db.create_graph("run", pa.table({"a": [1], "b": [2]}))
+
+
+def test_string_keys_come_from_string_columns(db):
+    edges = pd.DataFrame({"who": ["alice", "bob", "carol"], "knows": ["bob", "carol", "alice"]})
+    created = db.create_graph("people", edges, directed=True)
+    assert created.status[0].startswith("created graph people: 3 vertices, 3 edges")
+    depths = dict(db.execute("RUN bfs ON people FROM 'alice'").fetchall())
+    assert depths == {"alice": 0, "bob": 1, "carol": 2}
