@@ -64,9 +64,10 @@ class Connection(_Connection):
         ``edges`` is a pandas or polars DataFrame, a pyarrow Table, RecordBatch or
         RecordBatchReader, or any object with ``__arrow_c_stream__``; it is read batch by batch,
         so a reader producing batches lazily is never whole in memory, and the import stays
-        within the ``import_memory`` setting. ``src`` and ``dst`` name the integer id columns
-        (default: the first two columns); ``weight`` names a float weight column and makes the
-        graph weighted. ``replace=True`` is ``CREATE OR REPLACE``.
+        within the ``import_memory`` setting. ``src`` and ``dst`` name the vertex key columns
+        (default: the first two columns), integers or strings (string columns give a graph with
+        string keys: ``RUN bfs ON g FROM 'alice'``); ``weight`` names a float weight column and
+        makes the graph weighted. ``replace=True`` is ``CREATE OR REPLACE``.
         """
         stream, source = _arrow_stream(edges)
         return self._create_graph(
