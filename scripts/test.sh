@@ -9,3 +9,14 @@ python3 -c "import duckdb" 2>/dev/null || python3 -m pip install --quiet duckdb
 # The algorithm tests compare results with networkx's.
 python3 -c "import networkx, scipy" 2>/dev/null || python3 -m pip install --quiet networkx scipy
 cargo test --workspace --all-targets
+
+# The Python package (python/): built into this Python in the workspace's target directory (its
+# dev profile, so the dependencies compiled above are reused), then its pytest suite, which
+# compares against the binary the tests above built.
+for module in maturin pytest pandas polars; do
+    python3 -c "import $module" 2>/dev/null || python3 -m pip install --quiet "$module"
+done
+TARGET="${CARGO_TARGET_DIR:-$PWD/target}"
+CARGO_TARGET_DIR="$TARGET" MATURIN_PEP517_ARGS="--profile dev" \
+    python3 -m pip install --quiet --no-build-isolation ./python
+FRONTIER_BIN="$TARGET/debug/frontier" python3 -m pytest -q python/tests

@@ -4,12 +4,35 @@ use grammar::{ParseError, Pos};
 use planner::PlanError;
 use storage::StoreError;
 
+/// What kind of fault failed a statement, for front ends that tell them apart (a binding's
+/// exception classes): what the user does about it differs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ErrorKind {
+    /// The text does not parse.
+    Syntax,
+    /// The statement parses but asks for what does not exist or is not allowed: an unknown
+    /// graph, algorithm, parameter or setting, a bad value, a refused INTO path.
+    Plan,
+    /// An input file (or frame) being imported is at fault; the message names it and its line.
+    Input,
+    /// The data directory is read-only for this session (another process holds it, or it was
+    /// opened so); the message says why.
+    ReadOnly,
+    /// Stored data or its I/O failed: a file, the catalog, a memory node.
+    Storage,
+    /// The user cancelled the statement.
+    Cancelled,
+    /// Writing the output, or anything else.
+    Other,
+}
+
 /// Why a statement failed, and where.
 #[derive(Debug, Clone, PartialEq)]
 pub struct StatementError {
     /// Position in the statement text (the statement's start when nothing more precise).
     pub pos: Pos,
     pub message: String,
+    pub kind: ErrorKind,
     /// The source line with a caret, for parse errors.
     pub snippet: Option<String>,
     /// The message already starts with `PATH:LINE:` of the data file at fault (an importer
@@ -28,6 +51,7 @@ impl StatementError {
         StatementError {
             pos,
             message: message.into(),
+            kind: ErrorKind::Plan,
             snippet: None,
             in_data_file: false,
             cancelled: false,
@@ -39,6 +63,7 @@ impl StatementError {
     pub fn output(pos: Pos, e: &std::io::Error) -> StatementError {
         StatementError {
             broken_pipe: e.kind() == std::io::ErrorKind::BrokenPipe,
+            kind: ErrorKind::Other,
             ..StatementError::at(pos, format!("cannot write output: {e}"))
         }
     }
@@ -47,9 +72,17 @@ impl StatementError {
     pub fn store(pos: Pos, e: StoreError) -> StatementError {
         let cancelled = matches!(e, StoreError::Cancelled);
         let in_data_file = matches!(e, StoreError::Input { .. });
+        let kind = match e {
+            StoreError::Input { .. } => ErrorKind::Input,
+            StoreError::Cancelled => ErrorKind::Cancelled,
+            StoreError::Locked { .. } | StoreError::ReadOnly { .. } => ErrorKind::ReadOnly,
+            StoreError::NoSuchGraph(_) | StoreError::GraphExists(_) => ErrorKind::Plan,
+            _ => ErrorKind::Storage,
+        };
         StatementError {
             pos,
             message: e.to_string(),
+            kind,
             snippet: None,
             in_data_file,
             cancelled,
@@ -87,6 +120,7 @@ impl From<ParseError> for StatementError {
                 col: e.col,
             },
             message: e.message,
+            kind: ErrorKind::Syntax,
             snippet: Some(e.snippet).filter(|s| !s.is_empty()),
             in_data_file: false,
             cancelled: false,

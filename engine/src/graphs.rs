@@ -3,6 +3,8 @@
 
 use std::path::PathBuf;
 
+use arrow_array::RecordBatchReader;
+
 use grammar::{CreateGraph, Ident, InputFormat, Pos, StorageKind as AstStorage, Value};
 use planner::settings::format_size;
 use storage::blockfile::format::{FileIdentity, SectionKind, BLOCK_SIZE};
@@ -16,8 +18,22 @@ use crate::output::Output;
 use crate::session::Session;
 use crate::table::{CellKind, TextTable};
 
+/// Where CREATE GRAPH's edges come from.
+pub enum EdgeSource<'a> {
+    /// The file (or dataset) the statement names.
+    File,
+    /// Arrow record batches in memory (a front end's data frame), read one at a time; the
+    /// statement's source only names them in messages and in the graph's identity.
+    Batches(&'a mut dyn RecordBatchReader),
+}
+
 /// `CREATE [OR REPLACE] GRAPH ...`: import into a new file, then register it.
-pub fn create(s: &mut Session, pos: Pos, c: &CreateGraph) -> Result<Vec<Output>, StatementError> {
+pub fn create(
+    s: &mut Session,
+    pos: Pos,
+    c: &CreateGraph,
+    edges: EdgeSource<'_>,
+) -> Result<Vec<Output>, StatementError> {
     let name = &c.name.name;
     if !c.or_replace
         && s.catalog
@@ -46,6 +62,7 @@ pub fn create(s: &mut Session, pos: Pos, c: &CreateGraph) -> Result<Vec<Output>,
     };
     let previous = s.catalog.get(name).ok().flatten();
     let format = match c.format {
+        _ if matches!(edges, EdgeSource::Batches(_)) => import::InputFormat::Arrow,
         Some(InputFormat::Edgelist) => import::InputFormat::Edgelist,
         Some(InputFormat::Graphalytics) => import::InputFormat::Graphalytics,
         Some(InputFormat::Csv) => import::InputFormat::Csv,
@@ -83,15 +100,17 @@ pub fn create(s: &mut Session, pos: Pos, c: &CreateGraph) -> Result<Vec<Output>,
         identity: identity.clone(),
     };
     let watcher = s.watcher.clone();
-    let summary = import::import(
-        &req,
-        &mut |p| {
-            if let Some(w) = &watcher {
-                w.import_progress(&c.source, &p);
-            }
-        },
-        &s.cancel,
-    );
+    let mut progress = |p: import::ImportProgress| {
+        if let Some(w) = &watcher {
+            w.import_progress(&c.source, &p);
+        }
+    };
+    let summary = match edges {
+        EdgeSource::File => import::import(&req, &mut progress, &s.cancel),
+        EdgeSource::Batches(batches) => {
+            import::import_batches(&req, batches, &mut progress, &s.cancel)
+        }
+    };
     if let Some(w) = &watcher {
         w.import_done();
     }

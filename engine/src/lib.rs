@@ -11,7 +11,7 @@ pub mod run;
 pub mod session;
 pub mod table;
 
-pub use error::StatementError;
+pub use error::{ErrorKind, StatementError};
 pub use output::{Output, RunProgress, Watcher};
 pub use session::Session;
 pub use table::{CellKind, TextTable};

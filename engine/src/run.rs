@@ -14,7 +14,7 @@ use storage::catalog::{Catalog, GraphMeta, StorageKind};
 use storage::dm::{DmLayout, DmOptions, DmStore, PoolConfig, TcpOptions};
 use storage::{Direction, GraphStore};
 
-use crate::error::StatementError;
+use crate::error::{ErrorKind, StatementError};
 use crate::output::Output;
 use crate::session::Session;
 use crate::table::{CellKind, TextTable};
@@ -377,9 +377,15 @@ fn exec_error(pos: Pos, e: exec::ExecError) -> StatementError {
     let cancelled = matches!(e, exec::ExecError::Cancelled);
     let mut err = match e {
         exec::ExecError::Store(se) => StatementError::store(pos, se),
-        other => StatementError::at(pos, other.to_string()),
+        other => StatementError {
+            kind: ErrorKind::Other,
+            ..StatementError::at(pos, other.to_string())
+        },
     };
-    err.cancelled |= cancelled;
+    if cancelled {
+        err.cancelled = true;
+        err.kind = ErrorKind::Cancelled;
+    }
     err
 }
 

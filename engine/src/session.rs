@@ -6,12 +6,14 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
+use arrow_array::RecordBatchReader;
 use grammar::{Statement, StatementKind};
 use planner::Settings;
 use storage::catalog::{Catalog, ReadOnlyReason};
 use storage::StoreError;
 
 use crate::error::StatementError;
+use crate::graphs::EdgeSource;
 use crate::output::{Output, Watcher};
 use crate::table::TextTable;
 
@@ -89,14 +91,11 @@ impl Session {
 
     /// Runs one statement.
     pub fn execute(&mut self, stmt: &Statement) -> Result<Vec<Output>, StatementError> {
-        self.cancel.store(false, Ordering::SeqCst);
-        if let Some(what) = change_made_by(&stmt.kind) {
-            if let Some(e) = self.catalog.read_only_error(what) {
-                return Err(StatementError::store(stmt.pos, e));
-            }
-        }
+        self.begin(stmt)?;
         match &stmt.kind {
-            StatementKind::CreateGraph(c) => crate::graphs::create(self, stmt.pos, c),
+            StatementKind::CreateGraph(c) => {
+                crate::graphs::create(self, stmt.pos, c, EdgeSource::File)
+            }
             StatementKind::DropGraph { name, if_exists } => {
                 crate::graphs::drop(self, name, *if_exists)
             }
@@ -122,6 +121,36 @@ impl Session {
                 Ok(vec![Output::Text(crate::help::topic(t, &self.settings)?)])
             }
         }
+    }
+
+    /// Runs `CREATE GRAPH` (`stmt`, whose kind must be a CREATE) with its edges taken from
+    /// `batches`, Arrow record batches in memory (a data frame), instead of the file it names:
+    /// its source only labels the input. Batches are read one at a time, so the import stays
+    /// within `import_memory` whatever the frame's size.
+    pub fn create_graph_from_batches(
+        &mut self,
+        stmt: &Statement,
+        batches: &mut dyn RecordBatchReader,
+    ) -> Result<Vec<Output>, StatementError> {
+        let StatementKind::CreateGraph(c) = &stmt.kind else {
+            return Err(StatementError::at(
+                stmt.pos,
+                "edges from record batches need a CREATE GRAPH statement",
+            ));
+        };
+        self.begin(stmt)?;
+        crate::graphs::create(self, stmt.pos, c, EdgeSource::Batches(batches))
+    }
+
+    /// Clears the cancel flag, and refuses a change to a read-only data directory.
+    fn begin(&mut self, stmt: &Statement) -> Result<(), StatementError> {
+        self.cancel.store(false, Ordering::SeqCst);
+        if let Some(what) = change_made_by(&stmt.kind) {
+            if let Some(e) = self.catalog.read_only_error(what) {
+                return Err(StatementError::store(stmt.pos, e));
+            }
+        }
+        Ok(())
     }
 }
 

@@ -17,6 +17,7 @@
 //! Every temporary file lives in a `TempDir` inside `temp_dir`, removed on success, on error
 //! and on cancellation.
 
+mod arrow_batches;
 pub mod csv;
 mod detect;
 pub mod edgelist;
@@ -32,6 +33,8 @@ pub mod report;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
+
+use arrow_array::RecordBatchReader;
 
 use crate::blockfile::writer::{write_graph_file, GraphFileContents, ListWriter, WrittenLists};
 use crate::error::{Result, StoreError};
@@ -55,6 +58,8 @@ pub enum InputFormat {
     Parquet,
     /// A Matrix Market coordinate file.
     MatrixMarket,
+    /// Arrow record batches handed over in memory (a data frame), through [`import_batches`].
+    Arrow,
 }
 
 impl InputFormat {
@@ -66,6 +71,7 @@ impl InputFormat {
             InputFormat::Csv => "csv",
             InputFormat::Parquet => "parquet",
             InputFormat::MatrixMarket => "mtx",
+            InputFormat::Arrow => "arrow",
         }
     }
 }
@@ -455,6 +461,33 @@ pub fn import(
     progress: &mut dyn FnMut(ImportProgress),
     cancel: &AtomicBool,
 ) -> Result<ImportSummary> {
+    import_from(req, None, progress, cancel)
+}
+
+/// Imports the edges of `batches`, Arrow record batches held in memory (a data frame), into a
+/// graph file at `req.dest`, as [`import`] does a file: batches are read one at a time, so a
+/// frame produced in pieces is never whole in memory here. `req.source` only names the input
+/// in errors and in the file's identity; `req.options` may name the `src`, `dst` and `weight`
+/// columns and the key policy.
+pub fn import_batches(
+    req: &ImportRequest,
+    batches: &mut dyn RecordBatchReader,
+    progress: &mut dyn FnMut(ImportProgress),
+    cancel: &AtomicBool,
+) -> Result<ImportSummary> {
+    let req = ImportRequest {
+        format: InputFormat::Arrow,
+        ..req.clone()
+    };
+    import_from(&req, Some(batches), progress, cancel)
+}
+
+fn import_from(
+    req: &ImportRequest,
+    mut batches: Option<&mut dyn RecordBatchReader>,
+    progress: &mut dyn FnMut(ImportProgress),
+    cancel: &AtomicBool,
+) -> Result<ImportSummary> {
     let started = Instant::now();
     check_cancel(cancel)?;
     std::fs::create_dir_all(&req.temp_dir).map_err(|e| StoreError::io(&req.temp_dir, e))?;
@@ -508,7 +541,7 @@ pub fn import(
         InputFormat::Csv => {
             csv_options(req)?;
         }
-        InputFormat::Parquet => check_options(req, &["src", "dst", "weight"])?,
+        InputFormat::Parquet | InputFormat::Arrow => check_options(req, &["src", "dst", "weight"])?,
         InputFormat::MatrixMarket => check_options(req, &[])?,
     }
 
@@ -559,6 +592,7 @@ pub fn import(
         };
         let outcome = read_input(
             req,
+            batches.as_deref_mut(),
             vertex_file.as_deref(),
             dataset.as_ref(),
             weighted,
@@ -566,8 +600,10 @@ pub fn import(
             &mut sink,
         );
         if sink.restart_with_strings && !strings {
-            // Reading again needs files, not streams.
-            let inputs = [Some(req.source.as_path()), vertex_file.as_deref()];
+            // Reading again needs files, not streams. Record batches decide their key type
+            // from their schema before any batch is taken, so they are still whole.
+            let source = (req.format != InputFormat::Arrow).then_some(req.source.as_path());
+            let inputs = [source, vertex_file.as_deref()];
             if let Some(stream) = inputs.into_iter().flatten().find(|p| !is_regular_file(p)) {
                 return Err(StoreError::Other(format!(
                     "{}: a vertex key is not an integer, so the input must be read again with \
@@ -936,8 +972,9 @@ impl InternalIds {
 }
 
 /// Reads the vertex file (when there is one) and the input's edges into `sink`.
-fn read_input(
+fn read_input<'b>(
     req: &ImportRequest,
+    batches: Option<&mut (dyn RecordBatchReader + 'b)>,
     vertex_file: Option<&Path>,
     dataset: Option<&graphalytics::GraphalyticsDataset>,
     weighted: bool,
@@ -976,6 +1013,21 @@ fn read_input(
             sink,
         ),
         InputFormat::MatrixMarket => mtx::read_mtx(&req.source, req.directed, weighted, sink),
+        InputFormat::Arrow => {
+            let batches = batches.ok_or_else(|| {
+                StoreError::Other("Arrow edges are imported from record batches in memory".into())
+            })?;
+            arrow_batches::read_batches(
+                &batches.schema(),
+                batches,
+                &req.source,
+                option(req, "src"),
+                option(req, "dst"),
+                option(req, "weight"),
+                weighted,
+                sink,
+            )
+        }
     }
 }
 

@@ -1,9 +1,9 @@
 //! Parquet edge files via the arrow reader: `src`/`dst` key columns, integer (any signed or
 //! unsigned width) or string (Utf8, LargeUtf8, Binary and their views: string keys), plain or
-//! dictionary-encoded (pandas categoricals), and an
-//! optional float weight column. Columns are chosen by name, defaulting to the first two (and
-//! third). A negative or null key or a bad weight is an error naming the row, or with
-//! `ON ERROR skip` a skipped row.
+//! dictionary-encoded (pandas categoricals), and an optional float weight column. A negative or
+//! null key or a bad weight is an error naming the row, or with `ON ERROR skip` a skipped row.
+//! The decoded batches go through [`super::arrow_batches`], which chooses the columns and reads
+//! the rows.
 
 use std::path::Path;
 
@@ -16,7 +16,7 @@ use arrow_array::Array;
 use arrow_schema::DataType;
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 
-use super::edgelist::{check_weight, input_err};
+use super::edgelist::input_err;
 use super::input::open_input;
 use super::EdgeSink;
 use crate::error::{Result, StoreError};
@@ -25,7 +25,7 @@ use crate::error::{Result, StoreError};
 const BATCH: usize = 64 * 1024;
 
 /// The keys of one key column of a batch.
-enum KeyColumn<'a> {
+pub(super) enum KeyColumn<'a> {
     /// An integer column, widened (signed and unsigned alike); `None` is a null.
     Integers(Vec<Option<i128>>),
     /// A string or binary column.
@@ -34,7 +34,7 @@ enum KeyColumn<'a> {
 
 /// Whether a column of type `t` holds string keys (`Some(true)`), integer keys
 /// (`Some(false)`) or cannot hold keys (`None`).
-fn holds_strings(t: &DataType) -> Option<bool> {
+pub(super) fn holds_strings(t: &DataType) -> Option<bool> {
     match t {
         DataType::Int8
         | DataType::Int16
@@ -56,7 +56,7 @@ fn holds_strings(t: &DataType) -> Option<bool> {
     }
 }
 
-fn key_column<'a>(col: &'a dyn Array) -> KeyColumn<'a> {
+pub(super) fn key_column<'a>(col: &'a dyn Array) -> KeyColumn<'a> {
     macro_rules! ints {
         ($t:ty) => {{
             let a = col.as_primitive::<$t>();
@@ -111,7 +111,7 @@ fn key_column<'a>(col: &'a dyn Array) -> KeyColumn<'a> {
 }
 
 /// The id of row `row`'s key in `col` (index `i` in the batch), through the sink.
-fn key_at(
+pub(super) fn key_at(
     col: &KeyColumn<'_>,
     i: usize,
     row: u64,
@@ -147,7 +147,7 @@ fn key_at(
 }
 
 /// The weights of a batch; `None` for a null.
-fn weights(col: &dyn Array, path: &Path, what: &str) -> Result<Vec<Option<f64>>> {
+pub(super) fn weights(col: &dyn Array, path: &Path, what: &str) -> Result<Vec<Option<f64>>> {
     let vals: Box<dyn Fn(usize) -> f64 + '_> = match col.data_type() {
         DataType::Float64 => {
             let a = col.as_primitive::<Float64Type>();
@@ -192,101 +192,17 @@ pub(crate) fn read_parquet(
     let pq = |e: parquet::errors::ParquetError| input_err(path, 0, format!("parquet: {e}"));
     let builder = ParquetRecordBatchReaderBuilder::try_new(file).map_err(pq)?;
     let schema = builder.schema().clone();
-    let col = |name: Option<&str>, default: usize, what: &str| -> Result<usize> {
-        match name {
-            Some(n) => schema.index_of(n).map_err(|_| {
-                let names: Vec<&str> = schema.fields().iter().map(|f| f.name().as_str()).collect();
-                input_err(
-                    path,
-                    0,
-                    format!("no column `{n}` (columns: {})", names.join(", ")),
-                )
-            }),
-            None if default < schema.fields().len() => Ok(default),
-            None => Err(input_err(
-                path,
-                0,
-                format!(
-                    "the file has {} columns, none for `{what}`",
-                    schema.fields().len()
-                ),
-            )),
-        }
-    };
-    let s = col(src, 0, "src")?;
-    let d = col(dst, 1, "dst")?;
-    let w = if weighted {
-        Some(col(weight, 2, "weight")?)
-    } else {
-        None
-    };
-    // The key columns' types decide the keys: strings when either holds strings.
-    let mut strings = false;
-    for c in [s, d] {
-        let f = schema.field(c);
-        match holds_strings(f.data_type()) {
-            None => {
-                return Err(input_err(
-                    path,
-                    0,
-                    format!(
-                        "column `{}` has type {}; vertex keys must be integers or strings",
-                        f.name(),
-                        f.data_type()
-                    ),
-                ))
-            }
-            Some(true) if sink.integer_keys_required() => {
-                return Err(input_err(
-                    path,
-                    0,
-                    format!(
-                        "column `{}` holds strings ({}), but KEYS integer was given; drop it \
-                         to import the keys as strings",
-                        f.name(),
-                        f.data_type()
-                    ),
-                ))
-            }
-            Some(t) => strings |= t,
-        }
-    }
-    if strings && !sink.string_keys() {
-        return Err(sink.restart_with_strings());
-    }
-    let reader = builder.with_batch_size(BATCH).build().map_err(pq)?;
-    let mut row = 1u64;
-    for batch in reader {
-        let batch = batch.map_err(|e| input_err(path, row, format!("parquet: {e}")))?;
-        let sv = key_column(batch.column(s).as_ref());
-        let dv = key_column(batch.column(d).as_ref());
-        let wv = match w {
-            Some(w) => Some(weights(
-                batch.column(w).as_ref(),
-                path,
-                schema.field(w).name(),
-            )?),
-            None => None,
-        };
-        for i in 0..batch.num_rows() {
-            let r = row + i as u64;
-            sink.lines += 1;
-            let outcome = (|| {
-                let weight = match &wv {
-                    None => 0.0,
-                    Some(ws) => match ws[i] {
-                        None => return Err(input_err(path, r, format!("row {r}: weight is null"))),
-                        Some(x) => check_weight(x, &|| format!("{x} (row {r})"), path, r)?,
-                    },
-                };
-                let a = key_at(&sv, i, r, schema.field(s).name(), path, sink)?;
-                let b = key_at(&dv, i, r, schema.field(d).name(), path, sink)?;
-                sink.edge(a, b, weight, path, r)
-            })();
-            sink.line_outcome(outcome)?;
-        }
-        row += batch.num_rows() as u64;
-    }
+    let mut reader = builder.with_batch_size(BATCH).build().map_err(pq)?;
+    super::arrow_batches::read_batches(
+        &schema,
+        &mut reader,
+        path,
+        src,
+        dst,
+        weight,
+        weighted,
+        sink,
+    )?;
     sink.bytes_read += file_len;
     Ok(())
 }
