@@ -30,7 +30,6 @@ use crate::context::RunContext;
 use crate::edgemap::EdgeMap;
 use crate::error::ExecError;
 use crate::output::per_vertex_batches;
-use crate::reference::{column, compare, Lists};
 use crate::result::ResultTable;
 use crate::state::VertexArray;
 use crate::subset::VertexSubset;
@@ -93,34 +92,14 @@ impl Algorithm for Betweenness {
         })
     }
 
-    /// Checks against sequential Brandes from the same sources.
     fn verify<S: GraphStore>(store: &S, cfg: &Sampling, table: &ResultTable) -> Result<(), String> {
-        let lists = Lists::read(store)?;
-        let n = lists.n() as u32;
-        let sources = sample_sources(n, cfg.samples, cfg.seed);
-        let mut score = vec![0.0; n as usize];
-        for &s in &sources {
-            for (v, d) in brandes_reference(&lists, s as usize)
-                .into_iter()
-                .enumerate()
-            {
-                if v != s as usize {
-                    score[v] += d;
-                }
-            }
-        }
-        let want: Vec<Option<f64>> = (0..n)
-            .map(|v| Some(score[v as usize] * normalisation(n, &sources, v)))
-            .collect();
-        compare(store, &column(table, "betweenness")?, &want, |a, b| {
-            (a - b).abs() <= 1e-9 * a.abs().max(b.abs()).max(1e-12)
-        })
+        super::checks::betweenness::verify(store, cfg, table)
     }
 }
 
 /// networkx's factor for vertex `v`'s normalised betweenness without endpoints, from the
 /// (ascending) `sources`.
-fn normalisation(n: u32, sources: &[u32], v: u32) -> f64 {
+pub(super) fn normalisation(n: u32, sources: &[u32], v: u32) -> f64 {
     if n <= 2 {
         return 1.0;
     }
@@ -268,38 +247,4 @@ fn only(reached: &[(u32, f64)], members: &[u32]) -> Vec<(u32, f64)> {
         .copied()
         .filter(|(v, _)| members.binary_search(v).is_ok())
         .collect()
-}
-
-/// The dependencies δ_s(v) of every vertex on source `s`, sequentially (Brandes).
-fn brandes_reference(lists: &Lists, s: usize) -> Vec<f64> {
-    let n = lists.n();
-    let mut depth = vec![usize::MAX; n];
-    let mut sigma = vec![0.0; n];
-    let mut order = Vec::new();
-    depth[s] = 0;
-    sigma[s] = 1.0;
-    let mut queue = std::collections::VecDeque::from([s]);
-    while let Some(u) = queue.pop_front() {
-        order.push(u);
-        for &(v, _) in &lists.out[u] {
-            let v = v as usize;
-            if depth[v] == usize::MAX {
-                depth[v] = depth[u] + 1;
-                queue.push_back(v);
-            }
-            if depth[v] == depth[u] + 1 {
-                sigma[v] += sigma[u];
-            }
-        }
-    }
-    let mut delta = vec![0.0; n];
-    for &w in order.iter().rev() {
-        for &(v, _) in &lists.out[w] {
-            let v = v as usize;
-            if depth[v] == depth[w] + 1 {
-                delta[w] += sigma[w] / sigma[v] * (1.0 + delta[v]);
-            }
-        }
-    }
-    delta
 }

@@ -9,6 +9,7 @@
 pub mod betweenness;
 pub mod bfs;
 pub mod cdlp;
+mod checks;
 pub mod closeness;
 pub mod degree;
 pub mod dfs;
