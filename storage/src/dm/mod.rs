@@ -34,7 +34,7 @@ pub mod verify;
 pub use addr::GlobalAddr;
 pub use attrs::{NodeSet, RemoteArray};
 pub use graph_store::{DmOptions, DmStore};
-pub use inproc::InProcTransport;
+pub use inproc::{InProcConnector, InProcTransport};
 pub use load::{DmLayout, PoolConfig};
 pub use protocol::{
     decode_frame, ErrorCode, Frame, FrameError, Message, UpdateItem, UpdateOp, Verb, VerbReply,
@@ -42,5 +42,5 @@ pub use protocol::{
 pub use region::MemoryNode;
 pub use server::{run_memnode, spawn_memnode_for_tests, MemnodeHandle, MemnodeOptions};
 pub use stats::{CostModel, StatsSnapshot, TransportStats};
-pub use tcp::{TcpOptions, TcpTransport};
-pub use transport::{Batch, Ticket, Transport};
+pub use tcp::{TcpConnector, TcpOptions, TcpTransport};
+pub use transport::{Batch, Connector, Ticket, Transport};

@@ -162,6 +162,22 @@ pub trait Transport: Send + Sync {
     }
 }
 
+/// Opens connections of one transport kind to memory nodes by address. A [`DmStore`] is generic
+/// over its connector, so list reads and attribute updates call the transport's `submit`
+/// without dynamic dispatch; connecting happens once per connection set and goes through here.
+///
+/// [`DmStore`]: super::graph_store::DmStore
+pub trait Connector: Send + Sync + 'static {
+    /// The connections this connector opens.
+    type Transport: Transport + 'static;
+
+    /// Connects to the memory node at `addr` (`host:port`, or a name the connector knows).
+    fn connect(&self, addr: &str) -> Result<Self::Transport>;
+
+    /// The transport's name for status lines and PROFILE (`tcp`, `rdma`, `in-process`).
+    fn transport_name(&self) -> &'static str;
+}
+
 fn single<T: Transport + ?Sized>(t: &T, v: Verb) -> Result<VerbReply> {
     let mut r = t.batch(Batch { verbs: vec![v] })?;
     match r.pop() {
