@@ -23,6 +23,8 @@ pub mod load;
 pub mod protocol;
 #[cfg(feature = "rdma")]
 pub mod rdma;
+pub mod rdma_plan;
+pub mod rdma_wire;
 pub mod region;
 pub mod server;
 pub mod stats;

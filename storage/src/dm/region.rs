@@ -449,6 +449,11 @@ impl MemoryNode {
                 regions: self.regions.read().map(|r| r.len() as u64).unwrap_or(0),
             },
             Message::Hello { .. } => err((ErrorCode::BadRequest, "already authenticated".into())),
+            // A memory node with a usable device answers these in its server, before here.
+            Message::RdmaConnect { .. } | Message::RegionKeyOf { .. } => err((
+                ErrorCode::BadRequest,
+                "this memory node offers no RDMA (no device, or built without the `rdma` feature); use the TCP transport".into(),
+            )),
             other => err((
                 ErrorCode::BadRequest,
                 format!("not a request: {}", short_name(&other)),

@@ -39,6 +39,7 @@ pub trait Transport: Send + Sync {
     fn alloc(&self, size: u64) -> Result<GlobalAddr> {
         match self.call(Message::Alloc { size })? {
             Message::Allocated { addr } => Ok(addr),
+            Message::RegionKeyed { key } => Ok(key.start),
             m => Err(unexpected(self.node_name(), &m)),
         }
     }
@@ -48,6 +49,7 @@ pub trait Transport: Send + Sync {
     fn alloc_leased(&self, size: u64) -> Result<GlobalAddr> {
         match self.call(Message::AllocLeased { size })? {
             Message::Allocated { addr } => Ok(addr),
+            Message::RegionKeyed { key } => Ok(key.start),
             m => Err(unexpected(self.node_name(), &m)),
         }
     }
