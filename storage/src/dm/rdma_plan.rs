@@ -68,7 +68,7 @@ impl RegionTable {
         let mut out: Vec<GlobalAddr> = Vec::new();
         for v in verbs {
             let a = verb_addr(v);
-            if a.node() == self.node && self.find(a).is_none() && !out.iter().any(|&o| o == a) {
+            if a.node() == self.node && self.find(a).is_none() && !out.contains(&a) {
                 out.push(a);
             }
         }
@@ -88,7 +88,7 @@ impl RegionTable {
                 ),
             ));
         }
-        if atomic && addr.offset() % 8 != 0 {
+        if atomic && !addr.offset().is_multiple_of(8) {
             return Err((
                 ErrorCode::Unaligned,
                 format!("atomic verb at {addr}: not 8-byte aligned"),
