@@ -883,7 +883,7 @@ impl<C: Connector> GraphStore for DmStore<C> {
     fn describe_reader(&self) -> String {
         format!(
             "disaggregated memory over {} ({} memory nodes, {:.1} % of lists in place, {} windows in flight per thread, cn_cache {} bytes)",
-            self.transport_name(),
+            self.pool.connector.describe(),
             self.layout.nodes.len(),
             100.0 * self.layout.in_place_fraction(Direction::Out),
             DEPTH,

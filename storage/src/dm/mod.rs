@@ -26,6 +26,7 @@ pub mod rdma;
 pub mod rdma_plan;
 pub mod rdma_wire;
 pub mod region;
+pub mod select;
 pub mod server;
 pub mod stats;
 pub mod tcp;
@@ -42,6 +43,7 @@ pub use protocol::{
     decode_frame, ErrorCode, Frame, FrameError, Message, UpdateItem, UpdateOp, Verb, VerbReply,
 };
 pub use region::MemoryNode;
+pub use select::{DmConnector, DmTransport, TransportKind};
 pub use server::{run_memnode, spawn_memnode_for_tests, MemnodeHandle, MemnodeOptions};
 pub use stats::{CostModel, StatsSnapshot, TransportStats};
 pub use tcp::{TcpConnector, TcpOptions, TcpTransport};

@@ -178,6 +178,12 @@ pub trait Connector: Send + Sync + 'static {
 
     /// The transport's name for status lines and PROFILE (`tcp`, `rdma`, `in-process`).
     fn transport_name(&self) -> &'static str;
+
+    /// The transport as PROFILE's caption names it: its name, and why it differs from the one
+    /// requested when it does.
+    fn describe(&self) -> String {
+        self.transport_name().into()
+    }
 }
 
 fn single<T: Transport + ?Sized>(t: &T, v: Verb) -> Result<VerbReply> {
