@@ -49,7 +49,7 @@ use crate::error::{Result, StoreError};
 /// The device port every queue pair uses.
 const PORT: u8 = 1;
 /// Send-queue depth of a queue pair: work requests posted and not yet known complete.
-const SQ_DEPTH: u32 = 1024;
+const SQ_DEPTH: u32 = 2048;
 /// Most work requests in one chain (one doorbell, one signalled completion).
 const MAX_CHAIN: usize = 64;
 /// Outstanding RDMA reads and atomics per queue pair, each way.
@@ -577,7 +577,10 @@ impl Shared {
             };
             if n == 0 {
                 idle = idle.saturating_add(1);
-                if idle > 1000 {
+                // Spin right after traffic, then back off so an idle connection costs little.
+                if idle > 20_000 {
+                    std::thread::sleep(Duration::from_millis(1));
+                } else if idle > 1000 {
                     std::thread::sleep(Duration::from_micros(50));
                 } else {
                     std::hint::spin_loop();
@@ -699,14 +702,12 @@ impl RdmaTransport {
             return Err(s.err(format!("unavailable: {why}")));
         }
         self.learn_keys(&verbs);
-        let request = Message::Batch(verbs);
-        let Message::Batch(verbs) = &request else {
-            unreachable!("built just above")
-        };
         let mut p = {
             let table = s.table.lock().unwrap_or_else(|e| e.into_inner());
-            plan(verbs, &table, MAX_CHAIN)
+            plan(&verbs, &table, MAX_CHAIN)
         };
+        let reply_bytes = p.local.len() + 8 * verbs.len();
+        let request = Message::Batch(verbs);
         s.stats.record_request(&request, request.wire_len());
         if p.chains.is_empty() {
             let reply = Message::BatchReply(p.assemble());
@@ -718,9 +719,13 @@ impl RdmaTransport {
         let lkey = mr.lkey();
         let chains = p.chains.clone();
         let slots = p.work_requests() as u32;
+        if slots > SQ_DEPTH {
+            return Err(s.err(format!(
+                "a batch of {slots} one-sided verbs exceeds the send queue ({SQ_DEPTH}); split it"
+            )));
+        }
         s.acquire(slots)?;
         let (tx, rx) = bounded(1);
-        let reply_bytes = p.local.len() + 8 * verbs.len();
         let id = s.router.lock().unwrap_or_else(|e| e.into_inner()).register(
             chains.len(),
             InFlight {
