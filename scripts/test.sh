@@ -10,6 +10,22 @@ python3 -c "import duckdb" 2>/dev/null || python3 -m pip install --quiet duckdb
 python3 -c "import networkx, scipy" 2>/dev/null || python3 -m pip install --quiet networkx scipy
 cargo test --workspace --all-targets
 
+# The RDMA transport (cargo feature `rdma`) must compile although no machine here has an RDMA
+# device. ibverbs-sys builds its vendored rdma-core with cmake (which needs libnl), generates
+# bindings with bindgen (libclang) against the verbs headers, and links libibverbs: install
+# those when missing (Debian; as root, or through sudo).
+rdma_packages="cmake pkg-config libnl-3-dev libnl-route-3-dev libibverbs-dev libclang-dev"
+all_installed() {
+    [ "$(dpkg-query -W -f='${Status}\n' "$@" 2>/dev/null | grep -c '^install ok installed$')" -eq $# ]
+}
+if ! all_installed $rdma_packages; then
+    sudo=""
+    [ "$(id -u)" -eq 0 ] || sudo="sudo"
+    $sudo apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq $rdma_packages >/dev/null
+fi
+cargo check -p storage --features rdma --all-targets
+
 # The Python package (python/): built into this Python in the workspace's target directory (its
 # dev profile, so the dependencies compiled above are reused), then its pytest suite, which
 # compares against the binary the tests above built.

@@ -11,7 +11,7 @@ use planner::{ReaderInfo, RunPlan, Settings};
 use storage::blockfile::open::GraphFile;
 use storage::blockfile::open_store::{open_store, BlockStore, ReaderOptions};
 use storage::catalog::{Catalog, GraphMeta, StorageKind};
-use storage::dm::{DmLayout, DmOptions, DmStore, PoolConfig, TcpOptions};
+use storage::dm::{DmConnector, DmLayout, DmOptions, DmStore, PoolConfig, TcpOptions};
 use storage::{Direction, GraphStore};
 
 use crate::error::{ErrorKind, StatementError};
@@ -36,7 +36,7 @@ macro_rules! with_store {
 #[allow(clippy::large_enum_variant)]
 pub enum OpenStore {
     Block(BlockStore),
-    Dm(DmStore),
+    Dm(DmStore<DmConnector>),
 }
 
 /// The settings an opened store depends on; a change reopens it.
@@ -47,6 +47,7 @@ struct OpenKey {
     cn_cache: u64,
     threads: usize,
     token_file: Option<std::path::PathBuf>,
+    transport: storage::dm::TransportKind,
 }
 
 /// Opened stores, kept between statements so repeated RUNs on a graph do not reload it.
@@ -117,6 +118,7 @@ impl StoreCache {
             cn_cache: settings.cn_cache,
             threads: settings.threads,
             token_file: settings.memory_token_file.clone(),
+            transport: settings.memory_transport,
         };
         if let Some((m, k, st)) = self.open.get(&meta.name) {
             if m == meta && *k == key {
@@ -131,7 +133,9 @@ impl StoreCache {
             let pool = dm_pool(settings, &meta.memory_nodes).map_err(|m| {
                 storage::StoreError::Other(format!("graph `{}` is in memory nodes: {m}", meta.name))
             })?;
-            OpenStore::Dm(DmStore::open(
+            let connector =
+                DmConnector::new(settings.memory_transport, pool.token.clone(), pool.tcp);
+            OpenStore::Dm(DmStore::open_with(
                 &path,
                 layout,
                 &DmOptions {
@@ -140,6 +144,7 @@ impl StoreCache {
                     cn_cache: settings.cn_cache,
                     threads: settings.threads,
                 },
+                connector,
             )?)
         } else {
             OpenStore::Block(open_store(
@@ -419,7 +424,7 @@ fn result_meta(plan: &RunPlan, elapsed: std::time::Duration) -> exec::sink::Resu
 /// PROFILE's totals of remote work for a DM graph, and what they would cost on RDMA.
 fn remote_outputs(
     table: &exec::ResultTable,
-    d: &DmStore,
+    d: &DmStore<DmConnector>,
     before: &storage::dm::StatsSnapshot,
 ) -> Vec<Output> {
     let r = d.remote_stats().since(before);

@@ -31,6 +31,8 @@ pub struct Settings {
     pub memory_token_file: Option<PathBuf>,
     /// This compute node's budget for DM data and attributes, in bytes.
     pub cn_cache: u64,
+    /// How the compute node reaches memory nodes: TCP, or one-sided verbs over RDMA.
+    pub memory_transport: storage::dm::TransportKind,
     /// Memory a RUN may use for its graph copy, attribute arrays and results, in bytes; a
     /// statement estimated to need more is refused before it starts.
     pub memory_limit: u64,
@@ -59,6 +61,10 @@ pub const SETTINGS: &[(&str, &str)] = &[
         "this compute node's budget for DM data and attributes",
     ),
     (
+        "memory_transport",
+        "tcp, or rdma: one-sided verbs over an RDMA device (TCP when there is none)",
+    ),
+    (
         "memory_limit",
         "memory a RUN may use; a statement estimated to need more is refused before it starts",
     ),
@@ -79,6 +85,7 @@ impl Settings {
             memory_nodes: Vec::new(),
             memory_token_file: None,
             cn_cache: 64 << 20,
+            memory_transport: storage::dm::TransportKind::Tcp,
             memory_limit: ram / 4 * 3,
         }
     }
@@ -139,6 +146,16 @@ impl Settings {
             // kernel state pushed out to remote memory.
             "cn_cache" => self.cn_cache = size(value, 16).map_err(|e| bad(&e))?,
             "memory_limit" => self.memory_limit = size(value, 1 << 20).map_err(|e| bad(&e))?,
+            "memory_transport" => {
+                let w = word(value).map_err(|e| bad(&e))?;
+                let names = storage::dm::TransportKind::ALL.map(|k| k.name());
+                self.memory_transport = storage::dm::TransportKind::parse(&w).ok_or_else(|| {
+                    bad(&format!(
+                        "`{w}` is not a transport; expected tcp or rdma{}",
+                        did_you_mean(&w, names)
+                    ))
+                })?;
+            }
             other => {
                 return Err(PlanError::new(
                     name.pos,
@@ -170,6 +187,7 @@ impl Settings {
                         .map(|p| p.display().to_string())
                         .unwrap_or_default(),
                     "cn_cache" => format_size(self.cn_cache),
+                    "memory_transport" => self.memory_transport.name().to_string(),
                     "memory_limit" => format_size(self.memory_limit),
                     _ => String::new(),
                 };

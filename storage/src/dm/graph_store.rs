@@ -17,7 +17,8 @@
 //! block file; the trait's `degree` and `input_id` are synchronous), and the buffers of the
 //! windows in flight, sized from `cn_cache`. No edge data is cached between calls.
 //!
-//! Connections: one [`TcpTransport`] per memory node per concurrent caller (part 1's
+//! Connections: one transport (TCP, RDMA or in-process: the store is generic over its
+//! [`Connector`]) per memory node per concurrent caller (part 1's
 //! measurements favour a connection per worker thread over one shared connection), checked out
 //! from a pool; a set that saw an error is dropped, so a dead node is reconnected (and refused
 //! with an error naming it) on the next call rather than reused.
@@ -33,8 +34,8 @@ use super::layout::{self, Entry, ENTRY_BYTES};
 use super::load::{header, DmLayout, PoolConfig};
 use super::protocol::VerbReply;
 use super::stats::{CostModel, StatsSnapshot};
-use super::tcp::TcpTransport;
-use super::transport::{Batch, Ticket, Transport};
+use super::tcp::TcpConnector;
+use super::transport::{Batch, Connector, Ticket, Transport};
 use crate::blockfile::open::GraphFile;
 use crate::error::{Result, StoreError};
 use crate::remote_memory::{ElementKind, RemoteMemory, RemoteTraffic, RemoteVector};
@@ -63,28 +64,28 @@ pub struct DmOptions {
     pub threads: usize,
 }
 
-type ConnSet = Vec<TcpTransport>;
+/// One connection to each memory node, in partition order.
+type ConnSet<C> = Vec<<C as Connector>::Transport>;
 
-struct Pool {
-    cfg: PoolConfig,
+struct Pool<C: Connector> {
+    connector: C,
+    nodes: Vec<String>,
     ids: Vec<u16>,
-    free: Mutex<Vec<Arc<ConnSet>>>,
-    all: Mutex<Vec<Arc<ConnSet>>>,
+    free: Mutex<Vec<Arc<ConnSet<C>>>>,
+    all: Mutex<Vec<Arc<ConnSet<C>>>>,
 }
 
-impl Pool {
-    fn connect(&self) -> Result<Arc<ConnSet>> {
-        let mut set = Vec::with_capacity(self.cfg.nodes.len());
-        for (addr, &id) in self.cfg.nodes.iter().zip(&self.ids) {
-            let t = TcpTransport::connect(addr.as_str(), &self.cfg.token, self.cfg.tcp).map_err(
-                |e| match e {
-                    StoreError::Other(m) => StoreError::Remote {
-                        node: addr.clone(),
-                        message: m,
-                    },
-                    e => e,
+impl<C: Connector> Pool<C> {
+    fn connect(&self) -> Result<Arc<ConnSet<C>>> {
+        let mut set = Vec::with_capacity(self.nodes.len());
+        for (addr, &id) in self.nodes.iter().zip(&self.ids) {
+            let t = self.connector.connect(addr).map_err(|e| match e {
+                StoreError::Other(m) => StoreError::Remote {
+                    node: addr.clone(),
+                    message: m,
                 },
-            )?;
+                e => e,
+            })?;
             if t.node_id() != id {
                 return Err(StoreError::Remote {
                     node: t.node_name().to_string(),
@@ -104,7 +105,7 @@ impl Pool {
         Ok(set)
     }
 
-    fn checkout(&self) -> Result<Arc<ConnSet>> {
+    fn checkout(&self) -> Result<Arc<ConnSet<C>>> {
         let got = self.free.lock().unwrap_or_else(|e| e.into_inner()).pop();
         match got {
             Some(s) => Ok(s),
@@ -112,11 +113,11 @@ impl Pool {
         }
     }
 
-    fn checkin(&self, s: Arc<ConnSet>) {
+    fn checkin(&self, s: Arc<ConnSet<C>>) {
         self.free.lock().unwrap_or_else(|e| e.into_inner()).push(s);
     }
 
-    fn discard(&self, s: &Arc<ConnSet>) {
+    fn discard(&self, s: &Arc<ConnSet<C>>) {
         let mut all = self.all.lock().unwrap_or_else(|e| e.into_inner());
         // Keep the counters of a dropped set: fold them into a placeholder-free total below.
         all.retain(|x| !Arc::ptr_eq(x, s));
@@ -135,13 +136,13 @@ impl Pool {
 }
 
 /// A graph stored in memory nodes, read with merged and batched remote reads.
-pub struct DmStore {
+pub struct DmStore<C: Connector = TcpConnector> {
     graph: String,
     file: GraphFile,
     /// The vertices' string keys (kept on the compute node, read from the block file).
     keys: Option<crate::blockfile::keys::VertexKeys>,
     layout: DmLayout,
-    pool: Pool,
+    pool: Pool<C>,
     /// Counters of connection sets dropped after errors, so totals never go backwards.
     retired: Mutex<StatsSnapshot>,
     /// The last totals reported: reports never go backwards, even when a dropped set's late
@@ -152,10 +153,10 @@ pub struct DmStore {
     cn_cache: u64,
     /// The connections remote attribute arrays share (multiplexed across threads), opened on
     /// first use; registered with the pool so their traffic counts in `remote_stats`.
-    attr_conns: Mutex<Option<Arc<ConnSet>>>,
+    attr_conns: Mutex<Option<Arc<ConnSet<C>>>>,
 }
 
-impl std::fmt::Debug for DmStore {
+impl<C: Connector> std::fmt::Debug for DmStore<C> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("DmStore")
             .field("nodes", &self.layout.nodes)
@@ -194,10 +195,29 @@ struct Piece {
     len: u64,
 }
 
-impl DmStore {
-    /// Opens a loaded graph: the block file for ids and degrees, the layout from the catalog;
-    /// connects once to check every memory node still holds this graph (index headers).
+impl DmStore<TcpConnector> {
+    /// Opens a loaded graph over TCP with the pool's token and timeouts (see [`open_with`]).
+    ///
+    /// [`open_with`]: DmStore::open_with
     pub fn open(file: &Path, layout: DmLayout, opts: &DmOptions) -> Result<DmStore> {
+        let connector = TcpConnector {
+            token: opts.pool.token.clone(),
+            opts: opts.pool.tcp,
+        };
+        DmStore::open_with(file, layout, opts, connector)
+    }
+}
+
+impl<C: Connector> DmStore<C> {
+    /// Opens a loaded graph: the block file for ids and degrees, the layout from the catalog;
+    /// connects through `connector` once to check every memory node still holds this graph
+    /// (index headers). `opts.pool`'s node list is replaced by the layout's.
+    pub fn open_with(
+        file: &Path,
+        layout: DmLayout,
+        opts: &DmOptions,
+        connector: C,
+    ) -> Result<DmStore<C>> {
         let file = GraphFile::open(file)?;
         let sh = file.shape();
         if sh.vertices != layout.vertices
@@ -208,11 +228,10 @@ impl DmStore {
                 "the DM layout does not match the graph file; CREATE OR REPLACE the graph".into(),
             ));
         }
-        let mut cfg = opts.pool.clone();
-        cfg.nodes = layout.nodes.iter().map(|n| n.addr.clone()).collect();
         let pool = Pool {
             ids: layout.nodes.iter().map(|n| n.id).collect(),
-            cfg,
+            nodes: layout.nodes.iter().map(|n| n.addr.clone()).collect(),
+            connector,
             free: Mutex::new(Vec::new()),
             all: Mutex::new(Vec::new()),
         };
@@ -306,6 +325,12 @@ impl DmStore {
             }
         }
         r
+    }
+
+    /// The transport the store's connections use (`tcp`, `rdma`, `in-process`), for status
+    /// lines and PROFILE.
+    pub fn transport_name(&self) -> &'static str {
+        self.pool.connector.transport_name()
     }
 
     /// The layout (for EXPLAIN and tests).
@@ -404,7 +429,7 @@ impl DmStore {
 
     fn pipeline<F>(
         &self,
-        set: &ConnSet,
+        set: &ConnSet<C>,
         dir: Direction,
         verts: &[u32],
         want_weights: bool,
@@ -449,7 +474,7 @@ impl DmStore {
     }
 
     /// Stage 1: one batch per memory node reading the window's index entries, runs merged.
-    fn submit_index(&self, set: &ConnSet, dir: Direction, verts: &[u32]) -> Result<Window> {
+    fn submit_index(&self, set: &ConnSet<C>, dir: Direction, verts: &[u32]) -> Result<Window> {
         // Runs of entries: (node, first vertex, last vertex), merged across small gaps.
         let gap = MERGE_GAP / ENTRY_BYTES as u64;
         let mut runs: Vec<(usize, u32, u32)> = Vec::new();
@@ -494,7 +519,7 @@ impl DmStore {
     /// Packs the spans' READs into doorbell batches per node and submits them.
     fn submit_spans(
         &self,
-        set: &ConnSet,
+        set: &ConnSet<C>,
         spans: &[Span],
     ) -> Result<Vec<(usize, Ticket, Vec<Piece>)>> {
         let mut per_node: Vec<Vec<(Batch, Vec<Piece>, u64)>> =
@@ -536,7 +561,7 @@ impl DmStore {
     }
 
     /// Waits for a stage's tickets and copies the data into the window's buffers.
-    fn collect(&self, set: &ConnSet, w: &mut Window) -> Result<()> {
+    fn collect(&self, set: &ConnSet<C>, w: &mut Window) -> Result<()> {
         for (node, t, pieces) in std::mem::take(&mut w.tickets) {
             let name = set.get(node).map(|c| c.node_name()).unwrap_or("?");
             let replies = t.wait_batch()?;
@@ -579,7 +604,7 @@ impl DmStore {
     /// Stage 2: decode the entries, then read the out-of-place lists, merged per node.
     fn submit_lists(
         &self,
-        set: &ConnSet,
+        set: &ConnSet<C>,
         mut w: Window,
         dir: Direction,
         want_weights: bool,
@@ -665,7 +690,7 @@ impl DmStore {
         Ok(w)
     }
 
-    fn node_label(&self, p: usize, set: &ConnSet) -> String {
+    fn node_label(&self, p: usize, set: &ConnSet<C>) -> String {
         set.get(p)
             .map(|c| c.node_name().to_string())
             .unwrap_or_else(|| format!("#{p}"))
@@ -674,7 +699,7 @@ impl DmStore {
     /// Waits for a window's lists and visits its vertices in order.
     fn finish<F>(
         &self,
-        set: &ConnSet,
+        set: &ConnSet<C>,
         mut w: Window,
         want_weights: bool,
         visit: &mut F,
@@ -774,7 +799,7 @@ fn bare(e: &layout::LayoutError) -> String {
     }
 }
 
-impl GraphStore for DmStore {
+impl<C: Connector> GraphStore for DmStore<C> {
     fn shape(&self) -> GraphShape {
         self.file.shape()
     }
@@ -857,7 +882,8 @@ impl GraphStore for DmStore {
 
     fn describe_reader(&self) -> String {
         format!(
-            "disaggregated memory ({} memory nodes, {:.1} % of lists in place, {} windows in flight per thread, cn_cache {} bytes)",
+            "disaggregated memory over {} ({} memory nodes, {:.1} % of lists in place, {} windows in flight per thread, cn_cache {} bytes)",
+            self.pool.connector.describe(),
             self.layout.nodes.len(),
             100.0 * self.layout.in_place_fraction(Direction::Out),
             DEPTH,
@@ -868,7 +894,7 @@ impl GraphStore for DmStore {
 
 /// Per-vertex state in the graph's memory nodes, partitioned like its vertex index. The traffic
 /// is the whole store's: list reads and state updates share the connection pool.
-impl RemoteMemory for DmStore {
+impl<C: Connector> RemoteMemory for DmStore<C> {
     fn local_budget(&self) -> u64 {
         self.cn_cache
     }

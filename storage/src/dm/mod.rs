@@ -23,7 +23,10 @@ pub mod load;
 pub mod protocol;
 #[cfg(feature = "rdma")]
 pub mod rdma;
+pub mod rdma_plan;
+pub mod rdma_wire;
 pub mod region;
+pub mod select;
 pub mod server;
 pub mod stats;
 pub mod tcp;
@@ -34,13 +37,14 @@ pub mod verify;
 pub use addr::GlobalAddr;
 pub use attrs::{NodeSet, RemoteArray};
 pub use graph_store::{DmOptions, DmStore};
-pub use inproc::InProcTransport;
+pub use inproc::{InProcConnector, InProcTransport};
 pub use load::{DmLayout, PoolConfig};
 pub use protocol::{
     decode_frame, ErrorCode, Frame, FrameError, Message, UpdateItem, UpdateOp, Verb, VerbReply,
 };
 pub use region::MemoryNode;
+pub use select::{DmConnector, DmTransport, TransportKind};
 pub use server::{run_memnode, spawn_memnode_for_tests, MemnodeHandle, MemnodeOptions};
 pub use stats::{CostModel, StatsSnapshot, TransportStats};
-pub use tcp::{TcpOptions, TcpTransport};
-pub use transport::{Batch, Ticket, Transport};
+pub use tcp::{TcpConnector, TcpOptions, TcpTransport};
+pub use transport::{Batch, Connector, Ticket, Transport};

@@ -6,6 +6,10 @@
 //! it never panics and never allocates more than the frame itself justifies (a fuzz target calls it).
 
 use super::addr::GlobalAddr;
+use super::rdma_wire::{
+    decode_endpoint, decode_region_key, encode_endpoint, encode_region_key, QpEndpoint, RegionKey,
+    ENDPOINT_BYTES, REGION_KEY_BYTES,
+};
 use crate::remote_memory::ElementKind;
 
 /// Largest frame either side accepts; a longer length prefix closes the connection.
@@ -184,6 +188,18 @@ pub enum Message {
     AllocLeased { size: u64 },
     /// Make a region this connection leased permanent (freed only by `Free`). Answered `Done`.
     Commit { addr: GlobalAddr },
+    /// Open an RDMA queue pair on the memory node connected to the client's `endpoint`, for
+    /// one-sided verbs beside this TCP link. Answered `RdmaAccept`, or an error when the node
+    /// has no RDMA device.
+    RdmaConnect { endpoint: QpEndpoint },
+    /// The memory node's queue pair, already ready to send.
+    RdmaAccept { endpoint: QpEndpoint },
+    /// Which region holds `addr`, and its registration (address and rkey) for one-sided verbs.
+    /// Answered `RegionKeyed`.
+    RegionKeyOf { addr: GlobalAddr },
+    /// A region's registration: the answer to `RegionKeyOf`, and to `Alloc` / `AllocLeased` on
+    /// a connection that sent `RdmaConnect` (the new region's address is `key.start`).
+    RegionKeyed { key: RegionKey },
 }
 
 /// A decoded frame: request id and message.
@@ -214,6 +230,10 @@ mod tag {
     pub const ERROR: u8 = 16;
     pub const ALLOC_LEASED: u8 = 17;
     pub const COMMIT: u8 = 18;
+    pub const RDMA_CONNECT: u8 = 19;
+    pub const RDMA_ACCEPT: u8 = 20;
+    pub const REGION_KEY_OF: u8 = 21;
+    pub const REGION_KEYED: u8 = 22;
     pub const V_READ: u8 = 1;
     pub const V_WRITE: u8 = 2;
     pub const V_CAS: u8 = 3;
@@ -233,7 +253,10 @@ impl Message {
                 | Message::Allocated { .. }
                 | Message::Free { .. }
                 | Message::AllocLeased { .. }
-                | Message::Commit { .. } => 8,
+                | Message::Commit { .. }
+                | Message::RegionKeyOf { .. } => 8,
+                Message::RdmaConnect { .. } | Message::RdmaAccept { .. } => ENDPOINT_BYTES,
+                Message::RegionKeyed { .. } => REGION_KEY_BYTES,
                 Message::Done | Message::Info => 0,
                 Message::Batch(v) => {
                     4 + v
@@ -316,6 +339,22 @@ pub fn encode_frame(id: u64, msg: &Message, out: &mut Vec<u8>) -> Result<(), Fra
         Message::Commit { addr } => {
             out.push(tag::COMMIT);
             u64le(out, addr.raw());
+        }
+        Message::RdmaConnect { endpoint } => {
+            out.push(tag::RDMA_CONNECT);
+            encode_endpoint(endpoint, out);
+        }
+        Message::RdmaAccept { endpoint } => {
+            out.push(tag::RDMA_ACCEPT);
+            encode_endpoint(endpoint, out);
+        }
+        Message::RegionKeyOf { addr } => {
+            out.push(tag::REGION_KEY_OF);
+            u64le(out, addr.raw());
+        }
+        Message::RegionKeyed { key } => {
+            out.push(tag::REGION_KEYED);
+            encode_region_key(key, out);
         }
         Message::Done => out.push(tag::DONE),
         Message::Info => out.push(tag::INFO),
@@ -542,6 +581,18 @@ pub fn decode_frame(buf: &[u8]) -> Result<Frame, FrameError> {
         tag::COMMIT => Message::Commit {
             addr: addr(&mut c)?,
         },
+        tag::RDMA_CONNECT => Message::RdmaConnect {
+            endpoint: decode_endpoint(c.take(ENDPOINT_BYTES, "queue-pair endpoint")?)?,
+        },
+        tag::RDMA_ACCEPT => Message::RdmaAccept {
+            endpoint: decode_endpoint(c.take(ENDPOINT_BYTES, "queue-pair endpoint")?)?,
+        },
+        tag::REGION_KEY_OF => Message::RegionKeyOf {
+            addr: addr(&mut c)?,
+        },
+        tag::REGION_KEYED => Message::RegionKeyed {
+            key: decode_region_key(c.take(REGION_KEY_BYTES, "region key")?)?,
+        },
         tag::DONE => Message::Done,
         tag::INFO => Message::Info,
         tag::BATCH => {
@@ -741,6 +792,33 @@ mod tests {
             Message::Error {
                 code: ErrorCode::Capacity,
                 message: "full".into(),
+            },
+            Message::RdmaConnect {
+                endpoint: QpEndpoint {
+                    lid: 1,
+                    qp_num: 77,
+                    psn: 5,
+                    mtu: 3,
+                    gid: [0; 16],
+                },
+            },
+            Message::RdmaAccept {
+                endpoint: QpEndpoint {
+                    lid: 0,
+                    qp_num: 78,
+                    psn: 9,
+                    mtu: 5,
+                    gid: [1; 16],
+                },
+            },
+            Message::RegionKeyOf { addr: a(4100) },
+            Message::RegionKeyed {
+                key: RegionKey {
+                    start: a(4096),
+                    len: 64,
+                    remote_va: 0x1000,
+                    rkey: 42,
+                },
             },
         ]
     }

@@ -69,6 +69,48 @@ impl Region {
     }
 }
 
+/// One region's memory, kept alive while held (a device registration holds one, so a region
+/// freed while registered is unmapped only after its registration is dropped).
+#[derive(Clone)]
+pub struct RegionMemory {
+    region: Arc<Region>,
+    node_id: u16,
+}
+
+impl RegionMemory {
+    /// The region's first global address.
+    pub fn start(&self) -> GlobalAddr {
+        GlobalAddr::new(self.node_id, self.region.start).unwrap_or_default()
+    }
+
+    /// Bytes in the region.
+    pub fn len(&self) -> u64 {
+        self.region.len
+    }
+
+    /// True for a region of no bytes (never allocated: ALLOC refuses size 0).
+    pub fn is_empty(&self) -> bool {
+        self.region.len == 0
+    }
+
+    /// The region's first byte, for registering it with a device. Its words are atomics, so a
+    /// device writing them behind the compiler's back is the interior mutability they allow.
+    pub fn as_ptr(&self) -> *mut u8 {
+        self.region.words.as_ptr() as *mut u8
+    }
+
+    /// True while the node still holds this region (not freed).
+    pub fn is_live(&self, node: &MemoryNode) -> bool {
+        node.regions
+            .read()
+            .map(|r| {
+                r.get(&self.region.start)
+                    .is_some_and(|x| Arc::ptr_eq(x, &self.region))
+            })
+            .unwrap_or(false)
+    }
+}
+
 /// The state of one memory node: its regions, capacity accounting and mailboxes.
 pub struct MemoryNode {
     node_id: u16,
@@ -90,6 +132,19 @@ impl MemoryNode {
             regions: RwLock::new(BTreeMap::new()),
             mailboxes: Mutex::new(HashMap::new()),
         }
+    }
+
+    /// The region holding `addr`, if any.
+    pub fn region_memory(&self, addr: GlobalAddr) -> Option<RegionMemory> {
+        if addr.node() != self.node_id {
+            return None;
+        }
+        let regions = self.regions.read().unwrap_or_else(|e| e.into_inner());
+        let (_, r) = regions.range(..=addr.offset()).next_back()?;
+        (addr.offset() - r.start < r.len).then(|| RegionMemory {
+            region: r.clone(),
+            node_id: self.node_id,
+        })
     }
 
     /// This node's id, the high 16 bits of every address it hands out.
@@ -449,6 +504,11 @@ impl MemoryNode {
                 regions: self.regions.read().map(|r| r.len() as u64).unwrap_or(0),
             },
             Message::Hello { .. } => err((ErrorCode::BadRequest, "already authenticated".into())),
+            // A memory node with a usable device answers these in its server, before here.
+            Message::RdmaConnect { .. } | Message::RegionKeyOf { .. } => err((
+                ErrorCode::BadRequest,
+                "this memory node offers no RDMA (no device, or built without the `rdma` feature); use the TCP transport".into(),
+            )),
             other => err((
                 ErrorCode::BadRequest,
                 format!("not a request: {}", short_name(&other)),

@@ -151,6 +151,14 @@ pub fn run_memnode_notify(opts: MemnodeOptions, ready: impl FnOnce(SocketAddr)) 
         StoreError::Other(format!("memnode: the token must be 1 to {MAX_TOKEN} bytes"))
     })?;
     let server = Arc::new(Server::new(opts.node_id, opts.capacity, token, true));
+    #[cfg(feature = "rdma")]
+    if let Some(r) = &server.rdma {
+        println!(
+            "memnode {}: one-sided verbs also over RDMA device {}",
+            opts.node_id,
+            r.device_name()
+        );
+    }
     ready(addr);
     server.serve(listener);
     println!("memnode {} shut down", opts.node_id);
@@ -165,6 +173,9 @@ struct Server {
     next_conn: AtomicU64,
     live: AtomicUsize,
     conns: Mutex<HashMap<u64, TcpStream>>,
+    /// The node's RDMA device, when it has one: one-sided verbs beside the TCP links.
+    #[cfg(feature = "rdma")]
+    rdma: Option<super::rdma::RdmaServer>,
 }
 
 impl Server {
@@ -177,6 +188,8 @@ impl Server {
             next_conn: AtomicU64::new(0),
             live: AtomicUsize::new(0),
             conns: Mutex::new(HashMap::new()),
+            #[cfg(feature = "rdma")]
+            rdma: super::rdma::RdmaServer::open(),
         }
     }
 
@@ -361,12 +374,34 @@ impl Server {
         // Dropped on every way out of this function: regions this connection leased and did
         // not commit are freed when it ends, however it ends.
         let leases = Leases::new(self.node.clone());
+        // This connection's RDMA queue pair, once the client asked for one.
+        #[cfg(feature = "rdma")]
+        let mut rdma_qp: Option<super::rdma::ServerQp> = None;
         loop {
             let Some(buf) = self.read_frame(&mut reader, super::protocol::MAX_FRAME, None)? else {
                 return Ok(());
             };
             let Frame { id, msg } = decode_frame(&buf).map_err(|e| e.to_string())?;
             drop(buf);
+            #[cfg(feature = "rdma")]
+            let reply = match (&self.rdma, msg) {
+                (Some(r), Message::RdmaConnect { endpoint }) => {
+                    let (qp, reply) = r.accept(&endpoint);
+                    rdma_qp = qp.or(rdma_qp.take());
+                    reply
+                }
+                (Some(r), Message::RegionKeyOf { addr }) => r.key_of(&self.node, addr),
+                (Some(r), m @ (Message::Alloc { .. } | Message::AllocLeased { .. }))
+                    if rdma_qp.is_some() =>
+                {
+                    match leases.handle(m) {
+                        Message::Allocated { addr } => r.key_of(&self.node, addr),
+                        other => other,
+                    }
+                }
+                (_, m) => leases.handle(m),
+            };
+            #[cfg(not(feature = "rdma"))]
             let reply = leases.handle(msg);
             // Flush only when no further request is already buffered: pipelined requests get
             // their replies coalesced into fewer writes.

@@ -20,7 +20,7 @@ use crossbeam_channel::{bounded, Sender};
 
 use super::protocol::{decode_frame, encode_frame, frame_body_len, Message};
 use super::stats::{StatsSnapshot, TransportStats};
-use super::transport::{Ticket, Transport};
+use super::transport::{Connector, Ticket, Transport};
 use crate::error::{Result, StoreError};
 
 /// Timeouts of a TCP transport.
@@ -282,6 +282,27 @@ impl Transport for TcpTransport {
 
     fn stats(&self) -> StatsSnapshot {
         self.conn.stats.snapshot()
+    }
+}
+
+/// Opens [`TcpTransport`]s with one token and one set of timeouts.
+#[derive(Debug, Clone)]
+pub struct TcpConnector {
+    /// The shared secret every memory node was started with.
+    pub token: String,
+    /// Timeouts of each connection.
+    pub opts: TcpOptions,
+}
+
+impl Connector for TcpConnector {
+    type Transport = TcpTransport;
+
+    fn connect(&self, addr: &str) -> Result<TcpTransport> {
+        TcpTransport::connect(addr, &self.token, self.opts)
+    }
+
+    fn transport_name(&self) -> &'static str {
+        "tcp"
     }
 }
 

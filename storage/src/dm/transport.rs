@@ -39,6 +39,7 @@ pub trait Transport: Send + Sync {
     fn alloc(&self, size: u64) -> Result<GlobalAddr> {
         match self.call(Message::Alloc { size })? {
             Message::Allocated { addr } => Ok(addr),
+            Message::RegionKeyed { key } => Ok(key.start),
             m => Err(unexpected(self.node_name(), &m)),
         }
     }
@@ -48,6 +49,7 @@ pub trait Transport: Send + Sync {
     fn alloc_leased(&self, size: u64) -> Result<GlobalAddr> {
         match self.call(Message::AllocLeased { size })? {
             Message::Allocated { addr } => Ok(addr),
+            Message::RegionKeyed { key } => Ok(key.start),
             m => Err(unexpected(self.node_name(), &m)),
         }
     }
@@ -159,6 +161,28 @@ pub trait Transport: Send + Sync {
             Message::InfoReply { capacity, used, .. } => Ok((capacity, used)),
             m => Err(unexpected(self.node_name(), &m)),
         }
+    }
+}
+
+/// Opens connections of one transport kind to memory nodes by address. A [`DmStore`] is generic
+/// over its connector, so list reads and attribute updates call the transport's `submit`
+/// without dynamic dispatch; connecting happens once per connection set and goes through here.
+///
+/// [`DmStore`]: super::graph_store::DmStore
+pub trait Connector: Send + Sync + 'static {
+    /// The connections this connector opens.
+    type Transport: Transport + 'static;
+
+    /// Connects to the memory node at `addr` (`host:port`, or a name the connector knows).
+    fn connect(&self, addr: &str) -> Result<Self::Transport>;
+
+    /// The transport's name for status lines and PROFILE (`tcp`, `rdma`, `in-process`).
+    fn transport_name(&self) -> &'static str;
+
+    /// The transport as PROFILE's caption names it: its name, and why it differs from the one
+    /// requested when it does.
+    fn describe(&self) -> String {
+        self.transport_name().into()
     }
 }
 

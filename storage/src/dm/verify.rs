@@ -4,6 +4,7 @@
 
 use super::graph_store::DmStore;
 use super::layout;
+use super::transport::Connector;
 use crate::error::Result;
 use crate::store::{Direction, GraphStore};
 
@@ -22,7 +23,7 @@ pub struct RemoteReport {
 
 /// Checks the whole remote copy of `store`; the first damaged entry or list is the error
 /// (naming graph, memory node and region).
-pub fn verify_remote(store: &DmStore) -> Result<RemoteReport> {
+pub fn verify_remote<C: Connector>(store: &DmStore<C>) -> Result<RemoteReport> {
     let l = store.layout();
     let before = store.remote_stats();
     let dirs: &[Direction] = if l.directed {
