@@ -78,7 +78,11 @@ fn planted(
     let mut seen = std::collections::BTreeSet::new();
     let mut edges = String::new();
     let mut arc = |u: u64, v: u64, rng: &mut Rng| {
-        let key = if directed { (u, v) } else { (u.min(v), u.max(v)) };
+        let key = if directed {
+            (u, v)
+        } else {
+            (u.min(v), u.max(v))
+        };
         if seen.insert(key) {
             let w = if weighted {
                 format!(" {}", 1 + rng.below(8))
@@ -152,7 +156,10 @@ fn check_all(dm: &str, work: &Path) {
         std::fs::write(&edges, &g.edges).unwrap();
         std::fs::write(&vertices, &g.vertices).unwrap();
         for (seed, resolution) in [(0, 1.0), (9, 0.5), (4, 2.0)] {
-            let run = format!("RUN louvain SEED {seed} RESOLUTION {resolution} ON {};", g.name);
+            let run = format!(
+                "RUN louvain SEED {seed} RESOLUTION {resolution} ON {};",
+                g.name
+            );
             let mut partitions = Vec::new();
             for (settings, storage) in [
                 ("SET cache = '1GB';", ""),
@@ -186,8 +193,14 @@ fn check_all(dm: &str, work: &Path) {
                 let answer = text(&out.stdout);
                 let (mine, theirs) = answer.trim().split_once(' ').unwrap();
                 let (mine, theirs): (f64, f64) = (mine.parse().unwrap(), theirs.parse().unwrap());
-                let at = format!("{} SEED {seed} RESOLUTION {resolution} ({settings} {storage})", g.name);
-                assert!((mine - q).abs() < 1e-9, "{at}: reported {q}, networkx computes {mine}");
+                let at = format!(
+                    "{} SEED {seed} RESOLUTION {resolution} ({settings} {storage})",
+                    g.name
+                );
+                assert!(
+                    (mine - q).abs() < 1e-9,
+                    "{at}: reported {q}, networkx computes {mine}"
+                );
                 assert!(
                     q >= theirs - 0.03 * theirs.abs(),
                     "{at}: modularity {q}, networkx's Louvain {theirs}"

@@ -130,7 +130,9 @@ fn algorithm(a: &AlgorithmSpec) -> String {
         ));
     }
     if !a.summaries.is_empty() {
-        s.push_str("\nReported (RUN's status line, PROFILE, Parquet/Arrow metadata frontier.NAME.KEY):\n");
+        s.push_str(
+            "\nReported (RUN's status line, PROFILE, Parquet/Arrow metadata frontier.NAME.KEY):\n",
+        );
         for r in a.summaries {
             s.push_str(&format!("  {:<12} {}, {}\n", r.name, r.ty.name(), r.doc));
         }

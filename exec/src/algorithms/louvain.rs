@@ -166,13 +166,16 @@ fn directions<S: GraphStore>(store: &S) -> &'static [Direction] {
     }
 }
 
+/// One vertex's entries `(neighbour, weight)` in the undirected view.
+type Neighbourhood = Vec<(u32, f64)>;
+
 /// The undirected-view neighbourhoods of `vertices` (distinct), in their order: every entry
 /// `(u, w)` of each list, a self-loop of an undirected graph twice (a directed one is in both
 /// lists already). Returns the lists and the number of entries read.
 fn neighbourhoods<S: GraphStore>(
     ctx: &RunContext<'_, S>,
     vertices: &[u32],
-) -> Result<(Vec<Vec<(u32, f64)>>, u64), ExecError> {
+) -> Result<(Vec<Neighbourhood>, u64), ExecError> {
     let store = ctx.store;
     let directed = store.shape().directed;
     let mut at: Vec<(u32, usize)> = vertices.iter().copied().zip(0..).collect();
@@ -184,7 +187,7 @@ fn neighbourhoods<S: GraphStore>(
             let Ok(i) = at.binary_search_by_key(&v, |a| a.0) else {
                 return;
             };
-            let list: &mut Vec<(u32, f64)> = &mut lists[at[i].1];
+            let list: &mut Neighbourhood = &mut lists[at[i].1];
             entries += ns.len() as u64;
             for (k, &u) in ns.iter().enumerate() {
                 let w = ws.and_then(|w| w.get(k)).copied().unwrap_or(1.0);
@@ -268,7 +271,8 @@ fn compute<S: GraphStore>(ctx: &RunContext<'_, S>, cfg: &Config) -> Result<Commu
             let mut entries = 0u64;
             for chunk in order.chunks(CHUNK) {
                 ctx.check()?;
-                let (m, e) = move_chunk(ctx, chunk, &degree, &total, &community, m2, cfg.resolution)?;
+                let (m, e) =
+                    move_chunk(ctx, chunk, &degree, &total, &community, m2, cfg.resolution)?;
                 moves += m;
                 entries += e;
             }
@@ -293,23 +297,37 @@ fn compute<S: GraphStore>(ctx: &RunContext<'_, S>, cfg: &Config) -> Result<Commu
         let (lists, read) = neighbourhoods(ctx, chunk)?;
         entries += read;
         for (&v, list) in chunk.iter().zip(&lists) {
-            graph.add_list(node_of[v as usize], list.iter().map(|&(u, w)| (node_of[u as usize], w)));
+            graph.add_list(
+                node_of[v as usize],
+                list.iter().map(|&(u, w)| (node_of[u as usize], w)),
+            );
         }
     }
     let mut graph = graph.finish();
     ctx.finish(start, n as u64, entries, "aggregate", None)?;
 
-    let mut modularity = if m2 > 0.0 { graph.modularity(m2, cfg.resolution) } else { 0.0 };
+    let mut modularity = if m2 > 0.0 {
+        graph.modularity(m2, cfg.resolution)
+    } else {
+        0.0
+    };
     let mut levels = 1;
     let mut go_on = moved_any && modularity - singletons > cfg.tolerance;
     while go_on && levels < cfg.levels {
         let start = ctx.begin();
         let order = shuffled(graph.len(), &mut rng);
-        let (communities, sweeps) = graph.local_moving(&order, m2, cfg.resolution, cfg.sweeps, || ctx.check())?;
+        let (communities, sweeps) =
+            graph.local_moving(&order, m2, cfg.resolution, cfg.sweeps, || ctx.check())?;
         levels += 1;
         let (renumbered, count) = coarse::renumber(&communities);
         let next = graph.aggregate(&renumbered, count);
-        ctx.finish(start, graph.len() as u64, graph.entries() * sweeps as u64, "local moves (in memory)", None)?;
+        ctx.finish(
+            start,
+            graph.len() as u64,
+            graph.entries() * sweeps as u64,
+            "local moves (in memory)",
+            None,
+        )?;
         for node in &mut node_of {
             *node = renumbered[*node as usize];
         }
@@ -340,8 +358,17 @@ fn move_chunk<S: GraphStore>(
     let (lists, entries) = neighbourhoods(ctx, chunk)?;
     let mut members: Vec<u32> = chunk.to_vec();
     members.sort_unstable();
-    let k: HashMap<u32, f64> = members.iter().copied().zip(degree.read_at(&members)?).collect();
-    let mut ids: Vec<u32> = lists.iter().flatten().map(|e| e.0).chain(chunk.iter().copied()).collect();
+    let k: HashMap<u32, f64> = members
+        .iter()
+        .copied()
+        .zip(degree.read_at(&members)?)
+        .collect();
+    let mut ids: Vec<u32> = lists
+        .iter()
+        .flatten()
+        .map(|e| e.0)
+        .chain(chunk.iter().copied())
+        .collect();
     ids.sort_unstable();
     ids.dedup();
     let mut comm: HashMap<u32, u32> = ids.iter().copied().zip(community.read_at(&ids)?).collect();
@@ -355,7 +382,11 @@ fn move_chunk<S: GraphStore>(
     let mut links: Vec<(u32, f64)> = Vec::new();
     for (&v, list) in chunk.iter().zip(&lists) {
         links.clear();
-        links.extend(list.iter().filter(|e| e.0 != v).map(|&(u, w)| (comm[&u], w)));
+        links.extend(
+            list.iter()
+                .filter(|e| e.0 != v)
+                .map(|&(u, w)| (comm[&u], w)),
+        );
         let own = comm[&v];
         let kv = k[&v];
         let target = best_move(own, kv, &mut links, |c| tot[&c], m2, resolution);

@@ -68,7 +68,10 @@ pub fn verify<S: GraphStore>(
     let mut next = 0u64;
     for (v, c) in got.iter().enumerate() {
         let Some(c) = c else {
-            return Err(format!("vertex {} has no community", store.input_id(v as u32)));
+            return Err(format!(
+                "vertex {} has no community",
+                store.input_id(v as u32)
+            ));
         };
         let c = *c as u64;
         if c > next {
@@ -100,7 +103,10 @@ pub fn verify<S: GraphStore>(
     let count = table.summaries.iter().find(|s| s.name == "communities");
     if let Some(s) = count {
         if s.value != SummaryValue::UInt64(next) {
-            return Err(format!("reported {} communities, the rows have {next}", s.value));
+            return Err(format!(
+                "reported {} communities, the rows have {next}",
+                s.value
+            ));
         }
     }
     Ok(())
