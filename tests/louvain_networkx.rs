@@ -1,5 +1,6 @@
 //! Louvain through the real binary against networkx on graphs with planted communities
-//! (directed with opposite arcs and self-loops, undirected, weighted, with isolated vertices),
+//! (directed with opposite arcs and self-loops, undirected with and without self-loops,
+//! weighted, with isolated vertices),
 //! in memory, out of core and on DM with the state in the memory nodes: the modularity frontier
 //! reports is what networkx computes for frontier's partition (the same undirected view), it is
 //! within a few percent of networkx's own Louvain, and the partition is the same on every store.
@@ -119,12 +120,15 @@ fn planted(
 fn graphs() -> Vec<Graph> {
     let mut loops = planted("loops", 5, 5, 30, false, "DIRECTED");
     loops.edges.push_str("3 3\n48 48\n");
+    let mut undirected_loops = planted("uloops", 6, 4, 20, true, "UNDIRECTED WEIGHTED");
+    undirected_loops.edges.push_str("8 8 3\n23 23 5\n");
     vec![
         planted("arcs", 1, 6, 40, false, "DIRECTED"),
         planted("edges", 2, 7, 30, false, "UNDIRECTED"),
         planted("weights", 3, 6, 40, true, "DIRECTED WEIGHTED"),
         planted("uweights", 4, 5, 25, true, "UNDIRECTED WEIGHTED"),
         loops,
+        undirected_loops,
     ]
 }
 

@@ -199,6 +199,13 @@ fn neighbourhoods<S: GraphStore>(
     Ok((lists, entries))
 }
 
+/// The vertices `0..n` in chunks of [`CHUNK`], in order.
+fn in_order(n: u32) -> impl Iterator<Item = Vec<u32>> {
+    (0..n)
+        .step_by(CHUNK)
+        .map(move |first| (first..n.min(first.saturating_add(CHUNK as u32))).collect())
+}
+
 /// A vertex order drawn from `rng` (Fisher–Yates).
 pub(crate) fn shuffled(n: u32, rng: &mut Xoshiro256) -> Vec<u32> {
     let mut order: Vec<u32> = (0..n).collect();
@@ -239,8 +246,8 @@ fn compute<S: GraphStore>(ctx: &RunContext<'_, S>, cfg: &Config) -> Result<Commu
     // Degrees, totals of the singleton communities, and the singletons' modularity terms.
     let start = ctx.begin();
     let (mut m2, mut own_links, mut squares, mut entries) = (0.0, 0.0, 0.0, 0u64);
-    let everyone: Vec<u32> = (0..n).collect();
-    for chunk in everyone.chunks(CHUNK) {
+    for chunk in in_order(n) {
+        let chunk = &chunk[..];
         ctx.check()?;
         let (lists, read) = neighbourhoods(ctx, chunk)?;
         entries += read;
@@ -283,18 +290,20 @@ fn compute<S: GraphStore>(ctx: &RunContext<'_, S>, cfg: &Config) -> Result<Commu
             }
         }
     }
+    drop(order);
     degree.free()?;
     total.free()?;
 
     // The first level's communities aggregated into a graph in memory.
     let community = community.into_vec()?;
     let (mut node_of, count) = coarse::renumber(&community);
+    drop(community);
     let start = ctx.begin();
     let mut graph = Coarse::builder(count);
     let mut entries = 0u64;
-    for chunk in everyone.chunks(CHUNK) {
+    for chunk in in_order(n) {
         ctx.check()?;
-        let (lists, read) = neighbourhoods(ctx, chunk)?;
+        let (lists, read) = neighbourhoods(ctx, &chunk)?;
         entries += read;
         for (&v, list) in chunk.iter().zip(&lists) {
             graph.add_list(
