@@ -129,6 +129,14 @@ fn algorithm(a: &AlgorithmSpec) -> String {
             }
         ));
     }
+    if !a.summaries.is_empty() {
+        s.push_str(
+            "\nReported (RUN's status line, PROFILE, Parquet/Arrow metadata frontier.NAME.KEY):\n",
+        );
+        for r in a.summaries {
+            s.push_str(&format!("  {:<12} {}, {}\n", r.name, r.ty.name(), r.doc));
+        }
+    }
     s.push_str(&format!(
         "\nWeights: {}\n",
         if a.uses_weights {

@@ -333,6 +333,7 @@ pub fn run(
             profile.extend(remote_outputs(&table, d, &before));
         }
     }
+    let summaries = exec::result::summary_lines(&table.summaries);
     let mut outputs = Vec::new();
     if let Some(dest) = &into {
         let meta_out = result_meta(&plan, elapsed);
@@ -350,6 +351,7 @@ pub fn run(
     } else {
         outputs.push(Output::Rows { table, elapsed });
     }
+    outputs.extend(summaries.into_iter().map(Output::Status));
     outputs.extend(profile);
     Ok(outputs)
 }
@@ -418,6 +420,7 @@ fn result_meta(plan: &RunPlan, elapsed: std::time::Duration) -> exec::sink::Resu
         vertices: plan.graph.vertices,
         edges: plan.graph.edges,
         elapsed,
+        summaries: Vec::new(),
     }
 }
 
@@ -463,8 +466,12 @@ fn remote_outputs(
 fn profile_outputs(table: &exec::ResultTable, store: &OpenStore) -> Vec<Output> {
     let reader = with_store!(store, st => st.describe_reader());
     let operators: Vec<&str> = table.operators.iter().map(|op| op.name()).collect();
+    let summaries: String = exec::result::summary_lines(&table.summaries)
+        .iter()
+        .map(|line| format!("; {line}"))
+        .collect();
     let caption = format!(
-        "profile ({reader}; algorithm {:.3} s; operators called: {})",
+        "profile ({reader}; algorithm {:.3} s; operators called: {}{summaries})",
         table.algorithm_time.as_secs_f64(),
         operators.join(", ")
     );

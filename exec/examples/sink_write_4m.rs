@@ -70,6 +70,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         vertices: rows,
         edges: rows * 16,
         elapsed: Duration::from_secs(1),
+        summaries: Vec::new(),
     };
 
     // Baseline: the same 16 bytes a row, written raw (and fsync'd like the sinks do).

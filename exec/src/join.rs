@@ -12,7 +12,7 @@ use crate::error::ExecError;
 use crate::result::ResultTable;
 
 /// The tables joined by vertex under `schema`: `vertex`, then each table's other columns in
-/// order. Statistics are concatenated, times added, operators united.
+/// order. Statistics and summaries are concatenated, times added, operators united.
 pub fn by_vertex(tables: Vec<ResultTable>, schema: SchemaRef) -> Result<ResultTable, ExecError> {
     let Some(first) = tables.first() else {
         return Ok(ResultTable::empty(schema));
@@ -50,5 +50,6 @@ pub fn by_vertex(tables: Vec<ResultTable>, schema: SchemaRef) -> Result<ResultTa
         iterations: tables.iter().flat_map(|t| t.iterations.clone()).collect(),
         algorithm_time: tables.iter().map(|t| t.algorithm_time).sum(),
         operators,
+        summaries: tables.iter().flat_map(|t| t.summaries.clone()).collect(),
     })
 }

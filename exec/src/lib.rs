@@ -42,7 +42,7 @@ pub use context::RunContext;
 pub use edgemap::{EdgeFunc, EdgeMap, Strategy};
 pub use error::ExecError;
 pub use output::output_schema;
-pub use result::{IterationStats, ResultTable, BATCH_ROWS};
+pub use result::{IterationStats, ResultTable, Summary, SummaryValue, BATCH_ROWS};
 pub use run::run;
 pub use state::{Placement, StateValue, VertexArray};
 pub use subset::VertexSubset;

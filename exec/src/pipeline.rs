@@ -24,7 +24,12 @@ pub fn run_all<S: GraphStore>(
     }
     let mut tables = Vec::with_capacity(plan.calls.len());
     for c in &plan.calls {
-        tables.push(crate::run::run(store, &c.call, cfg)?);
+        let mut table = crate::run::run(store, &c.call, cfg)?;
+        // Summaries are told apart by the call's prefix (its `AS` name, else the algorithm's).
+        for s in &mut table.summaries {
+            s.scope = c.prefix.clone();
+        }
+        tables.push(table);
     }
     crate::join::by_vertex(tables, joined_schema(plan))
 }

@@ -37,6 +37,58 @@ pub struct IterationStats {
     pub elapsed: Duration,
 }
 
+/// The value of a scalar a run reports (see `planner::registry::SummarySpec`).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum SummaryValue {
+    UInt64(u64),
+    Float64(f64),
+}
+
+impl std::fmt::Display for SummaryValue {
+    /// Integers as they are, floats in their shortest exact form (so a file's metadata reads
+    /// back to the same `f64`).
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            SummaryValue::UInt64(n) => write!(f, "{n}"),
+            SummaryValue::Float64(x) => write!(f, "{x}"),
+        }
+    }
+}
+
+/// One scalar a run reported: which call (the algorithm's name, or its `AS` name when a RUN
+/// joins several), the declared summary name, and the value.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Summary {
+    pub scope: String,
+    pub name: &'static str,
+    pub value: SummaryValue,
+}
+
+impl Summary {
+    /// The metadata key of a result file: `frontier.louvain.modularity`.
+    pub fn key(&self) -> String {
+        format!("frontier.{}.{}", self.scope, self.name)
+    }
+}
+
+/// `louvain: modularity 0.41, levels 2`: the summaries of each call on one line per call, for
+/// RUN's status line and PROFILE's caption.
+pub fn summary_lines(summaries: &[Summary]) -> Vec<String> {
+    let mut lines: Vec<String> = Vec::new();
+    let mut scope: Option<&str> = None;
+    for s in summaries {
+        if scope == Some(s.scope.as_str()) {
+            if let Some(line) = lines.last_mut() {
+                line.push_str(&format!(", {} {}", s.name, s.value));
+            }
+        } else {
+            lines.push(format!("{}: {} {}", s.scope, s.name, s.value));
+            scope = Some(&s.scope);
+        }
+    }
+    lines
+}
+
 /// Rows and run statistics of one RUN.
 #[derive(Debug, Clone)]
 pub struct ResultTable {
@@ -48,6 +100,8 @@ pub struct ResultTable {
     pub algorithm_time: Duration,
     /// The operators the kernel called, in `Operator::ALL` order.
     pub operators: Vec<Operator>,
+    /// The scalars the algorithms reported, in call order, then declaration order.
+    pub summaries: Vec<Summary>,
 }
 
 /// Rows per record batch (and Parquet row group chunk) when results are built.
@@ -67,6 +121,7 @@ impl ResultTable {
             iterations: Vec::new(),
             algorithm_time: Duration::ZERO,
             operators: Vec::new(),
+            summaries: Vec::new(),
         }
     }
 }

@@ -22,13 +22,14 @@ pub fn run<S: GraphStore>(
     let mut ctx = RunContext::new(store, cfg)?;
     ctx.place_state(call.spec.state_bytes);
     let schema = output_schema(call);
-    let (algorithm_time, batches) = algorithms::dispatch(&ctx, call, &schema)?;
+    let computed = algorithms::dispatch(&ctx, call, &schema)?;
     let operators = ctx.operators_called();
     Ok(ResultTable {
         schema,
-        batches,
+        batches: computed.batches,
         iterations: ctx.into_stats(),
-        algorithm_time,
+        algorithm_time: computed.elapsed,
         operators,
+        summaries: computed.summaries,
     })
 }

@@ -148,6 +148,7 @@ pub fn offset(table: &ResultTable, n: usize) -> ResultTable {
         iterations: table.iterations.clone(),
         algorithm_time: table.algorithm_time,
         operators: table.operators.clone(),
+        summaries: table.summaries.clone(),
     }
 }
 
@@ -308,6 +309,7 @@ pub fn limit(table: &ResultTable, n: usize) -> ResultTable {
         iterations: table.iterations.clone(),
         algorithm_time: table.algorithm_time,
         operators: table.operators.clone(),
+        summaries: table.summaries.clone(),
     }
 }
 
@@ -475,6 +477,7 @@ fn gather(table: &ResultTable, positions: &[(usize, usize)]) -> Result<ResultTab
         iterations: table.iterations.clone(),
         algorithm_time: table.algorithm_time,
         operators: table.operators.clone(),
+        summaries: table.summaries.clone(),
     })
 }
 

@@ -271,6 +271,10 @@ proptest! {
         let cdlp = ref_cdlp(&g, 4);
         let lcc = ref_lcc(&g);
         let ids = g.ids();
+        // Louvain's moves are sequential in the seeded order: one partition for every store,
+        // mode and thread count.
+        let louvain = call("louvain").with("seed", 11u64);
+        let communities = u64_col(&go(&g, true, Mode::Auto, 1, &louvain), "community");
         for (mode, threads, csr) in configs() {
             let t = go(&g, csr, mode, threads, &call("bfs").from(s as u32));
             prop_assert_eq!(u64_col(&t, "vertex"), ids.iter().map(|&i| Some(i)).collect::<Vec<_>>());
@@ -306,6 +310,8 @@ proptest! {
                 call("pagerank").with("iter", 200u64).with("tolerance", 1e-9),
                 call("pagerank").with("iter", 9u64).from(s as u32),
                 call("pagerank").with("weights", 1u64).with("tolerance", 1e-4).from(s as u32),
+                call("louvain"),
+                call("louvain").with("seed", s as u64).with("resolution", 0.5).with("levels", 1u64),
             ];
             for c in options {
                 let name = c.spec.name;
@@ -315,6 +321,8 @@ proptest! {
                 let verdict = exec::algorithms::verify(&store, &c, &t);
                 prop_assert!(verdict.is_ok(), "{} {:?} {:?} {} {}: {:?}", name, c.params().collect::<Vec<_>>(), mode, threads, csr, verdict);
             }
+            let t = go(&g, csr, mode, threads, &louvain);
+            prop_assert_eq!(u64_col(&t, "community"), communities.clone());
             let t = go(&g, csr, mode, threads, &call("degree"));
             let out = g.out();
             let inn = g.inn();

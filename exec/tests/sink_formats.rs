@@ -121,6 +121,7 @@ fn meta() -> ResultMeta {
         vertices: 10,
         edges: 17,
         elapsed: Duration::from_millis(1500),
+        summaries: Vec::new(),
     }
 }
 

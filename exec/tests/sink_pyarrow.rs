@@ -91,6 +91,7 @@ fn pyarrow_reads_a_frontier_parquet_file() {
         vertices: n,
         edges: 3 * n,
         elapsed: Duration::from_millis(20),
+        summaries: Vec::new(),
     };
     write_result(&t, &Destination::resolve(&path, None).unwrap(), None, &meta).unwrap();
 

@@ -153,6 +153,24 @@ impl std::fmt::Display for ParamValue {
     }
 }
 
+/// A scalar a run reports besides its rows (Louvain's modularity, the total triangle count):
+/// shown on RUN's status line and PROFILE's caption, written into Parquet and Arrow IPC files
+/// as `frontier.<algorithm>.<name>` metadata, and listed by HELP.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SummarySpec {
+    pub name: &'static str,
+    /// `UInt64` or `Float64`.
+    pub ty: ColumnType,
+    pub doc: &'static str,
+}
+
+impl SummarySpec {
+    /// A summary called `name` of type `ty`.
+    pub const fn new(name: &'static str, ty: ColumnType, doc: &'static str) -> SummarySpec {
+        SummarySpec { name, ty, doc }
+    }
+}
+
 /// Whether `FROM vertex` is required, optional or not accepted.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SourceRule {
@@ -288,6 +306,8 @@ pub struct AlgorithmSpec {
     /// How the kernel passes over the edges when it does not follow EdgeMap's strategy rule
     /// (EXPLAIN's strategy line); `None` for EdgeMap and edge-reduce kernels.
     pub passes: Option<&'static str>,
+    /// The scalars a run reports besides its rows, in the order they are shown.
+    pub summaries: &'static [SummarySpec],
 }
 
 impl AlgorithmSpec {
@@ -309,6 +329,7 @@ impl AlgorithmSpec {
         needs_nonnegative_weights: false,
         state_bytes: 0,
         passes: None,
+        summaries: &[],
     };
 }
 
@@ -322,6 +343,11 @@ impl AlgorithmSpec {
         self.params
             .iter()
             .find(|p| p.name.eq_ignore_ascii_case(name))
+    }
+
+    /// The summary called `name`.
+    pub fn summary(&self, name: &str) -> Option<&'static SummarySpec> {
+        self.summaries.iter().find(|s| s.name == name)
     }
 
     /// The column called `name`, case-insensitively.
@@ -449,6 +475,17 @@ pub fn check_declarations(registry: &Registry) -> Result<(), String> {
                 ));
             }
         }
+        for (i, summary) in a.summaries.iter().enumerate() {
+            if !matches!(summary.ty, ColumnType::UInt64 | ColumnType::Float64) {
+                return Err(format!(
+                    "{}: summary `{}` is neither UInt64 nor Float64",
+                    a.name, summary.name
+                ));
+            }
+            if a.summaries[..i].iter().any(|s| s.name == summary.name) {
+                return Err(format!("{}: two summaries share a name", a.name));
+            }
+        }
         if let Rows::PerWalkStep { count, length } = a.rows {
             for p in [count, length] {
                 if !matches!(a.param(p).map(|p| p.kind), Some(ParamKind::Int { .. })) {
@@ -490,6 +527,7 @@ pub(crate) mod tests {
         needs_nonnegative_weights: false,
         state_bytes: 4,
         passes: None,
+        summaries: &[],
     };
 
     /// A PageRank as a kernel would declare it.
@@ -515,6 +553,7 @@ pub(crate) mod tests {
         needs_nonnegative_weights: false,
         state_bytes: 24,
         passes: None,
+        summaries: &[],
     };
 
     /// A weighted shortest-path search, refusing negative weights.
@@ -537,6 +576,7 @@ pub(crate) mod tests {
         needs_nonnegative_weights: true,
         state_bytes: 8,
         passes: None,
+        summaries: &[],
     };
 
     /// Walks, one row per step.
@@ -567,6 +607,7 @@ pub(crate) mod tests {
         needs_nonnegative_weights: false,
         state_bytes: 0,
         passes: None,
+        summaries: &[],
     };
 
     /// Components by union-find, no parameters.
@@ -589,6 +630,7 @@ pub(crate) mod tests {
         needs_nonnegative_weights: false,
         state_bytes: 12,
         passes: Some("union-find passes"),
+        summaries: &[],
     };
 
     /// A registry of the test declarations.

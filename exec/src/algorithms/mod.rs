@@ -17,6 +17,7 @@ pub mod distances;
 pub mod harmonic;
 pub mod kcore;
 pub mod lcc;
+pub mod louvain;
 pub mod pagerank;
 pub mod randomwalk;
 pub mod scc;
@@ -34,7 +35,7 @@ use storage::GraphStore;
 
 use crate::context::RunContext;
 use crate::error::ExecError;
-use crate::result::ResultTable;
+use crate::result::{ResultTable, Summary, SummaryValue};
 
 /// An algorithm: its declaration and its kernel.
 pub trait Algorithm {
@@ -60,6 +61,12 @@ pub trait Algorithm {
         schema: &SchemaRef,
         out: &Self::Output,
     ) -> Result<Vec<RecordBatch>, ExecError>;
+
+    /// The scalars the run reports besides its rows, by the names `SPEC.summaries` declares
+    /// (none unless declared).
+    fn summaries(_out: &Self::Output) -> Vec<(&'static str, SummaryValue)> {
+        Vec::new()
+    }
 
     /// Checks `table` against a sequential computation of the definition.
     fn verify<S: GraphStore>(
@@ -88,16 +95,41 @@ impl FromVertex {
     }
 }
 
-/// Computes `call` with `A`'s kernel and builds its rows: the algorithm time and the batches.
+/// What one call produced: the algorithm time, the rows and the summaries.
+pub(crate) struct Computed {
+    pub elapsed: Duration,
+    pub batches: Vec<RecordBatch>,
+    pub summaries: Vec<Summary>,
+}
+
+/// Computes `call` with `A`'s kernel and builds its rows and summaries.
 fn run_as<A: Algorithm, S: GraphStore>(
     ctx: &RunContext<'_, S>,
     call: &AlgoCall,
     schema: &SchemaRef,
-) -> Result<(Duration, Vec<RecordBatch>), ExecError> {
+) -> Result<Computed, ExecError> {
     let started = Instant::now();
     let out = A::compute(ctx, &A::config(call))?;
     let elapsed = started.elapsed();
-    Ok((elapsed, A::batches(ctx.store, schema, &out)?))
+    let mut summaries = Vec::new();
+    for (name, value) in A::summaries(&out) {
+        let Some(spec) = A::SPEC.summary(name) else {
+            return Err(ExecError::Other(format!(
+                "internal error: {} reports the undeclared summary `{name}`",
+                A::SPEC.name
+            )));
+        };
+        summaries.push(Summary {
+            scope: A::SPEC.name.to_string(),
+            name: spec.name,
+            value,
+        });
+    }
+    Ok(Computed {
+        elapsed,
+        batches: A::batches(ctx.store, schema, &out)?,
+        summaries,
+    })
 }
 
 /// The registration list: for each algorithm its module and type, in the order HELP lists them.
@@ -112,7 +144,7 @@ macro_rules! algorithms {
             ctx: &RunContext<'_, S>,
             call: &AlgoCall,
             schema: &SchemaRef,
-        ) -> Result<(Duration, Vec<RecordBatch>), ExecError> {
+        ) -> Result<Computed, ExecError> {
             $(if call.spec.name == <$module::$kind as Algorithm>::SPEC.name {
                 return run_as::<$module::$kind, S>(ctx, call, schema);
             })*
@@ -150,6 +182,7 @@ algorithms! {
     closeness::Closeness,
     harmonic::Harmonic,
     betweenness::Betweenness,
+    louvain::Louvain,
 }
 
 /// The declaration of the algorithm called `name`.
@@ -211,7 +244,8 @@ mod tests {
                 "triangles",
                 "closeness",
                 "harmonic",
-                "betweenness"
+                "betweenness",
+                "louvain"
             ]
         );
     }

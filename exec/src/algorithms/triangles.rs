@@ -1,13 +1,14 @@
 //! Triangle count per vertex: the triangles of the graph with directions ignored that pass
 //! through the vertex (networkx's `triangles` on the undirected view; opposite arcs count as
 //! one edge, self-loops none). The neighbour-intersection operator counts the unordered pairs
-//! of neighbours joined by an edge ([`Count::Pairs`]), which is exactly that number.
+//! of neighbours joined by an edge ([`Count::Pairs`]), which is exactly that number. The run
+//! reports the graph's total, the sum over vertices divided by 3.
 
 use std::sync::Arc;
 
 use arrow_array::{ArrayRef, RecordBatch, UInt64Array};
 use arrow_schema::SchemaRef;
-use planner::registry::{AlgorithmSpec, ColumnSpec, ColumnType, Operator, Step};
+use planner::registry::{AlgorithmSpec, ColumnSpec, ColumnType, Operator, Step, SummarySpec};
 use planner::AlgoCall;
 use storage::GraphStore;
 
@@ -17,7 +18,7 @@ use crate::error::ExecError;
 use crate::intersect::{neighbour_arcs, Count};
 use crate::output::per_vertex_batches;
 use crate::reference::{column, compare, Lists};
-use crate::result::ResultTable;
+use crate::result::{ResultTable, SummaryValue};
 
 /// Triangles through every vertex.
 pub struct Triangles;
@@ -26,7 +27,7 @@ impl Algorithm for Triangles {
     const SPEC: AlgorithmSpec = AlgorithmSpec {
         name: "triangles",
         summary: "triangles through every vertex, directions ignored",
-        semantics: "The number of triangles through every vertex, directions ignored (networkx triangles on the undirected view): each triangle counts once at each of its three corners; self-loops and parallel edges do not make triangles.",
+        semantics: "The number of triangles through every vertex, directions ignored (networkx triangles on the undirected view): each triangle counts once at each of its three corners; self-loops and parallel edges do not make triangles. Reports the graph's total (the sum / 3).",
         example: "RUN triangles ON g ORDER BY triangles DESC LIMIT 10;",
         columns: &[
             ColumnSpec::VERTEX,
@@ -39,6 +40,11 @@ impl Algorithm for Triangles {
         dense: true,
         // triangle count (u64)
         state_bytes: 8,
+        summaries: &[SummarySpec::new(
+            "total",
+            ColumnType::UInt64,
+            "triangles of the graph (the sum over vertices / 3)",
+        )],
         ..AlgorithmSpec::BASE
     };
     type Config = ();
@@ -67,6 +73,10 @@ impl Algorithm for Triangles {
         per_vertex_batches(store, schema, |r| {
             vec![Arc::new(UInt64Array::from(count[r].to_vec())) as ArrayRef]
         })
+    }
+
+    fn summaries(count: &Vec<u64>) -> Vec<(&'static str, SummaryValue)> {
+        vec![("total", SummaryValue::UInt64(count.iter().sum::<u64>() / 3))]
     }
 
     /// Checks the counts against every pair of neighbours, directions ignored.

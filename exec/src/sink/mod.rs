@@ -101,6 +101,8 @@ pub struct ResultMeta {
     pub edges: u64,
     /// Time spent in the algorithm.
     pub elapsed: Duration,
+    /// The scalars the run reported, as `frontier.<algorithm>.<name>` keys and their values.
+    pub summaries: Vec<(String, String)>,
 }
 
 impl ResultMeta {
@@ -128,6 +130,9 @@ impl ResultMeta {
                 format!("{:.6}", self.elapsed.as_secs_f64()),
             ),
         ]
+        .into_iter()
+        .chain(self.summaries.iter().cloned())
+        .collect()
     }
 }
 
@@ -272,11 +277,18 @@ pub fn write_result(
     format: Option<OutputFormat>,
     meta: &ResultMeta,
 ) -> Result<WriteSummary, SinkError> {
-    let mut sink = ResultSink::create(dest, format, with_provenance(&table.schema, meta))?;
+    let mut meta = meta.clone();
+    meta.summaries.extend(
+        table
+            .summaries
+            .iter()
+            .map(|s| (s.key(), s.value.to_string())),
+    );
+    let mut sink = ResultSink::create(dest, format, with_provenance(&table.schema, &meta))?;
     for batch in &table.batches {
         sink.write(batch)?;
     }
-    sink.finish(meta)
+    sink.finish(&meta)
 }
 
 /// `schema` carrying the run's `frontier.*` metadata, so the Arrow schema of Parquet and Arrow

@@ -4,6 +4,7 @@
 
 pub mod betweenness;
 pub mod dfs;
+pub mod louvain;
 pub mod pagerank;
 pub mod randomwalk;
 pub mod scc;

@@ -1,0 +1,424 @@
+//! Louvain communities (Blondel et al. 2008, networkx's `louvain_communities`): local moving,
+//! then aggregation of the communities into one vertex each, level after level, while the
+//! modularity grows by more than `TOLERANCE`.
+//!
+//! The graph optimised is the undirected view: every arc (or undirected edge) is an edge of
+//! its weight (1 when unweighted), arcs both ways between two vertices add up, a self-loop adds
+//! twice its weight to its vertex's degree (networkx's convention). Modularity is
+//! `Q = Σ_c [in_c / 2m − γ (tot_c / 2m)²]` with `γ = RESOLUTION`.
+//!
+//! Determinism: the moves are sequential, in one order drawn from `SEED` per level, so the
+//! result depends on the seed and not on the thread count or on which list arrives first.
+//! The first level reads the graph through the store a chunk of that order at a time
+//! (`lists::fetch`, many lists in flight out of core and on DM), and keeps its per-vertex
+//! state (community, degree, community totals) in run-context arrays: each chunk reads the
+//! communities and totals it needs in one batch, moves its vertices one after another over a
+//! local copy, and writes back what changed. The communities of the first level are then
+//! aggregated into a graph held in memory (one vertex per community), on which the coarser
+//! levels run (`louvain/coarse.rs`).
+
+mod coarse;
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use arrow_array::{ArrayRef, RecordBatch, UInt64Array};
+use arrow_schema::SchemaRef;
+use base::Xoshiro256;
+use planner::registry::{
+    AlgorithmSpec, ColumnSpec, ColumnType, Operator, ParamSpec, Step, SummarySpec,
+};
+use planner::AlgoCall;
+use storage::{Direction, GraphStore};
+
+use super::Algorithm;
+use crate::context::RunContext;
+use crate::error::ExecError;
+use crate::lists;
+use crate::output::per_vertex_batches;
+use crate::result::{ResultTable, SummaryValue};
+use crate::state::VertexArray;
+use coarse::{best_move, Coarse};
+
+/// Louvain community detection.
+pub struct Louvain;
+
+/// Louvain's parameters.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Config {
+    /// Most local-moving sweeps per level.
+    pub sweeps: u32,
+    /// Most levels.
+    pub levels: u32,
+    pub seed: u64,
+    pub resolution: f64,
+    /// A level whose modularity gain is at most this ends the run (its partition is kept).
+    pub tolerance: f64,
+}
+
+impl Default for Config {
+    /// The declared defaults.
+    fn default() -> Config {
+        Louvain::config(&AlgoCall::new(&Louvain::SPEC))
+    }
+}
+
+/// The partition found and what the run reports about it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Communities {
+    /// Per vertex, its community: dense ids numbered by smallest member vertex.
+    pub community: Vec<u64>,
+    pub modularity: f64,
+    pub levels: u32,
+    pub count: u64,
+}
+
+/// Vertices whose lists one chunk of the first level fetches and moves.
+const CHUNK: usize = 4096;
+
+impl Algorithm for Louvain {
+    const SPEC: AlgorithmSpec = AlgorithmSpec {
+        name: "louvain",
+        summary: "Louvain communities (modularity optimisation), directions ignored",
+        semantics: "Louvain community detection as networkx's louvain_communities: sweeps of local moving (each vertex, in an order drawn from SEED, joins the neighbouring community of largest modularity gain, ties to the smallest id; at most ITER sweeps, until no vertex moves), then the communities become the vertices of a smaller graph, for at most LEVELS levels, until a level gains at most TOLERANCE modularity (its partition is kept). The graph optimised is the undirected view: each arc or edge counts with its weight (1 when unweighted; negative weights are refused), arcs both ways add up, a self-loop adds twice its weight to the degree. Modularity Q = Σ_c in_c/2m − RESOLUTION·(tot_c/2m)². Moves are sequential, so the result depends on SEED only. The first level reads the graph through the store (in memory, out of core, DM) with its state in run arrays; the coarser levels run on the aggregated graph in memory. Communities are numbered 0..k-1 by their smallest vertex. Reports modularity, levels and communities.",
+        example: "RUN louvain SEED 7 ON g ORDER BY community;",
+        iter_param: Some("iter"),
+        params: &[
+            ParamSpec::int("iter", 1, super::ITERATIONS_MAX, 100, "most local-moving sweeps per level"),
+            ParamSpec::int("levels", 1, 1000, 100, "most levels (1: local moving only)"),
+            ParamSpec::int("seed", 0, u64::MAX, 0, "seed of the order vertices are visited in"),
+            ParamSpec::float("resolution", 0.0, 1e9, 1.0, "γ: above 1 smaller communities, below 1 larger"),
+            ParamSpec::float("tolerance", 0.0, 1.0, 1e-7, "least modularity gain of a level to go on"),
+        ],
+        columns: &[
+            ColumnSpec::VERTEX,
+            ColumnSpec::new("community", ColumnType::UInt64),
+        ],
+        program: &[
+            Step::call(Operator::ListFetch, "all, in+out, degree[v] := Σ weights (self-loops twice); total := degree; community[v] := v"),
+            Step::call(Operator::ListFetch, "chunks of the SEED order, in+out, community[v] := neighbour community of largest gain, totals moved with it; ITER sweeps at most"),
+            Step::call(Operator::ListFetch, "all, in+out, the communities aggregated into a graph in memory"),
+            Step::setup("levels 2..LEVELS: local moving and aggregation on the graph in memory"),
+        ],
+        dense: true,
+        uses_weights: true,
+        needs_nonnegative_weights: true,
+        // community (u32), degree and community total (f64 each), visiting order and
+        // renumbering (u32 each); the aggregated graph comes on top, at most the lists' size
+        state_bytes: 28,
+        passes: Some("sequential local moving over chunks of the seeded order, lists fetched a chunk at a time; coarser levels in memory"),
+        summaries: &[
+            SummarySpec::new("modularity", ColumnType::Float64, "modularity of the partition found"),
+            SummarySpec::new("levels", ColumnType::UInt64, "levels of local moving run"),
+            SummarySpec::new("communities", ColumnType::UInt64, "number of communities"),
+        ],
+        ..AlgorithmSpec::BASE
+    };
+    type Config = Config;
+    type Output = Communities;
+
+    fn config(call: &AlgoCall) -> Config {
+        Config {
+            sweeps: call.int("iter") as u32,
+            levels: call.int("levels") as u32,
+            seed: call.int("seed"),
+            resolution: call.float("resolution"),
+            tolerance: call.float("tolerance"),
+        }
+    }
+
+    fn compute<S: GraphStore>(
+        ctx: &RunContext<'_, S>,
+        cfg: &Config,
+    ) -> Result<Communities, ExecError> {
+        compute(ctx, cfg)
+    }
+
+    fn batches<S: GraphStore>(
+        store: &S,
+        schema: &SchemaRef,
+        out: &Communities,
+    ) -> Result<Vec<RecordBatch>, ExecError> {
+        per_vertex_batches(store, schema, |r| {
+            vec![Arc::new(UInt64Array::from(out.community[r].to_vec())) as ArrayRef]
+        })
+    }
+
+    fn summaries(out: &Communities) -> Vec<(&'static str, SummaryValue)> {
+        vec![
+            ("modularity", SummaryValue::Float64(out.modularity)),
+            ("levels", SummaryValue::UInt64(out.levels as u64)),
+            ("communities", SummaryValue::UInt64(out.count)),
+        ]
+    }
+
+    fn verify<S: GraphStore>(store: &S, cfg: &Config, table: &ResultTable) -> Result<(), String> {
+        super::checks::louvain::verify(store, cfg.resolution, table)
+    }
+}
+
+/// The lists of the undirected view: in and out on a directed graph, out on an undirected one.
+fn directions<S: GraphStore>(store: &S) -> &'static [Direction] {
+    if store.shape().directed {
+        &[Direction::Out, Direction::In]
+    } else {
+        &[Direction::Out]
+    }
+}
+
+/// One vertex's entries `(neighbour, weight)` in the undirected view.
+type Neighbourhood = Vec<(u32, f64)>;
+
+/// The undirected-view neighbourhoods of `vertices` (distinct), in their order: every entry
+/// `(u, w)` of each list, a self-loop of an undirected graph twice (a directed one is in both
+/// lists already). Returns the lists and the number of entries read.
+fn neighbourhoods<S: GraphStore>(
+    ctx: &RunContext<'_, S>,
+    vertices: &[u32],
+) -> Result<(Vec<Neighbourhood>, u64), ExecError> {
+    let store = ctx.store;
+    let directed = store.shape().directed;
+    let mut at: Vec<(u32, usize)> = vertices.iter().copied().zip(0..).collect();
+    at.sort_unstable();
+    let mut lists = vec![Vec::new(); vertices.len()];
+    let mut entries = 0u64;
+    for &dir in directions(store) {
+        lists::fetch(ctx, dir, vertices, true, |v, ns, ws| {
+            let Ok(i) = at.binary_search_by_key(&v, |a| a.0) else {
+                return;
+            };
+            let list: &mut Neighbourhood = &mut lists[at[i].1];
+            entries += ns.len() as u64;
+            for (k, &u) in ns.iter().enumerate() {
+                let w = ws.and_then(|w| w.get(k)).copied().unwrap_or(1.0);
+                let loops = if u == v && !directed { 2.0 } else { 1.0 };
+                list.push((u, w * loops));
+            }
+        })?;
+    }
+    Ok((lists, entries))
+}
+
+/// The vertices `0..n` in chunks of [`CHUNK`], in order.
+fn in_order(n: u32) -> impl Iterator<Item = Vec<u32>> {
+    (0..n)
+        .step_by(CHUNK)
+        .map(move |first| (first..n.min(first.saturating_add(CHUNK as u32))).collect())
+}
+
+/// A vertex order drawn from `rng` (Fisher–Yates).
+pub(crate) fn shuffled(n: u32, rng: &mut Xoshiro256) -> Vec<u32> {
+    let mut order: Vec<u32> = (0..n).collect();
+    for i in (1..order.len()).rev() {
+        let j = rng.below(i as u64 + 1) as usize;
+        order.swap(i, j);
+    }
+    order
+}
+
+/// Writes `values` at the ascending, distinct `indices`: one write per run of consecutive
+/// indices.
+fn write_at<T: crate::state::StateValue>(
+    array: &VertexArray<T>,
+    indices: &[u32],
+    values: &[T],
+) -> Result<(), ExecError> {
+    let mut i = 0;
+    while i < indices.len() {
+        let mut j = i + 1;
+        while j < indices.len() && indices[j] == indices[j - 1] + 1 {
+            j += 1;
+        }
+        array.write_range(indices[i], &values[i..j])?;
+        i = j;
+    }
+    Ok(())
+}
+
+/// The whole run: the first level through the store, the others in memory.
+fn compute<S: GraphStore>(ctx: &RunContext<'_, S>, cfg: &Config) -> Result<Communities, ExecError> {
+    let n = ctx.n();
+    let mut rng = Xoshiro256::new(cfg.seed);
+    let degree = ctx.vertex_array(0.0f64)?;
+    let total = ctx.vertex_array(0.0f64)?;
+    let community = ctx.vertex_array(0u32)?;
+
+    // Degrees, totals of the singleton communities, and the singletons' modularity terms.
+    let start = ctx.begin();
+    let (mut m2, mut own_links, mut squares, mut entries) = (0.0, 0.0, 0.0, 0u64);
+    for chunk in in_order(n) {
+        let chunk = &chunk[..];
+        ctx.check()?;
+        let (lists, read) = neighbourhoods(ctx, chunk)?;
+        entries += read;
+        let k: Vec<f64> = lists.iter().map(|l| l.iter().map(|e| e.1).sum()).collect();
+        for (&v, list) in chunk.iter().zip(&lists) {
+            own_links += list.iter().filter(|e| e.0 == v).map(|e| e.1).sum::<f64>();
+        }
+        m2 += k.iter().sum::<f64>();
+        squares += k.iter().map(|k| k * k).sum::<f64>();
+        degree.write_range(chunk[0], &k)?;
+        total.write_range(chunk[0], &k)?;
+        community.write_range(chunk[0], chunk)?;
+    }
+    ctx.finish(start, n as u64, entries, "degrees", None)?;
+    let singletons = if m2 > 0.0 {
+        own_links / m2 - cfg.resolution * squares / (m2 * m2)
+    } else {
+        0.0
+    };
+
+    // Level 1: local moving over the store.
+    let order = shuffled(n, &mut rng);
+    let mut moved_any = false;
+    if m2 > 0.0 {
+        for _ in 0..cfg.sweeps {
+            let start = ctx.begin();
+            let mut moves = 0u64;
+            let mut entries = 0u64;
+            for chunk in order.chunks(CHUNK) {
+                ctx.check()?;
+                let (m, e) =
+                    move_chunk(ctx, chunk, &degree, &total, &community, m2, cfg.resolution)?;
+                moves += m;
+                entries += e;
+            }
+            ctx.finish(start, n as u64, entries, "local moves", Some(cfg.sweeps))?;
+            moved_any |= moves > 0;
+            if moves == 0 {
+                break;
+            }
+        }
+    }
+    drop(order);
+    degree.free()?;
+    total.free()?;
+
+    // The first level's communities aggregated into a graph in memory.
+    let community = community.into_vec()?;
+    let (mut node_of, count) = coarse::renumber(&community);
+    drop(community);
+    let start = ctx.begin();
+    let mut graph = Coarse::builder(count);
+    let mut entries = 0u64;
+    for chunk in in_order(n) {
+        ctx.check()?;
+        let (lists, read) = neighbourhoods(ctx, &chunk)?;
+        entries += read;
+        for (&v, list) in chunk.iter().zip(&lists) {
+            graph.add_list(
+                node_of[v as usize],
+                list.iter().map(|&(u, w)| (node_of[u as usize], w)),
+            );
+        }
+    }
+    let mut graph = graph.finish();
+    ctx.finish(start, n as u64, entries, "aggregate", None)?;
+
+    let mut modularity = if m2 > 0.0 {
+        graph.modularity(m2, cfg.resolution)
+    } else {
+        0.0
+    };
+    let mut levels = 1;
+    let mut go_on = moved_any && modularity - singletons > cfg.tolerance;
+    while go_on && levels < cfg.levels {
+        let start = ctx.begin();
+        let order = shuffled(graph.len(), &mut rng);
+        let (communities, sweeps) =
+            graph.local_moving(&order, m2, cfg.resolution, cfg.sweeps, || ctx.check())?;
+        levels += 1;
+        let (renumbered, count) = coarse::renumber(&communities);
+        let next = graph.aggregate(&renumbered, count);
+        ctx.finish(
+            start,
+            graph.len() as u64,
+            graph.entries() * sweeps as u64,
+            "local moves (in memory)",
+            None,
+        )?;
+        for node in &mut node_of {
+            *node = renumbered[*node as usize];
+        }
+        let gained = next.modularity(m2, cfg.resolution) - modularity;
+        modularity += gained;
+        graph = next;
+        go_on = gained > cfg.tolerance;
+    }
+    Ok(Communities {
+        community: node_of.into_iter().map(u64::from).collect(),
+        modularity,
+        levels,
+        count: graph.len() as u64,
+    })
+}
+
+/// Moves the vertices of `chunk` one after another (sequential local moving over a local copy
+/// of the state they touch); returns the moves made and the list entries read.
+fn move_chunk<S: GraphStore>(
+    ctx: &RunContext<'_, S>,
+    chunk: &[u32],
+    degree: &VertexArray<f64>,
+    total: &VertexArray<f64>,
+    community: &VertexArray<u32>,
+    m2: f64,
+    resolution: f64,
+) -> Result<(u64, u64), ExecError> {
+    let (lists, entries) = neighbourhoods(ctx, chunk)?;
+    let mut members: Vec<u32> = chunk.to_vec();
+    members.sort_unstable();
+    let k: HashMap<u32, f64> = members
+        .iter()
+        .copied()
+        .zip(degree.read_at(&members)?)
+        .collect();
+    let mut ids: Vec<u32> = lists
+        .iter()
+        .flatten()
+        .map(|e| e.0)
+        .chain(chunk.iter().copied())
+        .collect();
+    ids.sort_unstable();
+    ids.dedup();
+    let mut comm: HashMap<u32, u32> = ids.iter().copied().zip(community.read_at(&ids)?).collect();
+    let mut cids: Vec<u32> = comm.values().copied().collect();
+    cids.sort_unstable();
+    cids.dedup();
+    let before = total.read_at(&cids)?;
+    let mut tot: HashMap<u32, f64> = cids.iter().copied().zip(before.iter().copied()).collect();
+
+    let mut moved = Vec::new();
+    let mut links: Vec<(u32, f64)> = Vec::new();
+    for (&v, list) in chunk.iter().zip(&lists) {
+        links.clear();
+        links.extend(
+            list.iter()
+                .filter(|e| e.0 != v)
+                .map(|&(u, w)| (comm[&u], w)),
+        );
+        let own = comm[&v];
+        let kv = k[&v];
+        let target = best_move(own, kv, &mut links, |c| tot[&c], m2, resolution);
+        if target != own {
+            *tot.entry(own).or_default() -= kv;
+            *tot.entry(target).or_default() += kv;
+            comm.insert(v, target);
+            moved.push(v);
+        }
+    }
+    if moved.is_empty() {
+        return Ok((0, entries));
+    }
+    moved.sort_unstable();
+    let values: Vec<u32> = moved.iter().map(|v| comm[v]).collect();
+    write_at(community, &moved, &values)?;
+    let changed: Vec<(u32, f64)> = cids
+        .iter()
+        .zip(&before)
+        .filter(|&(c, &b)| tot[c].to_bits() != b.to_bits())
+        .map(|(&c, _)| (c, tot[&c]))
+        .collect();
+    let (at, values): (Vec<u32>, Vec<f64>) = changed.into_iter().unzip();
+    write_at(total, &at, &values)?;
+    Ok((moved.len() as u64, entries))
+}

@@ -1,0 +1,23 @@
+# Three groups of four joined by single arcs, some arcs both ways, a self-loop on 12.
+1 2
+2 1
+1 3
+2 3
+3 4
+4 1
+2 4
+5 6
+6 7
+7 5
+7 8
+8 5
+6 8
+8 6
+9 10
+10 11
+11 12
+12 9
+9 11
+12 12
+4 5
+8 9

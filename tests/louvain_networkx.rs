@@ -1,0 +1,285 @@
+//! Louvain through the real binary against networkx on graphs with planted communities
+//! (directed with opposite arcs and self-loops, undirected with and without self-loops,
+//! weighted, with isolated vertices),
+//! in memory, out of core and on DM with the state in the memory nodes: the modularity frontier
+//! reports is what networkx computes for frontier's partition (the same undirected view), it is
+//! within a few percent of networkx's own Louvain, and the partition is the same on every store.
+//! The reported summaries also reach Parquet and Arrow IPC metadata, read back with pyarrow.
+//! Needs `python3` with `networkx` and `pyarrow` (`scripts/test.sh` installs them).
+
+use std::path::Path;
+use std::process::Command;
+
+mod common;
+
+use common::memnode::pool;
+use common::text;
+
+/// Given the edges, the vertices, the resolution and frontier's `vertex,community` rows:
+/// prints the modularity of frontier's partition and the mean over five seeds of networkx's
+/// Louvain modularity, both on the undirected view frontier optimises (the weights of arcs
+/// between the same two vertices added up, self-loops kept).
+const NETWORKX: &str = r#"
+import sys, networkx as nx
+edges, vertices, resolution, rows = sys.argv[1], sys.argv[2], float(sys.argv[3]), sys.argv[4]
+G = nx.Graph()
+for line in open(vertices):
+    G.add_node(int(line))
+for line in open(edges):
+    p = line.split()
+    u, v, w = int(p[0]), int(p[1]), float(p[2]) if len(p) > 2 else 1.0
+    G.add_edge(u, v, weight=G[u][v]["weight"] + w if G.has_edge(u, v) else w)
+parts = {}
+for line in open(rows):
+    v, c = line.split(",")
+    parts.setdefault(int(c), set()).add(int(v))
+assert set().union(*parts.values()) == set(G.nodes)
+mine = nx.community.modularity(G, parts.values(), weight="weight", resolution=resolution)
+theirs = [
+    nx.community.modularity(G, nx.community.louvain_communities(G, weight="weight", resolution=resolution, seed=s), weight="weight", resolution=resolution)
+    for s in range(5)
+]
+print(repr(mine), repr(sum(theirs) / len(theirs)))
+"#;
+
+/// A small deterministic generator (xorshift), so the graphs need no data files.
+struct Rng(u64);
+
+impl Rng {
+    fn below(&mut self, n: u64) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0 % n
+    }
+}
+
+/// A test graph: its edge-list text, its vertex-file text, and how CREATE reads it.
+struct Graph {
+    name: &'static str,
+    edges: String,
+    vertices: String,
+    options: &'static str,
+}
+
+/// `groups` groups of 8 vertices, each arc inside a group with probability 1/2, `cross` arcs
+/// between random vertices, and 3 isolated vertices; ids gapped.
+fn planted(
+    name: &'static str,
+    seed: u64,
+    groups: u64,
+    cross: u64,
+    weighted: bool,
+    options: &'static str,
+) -> Graph {
+    let directed = !options.contains("UNDIRECTED");
+    let mut rng = Rng(seed);
+    let id = |v: u64| 5 * v + 3;
+    let linked = groups * 8;
+    let mut seen = std::collections::BTreeSet::new();
+    let mut edges = String::new();
+    let mut arc = |u: u64, v: u64, rng: &mut Rng| {
+        let key = if directed {
+            (u, v)
+        } else {
+            (u.min(v), u.max(v))
+        };
+        if seen.insert(key) {
+            let w = if weighted {
+                format!(" {}", 1 + rng.below(8))
+            } else {
+                String::new()
+            };
+            edges.push_str(&format!("{} {}{w}\n", id(key.0), id(key.1)));
+        }
+    };
+    for g in 0..groups {
+        for u in 0..8 {
+            for v in 0..8 {
+                if u != v && rng.below(2) == 0 {
+                    arc(g * 8 + u, g * 8 + v, &mut rng);
+                }
+            }
+        }
+    }
+    for _ in 0..cross {
+        let (u, v) = (rng.below(linked), rng.below(linked));
+        if u != v {
+            arc(u, v, &mut rng);
+        }
+    }
+    let vertices = (0..linked + 3).map(|v| format!("{}\n", id(v))).collect();
+    Graph {
+        name,
+        edges,
+        vertices,
+        options,
+    }
+}
+
+fn graphs() -> Vec<Graph> {
+    let mut loops = planted("loops", 5, 5, 30, false, "DIRECTED");
+    loops.edges.push_str("3 3\n48 48\n");
+    let mut undirected_loops = planted("uloops", 6, 4, 20, true, "UNDIRECTED WEIGHTED");
+    undirected_loops.edges.push_str("8 8 3\n23 23 5\n");
+    vec![
+        planted("arcs", 1, 6, 40, false, "DIRECTED"),
+        planted("edges", 2, 7, 30, false, "UNDIRECTED"),
+        planted("weights", 3, 6, 40, true, "DIRECTED WEIGHTED"),
+        planted("uweights", 4, 5, 25, true, "UNDIRECTED WEIGHTED"),
+        loops,
+        undirected_loops,
+    ]
+}
+
+/// frontier's rows and reported modularity: `(rows as "vertex,community" lines, modularity)`.
+fn louvain(data: &Path, settings: &str, create: &str, run: &str) -> (String, f64) {
+    let out = common::csv(data, &format!("{settings} {create} {run}"));
+    assert!(out.status.success(), "{run}: {}", text(&out.stderr));
+    let stdout = text(&out.stdout);
+    let rows: String = stdout
+        .lines()
+        .filter(|l| *l != "vertex,community")
+        .map(|l| format!("{l}\n"))
+        .collect();
+    let stderr = text(&out.stderr);
+    let line = stderr
+        .lines()
+        .find_map(|l| l.strip_prefix("louvain: modularity "))
+        .unwrap_or_else(|| panic!("no summary line: {stderr}"));
+    let q = line.split(',').next().unwrap().parse().unwrap();
+    (rows, q)
+}
+
+/// Checks every graph in memory, out of core and on DM (`dm` the memory-node settings).
+fn check_all(dm: &str, work: &Path) {
+    let data = work.join("data");
+    for g in graphs() {
+        let edges = work.join(format!("{}.el", g.name));
+        let vertices = work.join(format!("{}.v", g.name));
+        std::fs::write(&edges, &g.edges).unwrap();
+        std::fs::write(&vertices, &g.vertices).unwrap();
+        for (seed, resolution) in [(0, 1.0), (9, 0.5), (4, 2.0)] {
+            let run = format!(
+                "RUN louvain SEED {seed} RESOLUTION {resolution} ON {};",
+                g.name
+            );
+            let mut partitions = Vec::new();
+            for (settings, storage) in [
+                ("SET cache = '1GB';", ""),
+                ("SET cache = '8KB'; SET threads = 2; SET mode = block;", ""),
+                (dm, "STORAGE dm"),
+            ] {
+                let create = format!(
+                    "CREATE OR REPLACE GRAPH {} FROM '{}' FORMAT edgelist {} VERTICES '{}' {storage};",
+                    g.name,
+                    edges.display(),
+                    g.options,
+                    vertices.display()
+                );
+                let (rows, q) = louvain(&data, settings, &create, &run);
+                let rows_file = work.join("rows.csv");
+                std::fs::write(&rows_file, &rows).unwrap();
+                let out = Command::new("python3")
+                    .arg("-c")
+                    .arg(NETWORKX)
+                    .arg(&edges)
+                    .arg(&vertices)
+                    .arg(resolution.to_string())
+                    .arg(&rows_file)
+                    .output()
+                    .expect("python3 runs");
+                assert!(
+                    out.status.success(),
+                    "networkx failed (scripts/test.sh installs it): {}",
+                    text(&out.stderr)
+                );
+                let answer = text(&out.stdout);
+                let (mine, theirs) = answer.trim().split_once(' ').unwrap();
+                let (mine, theirs): (f64, f64) = (mine.parse().unwrap(), theirs.parse().unwrap());
+                let at = format!(
+                    "{} SEED {seed} RESOLUTION {resolution} ({settings} {storage})",
+                    g.name
+                );
+                assert!(
+                    (mine - q).abs() < 1e-9,
+                    "{at}: reported {q}, networkx computes {mine}"
+                );
+                assert!(
+                    q >= theirs - 0.03 * theirs.abs(),
+                    "{at}: modularity {q}, networkx's Louvain {theirs}"
+                );
+                partitions.push(rows);
+            }
+            assert!(
+                partitions.windows(2).all(|w| w[0] == w[1]),
+                "{}: the partition differs between stores",
+                g.name
+            );
+        }
+    }
+}
+
+#[test]
+fn louvain_equals_networkx_in_memory_out_of_core_and_on_dm() {
+    let work = tempfile::tempdir().unwrap();
+    let (_a, _b, set) = pool(work.path());
+    check_all(
+        &format!("{set} SET cn_cache = '16B'; SET threads = 2; SET mode = push;"),
+        work.path(),
+    );
+}
+
+/// Reads `key` of the schema metadata of a Parquet or Arrow IPC file with pyarrow.
+fn metadata(path: &Path, key: &str) -> String {
+    let script = r#"
+import sys, pyarrow.parquet as pq, pyarrow.ipc as ipc
+path, key = sys.argv[1], sys.argv[2]
+schema = pq.read_schema(path) if path.endswith(".parquet") else ipc.open_file(path).schema
+print(schema.metadata[key.encode()].decode())
+"#;
+    let out = Command::new("python3")
+        .args(["-c", script])
+        .arg(path)
+        .arg(key)
+        .output()
+        .expect("python3 runs");
+    assert!(
+        out.status.success(),
+        "pyarrow failed (scripts/test.sh installs it): {}",
+        text(&out.stderr)
+    );
+    text(&out.stdout).trim().to_string()
+}
+
+#[test]
+fn summaries_reach_parquet_and_arrow_metadata() {
+    let work = tempfile::tempdir().unwrap();
+    let data = work.path().join("data");
+    let edges = work.path().join("g.el");
+    // Two triangles joined by one edge, and a third triangle apart.
+    std::fs::write(&edges, "1 2\n2 3\n1 3\n4 5\n5 6\n4 6\n3 4\n7 8\n8 9\n7 9\n").unwrap();
+    let pq = work.path().join("l.parquet");
+    let arrow = work.path().join("j.arrow");
+    let statements = format!(
+        "CREATE GRAPH g FROM '{}' UNDIRECTED; RUN louvain ON g INTO '{}'; \
+         RUN louvain AS c, triangles ON g INTO '{}';",
+        edges.display(),
+        pq.display(),
+        arrow.display()
+    );
+    let out = common::csv(&data, &statements);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let stderr = text(&out.stderr);
+    let reported = stderr
+        .lines()
+        .find_map(|l| l.strip_prefix("louvain: modularity "))
+        .unwrap_or_else(|| panic!("no summary line: {stderr}"));
+    let q = reported.split(',').next().unwrap();
+    assert_eq!(metadata(&pq, "frontier.louvain.modularity"), q);
+    assert_eq!(metadata(&pq, "frontier.louvain.communities"), "3");
+    // Several algorithms: each summary under its call's name.
+    assert_eq!(metadata(&arrow, "frontier.c.modularity"), q);
+    assert_eq!(metadata(&arrow, "frontier.triangles.total"), "3");
+    assert!(stderr.contains("triangles: total 3"), "{stderr}");
+}
