@@ -34,6 +34,35 @@ pub struct Settings {
     /// Memory a RUN may use for its graph copy, attribute arrays and results, in bytes; a
     /// statement estimated to need more is refused before it starts.
     pub memory_limit: u64,
+    /// How updates to remote state travel (DM graphs whose state exceeds `cn_cache`).
+    pub dm_update: DmUpdate,
+}
+
+/// How a round's updates reach vertex state kept in the memory nodes (DMG §4.3): `Auto` picks
+/// per iteration by the cost rule, the others force one strategy.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DmUpdate {
+    Auto,
+    /// One-sided verbs (CAS, FAA) and the nodes' pass-by-value apply, per batch of updates.
+    Direct,
+    /// Updates combined per destination on the compute node, sent by value into the owner's
+    /// mailbox, applied by the owner to its window of the state.
+    ValRd,
+    /// As ValRD, but a long run of edges into one window is sent as a reference (source and
+    /// value) whose list the owner reads itself.
+    RefRd,
+}
+
+impl DmUpdate {
+    /// The setting's spelling.
+    pub fn name(self) -> &'static str {
+        match self {
+            DmUpdate::Auto => "auto",
+            DmUpdate::Direct => "direct",
+            DmUpdate::ValRd => "valrd",
+            DmUpdate::RefRd => "refrd",
+        }
+    }
 }
 
 /// Name and one-line meaning of every setting, in display order.
@@ -62,6 +91,10 @@ pub const SETTINGS: &[(&str, &str)] = &[
         "memory_limit",
         "memory a RUN may use; a statement estimated to need more is refused before it starts",
     ),
+    (
+        "dm_update",
+        "how updates reach remote state: auto, direct, valrd or refrd",
+    ),
 ];
 
 impl Settings {
@@ -80,6 +113,7 @@ impl Settings {
             memory_token_file: None,
             cn_cache: 64 << 20,
             memory_limit: ram / 4 * 3,
+            dm_update: DmUpdate::Auto,
         }
     }
 
@@ -139,6 +173,19 @@ impl Settings {
             // kernel state pushed out to remote memory.
             "cn_cache" => self.cn_cache = size(value, 16).map_err(|e| bad(&e))?,
             "memory_limit" => self.memory_limit = size(value, 1 << 20).map_err(|e| bad(&e))?,
+            "dm_update" => {
+                let w = word(value).map_err(|e| bad(&e))?;
+                let all = [DmUpdate::Auto, DmUpdate::Direct, DmUpdate::ValRd, DmUpdate::RefRd];
+                self.dm_update = all
+                    .into_iter()
+                    .find(|u| u.name().eq_ignore_ascii_case(&w))
+                    .ok_or_else(|| {
+                        bad(&format!(
+                            "`{w}` is not an update strategy; expected auto, direct, valrd or refrd{}",
+                            did_you_mean(&w, all.map(DmUpdate::name))
+                        ))
+                    })?;
+            }
             other => {
                 return Err(PlanError::new(
                     name.pos,
@@ -171,6 +218,7 @@ impl Settings {
                         .unwrap_or_default(),
                     "cn_cache" => format_size(self.cn_cache),
                     "memory_limit" => format_size(self.memory_limit),
+                    "dm_update" => self.dm_update.name().to_string(),
                     _ => String::new(),
                 };
                 (name.to_string(), value, meaning.to_string())

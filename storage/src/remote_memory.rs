@@ -90,9 +90,15 @@ pub trait RemoteVector: Send + Sync + Debug {
         ))
     }
 
-    /// Takes every buffer waiting in mailbox `mailbox` beside element `at`, oldest first.
-    fn mailbox_pull(&self, at: u64, mailbox: u32) -> Result<Vec<Vec<u8>>, StoreError> {
-        let _ = (at, mailbox);
+    /// Takes the oldest buffers waiting in mailbox `mailbox` beside element `at`, up to
+    /// `max_bytes` (at least one if any waits); empty once the mailbox is.
+    fn mailbox_pull(
+        &self,
+        at: u64,
+        mailbox: u32,
+        max_bytes: u32,
+    ) -> Result<Vec<Vec<u8>>, StoreError> {
+        let _ = (at, mailbox, max_bytes);
         Err(StoreError::Other(
             "this remote memory has no mailboxes: use direct remote update (SET dm_update = 'direct')".into(),
         ))

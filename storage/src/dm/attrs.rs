@@ -639,8 +639,8 @@ impl RemoteVector for RemoteArray {
         self.push_mail(buffers)
     }
 
-    fn mailbox_pull(&self, at: u64, mailbox: u32) -> Result<Vec<Vec<u8>>> {
-        self.pull_mail(at, mailbox)
+    fn mailbox_pull(&self, at: u64, mailbox: u32, max_bytes: u32) -> Result<Vec<Vec<u8>>> {
+        self.pull_mail(at, mailbox, max_bytes)
     }
 
     fn free(self: Box<Self>) -> Result<()> {

@@ -17,8 +17,8 @@ use super::transport::{unexpected, Ticket};
 use crate::error::Result;
 use crate::remote_memory::RemoteVector;
 
-/// Bytes asked for per pull: large enough that one round trip brings many buffers.
-pub const PULL_BYTES: u32 = 8 << 20;
+/// Bytes asked for per pull when draining.
+const PULL_BYTES: u32 = 8 << 20;
 
 impl RemoteArray {
     /// Appends each `(at, mailbox, data)` buffer to mailbox `mailbox` on the node holding
@@ -53,23 +53,18 @@ impl RemoteArray {
         Ok(())
     }
 
-    /// Every buffer waiting in mailbox `mailbox` on the node holding element `at`, oldest first.
-    pub(crate) fn pull_mail(&self, at: u64, mailbox: u32) -> Result<Vec<Vec<u8>>> {
+    /// The oldest buffers waiting in mailbox `mailbox` on the node holding element `at`, up to
+    /// `max_bytes` (at least one if any waits); empty once the mailbox is.
+    pub(crate) fn pull_mail(&self, at: u64, mailbox: u32, max_bytes: u32) -> Result<Vec<Vec<u8>>> {
         if at >= self.len() {
             return Err(self.out_of_range(at));
         }
         let p = self.partition_of(at);
-        let node = self.node(p)?;
-        let mut all = Vec::new();
-        loop {
-            let got = node.mailbox_pull(mailbox, PULL_BYTES)?;
-            if got.is_empty() {
-                break;
-            }
-            all.extend(got);
+        let got = self.node(p)?.mailbox_pull(mailbox, max_bytes)?;
+        if got.is_empty() {
+            self.forget_mailbox(p, mailbox);
         }
-        self.forget_mailbox(p, mailbox);
-        Ok(all)
+        Ok(got)
     }
 
     /// Empties every mailbox pushed to and not pulled since, best effort.
@@ -112,9 +107,10 @@ mod tests {
             (2, 7, vec![3]),
         ])
         .unwrap();
-        assert_eq!(a.mailbox_pull(0, 7).unwrap(), vec![vec![1], vec![3]]);
-        assert_eq!(a.mailbox_pull(9, 7).unwrap(), vec![vec![2]]);
-        assert!(a.mailbox_pull(0, 7).unwrap().is_empty());
+        assert_eq!(a.mailbox_pull(0, 7, 1).unwrap(), vec![vec![1]]);
+        assert_eq!(a.mailbox_pull(3, 7, 1 << 20).unwrap(), vec![vec![3]]);
+        assert_eq!(a.mailbox_pull(9, 7, 1 << 20).unwrap(), vec![vec![2]]);
+        assert!(a.mailbox_pull(0, 7, 1 << 20).unwrap().is_empty());
         assert!(a.mailbox_push(vec![(10, 7, vec![1])]).is_err());
         let before: Vec<u64> = mems.iter().map(|m| m.used()).collect();
         a.mailbox_push(vec![(0, 9, vec![0; 100])]).unwrap();
