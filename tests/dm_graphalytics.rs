@@ -43,6 +43,10 @@ const TINY: &str = "SET cn_cache = '16B'; SET threads = 2; SET mode = push;";
 #[test]
 fn all_reference_outputs_pass_over_dm_with_a_tiny_cn_cache() {
     assert_eq!(run_suite(TINY), 24);
+    for strategy in ["direct", "valrd", "refrd"] {
+        let forced = format!("{TINY} SET dm_update = {strategy};");
+        assert_eq!(run_suite(&forced), 24, "dm_update = {strategy}");
+    }
 }
 
 /// Runs `statements` after pointing the session at the pool, output as JSON lines; returns the
@@ -143,7 +147,7 @@ fn tiny_cn_cache_keeps_converted_kernels_state_remote() {
         (
             "test-pr-directed",
             "pagerank ON g ITER 3",
-            "pass-by-value items",
+            "mailbox pushes",
             true,
         ),
         ("test-wcc-directed", "wcc ON g", "remote CAS", true),
@@ -172,7 +176,8 @@ fn tiny_cn_cache_keeps_converted_kernels_state_remote() {
         let rows = profile_rows(&lines);
         assert!(!rows.is_empty(), "{dataset}: {lines:?}");
         for r in rows.iter().filter(|_| remote_rounds) {
-            assert_eq!(r["strategy"], "push remote", "{dataset}: {r}");
+            let strategy = r["strategy"].as_str().unwrap_or_default();
+            assert!(strategy.starts_with("remote "), "{dataset}: {r}");
             assert!(cell(r, "round trips") > 0, "{dataset}: {r}");
         }
         assert!(remote_total(&lines, remote_op) > 0, "{dataset}: {lines:?}");
@@ -188,7 +193,34 @@ fn tiny_cn_cache_keeps_converted_kernels_state_remote() {
         assert_eq!(remote_total(&lines, remote_op), 0, "{dataset}: state local");
         assert!(profile_rows(&lines)
             .iter()
-            .all(|r| r["strategy"] != "push remote"));
+            .all(|r| !r["strategy"].as_str().unwrap_or_default().starts_with("remote ")));
+    }
+}
+
+/// `SET dm_update` forces an update strategy; PROFILE names it on every remote round, and the
+/// totals show its traffic: pass-by-value adds for direct, mailbox pushes and pulls for the
+/// collaborative strategies.
+#[test]
+fn forced_update_strategies_are_named_in_profile() {
+    let work = tempfile::tempdir().unwrap();
+    let (_a, _b, set) = pool(work.path());
+    create_example(work.path(), &set, "test-pr-directed");
+    for (strategy, op) in [
+        ("direct", "pass-by-value items"),
+        ("valrd", "mailbox pushes"),
+        ("refrd", "mailbox pulls"),
+    ] {
+        let lines = json_lines(
+            work.path(),
+            &set,
+            &format!("{TINY} SET dm_update = {strategy}; PROFILE RUN pagerank ON g ITER 2;"),
+        );
+        let rows = profile_rows(&lines);
+        assert_eq!(rows.len(), 2, "{strategy}: {lines:?}");
+        for r in rows {
+            assert_eq!(r["strategy"], format!("remote {strategy}"), "{r}");
+        }
+        assert!(remote_total(&lines, op) > 0, "{strategy}: {lines:?}");
     }
 }
 

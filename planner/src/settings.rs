@@ -345,6 +345,20 @@ mod tests {
     }
 
     #[test]
+    fn update_strategies_are_words_with_a_suggestion() {
+        let mut s = Settings::defaults(None);
+        assert_eq!(s.dm_update, DmUpdate::Auto);
+        s.set(&ident("dm_update"), &lit(Value::Word("ValRD".into())))
+            .unwrap();
+        assert_eq!(s.dm_update, DmUpdate::ValRd);
+        let e = s
+            .set(&ident("dm_update"), &lit(Value::Word("refrdd".into())))
+            .unwrap_err();
+        assert!(e.message.contains("did you mean `refrd`"), "{}", e.message);
+        assert!(s.rows().iter().any(|r| r.0 == "dm_update" && r.1 == "valrd"));
+    }
+
+    #[test]
     fn unknown_names_suggest_the_nearest() {
         let mut s = Settings::defaults(None);
         let e = s.set(&ident("thraeds"), &lit(Value::Int(2))).unwrap_err();
