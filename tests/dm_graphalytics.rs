@@ -156,7 +156,12 @@ fn tiny_cn_cache_keeps_converted_kernels_state_remote() {
             "mailbox pushes",
             true,
         ),
-        ("test-wcc-directed", "wcc ON g", "remote CAS|mailbox pushes", true),
+        (
+            "test-wcc-directed",
+            "wcc ON g",
+            "remote CAS|mailbox pushes",
+            true,
+        ),
         (
             "test-cdlp-directed",
             "cdlp ON g ITER 2",
@@ -197,9 +202,10 @@ fn tiny_cn_cache_keeps_converted_kernels_state_remote() {
         let big = "SET cn_cache = '1GB'; SET threads = 2; SET mode = push;";
         let lines = json_lines(work.path(), &set, &format!("{big} PROFILE RUN {clause};"));
         assert_eq!(remote_total(&lines, remote_op), 0, "{dataset}: state local");
-        assert!(profile_rows(&lines)
-            .iter()
-            .all(|r| !r["strategy"].as_str().unwrap_or_default().starts_with("remote ")));
+        assert!(profile_rows(&lines).iter().all(|r| !r["strategy"]
+            .as_str()
+            .unwrap_or_default()
+            .starts_with("remote ")));
     }
 }
 

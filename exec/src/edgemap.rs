@@ -39,9 +39,9 @@ use rayon::prelude::*;
 use storage::{Direction, FetchOrder, GraphStore};
 
 use crate::batched::{self, RoundLists};
+use crate::bitmap::{AtomicBitmap, Bitmap};
 use crate::collab::round::{Combine, Round};
 use crate::collab::{self, UpdateStrategy, Windows};
-use crate::bitmap::{AtomicBitmap, Bitmap};
 use crate::context::RunContext;
 use crate::error::ExecError;
 use crate::state::{StateValue, VertexArray};
@@ -749,7 +749,11 @@ fn collab_round<'r, S: GraphStore>(
 fn source_values<T: Copy>(list: &[u32], values: &[T], chunk: &[u32]) -> Vec<Option<T>> {
     chunk
         .iter()
-        .map(|v| list.binary_search(v).ok().and_then(|k| values.get(k).copied()))
+        .map(|v| {
+            list.binary_search(v)
+                .ok()
+                .and_then(|k| values.get(k).copied())
+        })
         .collect()
 }
 

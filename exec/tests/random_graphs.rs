@@ -255,13 +255,17 @@ fn go(g: &G, csr: bool, mode: Mode, threads: usize, call: &AlgoCall) -> ResultTa
 
 /// Whether every iteration of `t` sent its updates to remote state (by any update strategy).
 fn all_remote(t: &ResultTable) -> bool {
-    t.iterations.iter().all(|i| i.strategy.starts_with("remote "))
+    t.iterations
+        .iter()
+        .all(|i| i.strategy.starts_with("remote "))
 }
 
 /// Whether every iteration of `t` used the update strategy `forced` names (`auto`: any).
 fn strategy_kept(t: &ResultTable, forced: DmUpdate) -> bool {
     forced == DmUpdate::Auto
-        || t.iterations.iter().all(|i| i.strategy == format!("remote {}", forced.name()))
+        || t.iterations
+            .iter()
+            .all(|i| i.strategy == format!("remote {}", forced.name()))
 }
 
 proptest! {

@@ -81,7 +81,9 @@ fn larger_graph() -> VecGraph {
     let mut edges = edges;
     let mut x = 12345u64;
     for _ in 0..60_000 {
-        x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        x = x
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
         let (u, v) = ((x >> 33) % 20_000, (x >> 13) % 20_000);
         edges.push((ids[u as usize], ids[v as usize]));
     }
@@ -126,7 +128,10 @@ fn collaborative_rounds_cost_o_of_v_round_trips() {
             ..RunConfig::with_threads(2)
         };
         let forced = run(&g, &c, &direct).unwrap();
-        assert!(forced.iterations.iter().all(|i| i.strategy == "remote direct"));
+        assert!(forced
+            .iterations
+            .iter()
+            .all(|i| i.strategy == "remote direct"));
         let direct_trips: u64 = forced.iterations.iter().map(|i| i.round_trips).sum();
         assert!(
             direct_trips > 4 * trips,
@@ -150,7 +155,12 @@ fn every_update_strategy_matches_local_state() {
     for (c, column) in cases {
         let name = c.spec.name;
         let want = run(&local, &c, &RunConfig::with_threads(2)).unwrap();
-        for dm_update in [DmUpdate::Auto, DmUpdate::Direct, DmUpdate::ValRd, DmUpdate::RefRd] {
+        for dm_update in [
+            DmUpdate::Auto,
+            DmUpdate::Direct,
+            DmUpdate::ValRd,
+            DmUpdate::RefRd,
+        ] {
             let cfg = RunConfig {
                 dm_update,
                 ..RunConfig::with_threads(2)
@@ -164,7 +174,11 @@ fn every_update_strategy_matches_local_state() {
                     assert!(close, "{name} {dm_update:?}: {p} vs {q}");
                 }
             } else {
-                assert_eq!(u64_col(&got, column), u64_col(&want, column), "{name} {dm_update:?}");
+                assert_eq!(
+                    u64_col(&got, column),
+                    u64_col(&want, column),
+                    "{name} {dm_update:?}"
+                );
             }
         }
     }

@@ -175,7 +175,12 @@ impl Settings {
             "memory_limit" => self.memory_limit = size(value, 1 << 20).map_err(|e| bad(&e))?,
             "dm_update" => {
                 let w = word(value).map_err(|e| bad(&e))?;
-                let all = [DmUpdate::Auto, DmUpdate::Direct, DmUpdate::ValRd, DmUpdate::RefRd];
+                let all = [
+                    DmUpdate::Auto,
+                    DmUpdate::Direct,
+                    DmUpdate::ValRd,
+                    DmUpdate::RefRd,
+                ];
                 self.dm_update = all
                     .into_iter()
                     .find(|u| u.name().eq_ignore_ascii_case(&w))
@@ -355,7 +360,10 @@ mod tests {
             .set(&ident("dm_update"), &lit(Value::Word("refrdd".into())))
             .unwrap_err();
         assert!(e.message.contains("did you mean `refrd`"), "{}", e.message);
-        assert!(s.rows().iter().any(|r| r.0 == "dm_update" && r.1 == "valrd"));
+        assert!(s
+            .rows()
+            .iter()
+            .any(|r| r.0 == "dm_update" && r.1 == "valrd"));
     }
 
     #[test]

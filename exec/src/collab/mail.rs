@@ -56,7 +56,8 @@ pub fn encode_refs(tag: u64, items: &[(u32, Direction, u64)]) -> Vec<u8> {
     header(&mut out, tag, KIND_REFS, items.len());
     for &(v, dir, w) in items {
         out.extend_from_slice(&v.to_le_bytes());
-        out.extend_from_slice(&(dir == Direction::In).then_some(1u32).unwrap_or(0).to_le_bytes());
+        let dir: u32 = if dir == Direction::In { 1 } else { 0 };
+        out.extend_from_slice(&dir.to_le_bytes());
         out.extend_from_slice(&w.to_le_bytes());
     }
     out
@@ -137,7 +138,10 @@ mod tests {
             decode(&r, 7, "m").unwrap(),
             Mail::Refs(vec![(3, Direction::In, 9), (4, Direction::Out, 0)])
         );
-        assert!(decode(&v, 8, "m").unwrap_err().to_string().contains("another query"));
+        assert!(decode(&v, 8, "m")
+            .unwrap_err()
+            .to_string()
+            .contains("another query"));
         for cut in 0..v.len() {
             assert!(decode(&v[..cut], 7, "m").is_err());
         }

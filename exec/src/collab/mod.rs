@@ -174,6 +174,9 @@ mod tests {
         assert_eq!(choose(DmUpdate::Auto, 100, &w), UpdateStrategy::Direct);
         assert_eq!(choose(DmUpdate::Auto, 0, &w), UpdateStrategy::Direct);
         assert_eq!(choose(DmUpdate::RefRd, 0, &w), UpdateStrategy::RefRd);
-        assert_eq!(choose(DmUpdate::Direct, 8 << 20, &w), UpdateStrategy::Direct);
+        assert_eq!(
+            choose(DmUpdate::Direct, 8 << 20, &w),
+            UpdateStrategy::Direct
+        );
     }
 }

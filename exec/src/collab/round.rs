@@ -99,9 +99,9 @@ where
     E: Fn(u32, T, u32, f64) -> Option<T> + Sync,
     F: Fn(T) -> T + Sync,
 {
-    let remote = state.remote().ok_or_else(|| {
-        ExecError::Other("collaborative update needs remote state".into())
-    })?;
+    let remote = state
+        .remote()
+        .ok_or_else(|| ExecError::Other("collaborative update needs remote state".into()))?;
     let w = round.windows;
     let tag = RandomState::new().hash_one(ctx.n());
     let boxes = (tag as u32) & 0xffff_0000;
@@ -112,7 +112,9 @@ where
     for (i, phase) in phases.iter().enumerate() {
         ctx.check()?;
         let touched: Vec<AtomicBool> = (0..w.count).map(|_| AtomicBool::new(false)).collect();
-        edges += scatter(ctx, remote, &round, phase, tag, &mailbox, &touched, &values, &emit)?;
+        edges += scatter(
+            ctx, remote, &round, phase, tag, &mailbox, &touched, &values, &emit,
+        )?;
         let start_zero = round.fresh && i == 0;
         let last = i + 1 == phases.len();
         let windows: Vec<u32> = (0..w.count)
@@ -211,7 +213,8 @@ where
                 }
             });
             if all || bucket.len() * 2 >= w.bucket {
-                let words: Vec<(u32, u64)> = bucket.iter().map(|&(v, x)| (v, x.to_word())).collect();
+                let words: Vec<(u32, u64)> =
+                    bucket.iter().map(|&(v, x)| (v, x.to_word())).collect();
                 bucket.clear();
                 b.ready.push((
                     w.range(k as u32).start as u64,
@@ -248,7 +251,11 @@ where
                     values: vec![Vec::new(); w.count as usize],
                     refs: vec![Vec::new(); w.count as usize],
                     ready: Vec::new(),
-                    counts: if refs_wanted { vec![0; w.count as usize] } else { Vec::new() },
+                    counts: if refs_wanted {
+                        vec![0; w.count as usize]
+                    } else {
+                        Vec::new()
+                    },
                 };
                 let mut edges = 0u64;
                 let mut failed: Option<ExecError> = None;
@@ -356,9 +363,9 @@ where
     F: Fn(T) -> T + Sync,
 {
     ctx.check()?;
-    let remote = state.remote().ok_or_else(|| {
-        ExecError::Other("collaborative update needs remote state".into())
-    })?;
+    let remote = state
+        .remote()
+        .ok_or_else(|| ExecError::Other("collaborative update needs remote state".into()))?;
     let range = round.windows.range(a.k);
     let len = (range.end - range.start) as usize;
     let mut acc = vec![T::from_word(0); len];
@@ -366,7 +373,10 @@ where
         state.read_range(range.start, &mut acc)?;
     }
     let mut changed = vec![false; len];
-    let what = format!("mailbox {:#x} of vertices {}..{}", a.mailbox, range.start, range.end);
+    let what = format!(
+        "mailbox {:#x} of vertices {}..{}",
+        a.mailbox, range.start, range.end
+    );
     let mut put = |acc: &mut [T], dst: u32, x: T| -> Result<(), ExecError> {
         if !range.contains(&dst) {
             return Err(ExecError::Other(format!(
@@ -416,8 +426,12 @@ where
         srcs.dedup_by_key(|r| r.0);
         let ids: Vec<u32> = srcs.iter().map(|r| r.0).collect();
         let mut failed = None;
-        ctx.store
-            .for_each_list(dir, &ids, FetchOrder::AsGiven, round.weighted, |u, ns, ws| {
+        ctx.store.for_each_list(
+            dir,
+            &ids,
+            FetchOrder::AsGiven,
+            round.weighted,
+            |u, ns, ws| {
                 let Ok(i) = ids.binary_search(&u) else { return };
                 let x = srcs[i].1;
                 for (j, &dst) in ns.iter().enumerate() {
@@ -431,7 +445,8 @@ where
                         }
                     }
                 }
-            })?;
+            },
+        )?;
         if let Some(e) = failed {
             return Err(e);
         }

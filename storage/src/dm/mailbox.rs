@@ -101,12 +101,8 @@ mod tests {
     fn buffers_go_to_the_node_of_their_element_and_come_back_in_order() {
         let (mems, set) = nodes();
         let a = RemoteArray::alloc(set, vec![0, 4, 10], ElementKind::U64, 0).unwrap();
-        a.mailbox_push(vec![
-            (1, 7, vec![1]),
-            (5, 7, vec![2]),
-            (2, 7, vec![3]),
-        ])
-        .unwrap();
+        a.mailbox_push(vec![(1, 7, vec![1]), (5, 7, vec![2]), (2, 7, vec![3])])
+            .unwrap();
         assert_eq!(a.mailbox_pull(0, 7, 1).unwrap(), vec![vec![1]]);
         assert_eq!(a.mailbox_pull(3, 7, 1 << 20).unwrap(), vec![vec![3]]);
         assert_eq!(a.mailbox_pull(9, 7, 1 << 20).unwrap(), vec![vec![2]]);
@@ -116,6 +112,10 @@ mod tests {
         a.mailbox_push(vec![(0, 9, vec![0; 100])]).unwrap();
         assert!(mems[0].used() > before[0]);
         drop(a);
-        assert_eq!(mems[0].used(), 0, "an array's unpulled mail is drained when it goes");
+        assert_eq!(
+            mems[0].used(),
+            0,
+            "an array's unpulled mail is drained when it goes"
+        );
     }
 }
