@@ -20,7 +20,7 @@ trap 'kill $A $B; rm -rf "$WORK"' EXIT
 sleep 1
 POOL="SET memory_nodes = '127.0.0.1:7301,127.0.0.1:7302'; SET memory_token_file = '$WORK/token'; SET threads = 2;"
 "$BIN" --data "$WORK/data" -c "$POOL CREATE GRAPH r FROM '$WORK/r.el' UNDIRECTED STORAGE dm;" >/dev/null
-for query in "bfs ON r FROM 1" "pagerank ON r ITER 10" "wcc ON r"; do
+for query in "bfs ON r FROM 0" "pagerank ON r ITER 10" "wcc ON r"; do
     for state in "local:SET cn_cache = '1GB';" \
         "auto:SET cn_cache = '16B'; SET dm_update = auto;" \
         "direct:SET cn_cache = '16B'; SET dm_update = direct;" \
