@@ -43,6 +43,10 @@ const TINY: &str = "SET cn_cache = '16B'; SET threads = 2; SET mode = push;";
 #[test]
 fn all_reference_outputs_pass_over_dm_with_a_tiny_cn_cache() {
     assert_eq!(run_suite(TINY), 24);
+    for strategy in ["direct", "valrd", "refrd"] {
+        let forced = format!("{TINY} SET dm_update = {strategy};");
+        assert_eq!(run_suite(&forced), 24, "dm_update = {strategy}");
+    }
 }
 
 /// Runs `statements` after pointing the session at the pool, output as JSON lines; returns the
@@ -75,8 +79,13 @@ fn profile_rows(lines: &[serde_json::Value]) -> Vec<&serde_json::Value> {
         .collect()
 }
 
-/// A value of PROFILE's remote totals table.
-fn remote_total(lines: &[serde_json::Value], key: &str) -> u64 {
+/// The sum of PROFILE remote totals named by `keys` (`|`-separated).
+fn remote_total(lines: &[serde_json::Value], keys: &str) -> u64 {
+    keys.split('|').map(|key| remote_total_of(lines, key)).sum()
+}
+
+/// The PROFILE total of one remote counter.
+fn remote_total_of(lines: &[serde_json::Value], key: &str) -> u64 {
     lines
         .iter()
         .find(|l| l["remote"] == key)
@@ -126,8 +135,9 @@ fn profile_over_dm_shows_remote_work_per_iteration() {
 }
 
 /// The tiny suite's runs take the remote-state path: EXPLAIN says so, and their PROFILE shows
-/// remote updates (CAS, pass-by-value adds for PageRank, writes for CDLP's and LCC's results,
-/// claims for DFS)
+/// remote updates (CAS for BFS's claims, mailbox pushes for PageRank's collaborative sums,
+/// CAS or mailbox pushes for SSSP and WCC as the cost rule picks per round, writes for CDLP's
+/// and LCC's results, claims for DFS)
 /// and, for the frontier and reduce kernels, remote push rounds; with a large budget the same
 /// runs keep their state local and send no updates.
 #[test]
@@ -137,16 +147,21 @@ fn tiny_cn_cache_keeps_converted_kernels_state_remote() {
         (
             "test-sssp-undirected",
             "sssp ON g FROM 1",
-            "remote CAS",
+            "remote CAS|mailbox pushes",
             true,
         ),
         (
             "test-pr-directed",
             "pagerank ON g ITER 3",
-            "pass-by-value items",
+            "mailbox pushes",
             true,
         ),
-        ("test-wcc-directed", "wcc ON g", "remote CAS", true),
+        (
+            "test-wcc-directed",
+            "wcc ON g",
+            "remote CAS|mailbox pushes",
+            true,
+        ),
         (
             "test-cdlp-directed",
             "cdlp ON g ITER 2",
@@ -172,7 +187,8 @@ fn tiny_cn_cache_keeps_converted_kernels_state_remote() {
         let rows = profile_rows(&lines);
         assert!(!rows.is_empty(), "{dataset}: {lines:?}");
         for r in rows.iter().filter(|_| remote_rounds) {
-            assert_eq!(r["strategy"], "push remote", "{dataset}: {r}");
+            let strategy = r["strategy"].as_str().unwrap_or_default();
+            assert!(strategy.starts_with("remote "), "{dataset}: {r}");
             assert!(cell(r, "round trips") > 0, "{dataset}: {r}");
         }
         assert!(remote_total(&lines, remote_op) > 0, "{dataset}: {lines:?}");
@@ -186,9 +202,37 @@ fn tiny_cn_cache_keeps_converted_kernels_state_remote() {
         let big = "SET cn_cache = '1GB'; SET threads = 2; SET mode = push;";
         let lines = json_lines(work.path(), &set, &format!("{big} PROFILE RUN {clause};"));
         assert_eq!(remote_total(&lines, remote_op), 0, "{dataset}: state local");
-        assert!(profile_rows(&lines)
-            .iter()
-            .all(|r| r["strategy"] != "push remote"));
+        assert!(profile_rows(&lines).iter().all(|r| !r["strategy"]
+            .as_str()
+            .unwrap_or_default()
+            .starts_with("remote ")));
+    }
+}
+
+/// `SET dm_update` forces an update strategy; PROFILE names it on every remote round, and the
+/// totals show its traffic: pass-by-value adds for direct, mailbox pushes and pulls for the
+/// collaborative strategies.
+#[test]
+fn forced_update_strategies_are_named_in_profile() {
+    let work = tempfile::tempdir().unwrap();
+    let (_a, _b, set) = pool(work.path());
+    create_example(work.path(), &set, "test-pr-directed");
+    for (strategy, op) in [
+        ("direct", "pass-by-value items"),
+        ("valrd", "mailbox pushes"),
+        ("refrd", "mailbox pulls"),
+    ] {
+        let lines = json_lines(
+            work.path(),
+            &set,
+            &format!("{TINY} SET dm_update = {strategy}; PROFILE RUN pagerank ON g ITER 2;"),
+        );
+        let rows = profile_rows(&lines);
+        assert_eq!(rows.len(), 2, "{strategy}: {lines:?}");
+        for r in rows {
+            assert_eq!(r["strategy"], format!("remote {strategy}"), "{r}");
+        }
+        assert!(remote_total(&lines, op) > 0, "{strategy}: {lines:?}");
     }
 }
 

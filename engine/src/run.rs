@@ -305,6 +305,7 @@ pub fn run(
         cancel: s.cancel.clone(),
         progress: s.watcher.as_ref().and_then(|w| w.run_started(&plan)),
         segmented_pull: plan.segmented_pull,
+        dm_update: s.settings.dm_update,
     };
     let started = Instant::now();
     let remote_before = match &*store {
@@ -440,6 +441,8 @@ fn remote_outputs(
     add("remote CAS", r.cas.to_string());
     add("remote FAA", r.faa.to_string());
     add("pass-by-value items", r.apply_items.to_string());
+    add("mailbox pushes", r.mailbox_pushes.to_string());
+    add("mailbox pulls", r.mailbox_pulls.to_string());
     add("round trips", r.round_trips.to_string());
     add("bytes received", format_size(r.bytes_received));
     add("bytes sent", format_size(r.bytes_sent));

@@ -14,7 +14,7 @@ use crate::context::RunContext;
 use crate::error::ExecError;
 
 /// The name PROFILE prints for a round whose updates went to remote state.
-pub const STRATEGY: &str = "push remote";
+pub const STRATEGY: &str = "remote direct";
 
 /// The lists one batched push round reads.
 #[derive(Debug, Clone, Copy)]

@@ -5,7 +5,7 @@ use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use std::time::Duration;
 
-use planner::Mode;
+use planner::{DmUpdate, Mode};
 
 /// A progress report, sent after every iteration so a terminal can show a progress line.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -37,6 +37,8 @@ pub struct RunConfig {
     /// Whether PageRank may copy the in-edges for its cache-blocked pull, which the planner
     /// allows when the copy fits `memory_limit` (`planner::blocking`).
     pub segmented_pull: bool,
+    /// How updates reach remote state (`SET dm_update`): `Auto` decides per iteration.
+    pub dm_update: DmUpdate,
 }
 
 impl RunConfig {
@@ -58,6 +60,7 @@ impl Default for RunConfig {
             cancel: Arc::new(AtomicBool::new(false)),
             progress: None,
             segmented_pull: true,
+            dm_update: DmUpdate::Auto,
         }
     }
 }
@@ -70,6 +73,7 @@ impl fmt::Debug for RunConfig {
             .field("cancel", &self.cancel)
             .field("progress", &self.progress.as_ref().map(|_| "callback"))
             .field("segmented_pull", &self.segmented_pull)
+            .field("dm_update", &self.dm_update)
             .finish()
     }
 }

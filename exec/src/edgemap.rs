@@ -27,7 +27,9 @@
 //! a batched push ([`crate::batched`]): claims are filtered through a local bitmap of the
 //! vertices already claimed from this node (one remote CAS per vertex, not per edge), and a
 //! min-update frontier carries the value each vertex was given, so relaxing its edges reads no
-//! remote state.
+//! remote state. Min-updates and additions on remote state pick their update strategy per
+//! round ([`crate::collab`]): direct remote update for sparse rounds, collaborative (ValRD,
+//! RefRD) for dense ones; claims are always direct.
 
 use std::borrow::Cow;
 
@@ -38,6 +40,8 @@ use storage::{Direction, FetchOrder, GraphStore};
 
 use crate::batched::{self, RoundLists};
 use crate::bitmap::{AtomicBitmap, Bitmap};
+use crate::collab::round::{Combine, Round};
+use crate::collab::{self, UpdateStrategy, Windows};
 use crate::context::RunContext;
 use crate::error::ExecError;
 use crate::state::{StateValue, VertexArray};
@@ -253,24 +257,37 @@ impl<'c, 'a, S: GraphStore> EdgeMap<'c, 'a, S> {
         let n = frontier.universe();
         let list = sorted_list(frontier);
         let values = self.frontier_values(state, &list)?;
-        let lists = RoundLists {
-            frontier: &list,
-            dirs,
-            want_weights: weighted,
-            buffer_len: ctx.placement().buffer_len(ctx.pool.threads()),
+        let strategy = remote_strategy(ctx, &list, dirs);
+        let (mut next, edges) = match strategy {
+            UpdateStrategy::Direct => {
+                let lists = RoundLists {
+                    frontier: &list,
+                    dirs,
+                    want_weights: weighted,
+                    buffer_len: ctx.placement().buffer_len(ctx.pool.threads()),
+                };
+                batched::push(
+                    ctx,
+                    lists,
+                    |v| list.binary_search(&v).ok().map(|k| values[k]),
+                    |&src: &Option<T>, dst, w| relax(src?, w).map(|c| (dst, c)),
+                    |buf: &mut Vec<(u32, T)>| {
+                        let changed = state.min_batch(buf);
+                        buf.clear();
+                        changed
+                    },
+                )?
+            }
+            _ => collab::round::run(
+                ctx,
+                state,
+                collab_round(ctx, &list, dirs, weighted, strategy, Combine::Min),
+                |chunk| Ok(source_values(&list, &values, chunk)),
+                |_, x, _, w| relax(x, w),
+                |x| x,
+            )?,
         };
-        let (mut next, edges) = batched::push(
-            ctx,
-            lists,
-            |v| list.binary_search(&v).ok().map(|k| values[k]),
-            |&src: &Option<T>, dst, w| relax(src?, w).map(|c| (dst, c)),
-            |buf: &mut Vec<(u32, T)>| {
-                let changed = state.min_batch(buf);
-                buf.clear();
-                changed
-            },
-        )?;
-        ctx.finish(start, list.len() as u64, edges, batched::STRATEGY, of)?;
+        ctx.finish(start, list.len() as u64, edges, strategy.profile_name(), of)?;
         // One entry per vertex, with the smallest value it was given this round.
         next.sort_unstable_by(|a, b| {
             a.0.cmp(&b.0)
@@ -356,31 +373,45 @@ impl<'c, 'a, S: GraphStore> EdgeMap<'c, 'a, S> {
                 Some(from) => from.read_at(&list)?,
                 None => Vec::new(),
             };
-            let lists = RoundLists {
-                frontier: &list,
-                dirs,
-                want_weights: false,
-                buffer_len: ctx.placement().buffer_len(ctx.pool.threads()),
+            let value_of = |v: u32| match from {
+                Some(_) => list.binary_search(&v).map_or(delta, |k| values[k]),
+                None => delta,
             };
-            let (reached, edges) = batched::push(
-                ctx,
-                lists,
-                |v| {
-                    let x = match from {
-                        Some(_) => list.binary_search(&v).map_or(delta, |k| values[k]),
-                        None => delta,
+            let strategy = remote_strategy(ctx, &list, dirs);
+            let (reached, edges) = match strategy {
+                UpdateStrategy::Direct => {
+                    let lists = RoundLists {
+                        frontier: &list,
+                        dirs,
+                        want_weights: false,
+                        buffer_len: ctx.placement().buffer_len(ctx.pool.threads()),
                     };
-                    (v, x)
-                },
-                |&(src, x), dst, _| (dst < n && dst != src).then_some((dst, x)),
-                |buf: &mut Vec<(u32, T)>| {
-                    state.add_batch(buf)?;
-                    let reached = buf.iter().map(|x| x.0).collect::<Vec<u32>>();
-                    buf.clear();
-                    Ok(reached)
-                },
-            )?;
-            ctx.finish(start, list.len() as u64, edges, batched::STRATEGY, of)?;
+                    batched::push(
+                        ctx,
+                        lists,
+                        |v| (v, value_of(v)),
+                        |&(src, x), dst, _| (dst < n && dst != src).then_some((dst, x)),
+                        |buf: &mut Vec<(u32, T)>| {
+                            state.add_batch(buf)?;
+                            let reached = buf.iter().map(|x| x.0).collect::<Vec<u32>>();
+                            buf.clear();
+                            Ok(reached)
+                        },
+                    )?
+                }
+                _ => {
+                    let (changed, edges) = collab::round::run(
+                        ctx,
+                        state,
+                        collab_round(ctx, &list, dirs, false, strategy, Combine::Add),
+                        |chunk| Ok(chunk.iter().map(|&v| Some(value_of(v))).collect()),
+                        |src, x, dst, _| (dst != src).then_some(x),
+                        |x| x,
+                    )?;
+                    (changed.into_iter().map(|c| c.0).collect(), edges)
+                }
+            };
+            ctx.finish(start, list.len() as u64, edges, strategy.profile_name(), of)?;
             touched = reached;
         }
         touched.sort_unstable();
@@ -682,6 +713,50 @@ fn distinct_blocks<S: GraphStore>(store: &S, dir: Direction, list: &[u32]) -> u6
 }
 
 /// The frontier as a sorted list.
+/// The update strategy of a remote-state round from `list` along `dirs`: the setting, or the
+/// cost rule over the updates the round will send ([`collab::choose`]).
+fn remote_strategy<S: GraphStore>(
+    ctx: &RunContext<'_, S>,
+    list: &[u32],
+    dirs: &[Direction],
+) -> UpdateStrategy {
+    let windows = Windows::for_budget(ctx.n(), ctx.placement().budget(), ctx.pool.threads());
+    let updates = collab::round::expected_updates(ctx.store, list, dirs);
+    collab::choose(ctx.cfg.dm_update, updates, &windows)
+}
+
+/// A collaborative round from `list` along `dirs` under the run's budget.
+fn collab_round<'r, S: GraphStore>(
+    ctx: &RunContext<'_, S>,
+    list: &'r [u32],
+    dirs: &'r [Direction],
+    weighted: bool,
+    strategy: UpdateStrategy,
+    combine: Combine,
+) -> Round<'r> {
+    Round {
+        sources: list,
+        dirs,
+        weighted,
+        strategy,
+        combine,
+        fresh: false,
+        windows: Windows::for_budget(ctx.n(), ctx.placement().budget(), ctx.pool.threads()),
+    }
+}
+
+/// The values of a chunk of the sorted frontier `list`, whose values are `values`.
+fn source_values<T: Copy>(list: &[u32], values: &[T], chunk: &[u32]) -> Vec<Option<T>> {
+    chunk
+        .iter()
+        .map(|v| {
+            list.binary_search(v)
+                .ok()
+                .and_then(|k| values.get(k).copied())
+        })
+        .collect()
+}
+
 fn sorted_list(frontier: &VertexSubset) -> Vec<u32> {
     let mut list = frontier.to_list();
     if !list.is_sorted() {

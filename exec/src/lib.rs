@@ -7,6 +7,7 @@
 pub mod algorithms;
 pub mod batched;
 pub mod bitmap;
+pub mod collab;
 pub mod config;
 pub mod context;
 pub mod delta;

@@ -12,15 +12,21 @@
 //!   in memory, `scan_lists` or fetched lists out of core): no atomics, and the sum follows
 //!   list order, so the result does not depend on the thread count;
 //! * **push** — forced `push`/`block` mode: atomic f64 additions along out-edges;
-//! * **push remote** — remote state: the vertices are walked in ranges of one update buffer,
-//!   each range's values read once and added to `out` along its out-edges with the memory
-//!   nodes' pass-by-value add, then `finish` applied range by range.
+//! * **remote valrd / refrd** — remote state, collaborative update ([`crate::collab`]): the
+//!   contributions are summed per destination on the compute node and sent by value (or by
+//!   reference) into the owners' mailboxes; each owner window is summed, `finish`ed and
+//!   written once;
+//! * **remote direct** — remote state, forced direct update: the vertices are walked in ranges
+//!   of one update buffer, each range's values read once and added to `out` along its
+//!   out-edges with the memory nodes' pass-by-value add, then `finish` applied range by range.
 
 use planner::registry::Operator;
 use rayon::prelude::*;
 use storage::{Direction, GraphStore};
 
 use crate::batched;
+use crate::collab::round::{Combine, Round};
+use crate::collab::{self, UpdateStrategy, Windows};
 use crate::context::RunContext;
 use crate::error::ExecError;
 use crate::gather::SegmentedPull;
@@ -177,6 +183,33 @@ impl<'c, 'a, S: GraphStore> EdgeReduce<'c, 'a, S> {
     ) -> Result<Reduced, ExecError> {
         let ctx = self.ctx;
         let n = ctx.n();
+        let windows = Windows::for_budget(n, ctx.placement().budget(), ctx.pool.threads());
+        let strategy = collab::choose(ctx.cfg.dm_update, ctx.store.shape().arcs, &windows);
+        if strategy != UpdateStrategy::Direct {
+            let all: Vec<u32> = (0..n).collect();
+            let round = Round {
+                sources: &all,
+                dirs: &[Direction::Out],
+                weighted,
+                strategy,
+                combine: Combine::Add,
+                fresh: true,
+                windows,
+            };
+            let read = |chunk: &[u32]| -> Result<Vec<Option<f64>>, ExecError> {
+                let mut r = vec![0.0; chunk.len()];
+                if let Some(&first) = chunk.first() {
+                    values.read_range(first, &mut r)?;
+                }
+                Ok(r.into_iter().map(Some).collect())
+            };
+            let (_, edges) =
+                collab::round::run(ctx, out, round, read, |_, x, _, w| Some(x * w), finish)?;
+            return Ok(Reduced {
+                strategy: strategy.profile_name(),
+                edges,
+            });
+        }
         let buffer = ctx.placement().buffer_len(ctx.pool.threads());
         let ranges: Vec<(u32, u32)> = (0..n)
             .step_by(buffer)

@@ -210,6 +210,14 @@ impl<'a> Placement<'a> {
         matches!(self, Placement::Remote(_))
     }
 
+    /// The compute node's budget for remote-state rounds (unbounded for local state).
+    pub fn budget(&self) -> u64 {
+        match self {
+            Placement::Local => u64::MAX,
+            Placement::Remote(memory) => memory.local_budget(),
+        }
+    }
+
     /// Updates one worker may buffer before sending them: its share of the budget (half of
     /// it; the other half is the store's read windows), within [`MIN_BUFFER`]..[`MAX_BUFFER`].
     pub fn buffer_len(&self, threads: usize) -> usize {
@@ -280,6 +288,14 @@ impl<T: StateValue> VertexArray<T> {
 
     pub fn is_remote(&self) -> bool {
         matches!(self.place, Place::Remote(_))
+    }
+
+    /// The remote vector behind the array, for the collaborative strategies' mailboxes.
+    pub fn remote(&self) -> Option<&dyn RemoteVector> {
+        match &self.place {
+            Place::Local(_) => None,
+            Place::Remote(r) => Some(&**r),
+        }
     }
 
     /// `self[v] = x`.

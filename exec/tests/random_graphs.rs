@@ -9,7 +9,7 @@ use common::{f64_col, i64_col, u64_col};
 use exec::algorithms::call;
 use exec::testing::VecGraph;
 use exec::{run, ResultTable, RunConfig};
-use planner::{AlgoCall, Mode};
+use planner::{AlgoCall, DmUpdate, Mode};
 use proptest::prelude::*;
 
 /// A test graph: n vertices with gapped ids, distinct non-loop edges, weights k/4.
@@ -253,9 +253,19 @@ fn go(g: &G, csr: bool, mode: Mode, threads: usize, call: &AlgoCall) -> ResultTa
     run(&g.store(csr), call, &cfg).unwrap()
 }
 
-/// Whether every iteration of `t` sent its updates to remote state.
+/// Whether every iteration of `t` sent its updates to remote state (by any update strategy).
 fn all_remote(t: &ResultTable) -> bool {
-    t.iterations.iter().all(|i| i.strategy == "push remote")
+    t.iterations
+        .iter()
+        .all(|i| i.strategy.starts_with("remote "))
+}
+
+/// Whether every iteration of `t` used the update strategy `forced` names (`auto`: any).
+fn strategy_kept(t: &ResultTable, forced: DmUpdate) -> bool {
+    forced == DmUpdate::Auto
+        || t.iterations
+            .iter()
+            .all(|i| i.strategy == format!("remote {}", forced.name()))
 }
 
 proptest! {
@@ -342,9 +352,10 @@ proptest! {
         let src = (s % g.n) as u32;
         let mut called = std::collections::HashMap::new();
         for (mode, threads, csr) in [(Mode::Auto, 2, true), (Mode::Push, 1, false), (Mode::Pull, 2, false)] {
-            for remote in [false, true] {
+            let placements = [(false, DmUpdate::Auto), (true, DmUpdate::Auto), (true, DmUpdate::Direct), (true, DmUpdate::ValRd), (true, DmUpdate::RefRd)];
+            for (remote, dm_update) in placements {
                 let store = if remote { g.store(csr).with_remote_memory(0) } else { g.store(csr) };
-                let cfg = RunConfig { mode, ..RunConfig::with_threads(threads) };
+                let cfg = RunConfig { mode, dm_update, ..RunConfig::with_threads(threads) };
                 for spec in REGISTRY.iter() {
                     let mut c = AlgoCall::new(spec).with("iter", 5u64).with("walks", 40u64).with("length", 6u64).with("weights", (s % 2) as u64);
                     if spec.source != SourceRule::NotAccepted {
@@ -352,13 +363,18 @@ proptest! {
                     }
                     let t = run(&store, &c, &cfg).unwrap();
                     let verdict = verify(&store, &c, &t);
-                    prop_assert!(verdict.is_ok(), "{} remote {} {:?}: {:?}", spec.name, remote, mode, verdict);
+                    prop_assert!(verdict.is_ok(), "{} remote {} {:?} {:?}: {:?}", spec.name, remote, dm_update, mode, verdict);
                     // Kernels whose rounds are EdgeMap or reduce rounds send every round remote.
                     let rounds_remote = spec.state_bytes > 0
                         && !spec.uses(planner::registry::Operator::NeighbourIntersect)
                         && !spec.uses(planner::registry::Operator::ListFetch);
                     if remote && rounds_remote {
                         prop_assert!(all_remote(&t), "{} {:?}", spec.name, t.iterations);
+                        // Sums, min-updates and additions take the strategy forced on them
+                        // (claims and CDLP's mode are always direct).
+                        if matches!(spec.name, "pagerank" | "sssp" | "wcc" | "kcore" | "scc") {
+                            prop_assert!(strategy_kept(&t, dm_update), "{} {:?}: {:?}", spec.name, dm_update, t.iterations);
+                        }
                     }
                     for op in &t.operators {
                         prop_assert!(spec.uses(*op), "{} called {:?}, not in its program", spec.name, op);

@@ -21,4 +21,4 @@ pub use error::PlanError;
 pub use explain::{explain, ReaderInfo};
 pub use plan::{AlgoCall, Mode};
 pub use registry::{AlgorithmSpec, Registry};
-pub use settings::Settings;
+pub use settings::{DmUpdate, Settings};

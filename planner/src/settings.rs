@@ -36,6 +36,35 @@ pub struct Settings {
     /// Memory a RUN may use for its graph copy, attribute arrays and results, in bytes; a
     /// statement estimated to need more is refused before it starts.
     pub memory_limit: u64,
+    /// How updates to remote state travel (DM graphs whose state exceeds `cn_cache`).
+    pub dm_update: DmUpdate,
+}
+
+/// How a round's updates reach vertex state kept in the memory nodes (DMG §4.3): `Auto` picks
+/// per iteration by the cost rule, the others force one strategy.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DmUpdate {
+    Auto,
+    /// One-sided verbs (CAS, FAA) and the nodes' pass-by-value apply, per batch of updates.
+    Direct,
+    /// Updates combined per destination on the compute node, sent by value into the owner's
+    /// mailbox, applied by the owner to its window of the state.
+    ValRd,
+    /// As ValRD, but a long run of edges into one window is sent as a reference (source and
+    /// value) whose list the owner reads itself.
+    RefRd,
+}
+
+impl DmUpdate {
+    /// The setting's spelling.
+    pub fn name(self) -> &'static str {
+        match self {
+            DmUpdate::Auto => "auto",
+            DmUpdate::Direct => "direct",
+            DmUpdate::ValRd => "valrd",
+            DmUpdate::RefRd => "refrd",
+        }
+    }
 }
 
 /// Name and one-line meaning of every setting, in display order.
@@ -68,6 +97,10 @@ pub const SETTINGS: &[(&str, &str)] = &[
         "memory_limit",
         "memory a RUN may use; a statement estimated to need more is refused before it starts",
     ),
+    (
+        "dm_update",
+        "how updates reach remote state: auto, direct, valrd or refrd",
+    ),
 ];
 
 impl Settings {
@@ -87,6 +120,7 @@ impl Settings {
             cn_cache: 64 << 20,
             memory_transport: storage::dm::TransportKind::Tcp,
             memory_limit: ram / 4 * 3,
+            dm_update: DmUpdate::Auto,
         }
     }
 
@@ -156,6 +190,24 @@ impl Settings {
                     ))
                 })?;
             }
+            "dm_update" => {
+                let w = word(value).map_err(|e| bad(&e))?;
+                let all = [
+                    DmUpdate::Auto,
+                    DmUpdate::Direct,
+                    DmUpdate::ValRd,
+                    DmUpdate::RefRd,
+                ];
+                self.dm_update = all
+                    .into_iter()
+                    .find(|u| u.name().eq_ignore_ascii_case(&w))
+                    .ok_or_else(|| {
+                        bad(&format!(
+                            "`{w}` is not an update strategy; expected auto, direct, valrd or refrd{}",
+                            did_you_mean(&w, all.map(DmUpdate::name))
+                        ))
+                    })?;
+            }
             other => {
                 return Err(PlanError::new(
                     name.pos,
@@ -189,6 +241,7 @@ impl Settings {
                     "cn_cache" => format_size(self.cn_cache),
                     "memory_transport" => self.memory_transport.name().to_string(),
                     "memory_limit" => format_size(self.memory_limit),
+                    "dm_update" => self.dm_update.name().to_string(),
                     _ => String::new(),
                 };
                 (name.to_string(), value, meaning.to_string())
@@ -312,6 +365,23 @@ mod tests {
         .unwrap();
         assert_eq!((s.threads, s.cache, s.mode), (2, 65536, Mode::Block));
         assert_eq!(s.memory_nodes, vec!["127.0.0.1:7000", "h:1"]);
+    }
+
+    #[test]
+    fn update_strategies_are_words_with_a_suggestion() {
+        let mut s = Settings::defaults(None);
+        assert_eq!(s.dm_update, DmUpdate::Auto);
+        s.set(&ident("dm_update"), &lit(Value::Word("ValRD".into())))
+            .unwrap();
+        assert_eq!(s.dm_update, DmUpdate::ValRd);
+        let e = s
+            .set(&ident("dm_update"), &lit(Value::Word("refrdd".into())))
+            .unwrap_err();
+        assert!(e.message.contains("did you mean `refrd`"), "{}", e.message);
+        assert!(s
+            .rows()
+            .iter()
+            .any(|r| r.0 == "dm_update" && r.1 == "valrd"));
     }
 
     #[test]

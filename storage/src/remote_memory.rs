@@ -80,6 +80,30 @@ pub trait RemoteVector: Send + Sync + Debug {
     /// f64 bits for `F64`).
     fn add_batch(&self, items: &[(u64, u64)]) -> Result<(), StoreError>;
 
+    /// Appends each `(at, mailbox, data)` buffer to mailbox `mailbox` beside element `at` (on
+    /// the memory node holding it), for the owner of that element to pull: the
+    /// redistribution buffers of collaborative update. Several are sent at once.
+    fn mailbox_push(&self, buffers: Vec<(u64, u32, Vec<u8>)>) -> Result<(), StoreError> {
+        let _ = buffers;
+        Err(StoreError::Other(
+            "this remote memory has no mailboxes: use direct remote update (SET dm_update = 'direct')".into(),
+        ))
+    }
+
+    /// Takes the oldest buffers waiting in mailbox `mailbox` beside element `at`, up to
+    /// `max_bytes` (at least one if any waits); empty once the mailbox is.
+    fn mailbox_pull(
+        &self,
+        at: u64,
+        mailbox: u32,
+        max_bytes: u32,
+    ) -> Result<Vec<Vec<u8>>, StoreError> {
+        let _ = (at, mailbox, max_bytes);
+        Err(StoreError::Other(
+            "this remote memory has no mailboxes: use direct remote update (SET dm_update = 'direct')".into(),
+        ))
+    }
+
     /// Releases the remote memory, reporting a remote side that refuses. Dropping a vector
     /// releases it too, best effort and silently.
     fn free(self: Box<Self>) -> Result<(), StoreError>;

@@ -53,7 +53,7 @@ impl Algorithm for Wcc {
         // parent (u32) and component label (u64)
         state_bytes: 12,
         passes: Some(
-            "union-find passes (PROFILE: link sample, link); with remote state, min-label push rounds (push remote)",
+            "union-find passes (PROFILE: link sample, link); with remote state, min-label push rounds (remote direct, valrd or refrd)",
         ),
         ..AlgorithmSpec::BASE
     };

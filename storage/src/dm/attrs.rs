@@ -34,7 +34,7 @@
 //!
 //! [`DmLayout::partition_of`]: super::load::DmLayout::partition_of
 
-use std::collections::VecDeque;
+use std::collections::{BTreeSet, VecDeque};
 use std::sync::{Arc, Mutex};
 
 use super::addr::GlobalAddr;
@@ -83,6 +83,8 @@ pub struct RemoteArray {
     /// Base address of each partition's region; `None` for an empty partition, and all `None`
     /// once freed.
     bases: Mutex<Vec<Option<GlobalAddr>>>,
+    /// `(partition, mailbox)` pushed to and not pulled since: drained when the array goes.
+    mailboxes: Mutex<BTreeSet<(usize, u32)>>,
 }
 
 impl std::fmt::Debug for RemoteArray {
@@ -127,6 +129,7 @@ impl RemoteArray {
             kind,
             len,
             bases: Mutex::new(vec![None; nodes.count()]),
+            mailboxes: Mutex::new(BTreeSet::new()),
             bounds,
             nodes,
         };
@@ -159,6 +162,7 @@ impl RemoteArray {
     }
 
     fn release(&self) -> Result<()> {
+        self.drain_mailboxes();
         let bases = std::mem::take(&mut *self.bases.lock().unwrap_or_else(|e| e.into_inner()));
         let mut first_err = None;
         for (p, b) in bases.into_iter().enumerate() {
@@ -171,24 +175,43 @@ impl RemoteArray {
         first_err.map_or(Ok(()), Err)
     }
 
-    fn node(&self, p: usize) -> Result<&dyn Transport> {
+    pub(super) fn node(&self, p: usize) -> Result<&dyn Transport> {
         self.nodes
             .node(p)
             .ok_or_else(|| StoreError::Other(format!("attribute array: no memory node #{p}")))
     }
 
-    fn node_name(&self, p: usize) -> String {
+    pub(super) fn node_name(&self, p: usize) -> String {
         self.nodes
             .node(p)
             .map(|n| n.node_name().to_string())
             .unwrap_or_else(|| format!("#{p}"))
     }
 
-    fn out_of_range(&self, i: u64) -> StoreError {
+    pub(super) fn out_of_range(&self, i: u64) -> StoreError {
         StoreError::Other(format!(
             "attribute index {i} is out of range (array of {} elements)",
             self.len
         ))
+    }
+
+    fn mailbox_set(&self) -> std::sync::MutexGuard<'_, BTreeSet<(usize, u32)>> {
+        self.mailboxes.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Remembers that `mailbox` on partition `p`'s node may hold this array's buffers.
+    pub(super) fn note_mailbox(&self, p: usize, mailbox: u32) {
+        self.mailbox_set().insert((p, mailbox));
+    }
+
+    /// Forgets a mailbox that was pulled empty.
+    pub(super) fn forget_mailbox(&self, p: usize, mailbox: u32) {
+        self.mailbox_set().remove(&(p, mailbox));
+    }
+
+    /// The mailboxes that may still hold buffers, forgetting them.
+    pub(super) fn take_mailboxes(&self) -> BTreeSet<(usize, u32)> {
+        std::mem::take(&mut *self.mailbox_set())
     }
 
     /// Address of element `i`, and its partition.
@@ -610,6 +633,14 @@ impl RemoteVector for RemoteArray {
                 None => Ok(()),
             }
         })
+    }
+
+    fn mailbox_push(&self, buffers: Vec<(u64, u32, Vec<u8>)>) -> Result<()> {
+        self.push_mail(buffers)
+    }
+
+    fn mailbox_pull(&self, at: u64, mailbox: u32, max_bytes: u32) -> Result<Vec<Vec<u8>>> {
+        self.pull_mail(at, mailbox, max_bytes)
     }
 
     fn free(self: Box<Self>) -> Result<()> {

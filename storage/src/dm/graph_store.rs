@@ -135,6 +135,9 @@ impl<C: Connector> Pool<C> {
     }
 }
 
+/// Fewest bytes of list data per read window, whatever `cn_cache`.
+const MIN_WINDOW_BYTES: u64 = 64 << 10;
+
 /// A graph stored in memory nodes, read with merged and batched remote reads.
 pub struct DmStore<C: Connector = TcpConnector> {
     graph: String,
@@ -271,7 +274,9 @@ impl<C: Connector> DmStore<C> {
             (opts.cn_cache / 16).min(crate::blockfile::ooc::KEY_CACHE_MAX),
         )?;
         let threads = opts.threads.max(1) as u64;
-        let window_bytes = (opts.cn_cache / threads / DEPTH as u64).max(64);
+        // A floor of 64 KiB per window whatever the budget (1 MiB in flight for two threads):
+        // a tiny `cn_cache` keeps the vertex state remote, not the lists one at a time.
+        let window_bytes = (opts.cn_cache / threads / DEPTH as u64).max(MIN_WINDOW_BYTES);
         Ok(DmStore {
             graph: opts.graph.clone(),
             file,

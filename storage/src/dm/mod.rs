@@ -20,6 +20,7 @@ pub mod inproc;
 pub mod layout;
 pub mod lease;
 pub mod load;
+pub mod mailbox;
 pub mod protocol;
 #[cfg(feature = "rdma")]
 pub mod rdma;

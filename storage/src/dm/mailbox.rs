@@ -1,0 +1,121 @@
+//! Mailboxes of a remote array (DMG §4.3.1, collaborative update): buffers of redistribution
+//! items left on the memory node that holds a window of the array, for the compute node that
+//! owns the window to pull and apply.
+//!
+//! A mailbox lives on the node holding the element it is addressed `at` (so the owner pulls
+//! from the node it will write the window back to) and is named by a 32-bit id the caller
+//! chooses. The array remembers every mailbox it pushed to and drains those it was not asked
+//! to pull when it is freed or dropped, so an interrupted round leaves no buffers behind on the
+//! nodes (a compute node killed outright does: the buffers count against the node's capacity
+//! until it restarts).
+
+use std::collections::VecDeque;
+
+use super::attrs::{RemoteArray, DEPTH};
+use super::protocol::Message;
+use super::transport::{unexpected, Ticket};
+use crate::error::Result;
+use crate::remote_memory::RemoteVector;
+
+/// Bytes asked for per pull when draining.
+const PULL_BYTES: u32 = 8 << 20;
+
+impl RemoteArray {
+    /// Appends each `(at, mailbox, data)` buffer to mailbox `mailbox` on the node holding
+    /// element `at`, up to [`DEPTH`] pushes in flight.
+    pub(crate) fn push_mail(&self, buffers: Vec<(u64, u32, Vec<u8>)>) -> Result<()> {
+        let mut q: VecDeque<(usize, Ticket)> = VecDeque::new();
+        let wait = |(p, t): (usize, Ticket)| -> Result<()> {
+            match t.wait()? {
+                Message::Done => Ok(()),
+                m => Err(unexpected(&self.node_name(p), &m)),
+            }
+        };
+        for (at, mailbox, data) in buffers {
+            if at >= self.len() {
+                return Err(self.out_of_range(at));
+            }
+            let p = self.partition_of(at);
+            self.note_mailbox(p, mailbox);
+            if q.len() >= DEPTH {
+                if let Some(f) = q.pop_front() {
+                    wait(f)?;
+                }
+            }
+            let t = self
+                .node(p)?
+                .submit(Message::MailboxPush { mailbox, data })?;
+            q.push_back((p, t));
+        }
+        while let Some(f) = q.pop_front() {
+            wait(f)?;
+        }
+        Ok(())
+    }
+
+    /// The oldest buffers waiting in mailbox `mailbox` on the node holding element `at`, up to
+    /// `max_bytes` (at least one if any waits); empty once the mailbox is.
+    pub(crate) fn pull_mail(&self, at: u64, mailbox: u32, max_bytes: u32) -> Result<Vec<Vec<u8>>> {
+        if at >= self.len() {
+            return Err(self.out_of_range(at));
+        }
+        let p = self.partition_of(at);
+        let got = self.node(p)?.mailbox_pull(mailbox, max_bytes)?;
+        if got.is_empty() {
+            self.forget_mailbox(p, mailbox);
+        }
+        Ok(got)
+    }
+
+    /// Empties every mailbox pushed to and not pulled since, best effort.
+    pub(crate) fn drain_mailboxes(&self) {
+        for (p, mailbox) in self.take_mailboxes() {
+            if let Ok(node) = self.node(p) {
+                while matches!(node.mailbox_pull(mailbox, PULL_BYTES), Ok(b) if !b.is_empty()) {}
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use super::*;
+    use crate::dm::attrs::NodeSet;
+    use crate::dm::{InProcTransport, MemoryNode};
+    use crate::remote_memory::ElementKind;
+
+    fn nodes() -> (Vec<Arc<MemoryNode>>, Arc<dyn NodeSet>) {
+        let mems: Vec<Arc<MemoryNode>> = (1..=2)
+            .map(|id| Arc::new(MemoryNode::new(id, 1 << 20)))
+            .collect();
+        let set: Vec<InProcTransport> = mems
+            .iter()
+            .map(|m| InProcTransport::new(m.clone()))
+            .collect();
+        (mems, Arc::new(set))
+    }
+
+    #[test]
+    fn buffers_go_to_the_node_of_their_element_and_come_back_in_order() {
+        let (mems, set) = nodes();
+        let a = RemoteArray::alloc(set, vec![0, 4, 10], ElementKind::U64, 0).unwrap();
+        a.mailbox_push(vec![(1, 7, vec![1]), (5, 7, vec![2]), (2, 7, vec![3])])
+            .unwrap();
+        assert_eq!(a.mailbox_pull(0, 7, 1).unwrap(), vec![vec![1]]);
+        assert_eq!(a.mailbox_pull(3, 7, 1 << 20).unwrap(), vec![vec![3]]);
+        assert_eq!(a.mailbox_pull(9, 7, 1 << 20).unwrap(), vec![vec![2]]);
+        assert!(a.mailbox_pull(0, 7, 1 << 20).unwrap().is_empty());
+        assert!(a.mailbox_push(vec![(10, 7, vec![1])]).is_err());
+        let before: Vec<u64> = mems.iter().map(|m| m.used()).collect();
+        a.mailbox_push(vec![(0, 9, vec![0; 100])]).unwrap();
+        assert!(mems[0].used() > before[0]);
+        drop(a);
+        assert_eq!(
+            mems[0].used(),
+            0,
+            "an array's unpulled mail is drained when it goes"
+        );
+    }
+}
