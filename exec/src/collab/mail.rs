@@ -6,8 +6,9 @@
 //! ref      u32 source vertex, u32 direction (0 out, 1 in), u64 value     — RefRD
 //! ```
 //!
-//! Little-endian. The round tag is random per round: a buffer with another tag (a mailbox id
-//! shared by chance with another query) is an error, never applied. Decoding checks every
+//! Little-endian. Mailboxes belong to one array (one query), and the round tag is random per
+//! round: a buffer with another tag (left by an earlier, interrupted round, or written by
+//! anyone else holding the token) is an error, never applied. Decoding checks every
 //! length and never panics: what a memory node hands back is input.
 
 use storage::Direction;
@@ -89,8 +90,8 @@ pub fn decode(buf: &[u8], tag: u64, what: &str) -> Result<Mail, ExecError> {
     let got = u64_at(buf, 0);
     if got != tag {
         return Err(ExecError::Other(format!(
-            "{what}: a redistribution buffer belongs to another query (round tag {got:#x}, \
-             expected {tag:#x}); two queries drew the same mailbox id: run the query again"
+            "{what}: a redistribution buffer belongs to another round (round tag {got:#x}, \
+             expected {tag:#x}); the memory node's mailbox holds foreign data: run the query again"
         )));
     }
     let kind = u32_at(buf, 8);

@@ -104,8 +104,9 @@ where
         .ok_or_else(|| ExecError::Other("collaborative update needs remote state".into()))?;
     let w = round.windows;
     let tag = RandomState::new().hash_one(ctx.n());
-    let boxes = (tag as u32) & 0xffff_0000;
-    let mailbox = |k: u32| boxes | k;
+    // Window k's mail goes to mailbox k of this array: the array keeps its mailboxes apart
+    // from every other array's (storage::dm::mailbox), so k alone names it.
+    let mailbox = |k: u32| k;
     let phases = phases(ctx.store, round.sources, round.dirs);
     let mut changed = Vec::new();
     let mut edges = 0u64;

@@ -214,21 +214,25 @@ impl RemoteArray {
         std::mem::take(&mut *self.mailbox_set())
     }
 
+    /// Base address of partition `p`'s region (an error once the array is freed).
+    pub(super) fn region_base(&self, p: usize) -> Result<GlobalAddr> {
+        self.bases
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(p)
+            .copied()
+            .flatten()
+            .ok_or_else(|| StoreError::Other("attribute array was freed".into()))
+    }
+
     /// Address of element `i`, and its partition.
     fn addr(&self, i: u64) -> Result<(usize, GlobalAddr)> {
         if i >= self.len {
             return Err(self.out_of_range(i));
         }
         let p = self.partition_of(i);
-        let base = self
-            .bases
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .get(p)
-            .copied()
-            .flatten()
-            .ok_or_else(|| StoreError::Other("attribute array was freed".into()))?;
-        let a = base
+        let a = self
+            .region_base(p)?
             .checked_add((i - self.bounds[p]) * WORD)
             .ok_or_else(|| StoreError::Other("remote address overflow".into()))?;
         Ok((p, a))

@@ -3,8 +3,10 @@
 //! owns the window to pull and apply.
 //!
 //! A mailbox lives on the node holding the element it is addressed `at` (so the owner pulls
-//! from the node it will write the window back to) and is named by a 32-bit id the caller
-//! chooses. The array remembers every mailbox it pushed to and drains those it was not asked
+//! from the node it will write the window back to) and is named by a 16-bit number the caller
+//! chooses (a window), which the array widens into a node-wide 64-bit id with the offset of its
+//! own region there: regions are never reused, so two arrays — two queries, two compute nodes
+//! — can never read each other's mail. The array remembers every mailbox it pushed to and drains those it was not asked
 //! to pull when it is freed or dropped, so an interrupted round leaves no buffers behind on the
 //! nodes (a compute node killed outright does: the buffers count against the node's capacity
 //! until it restarts).
@@ -20,7 +22,20 @@ use crate::remote_memory::RemoteVector;
 /// Bytes asked for per pull when draining.
 const PULL_BYTES: u32 = 8 << 20;
 
+/// Largest mailbox number a caller may use: the rest of the 64-bit id is the region's offset.
+pub const MAX_MAILBOX: u32 = 0xffff;
+
 impl RemoteArray {
+    /// The node-wide id of this array's mailbox `mailbox` on partition `p`'s node.
+    fn mailbox_id(&self, p: usize, mailbox: u32) -> Result<u64> {
+        if mailbox > MAX_MAILBOX {
+            return Err(crate::error::StoreError::Other(format!(
+                "mailbox number {mailbox} is beyond {MAX_MAILBOX}"
+            )));
+        }
+        Ok((self.region_base(p)?.offset() << 16) | mailbox as u64)
+    }
+
     /// Appends each `(at, mailbox, data)` buffer to mailbox `mailbox` on the node holding
     /// element `at`, up to [`DEPTH`] pushes in flight.
     pub(crate) fn push_mail(&self, buffers: Vec<(u64, u32, Vec<u8>)>) -> Result<()> {
@@ -36,6 +51,7 @@ impl RemoteArray {
                 return Err(self.out_of_range(at));
             }
             let p = self.partition_of(at);
+            let id = self.mailbox_id(p, mailbox)?;
             self.note_mailbox(p, mailbox);
             if q.len() >= DEPTH {
                 if let Some(f) = q.pop_front() {
@@ -44,7 +60,7 @@ impl RemoteArray {
             }
             let t = self
                 .node(p)?
-                .submit(Message::MailboxPush { mailbox, data })?;
+                .submit(Message::MailboxPush { mailbox: id, data })?;
             q.push_back((p, t));
         }
         while let Some(f) = q.pop_front() {
@@ -60,7 +76,9 @@ impl RemoteArray {
             return Err(self.out_of_range(at));
         }
         let p = self.partition_of(at);
-        let got = self.node(p)?.mailbox_pull(mailbox, max_bytes)?;
+        let got = self
+            .node(p)?
+            .mailbox_pull(self.mailbox_id(p, mailbox)?, max_bytes)?;
         if got.is_empty() {
             self.forget_mailbox(p, mailbox);
         }
@@ -70,8 +88,8 @@ impl RemoteArray {
     /// Empties every mailbox pushed to and not pulled since, best effort.
     pub(crate) fn drain_mailboxes(&self) {
         for (p, mailbox) in self.take_mailboxes() {
-            if let Ok(node) = self.node(p) {
-                while matches!(node.mailbox_pull(mailbox, PULL_BYTES), Ok(b) if !b.is_empty()) {}
+            if let (Ok(node), Ok(id)) = (self.node(p), self.mailbox_id(p, mailbox)) {
+                while matches!(node.mailbox_pull(id, PULL_BYTES), Ok(b) if !b.is_empty()) {}
             }
         }
     }
@@ -117,5 +135,17 @@ mod tests {
             0,
             "an array's unpulled mail is drained when it goes"
         );
+    }
+
+    #[test]
+    fn two_arrays_never_read_each_others_mail() {
+        let (_mems, set) = nodes();
+        let a = RemoteArray::alloc(set.clone(), vec![0, 4, 10], ElementKind::U64, 0).unwrap();
+        let b = RemoteArray::alloc(set, vec![0, 4, 10], ElementKind::U64, 0).unwrap();
+        a.mailbox_push(vec![(1, 3, vec![1])]).unwrap();
+        b.mailbox_push(vec![(1, 3, vec![2])]).unwrap();
+        assert_eq!(b.mailbox_pull(0, 3, 1 << 20).unwrap(), vec![vec![2]]);
+        assert_eq!(a.mailbox_pull(0, 3, 1 << 20).unwrap(), vec![vec![1]]);
+        assert!(a.mailbox_push(vec![(1, MAX_MAILBOX + 1, vec![1])]).is_err());
     }
 }

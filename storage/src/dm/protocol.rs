@@ -158,9 +158,9 @@ pub enum Message {
     /// The answers, one per verb.
     BatchReply(Vec<VerbReply>),
     /// Append a buffer of redistribution items to mailbox `mailbox`.
-    MailboxPush { mailbox: u32, data: Vec<u8> },
+    MailboxPush { mailbox: u64, data: Vec<u8> },
     /// Take buffers from mailbox `mailbox`, at most `max_bytes` (but always one if any waits).
-    MailboxPull { mailbox: u32, max_bytes: u32 },
+    MailboxPull { mailbox: u64, max_bytes: u32 },
     /// Buffers pulled, oldest first.
     Pulled(Vec<Vec<u8>>),
     /// Execute pass-by-value updates locally on the memory node.
@@ -280,8 +280,8 @@ impl Message {
                         })
                         .sum::<usize>()
                 }
-                Message::MailboxPush { data, .. } => 8 + data.len(),
-                Message::MailboxPull { .. } => 8,
+                Message::MailboxPush { data, .. } => 12 + data.len(),
+                Message::MailboxPull { .. } => 12,
                 Message::Pulled(b) => 4 + b.iter().map(|d| 4 + d.len()).sum::<usize>(),
                 Message::Apply { items, .. } => 14 + 16 * items.len(),
                 Message::Applied { .. } => 8,
@@ -421,13 +421,13 @@ pub fn encode_frame(id: u64, msg: &Message, out: &mut Vec<u8>) -> Result<(), Fra
         }
         Message::MailboxPush { mailbox, data } => {
             out.push(tag::PUSH);
-            u32le(out, *mailbox);
+            u64le(out, *mailbox);
             u32le(out, data.len() as u32);
             out.extend_from_slice(data);
         }
         Message::MailboxPull { mailbox, max_bytes } => {
             out.push(tag::PULL);
-            u32le(out, *mailbox);
+            u64le(out, *mailbox);
             u32le(out, *max_bytes);
         }
         Message::Pulled(bufs) => {
@@ -647,11 +647,11 @@ pub fn decode_frame(buf: &[u8]) -> Result<Frame, FrameError> {
             Message::BatchReply(replies)
         }
         tag::PUSH => Message::MailboxPush {
-            mailbox: c.u32("mailbox")?,
+            mailbox: c.u64("mailbox")?,
             data: c.bytes32("mailbox data")?,
         },
         tag::PULL => Message::MailboxPull {
-            mailbox: c.u32("mailbox")?,
+            mailbox: c.u64("mailbox")?,
             max_bytes: c.u32("max bytes")?,
         },
         tag::PULLED => {

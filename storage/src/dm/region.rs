@@ -118,7 +118,7 @@ pub struct MemoryNode {
     used: AtomicU64,
     next_offset: Mutex<u64>,
     regions: RwLock<BTreeMap<u64, Arc<Region>>>,
-    mailboxes: Mutex<HashMap<u32, VecDeque<Vec<u8>>>>,
+    mailboxes: Mutex<HashMap<u64, VecDeque<Vec<u8>>>>,
 }
 
 impl MemoryNode {
@@ -349,7 +349,7 @@ impl MemoryNode {
     }
 
     /// Appends a buffer to a mailbox; its bytes count against the capacity until pulled.
-    pub fn mailbox_push(&self, mailbox: u32, data: Vec<u8>) -> Result<(), Fail> {
+    pub fn mailbox_push(&self, mailbox: u64, data: Vec<u8>) -> Result<(), Fail> {
         self.reserve(data.len() as u64)?;
         self.mailboxes
             .lock()
@@ -362,7 +362,7 @@ impl MemoryNode {
 
     /// Takes the oldest buffers of a mailbox up to `max_bytes` (at least one if any waits), so a
     /// receiver pulls in batches of a size it chose.
-    pub fn mailbox_pull(&self, mailbox: u32, max_bytes: u32) -> Vec<Vec<u8>> {
+    pub fn mailbox_pull(&self, mailbox: u64, max_bytes: u32) -> Vec<Vec<u8>> {
         let mut boxes = self.mailboxes.lock().unwrap_or_else(|e| e.into_inner());
         let mut out = Vec::new();
         let mut total = 0u64;

@@ -121,7 +121,7 @@ pub trait Transport: Send + Sync {
     }
 
     /// Appends a buffer of redistribution items to another compute node's mailbox.
-    fn mailbox_push(&self, mailbox: u32, data: Vec<u8>) -> Result<()> {
+    fn mailbox_push(&self, mailbox: u64, data: Vec<u8>) -> Result<()> {
         expect_done(
             self.node_name(),
             self.call(Message::MailboxPush { mailbox, data })?,
@@ -129,7 +129,7 @@ pub trait Transport: Send + Sync {
     }
 
     /// Pulls waiting buffers of `mailbox`, up to `max_bytes` (at least one if any waits).
-    fn mailbox_pull(&self, mailbox: u32, max_bytes: u32) -> Result<Vec<Vec<u8>>> {
+    fn mailbox_pull(&self, mailbox: u64, max_bytes: u32) -> Result<Vec<Vec<u8>>> {
         match self.call(Message::MailboxPull { mailbox, max_bytes })? {
             Message::Pulled(b) => Ok(b),
             m => Err(unexpected(self.node_name(), &m)),
