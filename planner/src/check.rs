@@ -446,8 +446,13 @@ fn in_memory(g: &GraphMeta, settings: &Settings) -> bool {
 pub struct MemoryEstimate {
     /// The graph when it is loaded whole, otherwise the reader's cache budget.
     pub graph: u64,
-    /// Per-vertex state: attribute arrays, frontiers, the id map and the vertex index.
+    /// Per-vertex bytes: the largest call's attribute arrays and frontiers, every call's result
+    /// columns, the id map and the vertex index.
     pub per_vertex: u64,
+    /// Of `per_vertex`, per vertex: the largest call's state and frontiers (the calls run one
+    /// after another) and the sum of the calls' result rows.
+    pub working_row: u64,
+    pub result_row: u64,
     /// Result rows that are not one per vertex (random walks).
     pub extra_rows: u64,
     /// PageRank's segmented copy of the in-edges (`RunPlan::segmented_pull`).
@@ -473,8 +478,9 @@ pub fn estimate_memory(plan: &RunPlan, settings: &Settings) -> MemoryEstimate {
     } else {
         settings.cache.min(g.file_bytes)
     };
-    // Every call's result is held until the join; their kernels' state adds up too (a
-    // conservative bound: each kernel frees its state before the next one starts).
+    // The calls run one after another: each kernel frees its state and frontiers before the
+    // next starts, so only the largest working set is alive at once, while every call's result
+    // is held until the join.
     let extra_rows = plan
         .calls
         .iter()
@@ -487,11 +493,18 @@ pub fn estimate_memory(plan: &RunPlan, settings: &Settings) -> MemoryEstimate {
             Rows::PerVertex => 0,
         })
         .fold(0u64, u64::saturating_add);
-    let bytes_per_vertex = plan
+    let working = plan
         .calls
         .iter()
-        .map(|c| c.call.spec.bytes_per_vertex())
+        .map(|c| c.call.spec.working_bytes_per_vertex())
+        .max()
+        .unwrap_or(0);
+    let results = plan
+        .calls
+        .iter()
+        .map(|c| c.call.spec.result_bytes_per_vertex())
         .fold(0u64, u64::saturating_add);
+    let bytes_per_vertex = working.saturating_add(results);
     // Out of core the id map (8 bytes) and each stored direction's vertex index (12 bytes:
     // start slot and degree) stay in memory; loaded whole, they are part of the graph.
     let index = if in_memory || g.storage != storage::catalog::StorageKind::Blockfile {
@@ -511,6 +524,8 @@ pub fn estimate_memory(plan: &RunPlan, settings: &Settings) -> MemoryEstimate {
             .vertices
             .saturating_mul(bytes_per_vertex + index)
             .saturating_add(g.key_bytes.saturating_mul(key_columns)),
+        working_row: working,
+        result_row: results,
         extra_rows,
         scratch: if plan.segmented_pull {
             crate::blocking::copy_bytes(g.vertices, g.arcs).unwrap_or(0)
@@ -917,6 +932,26 @@ mod tests {
                 .unwrap()
                 .segmented_pull
         );
+    }
+
+    #[test]
+    fn several_calls_hold_the_largest_state_and_every_result() {
+        let settings = Settings::defaults(None);
+        let one = |text: &str| estimate_memory(&plan_text(text).unwrap(), &settings);
+        let pagerank = one("RUN pagerank ON web;");
+        let wcc = one("RUN wcc ON web;");
+        let bfs = one("RUN bfs FROM 1 ON web;");
+        let p = plan_text("RUN pagerank, wcc, bfs FROM 1 ON web;").unwrap();
+        let all = estimate_memory(&p, &settings);
+        let specs: Vec<_> = p.calls.iter().map(|c| c.call.spec).collect();
+        let working = specs.iter().map(|s| s.working_bytes_per_vertex()).max().unwrap();
+        let results: u64 = specs.iter().map(|s| s.result_bytes_per_vertex()).sum();
+        assert_eq!((all.working_row, all.result_row), (working, results));
+        assert_eq!(all.per_vertex, meta().vertices * (working + results));
+        // Less than the three runs' per-vertex bytes added up, more than the largest alone.
+        let summed = pagerank.per_vertex + wcc.per_vertex + bfs.per_vertex;
+        assert!(all.per_vertex < summed, "{all:?} vs {summed}");
+        assert!(all.per_vertex > pagerank.per_vertex.max(wcc.per_vertex).max(bfs.per_vertex));
     }
 
     /// The plan of `text`, a RUN statement parsed by the real grammar.

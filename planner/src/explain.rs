@@ -119,13 +119,21 @@ pub fn explain(plan: &RunPlan, reader: &ReaderInfo, settings: &Settings) -> Stri
     out.push_str(&format!("  reads:     {reads}\n"));
     let mem = estimate_memory(plan, settings);
     out.push_str(&format!(
-        "  memory:    about {}: {} {} + per-vertex arrays {} ({} B x {} vertices){}\n",
+        "  memory:    about {}: {} {} + per-vertex arrays {} ({} B x {} vertices{}){}\n",
         format_size(mem.total()),
         if reader.in_memory { "graph" } else { "cache" },
         format_size(mem.graph),
         format_size(mem.per_vertex),
         mem.per_vertex / g.vertices.max(1),
         g.vertices,
+        if several {
+            format!(
+                "; the calls run one at a time: largest state {} B + all results {} B",
+                mem.working_row, mem.result_row
+            )
+        } else {
+            String::new()
+        },
         if mem.extra_rows > 0 {
             format!(" + result rows {}", format_size(mem.extra_rows))
         } else {
