@@ -26,6 +26,14 @@ impl ColumnType {
         }
     }
 
+    /// The Arrow type as HELP shows it to users: a vertex column's type depends on the graph.
+    pub fn help_name(self) -> &'static str {
+        match self {
+            ColumnType::VertexKey => "UInt64 (Utf8 on graphs with string keys)",
+            other => other.name(),
+        }
+    }
+
     /// Bytes per value in an Arrow array (a string key's own bytes are counted apart, from
     /// the graph's key bytes).
     pub fn bytes(self) -> u64 {
