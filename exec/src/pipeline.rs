@@ -50,14 +50,15 @@ pub fn finish(table: ResultTable, plan: &RunPlan) -> Result<ResultTable, ExecErr
         Some(condition) => crate::filter::apply(table, condition)?,
         None => table,
     };
-    let computed: Vec<Box<dyn Fn(&RecordBatch) -> Result<ArrayRef, TopKError> + '_>> = plan
+    // One closure per key (all of one type), each evaluating its expression on a batch.
+    let computed: Vec<_> = plan
         .order_by
         .iter()
         .map(|k| {
-            Box::new(move |batch: &RecordBatch| {
+            move |batch: &RecordBatch| -> Result<ArrayRef, TopKError> {
                 crate::expr::evaluate(&k.expr, batch, "ORDER BY")
                     .map_err(|e| TopKError::Key(e.to_string()))
-            }) as Box<dyn Fn(&RecordBatch) -> Result<ArrayRef, TopKError>>
+            }
         })
         .collect();
     let keys: Vec<(SortKey<'_>, bool)> = plan
@@ -67,7 +68,7 @@ pub fn finish(table: ResultTable, plan: &RunPlan) -> Result<ResultTable, ExecErr
         .map(|(k, compute)| {
             let key = match &k.expr {
                 Expr::Column(c) => SortKey::Column(&c.name),
-                _ => SortKey::Computed(compute.as_ref()),
+                _ => SortKey::Computed(compute),
             };
             (key, k.descending)
         })

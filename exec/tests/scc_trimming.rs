@@ -40,6 +40,9 @@ fn a_long_directed_path_is_trimmed_not_coloured_round_by_round() {
             "{} iterations (remote {remote})",
             t.iterations.len()
         );
-        assert!(edges <= 12 * arcs, "{edges} edges examined (remote {remote})");
+        assert!(
+            edges <= 12 * arcs,
+            "{edges} edges examined (remote {remote})"
+        );
     }
 }

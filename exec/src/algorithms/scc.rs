@@ -261,7 +261,13 @@ impl Trim {
             let own: Vec<(u32, u64)> = list.iter().map(|&v| (v, u64::from(v))).collect();
             trimmed |= !colour.min_batch(&own)?.is_empty();
             let mut after: std::collections::BTreeMap<u32, u64> = edge_map
-                .add(&frontier, &[Direction::Out], &self.counts, Counts::IN.wrapping_neg(), None)?
+                .add(
+                    &frontier,
+                    &[Direction::Out],
+                    &self.counts,
+                    Counts::IN.wrapping_neg(),
+                    None,
+                )?
                 .into_iter()
                 .collect();
             after.extend(edge_map.add(
