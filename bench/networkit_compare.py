@@ -23,8 +23,12 @@ Not part of the test suite.
 
 import argparse
 import csv
+import os
+import re
 import statistics
+import subprocess
 import sys
+import tempfile
 import time
 
 # GAPBS reference figures at scale 20, 2 cores, algorithm time only, in seconds.
@@ -52,6 +56,8 @@ def main():
     ap.add_argument("--frontier-csv")
     ap.add_argument("--repeat", type=int, default=1)
     ap.add_argument("--sssp", action="store_true")
+    ap.add_argument("--frontier-bin", help="time the newer algorithms through this binary too")
+    ap.add_argument("--samples", type=int, default=64)
     a = ap.parse_args()
 
     try:
@@ -122,7 +128,106 @@ def main():
         print(f"| {name} | {nt:.4f} | {fcol} | {ratio} | {gcol} | {gratio} |")
     if hasattr(bfs, "pr_iters"):
         print(f"\n(NetworKit PageRank ran {bfs.pr_iters} iterations; frontier {a.iterations}.)")
+    if a.frontier_bin:
+        compare_new_algorithms(nk, a, Gu)
     return 0
+
+
+def frontier_times(a, statements):
+    """The `run` seconds of each RUN in `statements` (a list of (name, RUN text)), run by the
+    frontier binary in a fresh data directory on the edge list, loaded in memory."""
+    with tempfile.TemporaryDirectory(prefix="frontier-nk-") as tmp:
+        edges = os.path.abspath(a.edges)
+        script = [
+            f"SET threads = {a.threads};",
+            "SET cache = '64GiB';",
+            "SET memory_limit = '64GiB';",
+            f"CREATE GRAPH gu FROM '{edges}' FORMAT edgelist UNDIRECTED;",
+            f"CREATE GRAPH gd FROM '{edges}' FORMAT edgelist DIRECTED;",
+        ]
+        for name, run in statements:
+            script.append(f"{run} INTO '{tmp}/{name}.parquet';")
+        out = subprocess.run(
+            [a.frontier_bin, "--data", f"{tmp}/data", "-c", "\n".join(script)],
+            capture_output=True, text=True,
+        )
+        if out.returncode != 0:
+            print(f"frontier failed:\n{out.stderr}")
+            return {}
+        # Status lines go to stdout or stderr depending on the output style.
+        status = out.stdout + out.stderr
+        times = [float(t) for t in re.findall(r"to \S+: run ([0-9.]+) s", status)]
+        return {name: t for (name, _), t in zip(statements, times)}
+
+
+def frontier_knows(a, algorithm):
+    with tempfile.TemporaryDirectory(prefix="frontier-nk-") as tmp:
+        out = subprocess.run(
+            [a.frontier_bin, "--data", f"{tmp}/data", "-c", f"HELP {algorithm};"],
+            capture_output=True, text=True,
+        )
+        return out.returncode == 0 and "no help on" not in out.stdout + out.stderr
+
+
+def compare_new_algorithms(nk, a, Gu):
+    """NetworKit against frontier on scc, kcore, triangles, the sampled centralities and
+    louvain (when frontier has it)."""
+    reader = nk.graphio.EdgeListReader(" ", 0, "#", continuous=True, directed=True)
+    Gd = reader.read(a.edges)
+    Gd.removeMultiEdges()
+    Gd.removeSelfLoops()
+    k = a.samples
+
+    def scc():
+        nk.components.StronglyConnectedComponents(Gd).run()
+
+    def kcore():
+        nk.centrality.CoreDecomposition(Gu).run()
+
+    def triangles():
+        nk.centrality.LocalClusteringCoefficient(Gu, turbo=True).run()
+
+    def betweenness():
+        nk.centrality.EstimateBetweenness(Gu, k, False, True).run()
+
+    def closeness():
+        nk.centrality.ApproxCloseness(Gu, k).run()
+
+    def louvain():
+        nk.community.PLM(Gu, refine=False).run()
+
+    cases = [
+        ("scc", scc, "RUN scc ON gd"),
+        ("kcore", kcore, "RUN kcore ON gu"),
+        ("triangles", triangles, "RUN triangles ON gu"),
+        ("betweenness", betweenness, f"RUN betweenness SAMPLES {k} SEED 1 ON gu"),
+        ("closeness", closeness, f"RUN closeness SAMPLES {k} SEED 1 ON gu"),
+        ("harmonic", None, f"RUN harmonic SAMPLES {k} SEED 1 ON gu"),
+    ]
+    if frontier_knows(a, "louvain"):
+        cases.append(("louvain", louvain, "RUN louvain ON gu"))
+    else:
+        print("\n(frontier knows no `louvain`: skipped)")
+    ours = frontier_times(a, [(name, run) for name, _, run in cases])
+    print(f"\n### Newer algorithms, scale {a.scale}, {a.threads} threads, {k} samples\n")
+    print("| algo | NetworKit | NetworKit s | frontier s (in memory) | NetworKit / frontier |")
+    print("|---|---|---:|---:|---:|")
+    names = {
+        "scc": "StronglyConnectedComponents (directed)",
+        "kcore": "CoreDecomposition",
+        "triangles": "LocalClusteringCoefficient(turbo)",
+        "betweenness": f"EstimateBetweenness({k})",
+        "closeness": f"ApproxCloseness({k})",
+        "harmonic": "(none sampled)",
+        "louvain": "PLM(refine=False)",
+    }
+    for name, fn, _ in cases:
+        nt = timed(fn, a.repeat) if fn else None
+        ft = ours.get(name)
+        ncol = f"{nt:.4f}" if nt is not None else "-"
+        fcol = f"{ft:.4f}" if ft is not None else "-"
+        ratio = f"{nt / ft:.2f}x" if (nt is not None and ft) else "-"
+        print(f"| {name} | {names[name]} | {ncol} | {fcol} | {ratio} |")
 
 
 if __name__ == "__main__":

@@ -17,7 +17,8 @@
 #
 # The device is probed first (`frontier calibrate`, stored in DATA/device.json) unless a probe is
 # already there; --calibrate forces a new one. With --networkit (default when the Python package
-# `networkit` imports) bench/networkit_compare.py times NetworKit on the same edge list and prints
+# `networkit` imports) bench/networkit_compare.py times NetworKit on the same edge list (and, through
+# the binary, frontier's scc, kcore, triangles, sampled centralities and louvain) and prints
 # ratios against the in-memory (cache 100 %, mode auto) rows.
 #
 # With --gapbs DIR (the GAP Benchmark Suite's sources, e.g. ../shared/peers/gapbs) its bfs, pr, cc
@@ -272,6 +273,7 @@ if [ "$NETWORKIT" = yes ]; then
         SRC="$(awk 'NR == 1 { print $1; exit }' "$EL")"
         python3 "$ROOT/bench/networkit_compare.py" --edges "$EL" --scale "$S" --source "$SRC" \
             --threads "$THREADS" --iterations "$PR_ITER" --frontier-csv "$RESULTS" --repeat "$REPEAT" \
+            --frontier-bin "$BIN" \
             $(case " $ALGOS " in *" sssp "*) echo --sssp ;; esac)
     done
 fi

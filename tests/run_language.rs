@@ -264,3 +264,21 @@ fn help_explains_an_algorithm_from_its_declaration() {
         assert!(help.contains(piece), "{piece} in\n{help}");
     }
 }
+
+#[test]
+fn help_names_column_types_as_the_result_carries_them() {
+    let d = tempfile::tempdir().unwrap();
+    let out = csv(&d.path().join("data"), "HELP dfs; HELP RUN;");
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let help = text(&out.stdout);
+    assert!(!help.contains("vertex key"), "{help}");
+    for piece in [
+        "vertex       UInt64 (Utf8 on graphs with string keys)",
+        "parent       UInt64 (Utf8 on graphs with string keys), null when not reached",
+        "discovered   UInt64, null when not reached",
+        "[ORDER BY expr [ASC|DESC], ...]",
+        "YIELD vertex, rank * 1000 AS score",
+    ] {
+        assert!(help.contains(piece), "{piece} in\n{help}");
+    }
+}

@@ -10,8 +10,9 @@ use planner::{PlanError, Settings};
 
 const RUN_SYNTAX: &str = "\
 RUN algorithm [FROM vertex] [ITER n] [key value ...] [AS name], ... ON graph
-    [YIELD column, ...] [WHERE condition] [ORDER BY column [ASC|DESC], ...]
-    [LIMIT n] [OFFSET n] [YIELD|RETURN column, ...] [INTO 'file.parquet'|'file.arrow'|'file.csv' [FORMAT ...]]";
+    [YIELD item, ...] [WHERE condition] [ORDER BY expr [ASC|DESC], ...]
+    [LIMIT n] [OFFSET n] [YIELD|RETURN item, ...] [INTO 'file.parquet'|'file.arrow'|'file.csv' [FORMAT ...]]
+  item: a column or an expression, optionally named: rank * 1000 AS score";
 
 /// The HELP text.
 pub fn text() -> String {
@@ -121,7 +122,7 @@ fn algorithm(a: &AlgorithmSpec) -> String {
         s.push_str(&format!(
             "  {:<12} {}{}\n",
             c.name,
-            c.ty.name(),
+            c.ty.help_name(),
             if c.nullable {
                 ", null when not reached"
             } else {
@@ -168,10 +169,15 @@ WHERE keeps the rows whose condition is true: comparisons (= <> != < <= > >=), A
 IS [NOT] NULL, [NOT] IN (a, b, ...), and + - * / on columns and numbers (/ always divides in
 floating point). A comparison with NULL is NULL, and such rows are dropped.
 Then ORDER BY (several keys, nulls last; with LIMIT a bounded heap, not a full sort), OFFSET,
-LIMIT, and YIELD (or RETURN) keeps the named columns in that order.
+LIMIT, and YIELD (or RETURN) returns the listed items in that order. An ORDER BY key or a YIELD
+item may be an expression with WHERE's operators (ORDER BY rank * out_degree DESC); a YIELD
+expression is named by its AS name, else by its text (`rank * 1000`), and ORDER BY may use a
+YIELD item's AS name.
 
-Example:
+Examples:
   RUN pagerank ITER 20, wcc, degree ON g WHERE component = 0 ORDER BY rank DESC LIMIT 10;
+  RUN pagerank, degree ON g ORDER BY rank * out_degree DESC LIMIT 5
+      YIELD vertex, rank * 1000 AS score;
 ",
     );
     s

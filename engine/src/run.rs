@@ -318,11 +318,7 @@ pub fn run(
     }
     let table = table.map_err(|e| exec_error(pos, e))?;
     let table = exec::pipeline::finish(table, &plan).map_err(|e| exec_error(pos, e))?;
-    let is_key = |name: &str| {
-        plan.columns
-            .iter()
-            .any(|c| c.name == name && c.ty() == planner::registry::ColumnType::VertexKey)
-    };
+    let is_key = |name: &str| plan.holds_vertices(name);
     let table = with_store!(&*store, st => exec::vertex_keys::with_keys(table, &is_key, st))
         .map_err(|e| exec_error(pos, e))?;
     let elapsed = started.elapsed();

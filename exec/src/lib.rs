@@ -13,6 +13,7 @@ pub mod context;
 pub mod delta;
 pub mod edgemap;
 pub mod error;
+pub mod expr;
 pub mod filter;
 pub mod gather;
 pub mod intersect;

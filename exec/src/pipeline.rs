@@ -3,14 +3,17 @@
 
 use std::sync::Arc;
 
+use arrow_array::{ArrayRef, RecordBatch};
 use arrow_schema::{Field, Schema, SchemaRef};
-use planner::RunPlan;
+use grammar::Expr;
+use planner::{Projection, RunPlan};
 use storage::GraphStore;
 
 use crate::config::RunConfig;
 use crate::error::ExecError;
 use crate::output::arrow_type;
 use crate::result::ResultTable;
+use crate::topk::{SortKey, TopKError};
 
 /// Runs every algorithm of `plan` on `store` and joins their results by vertex. One algorithm's
 /// result is returned as it is, without a copy.
@@ -45,37 +48,79 @@ pub fn joined_schema(plan: &RunPlan) -> SchemaRef {
 }
 
 /// The clauses after the algorithms: WHERE, then ORDER BY with LIMIT and OFFSET (a bounded heap
-/// when limited), then YIELD.
+/// when limited; computed keys evaluated batch by batch), then YIELD, whose expressions are
+/// computed only for the rows kept.
 pub fn finish(table: ResultTable, plan: &RunPlan) -> Result<ResultTable, ExecError> {
     let table = match &plan.filter {
         Some(condition) => crate::filter::apply(table, condition)?,
         None => table,
     };
-    let keys: Vec<(&str, bool)> = plan
+    // One closure per key (all of one type), each evaluating its expression on a batch.
+    let computed: Vec<_> = plan
         .order_by
         .iter()
-        .map(|(c, d)| (c.as_str(), *d))
+        .map(|k| {
+            move |batch: &RecordBatch| -> Result<ArrayRef, TopKError> {
+                crate::expr::evaluate(&k.expr, batch, "ORDER BY")
+                    .map_err(|e| TopKError::Key(e.to_string()))
+            }
+        })
         .collect();
-    let table = crate::topk::order_and_limit(table, &keys, plan.limit, plan.offset)
+    let keys: Vec<(SortKey<'_>, bool)> = plan
+        .order_by
+        .iter()
+        .zip(&computed)
+        .map(|(k, compute)| {
+            let key = match &k.expr {
+                Expr::Column(c) => SortKey::Column(&c.name),
+                _ => SortKey::Computed(compute),
+            };
+            (key, k.descending)
+        })
+        .collect();
+    let table = crate::topk::order_and_limit_by(table, &keys, plan.limit, plan.offset)
         .map_err(|e| ExecError::Other(e.to_string()))?;
     match &plan.keep {
-        Some(keep) => select(table, keep),
+        Some(keep) => project(table, keep),
         None => Ok(table),
     }
 }
 
-/// Only the columns `keep`, in that order (YIELD), without copying any data.
-pub fn select(table: ResultTable, keep: &[String]) -> Result<ResultTable, ExecError> {
-    let indices = keep
-        .iter()
-        .map(|name| table.schema.index_of(name))
-        .collect::<Result<Vec<_>, _>>()?;
-    let schema = Arc::new(table.schema.project(&indices)?);
-    let batches = table
-        .batches
-        .iter()
-        .map(|b| b.project(&indices))
-        .collect::<Result<Vec<_>, _>>()?;
+/// The columns of YIELD, in order: a column passed through without copying (renamed by AS), an
+/// expression computed batch by batch.
+pub fn project(table: ResultTable, keep: &[Projection]) -> Result<ResultTable, ExecError> {
+    let mut fields = Vec::with_capacity(keep.len());
+    for p in keep {
+        fields.push(match &p.expr {
+            Expr::Column(c) => {
+                let field = table.schema.field(table.schema.index_of(&c.name)?);
+                field.as_ref().clone().with_name(&p.name)
+            }
+            e => Field::new(
+                &p.name,
+                crate::expr::data_type(e, table.schema.clone(), "YIELD")?,
+                true,
+            ),
+        });
+    }
+    let schema = Arc::new(Schema::new_with_metadata(
+        fields,
+        table.schema.metadata().clone(),
+    ));
+    let mut batches = Vec::with_capacity(table.batches.len());
+    for batch in &table.batches {
+        let columns = keep
+            .iter()
+            .map(|p| match &p.expr {
+                Expr::Column(c) => batch
+                    .column_by_name(&c.name)
+                    .cloned()
+                    .ok_or_else(|| ExecError::Other(format!("YIELD: no column `{}`", c.name))),
+                e => crate::expr::evaluate(e, batch, "YIELD"),
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        batches.push(RecordBatch::try_new(schema.clone(), columns)?);
+    }
     Ok(ResultTable {
         schema,
         batches,

@@ -1,11 +1,14 @@
-//! `ORDER BY column [ASC|DESC], ... [LIMIT n] [OFFSET m]` over a [`ResultTable`].
+//! `ORDER BY key [ASC|DESC], ... [LIMIT n] [OFFSET m]` over a [`ResultTable`]; a key is a
+//! column or a value computed per batch (an expression such as `rank * degree`).
 //!
 //! With a LIMIT, the k best rows are kept in a bounded heap: O(rows · log k) time and O(k)
 //! memory, so `ORDER BY rank DESC LIMIT 10` over 100 M PageRank rows never sorts them all.
 //! Without a LIMIT every row is sorted. Order is total and deterministic: nulls come last in
 //! both directions, NaN sorts above every number (as in PostgreSQL), and ties keep the rows'
 //! original order (the sort is stable). One key is read in its own type; several keys are read
-//! into one comparable tuple per row (`multi_key`), built only for rows that enter the heap.
+//! into one comparable tuple per row (`multi_key`), built only for rows that enter the heap. A
+//! computed key is evaluated one batch at a time just before that batch's rows meet the heap, so
+//! it costs O(batch) memory, not a column of |V| values.
 //! OFFSET m widens the heap to k + m rows and drops the first m.
 
 use std::cmp::Ordering;
@@ -36,6 +39,19 @@ pub enum TopKError {
     Unorderable { column: String, data_type: DataType },
     #[error("ORDER BY: {0}")]
     Arrow(#[from] ArrowError),
+    /// A computed key failed (its message names the clause).
+    #[error("{0}")]
+    Key(String),
+}
+
+/// Computes one key's values for a batch of the table.
+pub type ComputeKey<'a> = &'a dyn Fn(&RecordBatch) -> Result<ArrayRef, TopKError>;
+
+/// One ORDER BY key: a column of the table, or values computed from each batch.
+#[derive(Clone, Copy)]
+pub enum SortKey<'a> {
+    Column(&'a str),
+    Computed(ComputeKey<'a>),
 }
 
 /// The rows of `table` ordered by `column` (descending when `descending`), at most `limit` of
@@ -111,6 +127,18 @@ pub fn order_and_limit(
     limit_rows: Option<u64>,
     offset_rows: Option<u64>,
 ) -> Result<ResultTable, TopKError> {
+    let keys: Vec<(SortKey<'_>, bool)> =
+        keys.iter().map(|&(c, d)| (SortKey::Column(c), d)).collect();
+    order_and_limit_by(table, &keys, limit_rows, offset_rows)
+}
+
+/// [`order_and_limit`] with keys that may be computed.
+pub fn order_and_limit_by(
+    table: ResultTable,
+    keys: &[(SortKey<'_>, bool)],
+    limit_rows: Option<u64>,
+    offset_rows: Option<u64>,
+) -> Result<ResultTable, TopKError> {
     let to_usize = |n: u64| usize::try_from(n).unwrap_or(usize::MAX);
     let skip = offset_rows.map_or(0, to_usize);
     // The rows up to the end of the window: OFFSET's rows are ordered too, then dropped.
@@ -120,7 +148,7 @@ pub fn order_and_limit(
             Some(k) if k < table.num_rows() => limit(&table, k),
             _ => table,
         },
-        ([(column, descending)], k) => order_by(&table, column, *descending, k)?,
+        ([(SortKey::Column(column), descending)], k) => order_by(&table, column, *descending, k)?,
         (keys, k) => order_by_keys(&table, keys, k)?,
     };
     Ok(if skip > 0 {
@@ -152,34 +180,47 @@ pub fn offset(table: &ResultTable, n: usize) -> ResultTable {
     }
 }
 
-/// The rows of `table` ordered by several `keys` (column, descending), at most `limit` of
-/// them. Keys must be numeric columns (every algorithm's columns are).
+/// The rows of `table` ordered by several `keys` (or one computed key), at most `limit` of
+/// them. Keys must be numeric (every algorithm's columns and every expression are).
 pub fn order_by_keys(
     table: &ResultTable,
-    keys: &[(&str, bool)],
+    keys: &[(SortKey<'_>, bool)],
     limit: Option<usize>,
 ) -> Result<ResultTable, TopKError> {
-    let mut columns = Vec::with_capacity(keys.len());
+    /// Where one key's values come from.
+    enum Source<'k> {
+        Column(usize),
+        Computed(ComputeKey<'k>),
+    }
+    let mut sources = Vec::with_capacity(keys.len());
     let mut descending = Vec::with_capacity(keys.len());
-    for (name, desc) in keys {
-        let col = find_column(table, name)?;
-        let field = table.schema.field(col);
-        if !field.data_type().is_numeric() {
-            return Err(TopKError::Unorderable {
-                column: field.name().clone(),
-                data_type: field.data_type().clone(),
-            });
-        }
-        columns.push(col);
+    for (key, desc) in keys {
+        sources.push(match key {
+            SortKey::Column(name) => {
+                let col = find_column(table, name)?;
+                let field = table.schema.field(col);
+                if !field.data_type().is_numeric() {
+                    return Err(TopKError::Unorderable {
+                        column: field.name().clone(),
+                        data_type: field.data_type().clone(),
+                    });
+                }
+                Source::Column(col)
+            }
+            SortKey::Computed(compute) => Source::Computed(*compute),
+        });
         descending.push(*desc);
     }
     let mut kept: Vec<MultiEntry<'_>> = Vec::new();
     let mut heap: BinaryHeap<MultiEntry<'_>> = BinaryHeap::new();
     let mut row_key: Vec<Option<i128>> = vec![None; keys.len()];
     for (b, batch) in table.batches.iter().enumerate() {
-        let values: Vec<Vec<Option<i128>>> = columns
+        let values: Vec<Vec<Option<i128>>> = sources
             .iter()
-            .map(|&c| multi_key(batch.column(c).as_ref()))
+            .map(|source| match source {
+                Source::Column(c) => multi_key(batch.column(*c).as_ref()),
+                Source::Computed(compute) => multi_key(compute(batch)?.as_ref()),
+            })
             .collect::<Result<_, _>>()?;
         for row in 0..batch.num_rows() {
             for (slot, column) in row_key.iter_mut().zip(&values) {
@@ -724,6 +765,47 @@ mod tests {
             (vec![4, 5, 6], vec![Some(0.5), Some(f64::NAN), Some(-0.0)]),
             (vec![7], vec![Some(0.1)]),
         ])
+    }
+
+    #[test]
+    fn a_computed_key_is_evaluated_batch_by_batch_and_feeds_the_heap() {
+        use std::cell::RefCell;
+        // The key -vertex * 2, computed from each batch as it is read.
+        let seen = RefCell::new(Vec::new());
+        let compute = |batch: &RecordBatch| -> Result<ArrayRef, TopKError> {
+            seen.borrow_mut().push(batch.num_rows());
+            let v = batch.column(0).as_primitive::<UInt64Type>();
+            Ok(Arc::new(arrow_array::Int64Array::from_iter_values(
+                v.values().iter().map(|&x| -(x as i64) * 2),
+            )))
+        };
+        let keys = [(SortKey::Computed(&compute), false)];
+        let top = order_and_limit_by(keyed(), &keys, Some(3), Some(1)).unwrap();
+        let got: Vec<u64> = rows(&top).iter().map(|r| r.0).collect();
+        assert_eq!(got, [6, 5, 4]);
+        // Once per batch, never the whole column at once.
+        assert_eq!(*seen.borrow(), [3, 3, 1]);
+        // With a column key after it, ties of the computed key fall to the column.
+        let parity = |batch: &RecordBatch| -> Result<ArrayRef, TopKError> {
+            let v = batch.column(0).as_primitive::<UInt64Type>();
+            Ok(Arc::new(UInt64Array::from_iter_values(
+                v.values().iter().map(|&x| x % 2),
+            )))
+        };
+        let keys = [
+            (SortKey::Computed(&parity), false),
+            (SortKey::Column("vertex"), true),
+        ];
+        let all = order_and_limit_by(keyed(), &keys, None, None).unwrap();
+        let got: Vec<u64> = rows(&all).iter().map(|r| r.0).collect();
+        assert_eq!(got, [6, 4, 2, 7, 5, 3, 1]);
+        // A failing key is an error, not a panic.
+        let failing = |_: &RecordBatch| -> Result<ArrayRef, TopKError> {
+            Err(TopKError::Key("ORDER BY: overflow".into()))
+        };
+        let keys = [(SortKey::Computed(&failing), false)];
+        let e = order_and_limit_by(keyed(), &keys, Some(1), None).unwrap_err();
+        assert_eq!(e.to_string(), "ORDER BY: overflow");
     }
 
     #[test]

@@ -93,12 +93,21 @@ pub enum OutputFormat {
     Graphalytics,
 }
 
-/// One key of `ORDER BY column [ASC|DESC], ...`.
+/// One key of `ORDER BY key [ASC|DESC], ...`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct OrderBy {
-    /// The column as written, possibly qualified (`wcc.component`).
-    pub column: Ident,
+    /// A column as written, possibly qualified (`wcc.component`), or an expression over columns
+    /// (`rank * degree`).
+    pub key: Expr,
     pub descending: bool,
+}
+
+/// One item of `YIELD item, ...`: a column or an expression, optionally named.
+#[derive(Debug, Clone, PartialEq)]
+pub struct YieldItem {
+    pub expr: Expr,
+    /// `AS name`.
+    pub alias: Option<Ident>,
 }
 
 /// One algorithm of a RUN with its own clauses: `pagerank ITER 20 damping 0.9 AS pr`.
@@ -114,7 +123,7 @@ pub struct AlgorithmCall {
     pub alias: Option<Ident>,
 }
 
-/// A binary operator of a WHERE condition.
+/// A binary operator of an expression.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum BinaryOp {
     Add,
@@ -164,7 +173,7 @@ impl BinaryOp {
     }
 }
 
-/// An expression of a WHERE condition; every node carries where it stood.
+/// An expression of WHERE, ORDER BY or YIELD; every node carries where it stood.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Expr {
     /// A result column, possibly qualified (`wcc.component`).
@@ -218,8 +227,8 @@ pub struct Run {
     /// The algorithms, at least one, in the order written (and run).
     pub calls: Vec<AlgorithmCall>,
     pub graph: Ident,
-    /// `YIELD column, ...` or `RETURN column, ...`: the columns to keep, in this order.
-    pub columns: Option<Vec<Ident>>,
+    /// `YIELD item, ...` or `RETURN item, ...`: the columns to return, in this order.
+    pub columns: Option<Vec<YieldItem>>,
     /// `WHERE condition`.
     pub filter: Option<Expr>,
     /// `ORDER BY key, ...`, empty when absent.

@@ -239,12 +239,28 @@ impl Builder<'_, '_> {
                 }
                 Rule::projection => {
                     once(&columns, p.as_span().start(), "YIELD (or RETURN)")?;
-                    columns = Some(
-                        p.into_inner()
-                            .filter(|q| q.as_rule() == Rule::column)
-                            .map(|q| self.ident(&q))
-                            .collect(),
-                    );
+                    let mut items = Vec::new();
+                    for item in p.into_inner().filter(|q| q.as_rule() == Rule::yield_item) {
+                        let mut expr = None;
+                        let mut alias = None;
+                        for q in item.into_inner() {
+                            match q.as_rule() {
+                                Rule::condition => expr = Some(self.expr(q)?),
+                                Rule::alias => {
+                                    alias = q
+                                        .into_inner()
+                                        .find(|a| a.as_rule() == Rule::alias_name)
+                                        .map(|a| self.ident(&a))
+                                }
+                                _ => {}
+                            }
+                        }
+                        items.push(YieldItem {
+                            expr: required(expr, "expression")?,
+                            alias,
+                        });
+                    }
+                    columns = Some(items);
                 }
                 Rule::where_clause => {
                     if let Some(c) = last_inner(p) {
@@ -253,11 +269,11 @@ impl Builder<'_, '_> {
                 }
                 Rule::order_by => {
                     for key in p.into_inner().filter(|q| q.as_rule() == Rule::order_key) {
-                        let mut column = None;
+                        let mut expr = None;
                         let mut descending = false;
                         for q in key.into_inner() {
                             match q.as_rule() {
-                                Rule::column => column = Some(self.ident(&q)),
+                                Rule::condition => expr = Some(self.expr(q)?),
                                 Rule::direction => {
                                     descending = q.into_inner().next().map(|d| d.as_rule())
                                         == Some(Rule::kw_desc)
@@ -266,7 +282,7 @@ impl Builder<'_, '_> {
                             }
                         }
                         order_by.push(OrderBy {
-                            column: required(column, "column")?,
+                            key: required(expr, "expression")?,
                             descending,
                         });
                     }

@@ -34,9 +34,14 @@ fn describe(rule: Rule) -> Option<&'static str> {
         Rule::column => "a column name",
         Rule::alias_name => "a name",
         Rule::help_topic => "an algorithm or statement name",
-        Rule::condition | Rule::operand | Rule::factor | Rule::sum | Rule::product => {
-            "a column, number or string"
-        }
+        Rule::condition
+        | Rule::conjunction
+        | Rule::negation
+        | Rule::predicate
+        | Rule::operand
+        | Rule::factor
+        | Rule::sum
+        | Rule::product => "a column, number or string",
         Rule::compare_op => "a comparison (=, <>, <, <=, >, >=)",
         Rule::add_op => "+ or -",
         Rule::mul_op => "* or /",

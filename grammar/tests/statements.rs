@@ -324,7 +324,7 @@ fn run_everything() {
     assert_eq!(
         run.order_by,
         vec![OrderBy {
-            column: id("distance", 2, 10),
+            key: Expr::Column(id("distance", 2, 10)),
             descending: true
         }]
     );
@@ -405,7 +405,7 @@ fn keywords_are_case_insensitive_names_keep_their_case() {
     assert_eq!(mode, RunMode::Explain);
     assert_eq!(run.calls[0].algorithm.name, "PageRank");
     assert_eq!(run.graph.name, "Web");
-    assert_eq!(run.order_by[0].column.name, "Rank");
+    assert!(matches!(&run.order_by[0].key, Expr::Column(c) if c.name == "Rank"));
     assert_eq!(
         one("create GRAPH g from 'x' Format EdgeList;").kind,
         one("CREATE GRAPH g FROM 'x' FORMAT edgelist;").kind
@@ -611,7 +611,15 @@ fn run_several_algorithms_keep_their_own_clauses() {
     assert!(run.order_by[0].descending && !run.order_by[1].descending);
     assert_eq!(run.limit.unwrap().value, Value::Int(10));
     assert_eq!(run.offset.unwrap().value, Value::Int(5));
-    let cols: Vec<String> = run.columns.unwrap().into_iter().map(|c| c.name).collect();
+    let cols: Vec<String> = run
+        .columns
+        .unwrap()
+        .into_iter()
+        .map(|c| match c.expr {
+            Expr::Column(c) => c.name,
+            other => panic!("not a column: {other:?}"),
+        })
+        .collect();
     assert_eq!(cols, ["vertex", "rank"]);
 }
 
@@ -752,7 +760,7 @@ fn offset_may_come_before_limit_and_yield_before_where() {
     assert_eq!(a.limit.unwrap().value, b.limit.unwrap().value);
     assert_eq!(a.offset.unwrap().value, b.offset.unwrap().value);
     let (_, run) = run_of("RUN degree ON g RETURN vertex WHERE vertex > 1;");
-    assert_eq!(run.columns.unwrap()[0].name, "vertex");
+    assert!(matches!(&run.columns.unwrap()[0].expr, Expr::Column(c) if c.name == "vertex"));
     assert!(run.filter.is_some());
     let e = grammar::parse("RUN degree ON g YIELD vertex LIMIT 1 RETURN vertex;").unwrap_err();
     assert!(
@@ -760,4 +768,45 @@ fn offset_may_come_before_limit_and_yield_before_where() {
         "{}",
         e.message
     );
+}
+
+#[test]
+fn order_by_and_yield_take_expressions_and_yield_names_them() {
+    let (_, run) = run_of(
+        "RUN pagerank, degree ON g ORDER BY rank * degree DESC, vertex \
+         YIELD vertex, rank * 1000 AS score, -degree;",
+    );
+    assert_eq!(run.order_by.len(), 2);
+    match &run.order_by[0].key {
+        Expr::Binary {
+            op: BinaryOp::Mul,
+            left,
+            right,
+            pos,
+        } => {
+            assert!(matches!(&**left, Expr::Column(c) if c.name == "rank"));
+            assert!(matches!(&**right, Expr::Column(c) if c.name == "degree"));
+            assert_eq!(*pos, p(1, 41));
+        }
+        other => panic!("not a product: {other:?}"),
+    }
+    assert!(run.order_by[0].descending);
+    let items = run.columns.unwrap();
+    assert_eq!(items.len(), 3);
+    assert!(items[0].alias.is_none());
+    assert_eq!(items[1].alias.as_ref().unwrap().name, "score");
+    assert!(matches!(
+        items[1].expr,
+        Expr::Binary {
+            op: BinaryOp::Mul,
+            ..
+        }
+    ));
+    assert!(matches!(items[2].expr, Expr::Negate { .. }));
+    assert!(items[2].alias.is_none());
+    // An expression is still followed by the clause words, which are not reserved.
+    let (_, run) = run_of("RUN degree ON g YIELD degree + 1 AS d WHERE degree > 0 LIMIT 2;");
+    assert!(run.filter.is_some() && run.limit.is_some());
+    let e = grammar::parse("RUN degree ON g ORDER BY degree * DESC;").unwrap_err();
+    assert_eq!((e.line, e.col), (1, 35), "{}", e.message);
 }

@@ -11,6 +11,7 @@ use crate::condition;
 use crate::error::PlanError;
 use crate::plan::{AlgoCall, Mode};
 use crate::registry::{AlgorithmSpec, Operator, ParamKind, ParamValue, Registry, Rows, SourceRule};
+use crate::result_clauses::{self, OrderKey, Projection};
 use crate::settings::{describe, Settings};
 use crate::suggest::did_you_mean;
 use crate::vertex::{resolve_vertex, Vertices};
@@ -37,12 +38,12 @@ pub struct RunPlan {
     pub columns: Vec<OutputColumn>,
     /// The WHERE condition, its columns named as in `columns`.
     pub filter: Option<Expr>,
-    /// ORDER BY keys: a column of `columns` and whether descending.
-    pub order_by: Vec<(String, bool)>,
+    /// ORDER BY keys: columns of `columns` or expressions over them.
+    pub order_by: Vec<OrderKey>,
     pub limit: Option<u64>,
     pub offset: Option<u64>,
-    /// YIELD / RETURN: the columns to keep, in order; `None` keeps all.
-    pub keep: Option<Vec<String>>,
+    /// YIELD / RETURN: the columns to return, in order; `None` returns all.
+    pub keep: Option<Vec<Projection>>,
     pub into: Option<PathBuf>,
     pub into_format: Option<OutputFormat>,
     pub threads: usize,
@@ -67,10 +68,16 @@ impl RunPlan {
             .join(", ")
     }
 
+    /// Whether the returned column `name` (after YIELD) holds vertices, which on a graph with
+    /// string keys are turned into keys last.
+    pub fn holds_vertices(&self, name: &str) -> bool {
+        result_clauses::holds_vertices(name, &self.columns, self.keep.as_deref())
+    }
+
     /// The names of the columns the statement returns, after YIELD.
     pub fn result_columns(&self) -> Vec<&str> {
         match &self.keep {
-            Some(keep) => keep.iter().map(String::as_str).collect(),
+            Some(keep) => keep.iter().map(|p| p.name.as_str()).collect(),
             None => self.columns.iter().map(|c| c.name.as_str()).collect(),
         }
     }
@@ -151,17 +158,6 @@ pub fn plan_run_on(
         }
         None => None,
     };
-    let mut order_by = Vec::new();
-    for o in &run.order_by {
-        let col = columns::resolve(&columns, &o.column, "ORDER BY")?;
-        if order_by.iter().any(|(n, _)| n == &col.name) {
-            return Err(PlanError::new(
-                o.column.pos,
-                format!("ORDER BY: column `{}` is given twice", col.name),
-            ));
-        }
-        order_by.push((col.name.clone(), o.descending));
-    }
     let count = |l: &Option<Literal>, clause: &str| -> Result<Option<u64>, PlanError> {
         match l {
             None => Ok(None),
@@ -180,22 +176,10 @@ pub fn plan_run_on(
     let limit = count(&run.limit, "LIMIT")?;
     let offset = count(&run.offset, "OFFSET")?;
     let keep = match &run.columns {
+        Some(items) => Some(result_clauses::plan_yield(items, &columns, graph)?),
         None => None,
-        Some(list) => {
-            let mut keep: Vec<String> = Vec::new();
-            for c in list {
-                let col = columns::resolve(&columns, c, "YIELD")?;
-                if keep.contains(&col.name) {
-                    return Err(PlanError::new(
-                        c.pos,
-                        format!("YIELD: column `{}` is given twice", col.name),
-                    ));
-                }
-                keep.push(col.name.clone());
-            }
-            Some(keep)
-        }
     };
+    let order_by = result_clauses::plan_order_by(&run.order_by, &columns, keep.as_deref(), graph)?;
     let kept = keep.as_ref().map_or(columns.len(), Vec::len);
     if let (Some(path), None) = (&run.into, run.into_format) {
         let ext = std::path::Path::new(path)
@@ -446,8 +430,13 @@ fn in_memory(g: &GraphMeta, settings: &Settings) -> bool {
 pub struct MemoryEstimate {
     /// The graph when it is loaded whole, otherwise the reader's cache budget.
     pub graph: u64,
-    /// Per-vertex state: attribute arrays, frontiers, the id map and the vertex index.
+    /// Per-vertex bytes: the largest call's attribute arrays and frontiers, every call's result
+    /// columns, the id map and the vertex index.
     pub per_vertex: u64,
+    /// Of `per_vertex`, per vertex: the largest call's state and frontiers (the calls run one
+    /// after another) and the sum of the calls' result rows.
+    pub working_row: u64,
+    pub result_row: u64,
     /// Result rows that are not one per vertex (random walks).
     pub extra_rows: u64,
     /// PageRank's segmented copy of the in-edges (`RunPlan::segmented_pull`).
@@ -473,8 +462,9 @@ pub fn estimate_memory(plan: &RunPlan, settings: &Settings) -> MemoryEstimate {
     } else {
         settings.cache.min(g.file_bytes)
     };
-    // Every call's result is held until the join; their kernels' state adds up too (a
-    // conservative bound: each kernel frees its state before the next one starts).
+    // The calls run one after another: each kernel frees its state and frontiers before the
+    // next starts, so only the largest working set is alive at once, while every call's result
+    // is held until the join.
     let extra_rows = plan
         .calls
         .iter()
@@ -487,11 +477,18 @@ pub fn estimate_memory(plan: &RunPlan, settings: &Settings) -> MemoryEstimate {
             Rows::PerVertex => 0,
         })
         .fold(0u64, u64::saturating_add);
-    let bytes_per_vertex = plan
+    let working = plan
         .calls
         .iter()
-        .map(|c| c.call.spec.bytes_per_vertex())
+        .map(|c| c.call.spec.working_bytes_per_vertex())
+        .max()
+        .unwrap_or(0);
+    let results = plan
+        .calls
+        .iter()
+        .map(|c| c.call.spec.result_bytes_per_vertex())
         .fold(0u64, u64::saturating_add);
+    let bytes_per_vertex = working.saturating_add(results);
     // Out of core the id map (8 bytes) and each stored direction's vertex index (12 bytes:
     // start slot and degree) stay in memory; loaded whole, they are part of the graph.
     let index = if in_memory || g.storage != storage::catalog::StorageKind::Blockfile {
@@ -511,6 +508,8 @@ pub fn estimate_memory(plan: &RunPlan, settings: &Settings) -> MemoryEstimate {
             .vertices
             .saturating_mul(bytes_per_vertex + index)
             .saturating_add(g.key_bytes.saturating_mul(key_columns)),
+        working_row: working,
+        result_row: results,
         extra_rows,
         scratch: if plan.segmented_pull {
             crate::blocking::copy_bytes(g.vertices, g.arcs).unwrap_or(0)
@@ -797,7 +796,7 @@ mod tests {
                 {
                     let mut r = run("pagerank");
                     r.order_by = vec![grammar::OrderBy {
-                        column: ident("rnak", 40),
+                        key: Expr::Column(ident("rnak", 40)),
                         descending: true,
                     }];
                     r
@@ -919,6 +918,30 @@ mod tests {
         );
     }
 
+    #[test]
+    fn several_calls_hold_the_largest_state_and_every_result() {
+        let settings = Settings::defaults(None);
+        let one = |text: &str| estimate_memory(&plan_text(text).unwrap(), &settings);
+        let pagerank = one("RUN pagerank ON web;");
+        let wcc = one("RUN wcc ON web;");
+        let bfs = one("RUN bfs FROM 1 ON web;");
+        let p = plan_text("RUN pagerank, wcc, bfs FROM 1 ON web;").unwrap();
+        let all = estimate_memory(&p, &settings);
+        let specs: Vec<_> = p.calls.iter().map(|c| c.call.spec).collect();
+        let working = specs
+            .iter()
+            .map(|s| s.working_bytes_per_vertex())
+            .max()
+            .unwrap();
+        let results: u64 = specs.iter().map(|s| s.result_bytes_per_vertex()).sum();
+        assert_eq!((all.working_row, all.result_row), (working, results));
+        assert_eq!(all.per_vertex, meta().vertices * (working + results));
+        // Less than the three runs' per-vertex bytes added up, more than the largest alone.
+        let summed = pagerank.per_vertex + wcc.per_vertex + bfs.per_vertex;
+        assert!(all.per_vertex < summed, "{all:?} vs {summed}");
+        assert!(all.per_vertex > pagerank.per_vertex.max(wcc.per_vertex).max(bfs.per_vertex));
+    }
+
     /// The plan of `text`, a RUN statement parsed by the real grammar.
     fn plan_text(text: &str) -> Result<RunPlan, PlanError> {
         let stmt = grammar::parse(text).unwrap().remove(0);
@@ -946,13 +969,7 @@ mod tests {
         let p = plan_text("RUN pagerank ITER 3 AS short, pagerank ON web ORDER BY short.rank, pagerank.rank DESC;").unwrap();
         let names: Vec<&str> = p.columns.iter().map(|c| c.name.as_str()).collect();
         assert_eq!(names, ["vertex", "short.rank", "pagerank.rank"]);
-        assert_eq!(
-            p.order_by,
-            [
-                ("short.rank".to_string(), false),
-                ("pagerank.rank".to_string(), true)
-            ]
-        );
+        assert_eq!(keys(&p), "short.rank false, pagerank.rank true");
         let e = plan_text("RUN pagerank AS a, pagerank AS b ON web ORDER BY rank;").unwrap_err();
         assert!(
             e.message.contains("ambiguous: write a.rank or b.rank"),
@@ -1016,21 +1033,71 @@ mod tests {
         assert!(plan_text("RUN bfs FROM 1 ON web WHERE depth IS NULL OR depth IN (1, 2);").is_ok());
     }
 
+    /// The ORDER BY keys of `p` as text and direction.
+    fn keys(p: &RunPlan) -> String {
+        p.order_by
+            .iter()
+            .map(|k| format!("{} {}", condition::text(&k.expr), k.descending))
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+
+    #[test]
+    fn order_by_and_yield_take_checked_expressions() {
+        let p = plan_text(
+            "RUN pagerank, wcc ON web ORDER BY rank * component DESC, vertex LIMIT 3 \
+             YIELD vertex, rank * 1000 AS score, component + 1;",
+        )
+        .unwrap();
+        assert_eq!(keys(&p), "rank * component true, vertex false");
+        assert_eq!(p.result_columns(), ["vertex", "score", "component + 1"]);
+        assert!(p.holds_vertices("vertex") && !p.holds_vertices("score"));
+        // A bare name that is a YIELD item's AS name orders by that item.
+        let p = plan_text(
+            "RUN pagerank ON web YIELD vertex AS v, rank * 2 AS twice ORDER BY twice DESC, v;",
+        )
+        .unwrap();
+        assert_eq!(keys(&p), "rank * 2 true, vertex false");
+        assert!(p.holds_vertices("v"));
+        // Errors name the clause and point at the operand at fault.
+        let e = plan_text("RUN pagerank ON web ORDER BY rank * rnak;").unwrap_err();
+        assert_eq!(e.pos.col, 37);
+        assert!(e.message.contains("did you mean `rank`"), "{}", e.message);
+        let e = plan_text("RUN pagerank ON web ORDER BY rank > 1;").unwrap_err();
+        assert!(
+            e.message.contains("ORDER BY needs a number"),
+            "{}",
+            e.message
+        );
+        let e = plan_text("RUN pagerank ON web ORDER BY 2 * 3;").unwrap_err();
+        assert!(e.message.contains("orders nothing"), "{}", e.message);
+        let e = plan_text("RUN pagerank ON web YIELD rank * 'x' AS s;").unwrap_err();
+        assert_eq!(e.pos.col, 34);
+        assert!(
+            e.message.contains("YIELD computes on numbers"),
+            "{}",
+            e.message
+        );
+        let e = plan_text("RUN pagerank ON web YIELD rank, rank * 2 AS RANK;").unwrap_err();
+        assert!(e.message.contains("would be named `RANK`"), "{}", e.message);
+        let e = plan_text("RUN pagerank ON web YIELD NULL AS n;").unwrap_err();
+        assert!(e.message.contains("no type"), "{}", e.message);
+        let e = plan_text("RUN pagerank ON web ORDER BY rank * 2, rank*2;").unwrap_err();
+        assert!(e.message.contains("given twice"), "{}", e.message);
+    }
+
     #[test]
     fn yield_order_offset_resolve_columns() {
         let p = plan_text("RUN pagerank, wcc ON web ORDER BY component, rank DESC LIMIT 3 OFFSET 2 YIELD RANK, vertex;").unwrap();
-        assert_eq!(
-            p.order_by,
-            [("component".to_string(), false), ("rank".to_string(), true)]
-        );
+        assert_eq!(keys(&p), "component false, rank true");
         assert_eq!((p.limit, p.offset), (Some(3), Some(2)));
-        assert_eq!(
-            p.keep.as_deref(),
-            Some(&["rank".to_string(), "vertex".to_string()][..])
-        );
         assert_eq!(p.result_columns(), ["rank", "vertex"]);
         let e = plan_text("RUN pagerank ON web YIELD vertex, vertex;").unwrap_err();
-        assert!(e.message.contains("given twice"), "{}", e.message);
+        assert!(
+            e.message.contains("would be named `vertex`"),
+            "{}",
+            e.message
+        );
         let e = plan_text("RUN pagerank ON web ORDER BY rank, rank;").unwrap_err();
         assert!(e.message.contains("given twice"), "{}", e.message);
         let e =

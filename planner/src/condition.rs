@@ -1,6 +1,7 @@
-//! WHERE conditions: their columns resolved against the result and their types checked before
-//! anything runs, so that `rank > 'x'` or `component AND 1` fails with the line and column of
-//! the fault rather than after a long run. The executor evaluates the checked condition.
+//! Expressions over result columns — WHERE conditions, ORDER BY keys, YIELD items: their
+//! columns resolved against the result and their types checked before anything runs, so that
+//! `rank > 'x'` or `component AND 1` fails with the line and column of the fault rather than
+//! after a long run. The executor evaluates the checked expression (`exec::expr`).
 
 use grammar::{BinaryOp, Expr, Value};
 
@@ -10,7 +11,7 @@ use crate::registry::ColumnType;
 
 /// What an expression yields.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Kind {
+pub enum Kind {
     Number,
     Condition,
     /// `NULL`: fits anywhere.
@@ -20,8 +21,8 @@ enum Kind {
 /// `expr` with every column reference rewritten to its result name, after checking that it is a
 /// condition (true, false or null per row).
 pub fn check(expr: &Expr, columns: &[OutputColumn]) -> Result<Expr, PlanError> {
-    let mut checked = expr.clone();
-    match kind(&mut checked, columns)? {
+    let (checked, kind) = check_in(expr, columns, "WHERE")?;
+    match kind {
         Kind::Condition | Kind::Null => Ok(checked),
         Kind::Number => Err(PlanError::new(
             expr.pos(),
@@ -34,102 +35,137 @@ pub fn check(expr: &Expr, columns: &[OutputColumn]) -> Result<Expr, PlanError> {
     }
 }
 
-fn kind(expr: &mut Expr, columns: &[OutputColumn]) -> Result<Kind, PlanError> {
-    Ok(match expr {
-        Expr::Column(c) => {
-            let col = resolve(columns, c, "WHERE")?;
-            c.name = col.name.clone();
-            match col.ty() {
-                // Vertex columns hold input ids; string keys are refused before (`vertex_columns`).
-                ColumnType::UInt64
-                | ColumnType::Int64
-                | ColumnType::UInt32
-                | ColumnType::Float64
-                | ColumnType::VertexKey => Kind::Number,
-            }
-        }
-        Expr::Literal(l) => match &l.value {
-            Value::Int(_) | Value::BigInt(_) | Value::Float(_) => Kind::Number,
-            Value::Size(_) => Kind::Number,
-            other => {
-                return Err(PlanError::new(
-                    l.pos,
-                    format!(
-                    "WHERE compares numbers, and {} is not one (every result column is a number)",
-                    crate::settings::describe(other)
-                ),
-                ))
-            }
-        },
-        Expr::Null(_) => Kind::Null,
-        Expr::Negate { expr: inner, .. } => {
-            number(inner, columns, "-")?;
-            Kind::Number
-        }
-        Expr::Not { expr: inner, .. } => {
-            condition(inner, columns, "NOT")?;
-            Kind::Condition
-        }
-        Expr::Binary {
-            op, left, right, ..
-        } => {
-            let op = *op;
-            match op {
-                BinaryOp::And | BinaryOp::Or => {
-                    condition(left, columns, op.symbol())?;
-                    condition(right, columns, op.symbol())?;
-                    Kind::Condition
-                }
-                _ => {
-                    number(left, columns, op.symbol())?;
-                    number(right, columns, op.symbol())?;
-                    if op.is_comparison() {
-                        Kind::Condition
-                    } else {
-                        Kind::Number
-                    }
-                }
-            }
-        }
-        Expr::IsNull { expr: inner, .. } => {
-            kind(inner, columns)?;
-            Kind::Condition
-        }
-        Expr::InList {
-            expr: inner, list, ..
-        } => {
-            number(inner, columns, "IN")?;
-            for item in list {
-                number(item, columns, "IN")?;
-            }
-            Kind::Condition
-        }
-    })
+/// `expr`, an expression of `clause` (`ORDER BY`, `YIELD`), with its columns rewritten to their
+/// result names, and what it yields.
+pub fn check_in(
+    expr: &Expr,
+    columns: &[OutputColumn],
+    clause: &str,
+) -> Result<(Expr, Kind), PlanError> {
+    let mut checked = expr.clone();
+    let kind = Checker { columns, clause }.kind(&mut checked)?;
+    Ok((checked, kind))
 }
 
-/// Checks that `expr`, an operand of `op`, is a number (or NULL).
-fn number(expr: &mut Expr, columns: &[OutputColumn], op: &str) -> Result<(), PlanError> {
-    let shown = text(expr);
-    match kind(expr, columns)? {
-        Kind::Number | Kind::Null => Ok(()),
-        Kind::Condition => Err(PlanError::new(
-            expr.pos(),
-            format!(
-                "`{op}` needs numbers on both sides, but `{shown}` is a condition (true or false)"
-            ),
-        )),
+/// Whether `expr` reads any column (an expression without one is the same on every row).
+pub fn reads_columns(expr: &Expr) -> bool {
+    match expr {
+        Expr::Column(_) => true,
+        Expr::Literal(_) | Expr::Null(_) => false,
+        Expr::Negate { expr, .. } | Expr::Not { expr, .. } | Expr::IsNull { expr, .. } => {
+            reads_columns(expr)
+        }
+        Expr::Binary { left, right, .. } => reads_columns(left) || reads_columns(right),
+        Expr::InList { expr, list, .. } => reads_columns(expr) || list.iter().any(reads_columns),
     }
 }
 
-/// Checks that `expr`, an operand of `op`, is a condition (or NULL).
-fn condition(expr: &mut Expr, columns: &[OutputColumn], op: &str) -> Result<(), PlanError> {
-    let shown = text(expr);
-    match kind(expr, columns)? {
-        Kind::Condition | Kind::Null => Ok(()),
-        Kind::Number => Err(PlanError::new(
-            expr.pos(),
-            format!("`{op}` needs conditions on both sides, but `{shown}` is a number; compare it, e.g. `{shown} > 0`"),
-        )),
+/// Resolves and type-checks the expressions of one clause.
+struct Checker<'a> {
+    columns: &'a [OutputColumn],
+    clause: &'a str,
+}
+
+impl Checker<'_> {
+    fn kind(&self, expr: &mut Expr) -> Result<Kind, PlanError> {
+        let clause = self.clause;
+        Ok(match expr {
+            Expr::Column(c) => {
+                let col = resolve(self.columns, c, clause)?;
+                c.name = col.name.clone();
+                match col.ty() {
+                    // Vertex columns hold input ids; string keys are refused before
+                    // (`vertex_column`).
+                    ColumnType::UInt64
+                    | ColumnType::Int64
+                    | ColumnType::UInt32
+                    | ColumnType::Float64
+                    | ColumnType::VertexKey => Kind::Number,
+                }
+            }
+            Expr::Literal(l) => match &l.value {
+                Value::Int(_) | Value::BigInt(_) | Value::Float(_) => Kind::Number,
+                Value::Size(_) => Kind::Number,
+                other => {
+                    return Err(PlanError::new(
+                        l.pos,
+                        format!(
+                            "{clause} computes on numbers, and {} is not one (every result column is a number)",
+                            crate::settings::describe(other)
+                        ),
+                    ))
+                }
+            },
+            Expr::Null(_) => Kind::Null,
+            Expr::Negate { expr: inner, .. } => {
+                self.number(inner, "-")?;
+                Kind::Number
+            }
+            Expr::Not { expr: inner, .. } => {
+                self.condition(inner, "NOT")?;
+                Kind::Condition
+            }
+            Expr::Binary {
+                op, left, right, ..
+            } => {
+                let op = *op;
+                match op {
+                    BinaryOp::And | BinaryOp::Or => {
+                        self.condition(left, op.symbol())?;
+                        self.condition(right, op.symbol())?;
+                        Kind::Condition
+                    }
+                    _ => {
+                        self.number(left, op.symbol())?;
+                        self.number(right, op.symbol())?;
+                        if op.is_comparison() {
+                            Kind::Condition
+                        } else {
+                            Kind::Number
+                        }
+                    }
+                }
+            }
+            Expr::IsNull { expr: inner, .. } => {
+                self.kind(inner)?;
+                Kind::Condition
+            }
+            Expr::InList {
+                expr: inner, list, ..
+            } => {
+                self.number(inner, "IN")?;
+                for item in list {
+                    self.number(item, "IN")?;
+                }
+                Kind::Condition
+            }
+        })
+    }
+
+    /// Checks that `expr`, an operand of `op`, is a number (or NULL).
+    fn number(&self, expr: &mut Expr, op: &str) -> Result<(), PlanError> {
+        let shown = text(expr);
+        match self.kind(expr)? {
+            Kind::Number | Kind::Null => Ok(()),
+            Kind::Condition => Err(PlanError::new(
+                expr.pos(),
+                format!(
+                    "`{op}` needs numbers on both sides, but `{shown}` is a condition (true or false)"
+                ),
+            )),
+        }
+    }
+
+    /// Checks that `expr`, an operand of `op`, is a condition (or NULL).
+    fn condition(&self, expr: &mut Expr, op: &str) -> Result<(), PlanError> {
+        let shown = text(expr);
+        match self.kind(expr)? {
+            Kind::Condition | Kind::Null => Ok(()),
+            Kind::Number => Err(PlanError::new(
+                expr.pos(),
+                format!("`{op}` needs conditions on both sides, but `{shown}` is a number; compare it, e.g. `{shown} > 0`"),
+            )),
+        }
     }
 }
 
@@ -181,7 +217,7 @@ pub fn text(expr: &Expr) -> String {
 }
 
 /// The first column of `expr` that holds vertices (declared `VertexKey`), if any: on a graph with
-/// string keys those hold keys, which WHERE cannot compare yet.
+/// string keys those hold keys, which expressions cannot compute on yet.
 pub fn vertex_column<'e>(expr: &'e Expr, columns: &[OutputColumn]) -> Option<&'e grammar::Ident> {
     match expr {
         Expr::Column(c) => columns

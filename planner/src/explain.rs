@@ -119,13 +119,21 @@ pub fn explain(plan: &RunPlan, reader: &ReaderInfo, settings: &Settings) -> Stri
     out.push_str(&format!("  reads:     {reads}\n"));
     let mem = estimate_memory(plan, settings);
     out.push_str(&format!(
-        "  memory:    about {}: {} {} + per-vertex arrays {} ({} B x {} vertices){}\n",
+        "  memory:    about {}: {} {} + per-vertex arrays {} ({} B x {} vertices{}){}\n",
         format_size(mem.total()),
         if reader.in_memory { "graph" } else { "cache" },
         format_size(mem.graph),
         format_size(mem.per_vertex),
         mem.per_vertex / g.vertices.max(1),
         g.vertices,
+        if several {
+            format!(
+                "; the calls run one at a time: largest state {} B + all results {} B",
+                mem.working_row, mem.result_row
+            )
+        } else {
+            String::new()
+        },
         if mem.extra_rows > 0 {
             format!(" + result rows {}", format_size(mem.extra_rows))
         } else {
@@ -172,18 +180,33 @@ pub fn explain(plan: &RunPlan, reader: &ReaderInfo, settings: &Settings) -> Stri
     let keys = plan
         .order_by
         .iter()
-        .map(|(c, d)| format!("{c} {}", if *d { "DESC" } else { "ASC" }))
+        .map(|k| {
+            format!(
+                "{} {}",
+                crate::condition::text(&k.expr),
+                if k.descending { "DESC" } else { "ASC" }
+            )
+        })
         .collect::<Vec<_>>()
         .join(", ");
     let window = plan
         .limit
         .map(|l| l.saturating_add(plan.offset.unwrap_or(0)));
     if !keys.is_empty() {
+        let computed = plan
+            .order_by
+            .iter()
+            .any(|k| !matches!(k.expr, grammar::Expr::Column(_)));
         out.push_str(&format!(
-            "  order:     {keys}{}\n",
+            "  order:     {keys}{}{}\n",
             window
                 .map(|l| format!(", top {l} by a bounded heap"))
-                .unwrap_or_default()
+                .unwrap_or_default(),
+            if computed {
+                " (keys computed batch by batch)"
+            } else {
+                ""
+            }
         ));
     }
     match (plan.offset, plan.limit) {
@@ -195,7 +218,16 @@ pub fn explain(plan: &RunPlan, reader: &ReaderInfo, settings: &Settings) -> Stri
         _ => {}
     }
     if let Some(keep) = &plan.keep {
-        out.push_str(&format!("  yield:     {}\n", keep.join(", ")));
+        let items = keep
+            .iter()
+            .map(|p| match &p.expr {
+                grammar::Expr::Column(c) if c.name == p.name => p.name.clone(),
+                e if crate::condition::text(e) == p.name => p.name.clone(),
+                e => format!("{} AS {}", crate::condition::text(e), p.name),
+            })
+            .collect::<Vec<_>>()
+            .join(", ");
+        out.push_str(&format!("  yield:     {items}\n"));
     }
     if let Some(p) = &plan.into {
         out.push_str(&format!("  into:      {}\n", p.display()));

@@ -26,6 +26,14 @@ impl ColumnType {
         }
     }
 
+    /// The Arrow type as HELP shows it to users: a vertex column's type depends on the graph.
+    pub fn help_name(self) -> &'static str {
+        match self {
+            ColumnType::VertexKey => "UInt64 (Utf8 on graphs with string keys)",
+            other => other.name(),
+        }
+    }
+
     /// Bytes per value in an Arrow array (a string key's own bytes are counted apart, from
     /// the graph's key bytes).
     pub fn bytes(self) -> u64 {
@@ -385,16 +393,27 @@ impl AlgorithmSpec {
             .sum()
     }
 
-    /// Bytes a run holds per vertex: the kernel's state, its frontiers when it keeps them, and
-    /// the result row when there is one per vertex.
+    /// Bytes a run of this algorithm alone holds per vertex: its working state and its result.
     pub fn bytes_per_vertex(&self) -> u64 {
-        let per_vertex_rows = self.rows == Rows::PerVertex;
+        self.working_bytes_per_vertex() + self.result_bytes_per_vertex()
+    }
+
+    /// Bytes per vertex the kernel holds only while it runs: its state and, when it keeps them,
+    /// its frontiers. Freed before the next algorithm of a RUN starts.
+    pub fn working_bytes_per_vertex(&self) -> u64 {
         // Walkers fetch lists too, but hold positions per walk (rows), not per vertex.
-        let frontier =
-            self.uses(Operator::EdgeMap) || (self.uses(Operator::ListFetch) && per_vertex_rows);
-        let frontier = if frontier { FRONTIER_BYTES } else { 0 };
-        let row = if per_vertex_rows { self.row_bytes() } else { 0 };
-        self.state_bytes + frontier + row
+        let frontier = self.uses(Operator::EdgeMap)
+            || (self.uses(Operator::ListFetch) && self.rows == Rows::PerVertex);
+        self.state_bytes + if frontier { FRONTIER_BYTES } else { 0 }
+    }
+
+    /// Bytes per vertex of the result when there is one row per vertex: kept until the RUN ends.
+    pub fn result_bytes_per_vertex(&self) -> u64 {
+        if self.rows == Rows::PerVertex {
+            self.row_bytes()
+        } else {
+            0
+        }
     }
 
     /// `bfs FROM vertex`, `pagerank [ITER n=20] [damping d=0.85]`: the usage line of HELP.

@@ -298,6 +298,15 @@ mod tests {
             ["wcc.component", "wcc.vertex"]
         );
         assert_eq!(offered("run pagerank on web order by rank d"), ["desc"]);
+        // Inside an expression of ORDER BY or YIELD, after an operator.
+        assert_eq!(
+            offered("RUN pagerank, degree ON web ORDER BY rank * o"),
+            ["out_degree"]
+        );
+        assert_eq!(
+            offered("RUN pagerank, degree ON web YIELD vertex, (rank + i"),
+            ["in_degree"]
+        );
     }
 
     #[test]

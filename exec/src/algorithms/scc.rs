@@ -11,6 +11,15 @@
 //!    reached by it, so they are its component, labelled with the root (its smallest id, as
 //!    internal ids follow input ids).
 //!
+//! Before the first round and between rounds, **trimming** peels off the vertices with no
+//! in-neighbour or no out-neighbour among the unassigned ones: each is a component of its own,
+//! and removing it may expose its neighbours. Every vertex keeps both counts in one word
+//! ([`Counts`]); removing a frontier is two [`EdgeMap::add`] rounds (its out-edges lower the
+//! in-counts, its in-edges the out-counts), and the vertices whose count reaches zero are the
+//! next frontier. So chains and trees hanging off the cycles cost work in proportion to their
+//! edges instead of one forward-backward round each (a directed path of n vertices needs no
+//! round at all, where it needed n). The vertices a round assigns are removed the same way.
+//!
 //! Every round assigns at least the component of the smallest unassigned vertex. Both phases
 //! are min-updates, so the state may be local or remote: the colour array doubles as the final
 //! label (values below [`UNASSIGNED`] are labels), and the backward key orders colours in
@@ -31,6 +40,7 @@ use crate::edgemap::EdgeMap;
 use crate::error::ExecError;
 use crate::output::per_vertex_batches;
 use crate::result::ResultTable;
+use crate::state::VertexArray;
 use crate::subset::VertexSubset;
 use crate::vertexmap::{vertex_select, vertex_transform};
 
@@ -50,6 +60,28 @@ fn colour_of(key: u64) -> u64 {
     UNASSIGNED - ((key - KEYED) >> 1)
 }
 
+/// A vertex's in- and out-neighbours among the unassigned vertices, packed in one word so that
+/// one array holds both: the out-count in the low 31 bits, the in-count in the next 31, and a
+/// bit set once the vertex is removed. Degrees fit because trimming runs only below 2^31
+/// vertices (duplicate edges are merged at import, so a degree is below the vertex count).
+struct Counts;
+
+impl Counts {
+    /// One out-neighbour.
+    const OUT: u64 = 1;
+    /// One in-neighbour.
+    const IN: u64 = 1 << 31;
+    const FIELD: u64 = (1 << 31) - 1;
+    const REMOVED: u64 = 1 << 63;
+    /// The largest vertex count trimming handles.
+    const MAX_VERTICES: u32 = 1 << 31;
+
+    /// Whether a vertex with `word` is still present but has no in- or no out-neighbour left.
+    fn trimmable(word: u64) -> bool {
+        word & Self::REMOVED == 0 && (word & Self::FIELD == 0 || (word >> 31) & Self::FIELD == 0)
+    }
+}
+
 /// Strongly connected components.
 pub struct Scc;
 
@@ -57,7 +89,7 @@ impl Algorithm for Scc {
     const SPEC: AlgorithmSpec = AlgorithmSpec {
         name: "scc",
         summary: "strongly connected components, each labelled with its smallest vertex id (undirected graphs: connected components)",
-        semantics: "Strongly connected components: u and v share a component when each reaches the other along out-edges. Each component is labelled with its smallest vertex id, as wcc labels; on undirected graphs the components are the connected components. Forward-backward colouring, one EdgeMap round per step.",
+        semantics: "Strongly connected components: u and v share a component when each reaches the other along out-edges. Each component is labelled with its smallest vertex id, as wcc labels; on undirected graphs the components are the connected components. Vertices with no in- or no out-neighbour left are trimmed off as components of their own, then forward-backward colouring, one EdgeMap round per step.",
         example: "RUN scc ON g ORDER BY component LIMIT 10;",
         columns: &[
             ColumnSpec::VERTEX,
@@ -65,14 +97,17 @@ impl Algorithm for Scc {
         ],
         program: &[
             Step::call(Operator::VertexMap, "unassigned, colour[v] := v"),
+            Step::call(Operator::EdgeMap, "all, out and in, count[v] := (in-neighbours, out-neighbours)"),
+            Step::call(Operator::VertexMap, "trim := {v : no in- or no out-neighbour}"),
+            Step::call(Operator::EdgeMap, "trim, out and in, count[w] -= 1, component[v] := v; the vertices reaching 0 are the next trim, until none"),
             Step::call(Operator::EdgeMap, "frontier, out, colour[w] := min(colour[w], colour[v]) among unassigned; until no colour changes"),
             Step::call(Operator::VertexMap, "roots := {v : colour[v] = v}"),
             Step::call(Operator::EdgeMap, "roots, in, mark w when colour[w] = colour[v]; until no mark spreads"),
-            Step::call(Operator::VertexMap, "marked v: component[v] := colour[v]; repeat while any vertex is unassigned"),
+            Step::call(Operator::VertexMap, "marked v: component[v] := colour[v]; trim them as above; repeat while any vertex is unassigned"),
         ],
-        // colour or label (u64) and backward key (u64)
-        state_bytes: 16,
-        passes: Some("forward-backward colouring rounds, each a series of min-update EdgeMap rounds"),
+        // colour or label (u64), backward key (u64) and neighbour counts (u64)
+        state_bytes: 24,
+        passes: Some("trimming (EdgeMap additions), then forward-backward colouring rounds, each a series of min-update EdgeMap rounds"),
         ..AlgorithmSpec::BASE
     };
     type Config = ();
@@ -114,7 +149,24 @@ fn compute<S: GraphStore>(ctx: &RunContext<'_, S>) -> Result<Vec<u64>, ExecError
     let mut remaining = vertex_transform(ctx, &colour, &colour, |v, _| {
         (UNASSIGNED + u64::from(v), 1.0)
     })?;
-    while remaining > 0.0 {
+    let trim = if n < Counts::MAX_VERTICES {
+        Some(Trim::new(ctx, &mut edge_map, backward)?)
+    } else {
+        None
+    };
+    let mut assigned = match &trim {
+        Some(t) => vertex_select(ctx, &t.counts, |_, w| Counts::trimmable(w))?,
+        None => VertexSubset::empty(n),
+    };
+    loop {
+        if let Some(t) = &trim {
+            if t.peel(&mut edge_map, assigned, &colour)? {
+                remaining = vertex_select(ctx, &colour, |_, c| c >= UNASSIGNED)?.len() as f64;
+            }
+        }
+        if remaining == 0.0 {
+            break;
+        }
         let mut frontier = VertexSubset::all(n);
         while !frontier.is_empty() {
             frontier = edge_map.relax_min(
@@ -146,6 +198,10 @@ fn compute<S: GraphStore>(ctx: &RunContext<'_, S>) -> Result<Vec<u64>, ExecError
                 None,
             )?;
         }
+        assigned = match &trim {
+            Some(_) => vertex_select(ctx, &back, |_, k| marked(k))?,
+            None => VertexSubset::empty(n),
+        };
         remaining = vertex_transform(ctx, &back, &colour, |v, k| {
             if k < KEYED {
                 (k, 0.0)
@@ -156,8 +212,80 @@ fn compute<S: GraphStore>(ctx: &RunContext<'_, S>) -> Result<Vec<u64>, ExecError
             }
         })?;
     }
+    if let Some(t) = trim {
+        t.counts.free()?;
+    }
     back.free()?;
     colour.into_vec()
+}
+
+/// Trimming: the neighbour counts of every vertex among the unassigned ones.
+struct Trim {
+    counts: VertexArray<u64>,
+    /// The direction of in-edges (out-edges again on undirected graphs).
+    backward: Direction,
+}
+
+impl Trim {
+    /// Counts every vertex's in- and out-neighbours.
+    fn new<S: GraphStore>(
+        ctx: &RunContext<'_, S>,
+        edge_map: &mut EdgeMap<'_, '_, S>,
+        backward: Direction,
+    ) -> Result<Self, ExecError> {
+        let counts = ctx.vertex_array(0u64)?;
+        let all = VertexSubset::all(ctx.n());
+        edge_map.add(&all, &[Direction::Out], &counts, Counts::IN, None)?;
+        edge_map.add(&all, &[backward], &counts, Counts::OUT, None)?;
+        Ok(Trim { counts, backward })
+    }
+
+    /// Removes `removed` (vertices just assigned a component, or trimmable), then every vertex
+    /// that removal leaves without in- or out-neighbours, each its own component. Returns
+    /// whether any vertex was trimmed.
+    fn peel<S: GraphStore>(
+        &self,
+        edge_map: &mut EdgeMap<'_, '_, S>,
+        removed: VertexSubset,
+        colour: &VertexArray<u64>,
+    ) -> Result<bool, ExecError> {
+        let n = removed.universe();
+        let mut frontier = removed;
+        let mut trimmed = false;
+        while !frontier.is_empty() {
+            let list = frontier.to_list();
+            let flagged: Vec<(u32, u64)> = list.iter().map(|&v| (v, Counts::REMOVED)).collect();
+            self.counts.add_batch(&flagged)?;
+            // A vertex assigned by a round already holds its (smaller) label; a trimmed one
+            // becomes its own component.
+            let own: Vec<(u32, u64)> = list.iter().map(|&v| (v, u64::from(v))).collect();
+            trimmed |= !colour.min_batch(&own)?.is_empty();
+            let mut after: std::collections::BTreeMap<u32, u64> = edge_map
+                .add(
+                    &frontier,
+                    &[Direction::Out],
+                    &self.counts,
+                    Counts::IN.wrapping_neg(),
+                    None,
+                )?
+                .into_iter()
+                .collect();
+            after.extend(edge_map.add(
+                &frontier,
+                &[self.backward],
+                &self.counts,
+                Counts::OUT.wrapping_neg(),
+                None,
+            )?);
+            let next: Vec<u32> = after
+                .into_iter()
+                .filter(|&(_, w)| Counts::trimmable(w))
+                .map(|(v, _)| v)
+                .collect();
+            frontier = VertexSubset::from_list(n, next);
+        }
+        Ok(trimmed)
+    }
 }
 
 #[cfg(test)]
