@@ -187,16 +187,20 @@ fn mailboxes_deliver_in_order_in_batches() {
     let node = spawn_memnode_for_tests(3, 1 << 20, TOKEN).unwrap();
     let sender = tcp(node.addr());
     let receiver = tcp(node.addr());
+    // Mailboxes belong to a region: id = region offset << 16 | number.
+    let region = sender.alloc(64).unwrap();
+    let used = sender.info().unwrap().1;
+    let boxes = region.offset() << 16;
     for i in 0..10u8 {
-        sender.mailbox_push(7, vec![i; 100]).unwrap();
+        sender.mailbox_push(boxes | 7, vec![i; 100]).unwrap();
     }
-    sender.mailbox_push(8, vec![99; 10]).unwrap();
-    assert_eq!(sender.info().unwrap().1, 1010);
-    let first = receiver.mailbox_pull(7, 350).unwrap();
+    sender.mailbox_push(boxes | 8, vec![99; 10]).unwrap();
+    assert_eq!(sender.info().unwrap().1, used + 1010);
+    let first = receiver.mailbox_pull(boxes | 7, 350).unwrap();
     assert_eq!(first.len(), 3);
     let mut all = first;
     loop {
-        let b = receiver.mailbox_pull(7, 1 << 20).unwrap();
+        let b = receiver.mailbox_pull(boxes | 7, 1 << 20).unwrap();
         if b.is_empty() {
             break;
         }
@@ -207,10 +211,19 @@ fn mailboxes_deliver_in_order_in_batches() {
         assert_eq!(b, &vec![i as u8; 100]);
     }
     // A buffer larger than max_bytes still comes out (at least one per pull).
-    assert_eq!(receiver.mailbox_pull(8, 1).unwrap(), vec![vec![99; 10]]);
-    assert_eq!(receiver.info().unwrap().1, 0);
+    assert_eq!(
+        receiver.mailbox_pull(boxes | 8, 1).unwrap(),
+        vec![vec![99; 10]]
+    );
+    assert_eq!(receiver.info().unwrap().1, used);
     // Mailbox bytes count against the capacity.
-    assert!(sender.mailbox_push(1, vec![0; 2 << 20]).is_err());
+    assert!(sender.mailbox_push(boxes | 1, vec![0; 2 << 20]).is_err());
+    // Mail for no region is refused; freeing a region drops its unpulled mail.
+    assert!(sender.mailbox_push(7, vec![1]).is_err());
+    sender.mailbox_push(boxes | 2, vec![5; 500]).unwrap();
+    sender.free(region).unwrap();
+    assert_eq!(sender.info().unwrap().1, 0);
+    assert!(sender.mailbox_push(boxes | 2, vec![1]).is_err());
 }
 
 #[test]

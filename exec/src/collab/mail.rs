@@ -142,7 +142,7 @@ mod tests {
         assert!(decode(&v, 8, "m")
             .unwrap_err()
             .to_string()
-            .contains("another query"));
+            .contains("another round"));
         for cut in 0..v.len() {
             assert!(decode(&v[..cut], 7, "m").is_err());
         }

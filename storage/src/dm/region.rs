@@ -239,6 +239,7 @@ impl MemoryNode {
         match r {
             Some(r) => {
                 self.release(r.len);
+                self.drop_mailboxes_of(addr.offset());
                 Ok(())
             }
             None => Err((
@@ -349,15 +350,48 @@ impl MemoryNode {
     }
 
     /// Appends a buffer to a mailbox; its bytes count against the capacity until pulled.
+    ///
+    /// A mailbox belongs to a region: its id is the region's offset shifted left by 16 bits,
+    /// plus a number the region's owner chooses. Freeing the region (or its lease ending with
+    /// the connection) drops its mailboxes, so a compute node killed mid-round leaves nothing
+    /// behind, and mail for a region that is gone is refused.
     pub fn mailbox_push(&self, mailbox: u64, data: Vec<u8>) -> Result<(), Fail> {
+        let owner = mailbox >> 16;
         self.reserve(data.len() as u64)?;
-        self.mailboxes
-            .lock()
+        let mut boxes = self.mailboxes.lock().unwrap_or_else(|e| e.into_inner());
+        let owned = self
+            .regions
+            .read()
             .unwrap_or_else(|e| e.into_inner())
-            .entry(mailbox)
-            .or_default()
-            .push_back(data);
+            .contains_key(&owner);
+        if !owned {
+            drop(boxes);
+            self.release(data.len() as u64);
+            return Err((
+                ErrorCode::OutOfBounds,
+                format!("mailbox {mailbox:#x} belongs to no region of this node (freed?)"),
+            ));
+        }
+        boxes.entry(mailbox).or_default().push_back(data);
         Ok(())
+    }
+
+    /// Drops the mailboxes of the region at `offset`, returning their bytes to the capacity.
+    fn drop_mailboxes_of(&self, offset: u64) {
+        let mut boxes = self.mailboxes.lock().unwrap_or_else(|e| e.into_inner());
+        let ids: Vec<u64> = boxes
+            .keys()
+            .copied()
+            .filter(|id| id >> 16 == offset)
+            .collect();
+        let mut bytes = 0u64;
+        for id in ids {
+            if let Some(q) = boxes.remove(&id) {
+                bytes += q.iter().map(|b| b.len() as u64).sum::<u64>();
+            }
+        }
+        drop(boxes);
+        self.release(bytes);
     }
 
     /// Takes the oldest buffers of a mailbox up to `max_bytes` (at least one if any waits), so a
