@@ -1,7 +1,7 @@
 """Type hints of the frontier package (the classes come from the compiled ``_frontier``)."""
 
 import os
-from typing import Any, List, Optional, Tuple, Union
+from typing import Any, Dict, List, Optional, Tuple, Union
 
 import pandas
 import polars
@@ -49,6 +49,10 @@ class Result:
     @property
     def columns(self) -> List[str]:
         """The names of the rows' columns."""
+    @property
+    def summaries(self) -> Dict[str, Union[int, float]]:
+        """What the RUN's algorithms reported besides rows, keyed as in result files' metadata
+        (``frontier.louvain.modularity``, ``frontier.triangles.total``)."""
     @property
     def elapsed(self) -> Optional[float]:
         """Seconds the RUN took up to its rows."""

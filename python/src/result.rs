@@ -19,6 +19,8 @@ pub struct QueryResult {
     schema: SchemaRef,
     batches: Vec<RecordBatch>,
     elapsed: Option<f64>,
+    /// The scalars the RUN's algorithms reported, keyed as in result files' metadata.
+    summaries: Vec<(String, exec::result::SummaryValue)>,
 }
 
 impl QueryResult {
@@ -35,12 +37,14 @@ impl QueryResult {
             schema: SchemaRef::new(Schema::empty()),
             batches: Vec::new(),
             elapsed: None,
+            summaries: Vec::new(),
         };
         for (i, output) in outputs.into_iter().enumerate() {
             let is_primary = primary == Some(i);
             match output {
                 Output::Status(s) => r.status.push(s),
                 Output::Rows { table, elapsed } if is_primary => {
+                    r.summaries = table.summaries.iter().map(|s| (s.key(), s.value)).collect();
                     r.schema = table.schema;
                     r.batches = table.batches;
                     r.elapsed = Some(elapsed.as_secs_f64());
@@ -142,6 +146,20 @@ impl QueryResult {
     #[getter]
     fn columns(&self) -> Vec<String> {
         self.column_names()
+    }
+
+    /// What the RUN's algorithms reported besides their rows (Louvain's modularity, the
+    /// triangle total), keyed as in result files' metadata: `frontier.louvain.modularity`.
+    #[getter]
+    fn summaries<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, pyo3::types::PyDict>> {
+        let d = pyo3::types::PyDict::new(py);
+        for (key, value) in &self.summaries {
+            match value {
+                exec::result::SummaryValue::UInt64(n) => d.set_item(key, n)?,
+                exec::result::SummaryValue::Float64(x) => d.set_item(key, x)?,
+            }
+        }
+        Ok(d)
     }
 
     /// Seconds the RUN took up to its rows, when the result holds a RUN's rows.

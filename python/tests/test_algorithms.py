@@ -17,14 +17,46 @@ QUERIES = {
     "randomwalk": ("example-undirected", "RUN randomwalk ON g FROM 2 walks 3 length 4 seed 7"),
     "dfs": ("example-directed", "RUN dfs ON g FROM 1"),
     "degree": ("example-directed", "RUN degree ON g"),
+    "scc": ("example-directed", "RUN scc ON g"),
+    "kcore": ("example-undirected", "RUN kcore ON g"),
+    "triangles": ("example-undirected", "RUN triangles ON g"),
+    "closeness": ("example-undirected", "RUN closeness ON g SAMPLES 4 SEED 3"),
+    "harmonic": ("example-directed", "RUN harmonic ON g SAMPLES 4 SEED 3"),
+    "betweenness": ("example-directed", "RUN betweenness ON g SAMPLES 4 SEED 3"),
+    "louvain": ("example-undirected", "RUN louvain ON g SEED 5"),
 }
 
 
+def registered_algorithms(db):
+    """The algorithm names HELP lists, one per line under "Algorithms:"."""
+    text = db.execute("HELP").text
+    section = text.split("Algorithms:", 1)[1].split("\n\n", 1)[0]
+    return {
+        line.split()[0]
+        for line in section.splitlines()
+        if line.startswith("  ") and not line.startswith("   ") and line.strip()
+    }
+
+
 def test_every_algorithm_is_covered(db):
-    listed = db.execute("HELP").text
-    for name in QUERIES:
-        assert name in listed
-    assert len(QUERIES) == 9
+    assert registered_algorithms(db) == set(QUERIES)
+
+
+def test_summaries_come_back_as_a_dict(db, tmp_path):
+    path = tmp_path / "two-triangles.txt"
+    path.write_text("1 2\n2 3\n3 1\n4 5\n5 6\n6 4\n3 4\n")
+    db.execute(f"CREATE GRAPH t FROM '{path}' UNDIRECTED")
+    tri = db.execute("RUN triangles ON t")
+    assert tri.summaries == {"frontier.triangles.total": 2}
+    louvain = db.execute("RUN louvain ON t SEED 1")
+    assert set(louvain.summaries) == {
+        "frontier.louvain.modularity",
+        "frontier.louvain.levels",
+        "frontier.louvain.communities",
+    }
+    assert louvain.summaries["frontier.louvain.communities"] == 2
+    assert 0.3 < louvain.summaries["frontier.louvain.modularity"] < 0.4
+    assert db.execute("RUN bfs ON t FROM 1").summaries == {}
 
 
 @pytest.mark.parametrize("algorithm", sorted(QUERIES))
