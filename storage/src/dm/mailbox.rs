@@ -6,10 +6,10 @@
 //! from the node it will write the window back to) and is named by a 16-bit number the caller
 //! chooses (a window), which the array widens into a node-wide 64-bit id with the offset of its
 //! own region there: regions are never reused, so two arrays — two queries, two compute nodes
-//! — can never read each other's mail. The array remembers every mailbox it pushed to and drains those it was not asked
-//! to pull when it is freed or dropped, so an interrupted round leaves no buffers behind on the
-//! nodes (a compute node killed outright does: the buffers count against the node's capacity
-//! until it restarts).
+//! — can never read each other's mail. The array remembers every mailbox it pushed to and
+//! drains those it was not asked to pull when it is freed or dropped; a compute node killed
+//! outright leaves its region leased, and the memory node drops the region's mailboxes with it
+//! when the lease ends.
 
 use std::collections::VecDeque;
 
