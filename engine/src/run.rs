@@ -306,6 +306,7 @@ pub fn run(
         progress: s.watcher.as_ref().and_then(|w| w.run_started(&plan)),
         segmented_pull: plan.segmented_pull,
         dm_update: s.settings.dm_update,
+        cluster: None,
     };
     let started = Instant::now();
     let remote_before = match &*store {

@@ -39,6 +39,9 @@ pub struct RunConfig {
     pub segmented_pull: bool,
     /// How updates reach remote state (`SET dm_update`): `Auto` decides per iteration.
     pub dm_update: DmUpdate,
+    /// This process's part in a run over several compute nodes (`SET compute_nodes`); `None`
+    /// runs the whole query here.
+    pub cluster: Option<storage::cluster::Member>,
 }
 
 impl RunConfig {
@@ -61,6 +64,7 @@ impl Default for RunConfig {
             progress: None,
             segmented_pull: true,
             dm_update: DmUpdate::Auto,
+            cluster: None,
         }
     }
 }
@@ -74,6 +78,7 @@ impl fmt::Debug for RunConfig {
             .field("progress", &self.progress.as_ref().map(|_| "callback"))
             .field("segmented_pull", &self.segmented_pull)
             .field("dm_update", &self.dm_update)
+            .field("cluster", &self.cluster)
             .finish()
     }
 }

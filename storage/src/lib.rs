@@ -4,6 +4,7 @@
 pub mod blockfile;
 pub mod cache;
 pub mod catalog;
+pub mod cluster;
 pub mod dm;
 pub mod error;
 pub mod gen;
