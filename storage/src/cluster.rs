@@ -26,6 +26,8 @@ pub trait Collectives: Send + Sync {
     fn sum_f64(&self, x: f64) -> Result<f64>;
     /// The sum of every member's `x` (wrapping).
     fn sum_u64(&self, x: u64) -> Result<u64>;
+    /// Every member's `x`, in member order (per-member times for PROFILE's imbalance).
+    fn gather(&self, x: u64) -> Result<Vec<u64>>;
     /// Replaces `words` with the bitwise OR of every member's `words` (the same length on all).
     fn or_words(&self, words: &mut [u64]) -> Result<()>;
     /// Member 0's `words` on every member (the others pass `None`).
@@ -175,6 +177,11 @@ impl Collectives for LocalCollectives {
         Ok(all.iter().fold(0u64, |a, w| a.wrapping_add(w[0])))
     }
 
+    fn gather(&self, x: u64) -> Result<Vec<u64>> {
+        let all = self.exchange(vec![x])?;
+        Ok(all.iter().map(|w| w[0]).collect())
+    }
+
     fn or_words(&self, words: &mut [u64]) -> Result<()> {
         let all = self.exchange(words.to_vec())?;
         for (i, w) in words.iter_mut().enumerate() {
@@ -218,6 +225,7 @@ mod tests {
                         c.barrier().unwrap();
                         let f = c.sum_f64(0.5 * (r + 1) as f64).unwrap();
                         let u = c.sum_u64(r + 10).unwrap();
+                        assert_eq!(c.gather(r * 2).unwrap(), vec![0, 2, 4]);
                         let mut bits = vec![1u64 << r, 0];
                         c.or_words(&mut bits).unwrap();
                         let b = c.broadcast((r == 0).then_some(&[7u64, 8][..])).unwrap();
