@@ -6,12 +6,12 @@
 
 use std::collections::BTreeMap;
 use std::path::Path;
-use std::process::Command;
 
 mod common;
 
 use common::memnode::pool;
-use common::text;
+use common::small_graphs::{Graph, Rng};
+use common::{python, text};
 
 /// networkx's answers: one line of `vertex` and the [`COLUMNS`] per vertex. Self-loops are
 /// removed first (networkx's `core_number` refuses them; frontier ignores them); triangles of
@@ -59,26 +59,6 @@ for name, ranks in runs.items():
     for v in sorted(ranks):
         print(f"{v},{ranks[v]!r}")
 "#;
-
-/// A small deterministic generator (xorshift), so the graphs need no data files.
-struct Rng(u64);
-
-impl Rng {
-    fn below(&mut self, n: u64) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0 % n
-    }
-}
-
-/// A test graph: its edge-list text, its vertex-file text, and how CREATE reads it.
-struct Graph {
-    name: &'static str,
-    edges: String,
-    vertices: String,
-    options: &'static str,
-}
 
 /// `n` vertices with gapped ids (the last few isolated), `m` random arcs among the others,
 /// with a dense clump so that cores and triangles are not all small.
@@ -150,26 +130,17 @@ const COLUMNS: [&str; 6] = [
 
 /// Per vertex: the [`COLUMNS`], as networkx computes them.
 fn networkx(edges: &Path, vertices: &Path, directed: bool) -> BTreeMap<u64, [f64; 6]> {
-    let out = Command::new("python3")
-        .arg("-c")
-        .arg(NETWORKX)
-        .arg(edges)
-        .arg(vertices)
-        .arg(if directed { "directed" } else { "undirected" })
-        .output()
-        .expect("python3 runs");
-    assert!(
-        out.status.success(),
-        "networkx failed (scripts/test.sh installs it): {}",
-        text(&out.stderr)
-    );
-    text(&out.stdout)
-        .lines()
-        .map(|l| {
-            let f: Vec<f64> = l.split(',').map(|x| x.parse().unwrap()).collect();
-            (f[0] as u64, [f[1], f[2], f[3], f[4], f[5], f[6]])
-        })
-        .collect()
+    let kind = if directed { "directed" } else { "undirected" };
+    python(
+        NETWORKX,
+        [edges.as_os_str(), vertices.as_os_str(), kind.as_ref()],
+    )
+    .lines()
+    .map(|l| {
+        let f: Vec<f64> = l.split(',').map(|x| x.parse().unwrap()).collect();
+        (f[0] as u64, [f[1], f[2], f[3], f[4], f[5], f[6]])
+    })
+    .collect()
 }
 
 /// Per vertex: the [`COLUMNS`], as frontier computes them after `settings`.
@@ -280,21 +251,17 @@ fn check_pagerank(settings: &str, storage: &str, data: &Path, work: &Path) {
         } else {
             "directed"
         };
-        let out = Command::new("python3")
-            .arg("-c")
-            .arg(NETWORKX_PAGERANK)
-            .arg(&edges)
-            .arg(&vertices)
-            .arg(kind)
-            .arg(source.to_string())
-            .output()
-            .expect("python3 runs");
-        assert!(
-            out.status.success(),
-            "networkx failed (scripts/test.sh installs it): {}",
-            text(&out.stderr)
+        let source = source.to_string();
+        let answer = python(
+            NETWORKX_PAGERANK,
+            [
+                edges.as_os_str(),
+                vertices.as_os_str(),
+                kind.as_ref(),
+                source.as_ref(),
+            ],
         );
-        let want = rank_blocks(&text(&out.stdout), &NAMES);
+        let want = rank_blocks(&answer, &NAMES);
         let run = "ITER 100000 tolerance 1e-13";
         let statements = format!(
             "{settings} CREATE OR REPLACE GRAPH {name} FROM '{}' FORMAT edgelist {} VERTICES '{}' {storage}; \

@@ -3,7 +3,6 @@
 //! `duckdb` (`scripts/test.sh` installs them); a missing module is a failure, not a skip.
 
 use std::path::Path;
-use std::process::Command;
 
 mod common;
 
@@ -28,17 +27,7 @@ fn sample_graph() -> (u64, u64, String) {
 
 /// Runs a Python script with arguments; panics with its stderr when it fails.
 fn python(script: &str, args: &[&Path]) {
-    let out = Command::new("python3")
-        .arg("-c")
-        .arg(script)
-        .args(args)
-        .output()
-        .expect("python3 runs");
-    assert!(
-        out.status.success(),
-        "python3 failed (scripts/test.sh installs pyarrow and duckdb):\n{}",
-        text(&out.stderr)
-    );
+    common::python(script, args);
 }
 
 /// Imports `file` as graph `g` (WEIGHTED) and checks the counts the binary reports.

@@ -8,12 +8,12 @@
 //! Needs `python3` with `networkx` and `pyarrow` (`scripts/test.sh` installs them).
 
 use std::path::Path;
-use std::process::Command;
 
 mod common;
 
 use common::memnode::pool;
-use common::text;
+use common::small_graphs::{Graph, Rng};
+use common::{python, text};
 
 /// Given the edges, the vertices, the resolution and frontier's `vertex,community` rows:
 /// prints the modularity of frontier's partition and the mean over five seeds of networkx's
@@ -41,26 +41,6 @@ theirs = [
 ]
 print(repr(mine), repr(sum(theirs) / len(theirs)))
 "#;
-
-/// A small deterministic generator (xorshift), so the graphs need no data files.
-struct Rng(u64);
-
-impl Rng {
-    fn below(&mut self, n: u64) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0 % n
-    }
-}
-
-/// A test graph: its edge-list text, its vertex-file text, and how CREATE reads it.
-struct Graph {
-    name: &'static str,
-    edges: String,
-    vertices: String,
-    options: &'static str,
-}
 
 /// `groups` groups of 8 vertices, each arc inside a group with probability 1/2, `cross` arcs
 /// between random vertices, and 3 isolated vertices; ids gapped.
@@ -180,21 +160,16 @@ fn check_all(dm: &str, work: &Path) {
                 let (rows, q) = louvain(&data, settings, &create, &run);
                 let rows_file = work.join("rows.csv");
                 std::fs::write(&rows_file, &rows).unwrap();
-                let out = Command::new("python3")
-                    .arg("-c")
-                    .arg(NETWORKX)
-                    .arg(&edges)
-                    .arg(&vertices)
-                    .arg(resolution.to_string())
-                    .arg(&rows_file)
-                    .output()
-                    .expect("python3 runs");
-                assert!(
-                    out.status.success(),
-                    "networkx failed (scripts/test.sh installs it): {}",
-                    text(&out.stderr)
+                let resolution_arg = resolution.to_string();
+                let answer = python(
+                    NETWORKX,
+                    [
+                        edges.as_os_str(),
+                        vertices.as_os_str(),
+                        resolution_arg.as_ref(),
+                        rows_file.as_os_str(),
+                    ],
                 );
-                let answer = text(&out.stdout);
                 let (mine, theirs) = answer.trim().split_once(' ').unwrap();
                 let (mine, theirs): (f64, f64) = (mine.parse().unwrap(), theirs.parse().unwrap());
                 let at = format!(
@@ -238,18 +213,9 @@ path, key = sys.argv[1], sys.argv[2]
 schema = pq.read_schema(path) if path.endswith(".parquet") else ipc.open_file(path).schema
 print(schema.metadata[key.encode()].decode())
 "#;
-    let out = Command::new("python3")
-        .args(["-c", script])
-        .arg(path)
-        .arg(key)
-        .output()
-        .expect("python3 runs");
-    assert!(
-        out.status.success(),
-        "pyarrow failed (scripts/test.sh installs it): {}",
-        text(&out.stderr)
-    );
-    text(&out.stdout).trim().to_string()
+    python(script, [path.as_os_str(), key.as_ref()])
+        .trim()
+        .to_string()
 }
 
 #[test]

@@ -2,8 +2,6 @@
 //! of Parquet and Arrow IPC files (`pyarrow.parquet.read_schema(f).metadata`, what pandas and
 //! polars show). Needs `python3` with `pyarrow` (`scripts/test.sh` installs it).
 
-use std::process::Command;
-
 mod common;
 
 use common::text;
@@ -45,18 +43,7 @@ fn parquet_and_arrow_results_carry_provenance_in_the_arrow_schema() {
     );
     assert!(out.status.success(), "{}", text(&out.stderr));
     for file in [pq, arrow] {
-        let out = Command::new("python3")
-            .arg("-c")
-            .arg(READ_METADATA)
-            .arg(&file)
-            .output()
-            .expect("python3 runs");
-        assert!(
-            out.status.success(),
-            "pyarrow failed (scripts/test.sh installs it): {}",
-            text(&out.stderr)
-        );
-        let got = text(&out.stdout);
+        let got = common::python(READ_METADATA, [&file]);
         let lines: Vec<&str> = got.lines().collect();
         assert_eq!(lines.len(), 4, "{}: {got}", file.display());
         assert_eq!(lines[0], "pagerank", "{}: {got}", file.display());

@@ -7,7 +7,6 @@
 mod common;
 
 use std::path::Path;
-use std::process::Command;
 
 use common::{csv, text};
 
@@ -49,18 +48,7 @@ fn created(dir: &Path) -> std::path::PathBuf {
 
 /// Runs a Python script; its stdout, or a panic with its stderr.
 fn python(script: &str, args: &[&Path]) -> String {
-    let out = Command::new("python3")
-        .arg("-c")
-        .arg(script)
-        .args(args)
-        .output()
-        .expect("python3 runs");
-    assert!(
-        out.status.success(),
-        "python3 failed (scripts/test.sh installs duckdb):\n{}",
-        text(&out.stderr)
-    );
-    text(&out.stdout)
+    common::python(script, args)
 }
 
 /// The analyst's question over the three files, as DuckDB answers it: the largest component's

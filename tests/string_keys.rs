@@ -308,19 +308,7 @@ fn parquet_string_columns_load_as_keys_and_bad_rows_can_be_skipped() {
     let file = work.path().join("people.parquet");
     let binary = work.path().join("binary.parquet");
     let categorical = work.path().join("categorical.parquet");
-    let out = std::process::Command::new("python3")
-        .arg("-c")
-        .arg(PARQUET)
-        .arg(&file)
-        .arg(&binary)
-        .arg(&categorical)
-        .output()
-        .expect("python3 runs");
-    assert!(
-        out.status.success(),
-        "python3 with pyarrow (scripts/test.sh installs it): {}",
-        text(&out.stderr)
-    );
+    common::python(PARQUET, [&file, &binary, &categorical]);
     // Row 4 has a null key and row 5 a null weight: each stops the import ...
     let err = fails(
         &data,
@@ -396,13 +384,7 @@ import sys, pyarrow as pa, pyarrow.parquet as pq
 t = pa.table({"src": pa.array([1, -2, 3, None], pa.int64()), "dst": pa.array([2, 3, 1, 1], pa.int64())})
 pq.write_table(t, sys.argv[1])
 "#;
-    let out = std::process::Command::new("python3")
-        .arg("-c")
-        .arg(script)
-        .arg(&file)
-        .output()
-        .expect("python3 runs");
-    assert!(out.status.success(), "{}", text(&out.stderr));
+    common::python(script, [&file]);
     let err = fails(&data, &format!("CREATE GRAPH g FROM '{}';", file.display()));
     assert!(
         err.contains("ints.parquet:2:") && err.contains("negative"),
