@@ -316,6 +316,9 @@ pub struct AlgorithmSpec {
     pub passes: Option<&'static str>,
     /// The scalars a run reports besides its rows, in the order they are shown.
     pub summaries: &'static [SummarySpec],
+    /// Whether the operators can split the kernel's work over several compute nodes
+    /// (`SET compute_nodes`); the others run on one.
+    pub splits: bool,
 }
 
 impl AlgorithmSpec {
@@ -338,6 +341,7 @@ impl AlgorithmSpec {
         state_bytes: 0,
         passes: None,
         summaries: &[],
+        splits: false,
     };
 }
 
