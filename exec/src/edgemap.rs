@@ -263,6 +263,11 @@ impl<'c, 'a, S: GraphStore> EdgeMap<'c, 'a, S> {
         let whole = sorted_list(frontier);
         let list = split.owned_part(&whole).to_vec();
         let values = self.frontier_values(state, &list)?;
+        if split.is_cluster() {
+            // Every member reads its frontier's values before any member lowers them, so a
+            // round is the same whatever the members' timing.
+            split.settle()?;
+        }
         let strategy = remote_strategy(ctx, &list, dirs);
         let (mut next, edges) = match strategy {
             UpdateStrategy::Direct => {
