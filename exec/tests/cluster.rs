@@ -379,3 +379,117 @@ fn a_split_run_needs_remote_memory() {
         "{e}"
     );
 }
+
+/// The same on the disaggregated store itself: the graph loaded into two memory nodes, each
+/// member opening its own `DmStore` with its own connections to them, arrays shared through
+/// `DmStore`'s descriptors.
+#[test]
+fn members_on_their_own_dm_stores_give_the_in_memory_result() {
+    use storage::blockfile::memory::MemoryStore;
+    use storage::dm::load::{load, PoolConfig};
+    use storage::dm::{spawn_memnode_for_tests, DmOptions, DmStore, InProcConnector, TcpOptions};
+    use storage::import::{import, ImportRequest, InputFormat};
+
+    const TOKEN: &str = "exec-cluster-test";
+    let tmp = tempfile::tempdir().unwrap();
+    let (ids, edges, weights) = graph_data(500, true, 9);
+    let mut text = String::new();
+    for (&(u, v), w) in edges.iter().zip(&weights) {
+        text.push_str(&format!("{u} {v} {w:?}\n"));
+    }
+    let src = tmp.path().join("g.txt");
+    std::fs::write(&src, text).unwrap();
+    let vertices = tmp.path().join("v.txt");
+    let list: Vec<String> = ids.iter().map(u64::to_string).collect();
+    std::fs::write(&vertices, list.join("\n")).unwrap();
+    let file = tmp.path().join("g.fgraph");
+    let req = ImportRequest {
+        source: src,
+        format: InputFormat::Edgelist,
+        directed: Some(true),
+        weighted: true,
+        vertices: Some(vertices),
+        options: vec![],
+        dest: file.clone(),
+        memory_budget: 64 << 20,
+        temp_dir: tmp.path().to_path_buf(),
+        identity: storage::blockfile::format::FileIdentity::new(
+            "g",
+            1,
+            "test input",
+            storage::catalog::StorageKind::Blockfile,
+        ),
+    };
+    import(
+        &req,
+        &mut |_| {},
+        &std::sync::atomic::AtomicBool::new(false),
+    )
+    .unwrap();
+    let mem = MemoryStore::load(&file).unwrap();
+    let a = spawn_memnode_for_tests(1, 64 << 20, TOKEN).unwrap();
+    let b = spawn_memnode_for_tests(2, 64 << 20, TOKEN).unwrap();
+    let pool = PoolConfig {
+        nodes: vec![a.addr().to_string(), b.addr().to_string()],
+        token: TOKEN.into(),
+        tcp: TcpOptions::default(),
+    };
+    let layout = load(&mem, &pool, 2).unwrap();
+    let loaded = a.node().used() + b.node().used();
+    for budget in [1u64 << 30, 16] {
+        let opts = DmOptions {
+            graph: "g".into(),
+            pool: pool.clone(),
+            cn_cache: budget,
+            threads: 1,
+        };
+        let members = 3;
+        let stores: Vec<_> = (0..members)
+            .map(|_| {
+                let mut connector = InProcConnector::new();
+                connector
+                    .add(&pool.nodes[0], a.node().clone())
+                    .add(&pool.nodes[1], b.node().clone());
+                DmStore::open_with(&file, layout.clone(), &opts, connector).unwrap()
+            })
+            .collect();
+        let n = mem.shape().vertices;
+        let ranges = split_ranges(&[0, n / 4, n / 2, n], &[1, 1, 1], members);
+        for c in calls() {
+            let want = run(&mem, &c, &RunConfig::with_threads(2)).unwrap();
+            let group = LocalCollectives::group(members);
+            let outcomes: Vec<_> = std::thread::scope(|s| {
+                let handles: Vec<_> = group
+                    .into_iter()
+                    .zip(ranges.clone())
+                    .zip(&stores)
+                    .map(|((collectives, owned), store)| {
+                        let c = &c;
+                        s.spawn(move || {
+                            let cfg = RunConfig {
+                                cluster: Some(Member {
+                                    collectives: Arc::new(collectives),
+                                    owned,
+                                }),
+                                ..RunConfig::with_threads(2)
+                            };
+                            run(store, c, &cfg)
+                        })
+                    })
+                    .collect();
+                handles.into_iter().map(|h| h.join().unwrap()).collect()
+            });
+            for (rank, got) in outcomes.into_iter().enumerate() {
+                let what = format!("DM, {}, cn_cache {budget}, member {rank}", c.spec.name);
+                let got = got.unwrap_or_else(|e| panic!("{what}: {e}"));
+                same_result(c.spec.name, &got, &want, &what);
+            }
+            assert_eq!(
+                a.node().used() + b.node().used(),
+                loaded,
+                "{}: the state arrays are freed",
+                c.spec.name
+            );
+        }
+    }
+}
