@@ -67,9 +67,7 @@ fn owned_ranges(g: &VecGraph, members: usize) -> Vec<std::ops::Range<u32>> {
     let costs: Vec<u64> = boundaries
         .windows(2)
         .map(|w| {
-            let edges: u64 = (w[0]..w[1])
-                .map(|v| g.degree(Direction::Out, v) as u64)
-                .sum();
+            let edges: u64 = (w[0]..w[1]).map(|v| g.degree(Direction::Out, v)).sum();
             8 * (w[1] - w[0]) as u64 + edges
         })
         .collect();

@@ -551,6 +551,7 @@ pub(crate) mod tests {
         state_bytes: 4,
         passes: None,
         summaries: &[],
+        splits: false,
     };
 
     /// A PageRank as a kernel would declare it.
@@ -577,6 +578,7 @@ pub(crate) mod tests {
         state_bytes: 24,
         passes: None,
         summaries: &[],
+        splits: false,
     };
 
     /// A weighted shortest-path search, refusing negative weights.
@@ -600,6 +602,7 @@ pub(crate) mod tests {
         state_bytes: 8,
         passes: None,
         summaries: &[],
+        splits: false,
     };
 
     /// Walks, one row per step.
@@ -631,6 +634,7 @@ pub(crate) mod tests {
         state_bytes: 0,
         passes: None,
         summaries: &[],
+        splits: false,
     };
 
     /// Components by union-find, no parameters.
@@ -654,6 +658,7 @@ pub(crate) mod tests {
         state_bytes: 12,
         passes: Some("union-find passes"),
         summaries: &[],
+        splits: false,
     };
 
     /// A registry of the test declarations.
