@@ -57,6 +57,9 @@ fn calls() -> Vec<AlgoCall> {
         call("cdlp").with("iter", 4u64),
         call("lcc"),
         call("pagerank").with("iter", 6u64),
+        // The kernel's own write (the teleport to the source) is made once, by its owner.
+        call("pagerank").with("iter", 4u64).from(3),
+        call("pagerank").with("iter", 4u64).with("weights", 1u64),
     ]
 }
 
