@@ -13,8 +13,22 @@ use crate::result::ResultTable;
 
 /// Runs `call` over `store` with `cfg`'s workers and strategy. The kernel is monomorphised for
 /// the store type, so the in-memory path has no per-edge dynamic dispatch. Returns `Cancelled`
-/// promptly once `cfg.cancel` is raised.
+/// promptly once `cfg.cancel` is raised. Over several compute nodes, a member that fails
+/// aborts the run, so the others' collectives return its error instead of waiting for it.
 pub fn run<S: GraphStore>(
+    store: &S,
+    call: &AlgoCall,
+    cfg: &RunConfig,
+) -> Result<ResultTable, ExecError> {
+    let outcome = run_here(store, call, cfg);
+    if let (Err(e), Some(member)) = (&outcome, &cfg.cluster) {
+        let c = &member.collectives;
+        c.abort(&format!("compute node {}: {e}", c.rank()));
+    }
+    outcome
+}
+
+fn run_here<S: GraphStore>(
     store: &S,
     call: &AlgoCall,
     cfg: &RunConfig,
@@ -26,19 +40,9 @@ pub fn run<S: GraphStore>(
         )));
     }
     let mut ctx = RunContext::new(store, cfg)?;
-    let computed = ctx
-        .place_state(call.spec.state_bytes)
-        .and_then(|()| algorithms::dispatch(&ctx, call, &output_schema(call)));
-    let computed = match computed {
-        Ok(c) => c,
-        Err(e) => {
-            // The other members may be waiting at a collective: release them with the reason.
-            ctx.split()
-                .abort(&format!("compute node {}: {e}", ctx.split().size_rank().1));
-            return Err(e);
-        }
-    };
+    ctx.place_state(call.spec.state_bytes)?;
     let schema = output_schema(call);
+    let computed = algorithms::dispatch(&ctx, call, &schema)?;
     let operators = ctx.operators_called();
     Ok(ResultTable {
         schema,

@@ -494,3 +494,51 @@ fn members_on_their_own_dm_stores_give_the_in_memory_result() {
         }
     }
 }
+
+/// A member that fails before its first collective (here: its store has no remote memory)
+/// still releases the others, who would otherwise wait for it at the first allocation.
+#[test]
+fn a_member_failing_before_any_collective_releases_the_others() {
+    let data = graph_data(200, true, 10);
+    let nodes = memory_nodes(2);
+    let graphs: Vec<VecGraph> = (0..3)
+        .map(|rank| {
+            let g = VecGraph::new(data.0.clone(), data.1.clone(), true, None);
+            if rank == 2 {
+                g
+            } else {
+                g.with_memory_nodes(1 << 30, &nodes)
+            }
+        })
+        .collect();
+    let ranges = owned_ranges(&graphs[0], 3);
+    let c = call("wcc");
+    let outcomes: Vec<_> = std::thread::scope(|s| {
+        let handles: Vec<_> = LocalCollectives::group(3)
+            .into_iter()
+            .zip(ranges)
+            .zip(&graphs)
+            .map(|((collectives, owned), g)| {
+                let c = &c;
+                s.spawn(move || {
+                    let cfg = RunConfig {
+                        cluster: Some(Member {
+                            collectives: Arc::new(collectives),
+                            owned,
+                        }),
+                        ..RunConfig::with_threads(1)
+                    };
+                    run(g, c, &cfg)
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    for (rank, o) in outcomes.into_iter().enumerate() {
+        let e = o.err().map(|e| e.to_string()).unwrap_or_default();
+        assert!(e.contains("no remote memory"), "member {rank}: {e}");
+    }
+    for n in &nodes {
+        assert_eq!(n.used(), 0);
+    }
+}
