@@ -13,14 +13,34 @@ use crate::result::ResultTable;
 
 /// Runs `call` over `store` with `cfg`'s workers and strategy. The kernel is monomorphised for
 /// the store type, so the in-memory path has no per-edge dynamic dispatch. Returns `Cancelled`
-/// promptly once `cfg.cancel` is raised.
+/// promptly once `cfg.cancel` is raised. Over several compute nodes, a member that fails
+/// aborts the run, so the others' collectives return its error instead of waiting for it.
 pub fn run<S: GraphStore>(
     store: &S,
     call: &AlgoCall,
     cfg: &RunConfig,
 ) -> Result<ResultTable, ExecError> {
+    let outcome = run_here(store, call, cfg);
+    if let (Err(e), Some(member)) = (&outcome, &cfg.cluster) {
+        let c = &member.collectives;
+        c.abort(&format!("compute node {}: {e}", c.rank()));
+    }
+    outcome
+}
+
+fn run_here<S: GraphStore>(
+    store: &S,
+    call: &AlgoCall,
+    cfg: &RunConfig,
+) -> Result<ResultTable, ExecError> {
+    if cfg.cluster.is_some() && !call.spec.splits {
+        return Err(ExecError::Other(format!(
+            "compute_nodes: {} runs on one compute node; SET compute_nodes = '' to run it here",
+            call.spec.name
+        )));
+    }
     let mut ctx = RunContext::new(store, cfg)?;
-    ctx.place_state(call.spec.state_bytes);
+    ctx.place_state(call.spec.state_bytes)?;
     let schema = output_schema(call);
     let computed = algorithms::dispatch(&ctx, call, &schema)?;
     let operators = ctx.operators_called();
