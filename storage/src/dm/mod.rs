@@ -15,6 +15,7 @@
 
 pub mod addr;
 pub mod attrs;
+pub mod collectives;
 pub mod graph_store;
 pub mod inproc;
 pub mod layout;
@@ -37,6 +38,7 @@ pub mod verify;
 
 pub use addr::GlobalAddr;
 pub use attrs::{NodeSet, RemoteArray};
+pub use collectives::{JobRegion, MnCollectives};
 pub use graph_store::{DmOptions, DmStore};
 pub use inproc::{InProcConnector, InProcTransport};
 pub use load::{DmLayout, PoolConfig};
