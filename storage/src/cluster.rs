@@ -134,7 +134,11 @@ impl LocalCollectives {
         st.slots[self.rank] = Some(words);
         st.arrived += 1;
         if st.arrived == s.size {
-            st.result = st.slots.iter_mut().map(|w| w.take().unwrap_or_default()).collect();
+            st.result = st
+                .slots
+                .iter_mut()
+                .map(|w| w.take().unwrap_or_default())
+                .collect();
             st.arrived = 0;
             st.generation += 1;
             s.wake.notify_all();
@@ -185,7 +189,9 @@ impl Collectives for LocalCollectives {
     fn or_words(&self, words: &mut [u64]) -> Result<()> {
         let all = self.exchange(words.to_vec())?;
         for (i, w) in words.iter_mut().enumerate() {
-            *w = all.iter().fold(0, |a, m| a | m.get(i).copied().unwrap_or(0));
+            *w = all
+                .iter()
+                .fold(0, |a, m| a | m.get(i).copied().unwrap_or(0));
         }
         Ok(())
     }
