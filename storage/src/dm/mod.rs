@@ -16,6 +16,7 @@
 pub mod addr;
 pub mod attrs;
 pub mod collectives;
+pub mod compute_protocol;
 pub mod descriptor;
 pub mod graph_store;
 pub mod inproc;
