@@ -9,7 +9,9 @@
 //! anything is allocated, trailing bytes are an error, and it never panics.
 
 use std::io::{Read, Write};
+use std::net::TcpStream;
 use std::ops::Range;
+use std::time::Duration;
 
 use super::addr::GlobalAddr;
 use super::collectives::JobRegion;
@@ -292,6 +294,69 @@ impl ComputeMessage {
             .map(Some)
             .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, e.to_string()))
     }
+}
+
+/// What waiting on a connection for the next frame gave.
+#[derive(Debug)]
+pub enum Awaited {
+    Frame(ComputeMessage),
+    /// The peer closed the connection between frames.
+    Closed,
+    /// `stop` said to stop waiting.
+    Stopped,
+}
+
+/// How often a wait looks at its stop condition.
+const POLL: Duration = Duration::from_millis(50);
+/// How long the rest of a frame may take once its first byte arrived.
+const FRAME_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Waits for the next frame on `stream`, looking at `stop` every 50 ms, so neither a silent
+/// peer nor a long job keeps the caller from noticing a cancel, a signal, or a closed peer.
+pub fn await_frame(stream: &TcpStream, stop: &dyn Fn() -> bool) -> std::io::Result<Awaited> {
+    let mut probe = [0u8; 1];
+    loop {
+        if stop() {
+            return Ok(Awaited::Stopped);
+        }
+        stream.set_read_timeout(Some(POLL))?;
+        match stream.peek(&mut probe) {
+            Ok(0) => return Ok(Awaited::Closed),
+            Ok(_) => break,
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::WouldBlock
+                        | std::io::ErrorKind::TimedOut
+                        | std::io::ErrorKind::Interrupted
+                ) => {}
+            Err(e) => return Err(e),
+        }
+    }
+    stream.set_read_timeout(Some(FRAME_TIMEOUT))?;
+    let mut reader = stream;
+    match ComputeMessage::read_from(&mut reader)? {
+        Some(m) => Ok(Awaited::Frame(m)),
+        None => Ok(Awaited::Closed),
+    }
+}
+
+/// Whether the peer of `stream` has closed it (data waiting, or none yet, is "open").
+pub fn peer_closed(stream: &TcpStream) -> bool {
+    let mut probe = [0u8; 1];
+    if stream.set_nonblocking(true).is_err() {
+        return true;
+    }
+    let closed = match stream.peek(&mut probe) {
+        Ok(0) => true,
+        Ok(_) => false,
+        Err(e) => !matches!(
+            e.kind(),
+            std::io::ErrorKind::WouldBlock | std::io::ErrorKind::Interrupted
+        ),
+    };
+    let _ = stream.set_nonblocking(false);
+    closed
 }
 
 /// A cursor that refuses to read past the end.

@@ -49,7 +49,9 @@ pub use protocol::{
 };
 pub use region::MemoryNode;
 pub use select::{DmConnector, DmTransport, TransportKind};
-pub use server::{run_memnode, spawn_memnode_for_tests, MemnodeHandle, MemnodeOptions};
+pub use server::{
+    run_memnode, spawn_memnode_for_tests, stop_on_signals, MemnodeHandle, MemnodeOptions,
+};
 pub use stats::{CostModel, StatsSnapshot, TransportStats};
 pub use tcp::{TcpConnector, TcpOptions, TcpTransport};
 pub use transport::{Batch, Connector, Ticket, Transport};
