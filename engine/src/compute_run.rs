@@ -193,8 +193,11 @@ pub fn run_call(
         .clamp(64, MAX_SLOT_WORDS) as usize;
     let region =
         JobRegion::allocate(link.as_ref(), members, slot_words).map_err(|e| e.to_string())?;
+    // Member 0's own cancel flag: raised by Ctrl-C (the session's flag) and by a worker's
+    // failure, so member 0 stops even between collectives.
+    let run_cancel = Arc::new(AtomicBool::new(false));
     let collectives = Arc::new(
-        MnCollectives::new(link, region, 0, cfg.cancel.clone()).map_err(|e| e.to_string())?,
+        MnCollectives::new(link, region, 0, run_cancel.clone()).map_err(|e| e.to_string())?,
     );
     let mode = cfg.mode.name().to_string();
     for (i, (addr, stream)) in workers.links.iter().enumerate() {
@@ -224,6 +227,7 @@ pub fn run_call(
         }
     }
     let mine = exec::RunConfig {
+        cancel: run_cancel.clone(),
         cluster: Some(Member {
             collectives: collectives.clone(),
             owned: ranges[0].clone(),
@@ -233,17 +237,27 @@ pub fn run_call(
     // Raised once member 0 has failed: the watchers stop waiting for replies.
     let abandon = AtomicBool::new(false);
     let (table, replies) = std::thread::scope(|s| {
+        s.spawn(|| {
+            while !abandon.load(Ordering::SeqCst) {
+                if cfg.cancel.load(Ordering::SeqCst) {
+                    run_cancel.store(true, Ordering::SeqCst);
+                }
+                std::thread::sleep(Duration::from_millis(20));
+            }
+        });
         let watchers: Vec<_> = workers
             .links
             .iter()
             .map(|(addr, stream)| {
                 let collectives = collectives.clone();
                 let abandon = &abandon;
+                let run_cancel = &run_cancel;
                 let cancel = cfg.cancel.clone();
                 s.spawn(move || {
                     let stop = || abandon.load(Ordering::SeqCst) || cancel.load(Ordering::SeqCst);
                     let failed = |msg: String| {
                         collectives.abort(&msg);
+                        run_cancel.store(true, Ordering::SeqCst);
                         Err(msg)
                     };
                     match await_frame(stream, &stop) {
@@ -274,6 +288,8 @@ pub fn run_call(
                     .unwrap_or_else(|_| Err("a watcher panicked".into()))
             })
             .collect();
+        // Ends the cancel forwarder.
+        abandon.store(true, Ordering::SeqCst);
         (table, replies)
     });
     let table = match table {
