@@ -146,6 +146,14 @@ fn algorithm(a: &AlgorithmSpec) -> String {
             "ignored"
         }
     ));
+    s.push_str(&format!(
+        "\nCompute nodes: {}\n",
+        if a.splits {
+            "split over several (SET compute_nodes) on a DM graph"
+        } else {
+            "one (refused while SET compute_nodes names workers)"
+        }
+    ));
     if !a.example.is_empty() {
         s.push_str(&format!("\nExample:\n  {}\n", a.example));
     }
@@ -209,4 +217,16 @@ fn wrap(text: &str, width: usize, indent: &str) -> String {
     }
     lines.push(line);
     lines.join("\n")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn help_says_which_algorithms_split_over_compute_nodes() {
+        let spec = |name| REGISTRY.get(name).expect("a registered algorithm");
+        assert!(algorithm(spec("bfs")).contains("Compute nodes: split over several"));
+        assert!(algorithm(spec("kcore")).contains("Compute nodes: one (refused"));
+    }
 }

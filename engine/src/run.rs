@@ -599,7 +599,9 @@ fn block_iterations(table: &exec::ResultTable) -> TextTable {
 /// attributes together (round trips, operations, bytes each way). There is no block cache on
 /// the compute node, so no hit rate.
 fn dm_iterations(table: &exec::ResultTable) -> TextTable {
-    let mut t = TextTable::new(&[
+    // Over several compute nodes: each member's time and the slowest over the mean.
+    let members = table.iterations.iter().any(|it| it.member_times.len() > 1);
+    let mut columns = vec![
         "iteration",
         "active",
         "edges",
@@ -609,8 +611,11 @@ fn dm_iterations(table: &exec::ResultTable) -> TextTable {
         "bytes received",
         "bytes sent",
         "time ms",
-    ])
-    .kinds(
+    ];
+    if members {
+        columns.extend(["member ms", "imbalance"]);
+    }
+    let mut t = TextTable::new(&columns).kinds(
         &[
             "iteration",
             "active",
@@ -622,7 +627,7 @@ fn dm_iterations(table: &exec::ResultTable) -> TextTable {
         CellKind::Number,
     );
     for it in &table.iterations {
-        t.row(vec![
+        let mut row = vec![
             it.iteration.to_string(),
             it.active.to_string(),
             it.edges.to_string(),
@@ -632,7 +637,54 @@ fn dm_iterations(table: &exec::ResultTable) -> TextTable {
             format_size(it.bytes_read),
             format_size(it.bytes_sent),
             format!("{:.3}", it.elapsed.as_secs_f64() * 1000.0),
-        ]);
+        ];
+        if members {
+            let times: Vec<String> = it
+                .member_times
+                .iter()
+                .map(|d| format!("{:.1}", d.as_secs_f64() * 1000.0))
+                .collect();
+            row.push(times.join(" / "));
+            row.push(it.imbalance().map_or("-".into(), |x| format!("{x:.2}")));
+        }
+        t.row(row);
     }
     t
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    fn table(member_times: Vec<Duration>) -> exec::ResultTable {
+        exec::ResultTable {
+            schema: std::sync::Arc::new(arrow_schema::Schema::empty()),
+            batches: Vec::new(),
+            iterations: vec![exec::IterationStats {
+                strategy: "remote direct",
+                elapsed: Duration::from_millis(4),
+                member_times,
+                ..Default::default()
+            }],
+            algorithm_time: Duration::from_millis(4),
+            operators: Vec::new(),
+            summaries: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn profile_shows_member_times_and_imbalance_only_over_several_members() {
+        let alone = dm_iterations(&table(Vec::new()));
+        assert!(!alone.header().iter().any(|h| h == "imbalance"));
+        let split = dm_iterations(&table(vec![
+            Duration::from_millis(2),
+            Duration::from_millis(4),
+        ]));
+        let header = split.header();
+        assert_eq!(&header[header.len() - 2..], ["member ms", "imbalance"]);
+        let row = &split.rows()[0];
+        assert_eq!(row[row.len() - 2], "2.0 / 4.0");
+        assert_eq!(row[row.len() - 1], "1.33");
+    }
 }

@@ -3,11 +3,12 @@
 
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Mutex;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use planner::registry::Operator;
 use storage::{GraphStore, IoStats, RemoteTraffic};
 
+use crate::cluster::Split;
 use crate::config::{Progress, RunConfig};
 use crate::error::ExecError;
 use crate::pool::Pool;
@@ -49,9 +50,27 @@ impl<'a, S: GraphStore> RunContext<'a, S> {
     }
 
     /// Decides where the run's per-vertex state lives from the kernel's state size: remote
-    /// when the store offers remote memory and the state exceeds its budget.
-    pub fn place_state(&mut self, bytes_per_vertex: u64) {
-        self.placement = Placement::decide(self.store.remote_memory(), bytes_per_vertex, self.n());
+    /// when the store offers remote memory and the state exceeds its budget. A run over
+    /// several compute nodes keeps it remote whatever its size (every member reads and
+    /// updates the same arrays), so it needs a store with remote memory.
+    pub fn place_state(&mut self, bytes_per_vertex: u64) -> Result<(), ExecError> {
+        let memory = self.store.remote_memory();
+        self.placement = match (&self.cfg.cluster, memory) {
+            (None, _) => Placement::decide(memory, bytes_per_vertex, self.n()),
+            (Some(_), Some(memory)) => Placement::Remote(memory),
+            (Some(_), None) => {
+                return Err(ExecError::Other(
+                    "compute_nodes: a run over several compute nodes keeps its state in the memory nodes, and this graph has no remote memory: run it on a DM graph, or SET compute_nodes = '' to run here alone".into(),
+                ))
+            }
+        };
+        Ok(())
+    }
+
+    /// This member's part of a run over several compute nodes (the whole run otherwise):
+    /// what the operators split their work by.
+    pub fn split(&self) -> Split<'a> {
+        Split::new(self.cfg.cluster.as_ref(), self.n())
     }
 
     /// Where this run's vertex arrays live.
@@ -59,9 +78,17 @@ impl<'a, S: GraphStore> RunContext<'a, S> {
         self.placement
     }
 
-    /// A new per-vertex array, every element `fill`, placed as the run decided.
+    /// A new per-vertex array, every element `fill`, placed as the run decided. Over several
+    /// compute nodes this is collective: member 0 allocates, the others attach to it.
     pub fn vertex_array<T: StateValue>(&self, fill: T) -> Result<VertexArray<T>, ExecError> {
-        VertexArray::new(self.placement, self.n(), fill)
+        match (&self.cfg.cluster, self.placement) {
+            (Some(member), Placement::Remote(memory)) => {
+                let mut member = member.clone();
+                member.owned = self.split().owned();
+                VertexArray::shared(memory, member, self.n(), fill)
+            }
+            _ => VertexArray::new(self.placement, self.n(), fill),
+        }
     }
 
     /// `Err(Cancelled)` once the cancel flag is up: call it between iterations and chunks.
@@ -118,21 +145,30 @@ impl<'a, S: GraphStore> RunContext<'a, S> {
     ) -> Result<(), ExecError> {
         let io = self.store.io_stats().since(&start.io);
         let remote = self.remote_traffic().since(&start.remote);
+        let elapsed = start.at.elapsed();
+        let all = self.split().gather_iteration([
+            elapsed.as_micros().min(u64::MAX as u128) as u64,
+            edges,
+            remote.round_trips,
+            remote.remote_ops,
+            remote.bytes_sent,
+        ])?;
         let iteration = {
             let mut stats = self.stats.lock().unwrap_or_else(|p| p.into_inner());
             let iteration = stats.len() as u32;
             stats.push(IterationStats {
                 iteration,
                 active,
-                edges,
+                edges: all.edges,
                 strategy,
                 blocks_read: io.blocks_read,
                 hit_rate: io.hit_rate(),
                 bytes_read: io.bytes_read,
-                round_trips: remote.round_trips,
-                remote_ops: remote.remote_ops,
-                bytes_sent: remote.bytes_sent,
-                elapsed: start.at.elapsed(),
+                round_trips: all.round_trips,
+                remote_ops: all.remote_ops,
+                bytes_sent: all.bytes_sent,
+                elapsed,
+                member_times: all.micros.into_iter().map(Duration::from_micros).collect(),
             });
             iteration
         };

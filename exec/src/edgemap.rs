@@ -174,6 +174,8 @@ impl<'c, 'a, S: GraphStore> EdgeMap<'c, 'a, S> {
         }
         let ctx = self.ctx;
         ctx.check()?;
+        let split = ctx.split();
+        split.settle()?;
         let start = ctx.begin();
         let n = frontier.universe();
         let list = sorted_list(frontier);
@@ -182,7 +184,7 @@ impl<'c, 'a, S: GraphStore> EdgeMap<'c, 'a, S> {
             sent.set(v);
         }
         let lists = RoundLists {
-            frontier: &list,
+            frontier: split.owned_part(&list),
             dirs: &[dir],
             want_weights: false,
             buffer_len: ctx.placement().buffer_len(ctx.pool.threads()),
@@ -198,9 +200,10 @@ impl<'c, 'a, S: GraphStore> EdgeMap<'c, 'a, S> {
                 won
             },
         )?;
-        ctx.finish(start, list.len() as u64, edges, batched::STRATEGY, of)?;
         // Claims are exclusive, so `next` has no duplicates; sorted, its lists fetch in order.
         next.sort_unstable();
+        let next = split.union(next)?;
+        ctx.finish(start, list.len() as u64, edges, batched::STRATEGY, of)?;
         Ok(VertexSubset::from_list(n, next))
     }
 
@@ -253,10 +256,18 @@ impl<'c, 'a, S: GraphStore> EdgeMap<'c, 'a, S> {
         }
         let ctx = self.ctx;
         ctx.check()?;
+        let split = ctx.split();
+        split.settle()?;
         let start = ctx.begin();
         let n = frontier.universe();
-        let list = sorted_list(frontier);
+        let whole = sorted_list(frontier);
+        let list = split.owned_part(&whole).to_vec();
         let values = self.frontier_values(state, &list)?;
+        if split.is_cluster() {
+            // Every member reads its frontier's values before any member lowers them, so a
+            // round is the same whatever the members' timing.
+            split.settle()?;
+        }
         let strategy = remote_strategy(ctx, &list, dirs);
         let (mut next, edges) = match strategy {
             UpdateStrategy::Direct => {
@@ -287,18 +298,27 @@ impl<'c, 'a, S: GraphStore> EdgeMap<'c, 'a, S> {
                 |x| x,
             )?,
         };
-        ctx.finish(start, list.len() as u64, edges, strategy.profile_name(), of)?;
         // One entry per vertex, with the smallest value it was given this round.
         next.sort_unstable_by(|a, b| {
             a.0.cmp(&b.0)
                 .then(a.1.partial_cmp(&b.1).unwrap_or(std::cmp::Ordering::Equal))
         });
         next.dedup_by_key(|x| x.0);
-        self.carried = next.iter().map(|&(v, x)| (v, x.to_word())).collect();
-        Ok(VertexSubset::from_list(
-            n,
-            next.into_iter().map(|x| x.0).collect(),
-        ))
+        // Split over several members, another may have lowered a vertex further than what
+        // this one carries: the next round reads the state instead.
+        self.carried = match split.is_cluster() {
+            false => next.iter().map(|&(v, x)| (v, x.to_word())).collect(),
+            true => Vec::new(),
+        };
+        let next = split.union(next.into_iter().map(|x| x.0).collect())?;
+        ctx.finish(
+            start,
+            whole.len() as u64,
+            edges,
+            strategy.profile_name(),
+            of,
+        )?;
+        Ok(VertexSubset::from_list(n, next))
     }
 
     /// The state of the (sorted) frontier `list`: what the previous round carried when it
@@ -367,8 +387,11 @@ impl<'c, 'a, S: GraphStore> EdgeMap<'c, 'a, S> {
         } else {
             let ctx = self.ctx;
             ctx.check()?;
+            let split = ctx.split();
+            split.settle()?;
             let start = ctx.begin();
-            let list = sorted_list(frontier);
+            let whole = sorted_list(frontier);
+            let list = split.owned_part(&whole).to_vec();
             let values = match from {
                 Some(from) => from.read_at(&list)?,
                 None => Vec::new(),
@@ -392,7 +415,7 @@ impl<'c, 'a, S: GraphStore> EdgeMap<'c, 'a, S> {
                         |v| (v, value_of(v)),
                         |&(src, x), dst, _| (dst < n && dst != src).then_some((dst, x)),
                         |buf: &mut Vec<(u32, T)>| {
-                            state.add_batch(buf)?;
+                            state.add_anywhere(buf)?;
                             let reached = buf.iter().map(|x| x.0).collect::<Vec<u32>>();
                             buf.clear();
                             Ok(reached)
@@ -411,8 +434,17 @@ impl<'c, 'a, S: GraphStore> EdgeMap<'c, 'a, S> {
                     (changed.into_iter().map(|c| c.0).collect(), edges)
                 }
             };
-            ctx.finish(start, list.len() as u64, edges, strategy.profile_name(), of)?;
             touched = reached;
+            touched.sort_unstable();
+            touched.dedup();
+            touched = split.union(touched)?;
+            ctx.finish(
+                start,
+                whole.len() as u64,
+                edges,
+                strategy.profile_name(),
+                of,
+            )?;
         }
         touched.sort_unstable();
         touched.dedup();
@@ -720,6 +752,11 @@ fn remote_strategy<S: GraphStore>(
     list: &[u32],
     dirs: &[Direction],
 ) -> UpdateStrategy {
+    if ctx.split().is_cluster() {
+        // Collaborative update applies a window's mail at one owner; split over several
+        // compute nodes every update goes directly to remote state.
+        return UpdateStrategy::Direct;
+    }
     let windows = Windows::for_budget(ctx.n(), ctx.placement().budget(), ctx.pool.threads());
     let updates = collab::round::expected_updates(ctx.store, list, dirs);
     collab::choose(ctx.cfg.dm_update, updates, &windows)

@@ -56,20 +56,25 @@ pub fn neighbour_arcs<S: GraphStore>(
     } else {
         csr_out
     };
+    let split = ctx.split();
+    split.settle()?;
     match (csr_out, csr_in) {
-        (Some(out), Some(inn)) => {
+        // Split over several compute nodes, each counts its own vertices from their lists.
+        (Some(out), Some(inn)) if !split.is_cluster() => {
             triangles(ctx, out, inn, shape.directed, count, &emit)?;
             Ok("pull")
         }
         _ => {
+            let owned = split.owned();
+            let end = owned.end.min(n);
             ctx.pool.install(|| {
-                (0..n)
+                owned
                     .step_by(CHUNK)
                     .collect::<Vec<u32>>()
                     .into_par_iter()
                     .try_for_each(|first| {
                         ctx.check()?;
-                        let len = (n - first).min(CHUNK as u32) as usize;
+                        let len = (end - first).min(CHUNK as u32) as usize;
                         chunk_from_lists(ctx, dirs, count, first, len, &emit)
                     })
             })?;

@@ -89,7 +89,16 @@ impl<'c, 'a, S: GraphStore> EdgeReduce<'c, 'a, S> {
         let store = ctx.store;
         let negative = std::sync::atomic::AtomicU32::new(u32::MAX);
         let n = ctx.n();
-        let ranges = ctx.pool.word_ranges(n, 1024, 65536);
+        let split = ctx.split();
+        split.settle()?;
+        let owned = split.owned();
+        let ranges: Vec<std::ops::Range<u32>> = ctx
+            .pool
+            .word_ranges(n, 1024, 65536)
+            .into_iter()
+            .map(|r| r.start.max(owned.start)..r.end.min(owned.end))
+            .filter(|r| r.start < r.end)
+            .collect();
         ctx.pool.install(|| {
             ranges.par_iter().try_for_each(|r| {
                 ctx.check()?;
@@ -116,7 +125,8 @@ impl<'c, 'a, S: GraphStore> EdgeReduce<'c, 'a, S> {
                 out.write_range(r.start, &sums)
             })
         })?;
-        match negative.into_inner() {
+        let negative = split.min_u64(Some(negative.into_inner() as u64))?;
+        match negative.map_or(u32::MAX, |v| v as u32) {
             u32::MAX => Ok(()),
             v => Err(ExecError::Other(format!(
                 "vertex {} has an out-edge of negative weight: weighted sums need weights >= 0",
@@ -183,8 +193,14 @@ impl<'c, 'a, S: GraphStore> EdgeReduce<'c, 'a, S> {
     ) -> Result<Reduced, ExecError> {
         let ctx = self.ctx;
         let n = ctx.n();
+        let split = ctx.split();
+        split.settle()?;
         let windows = Windows::for_budget(n, ctx.placement().budget(), ctx.pool.threads());
-        let strategy = collab::choose(ctx.cfg.dm_update, ctx.store.shape().arcs, &windows);
+        let strategy = match split.is_cluster() {
+            // Split over several compute nodes, every update goes directly to remote state.
+            true => UpdateStrategy::Direct,
+            false => collab::choose(ctx.cfg.dm_update, ctx.store.shape().arcs, &windows),
+        };
         if strategy != UpdateStrategy::Direct {
             let all: Vec<u32> = (0..n).collect();
             let round = Round {
@@ -211,21 +227,27 @@ impl<'c, 'a, S: GraphStore> EdgeReduce<'c, 'a, S> {
             });
         }
         let buffer = ctx.placement().buffer_len(ctx.pool.threads());
-        let ranges: Vec<(u32, u32)> = (0..n)
+        let owned = split.owned();
+        let ranges: Vec<(u32, u32)> = owned
+            .clone()
             .step_by(buffer)
-            .map(|a| (a, a.saturating_add(buffer as u32).min(n)))
+            .map(|a| (a, a.saturating_add(buffer as u32).min(owned.end)))
             .collect();
         ctx.pool.install(|| {
             ranges
                 .par_iter()
                 .try_for_each(|&(a, b)| out.write_range(a, &vec![0.0; (b - a) as usize]))
         })?;
+        // Every member's part is zero before any member adds into it.
+        split.settle()?;
         let edges = ctx.pool.install(|| {
             ranges
                 .par_iter()
                 .map(|&(a, b)| push_range(ctx, values, out, a, b, buffer, weighted))
                 .sum::<Result<u64, ExecError>>()
         })?;
+        // Every member's additions are in before any member finishes its sums.
+        split.settle()?;
         ctx.pool.install(|| {
             ranges.par_iter().try_for_each(|&(a, b)| {
                 ctx.check()?;
@@ -352,7 +374,7 @@ fn push_range<S: GraphStore>(
             for (k, &v) in ns.iter().enumerate() {
                 buf.push((v, c * weight_at(ws, k)));
                 if buf.len() >= buffer {
-                    if let Err(e) = out.add_batch(&buf) {
+                    if let Err(e) = out.add_anywhere(&buf) {
                         failed = Some(e);
                         return;
                     }
@@ -363,7 +385,7 @@ fn push_range<S: GraphStore>(
     if let Some(e) = failed {
         return Err(e);
     }
-    out.add_batch(&buf)?;
+    out.add_anywhere(&buf)?;
     Ok(edges)
 }
 

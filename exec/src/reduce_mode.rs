@@ -99,10 +99,14 @@ fn mode_remote<S: GraphStore>(
     dirs: &[Direction],
 ) -> Result<Reduced, ExecError> {
     let n = ctx.n();
+    let split = ctx.split();
+    split.settle()?;
+    let owned = split.owned();
     let step = ctx.placement().buffer_len(ctx.pool.threads()) as u32;
-    let ranges: Vec<(u32, u32)> = (0..n)
+    let ranges: Vec<(u32, u32)> = owned
+        .clone()
         .step_by(step as usize)
-        .map(|a| (a, a.saturating_add(step).min(n)))
+        .map(|a| (a, a.saturating_add(step).min(owned.end)))
         .collect();
     let edges = ctx.pool.install(|| {
         ranges

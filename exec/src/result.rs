@@ -35,6 +35,27 @@ pub struct IterationStats {
     /// without remote memory.
     pub bytes_sent: u64,
     pub elapsed: Duration,
+    /// With several compute nodes, each member's time for the iteration in member order
+    /// (the remote and edge counts above are then the members' sums); empty otherwise.
+    pub member_times: Vec<Duration>,
+}
+
+impl IterationStats {
+    /// The slowest member's time over the mean (1.0 is perfect balance); `None` unless
+    /// several members ran the iteration.
+    pub fn imbalance(&self) -> Option<f64> {
+        if self.member_times.len() < 2 {
+            return None;
+        }
+        let secs: Vec<f64> = self
+            .member_times
+            .iter()
+            .map(Duration::as_secs_f64)
+            .collect();
+        let mean = secs.iter().sum::<f64>() / secs.len() as f64;
+        let max = secs.iter().copied().fold(0.0, f64::max);
+        Some(if mean > 0.0 { max / mean } else { 1.0 })
+    }
 }
 
 /// The value of a scalar a run reports (see `planner::registry::SummarySpec`).

@@ -19,10 +19,26 @@ pub fn run<S: GraphStore>(
     call: &AlgoCall,
     cfg: &RunConfig,
 ) -> Result<ResultTable, ExecError> {
+    if cfg.cluster.is_some() && !call.spec.splits {
+        return Err(ExecError::Other(format!(
+            "compute_nodes: {} runs on one compute node; SET compute_nodes = '' to run it here",
+            call.spec.name
+        )));
+    }
     let mut ctx = RunContext::new(store, cfg)?;
-    ctx.place_state(call.spec.state_bytes);
+    let computed = ctx
+        .place_state(call.spec.state_bytes)
+        .and_then(|()| algorithms::dispatch(&ctx, call, &output_schema(call)));
+    let computed = match computed {
+        Ok(c) => c,
+        Err(e) => {
+            // The other members may be waiting at a collective: release them with the reason.
+            ctx.split()
+                .abort(&format!("compute node {}: {e}", ctx.split().size_rank().1));
+            return Err(e);
+        }
+    };
     let schema = output_schema(call);
-    let computed = algorithms::dispatch(&ctx, call, &schema)?;
     let operators = ctx.operators_called();
     Ok(ResultTable {
         schema,

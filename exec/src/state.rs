@@ -16,7 +16,8 @@
 
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 
-use storage::{ElementKind, RemoteMemory, RemoteVector};
+use storage::cluster::Member;
+use storage::{ElementKind, RemoteMemory, RemoteVector, StoreError};
 
 use crate::error::ExecError;
 
@@ -239,6 +240,10 @@ pub fn update_buffer_len(budget: u64, threads: usize) -> usize {
 pub struct VertexArray<T: StateValue> {
     len: u32,
     place: Place<T>,
+    /// Set when several compute nodes share the array: this member's part of the run. The
+    /// kernel's own writes (`set`, `write_range`, `add_batch`) then apply to the owned
+    /// vertices only, and member 0, which allocated it, frees it once every member is done.
+    shared: Option<Member>,
 }
 
 enum Place<T: StateValue> {
@@ -258,7 +263,51 @@ impl<T: StateValue> VertexArray<T> {
                 Place::Remote(memory.alloc(len as u64, T::KIND, fill.to_word())?)
             }
         };
-        Ok(VertexArray { len, place })
+        Ok(VertexArray {
+            len,
+            place,
+            shared: None,
+        })
+    }
+
+    /// An array of `len` elements equal to `fill` in `memory`, shared by the members of a run
+    /// over several compute nodes: member 0 allocates it and broadcasts its descriptor, the
+    /// others attach to it (a collective: every member calls it at the same point).
+    pub fn shared(
+        memory: &dyn RemoteMemory,
+        member: Member,
+        len: u32,
+        fill: T,
+    ) -> Result<Self, ExecError> {
+        let c = &member.collectives;
+        let vector = if c.rank() == 0 {
+            let vector = memory.alloc(len as u64, T::KIND, fill.to_word())?;
+            let descriptor = vector.descriptor();
+            if descriptor.is_empty() {
+                let reason = "this remote memory cannot share vectors between compute nodes";
+                c.abort(reason);
+                return Err(ExecError::Other(format!("compute_nodes: {reason}")));
+            }
+            c.broadcast(Some(&descriptor))?;
+            vector
+        } else {
+            let descriptor = c.broadcast(None)?;
+            memory.attach(&descriptor)?
+        };
+        if vector.len() != len as u64 || vector.kind() != T::KIND {
+            return Err(ExecError::Store(StoreError::Other(format!(
+                "compute node {} attached an array of {} {:?} elements, expected {len} {:?}",
+                c.rank(),
+                vector.len(),
+                vector.kind(),
+                T::KIND
+            ))));
+        }
+        Ok(VertexArray {
+            len,
+            place: Place::Remote(vector),
+            shared: Some(member),
+        })
     }
 
     pub fn len(&self) -> u32 {
@@ -298,14 +347,25 @@ impl<T: StateValue> VertexArray<T> {
         }
     }
 
-    /// `self[v] = x`.
+    /// `self[v] = x` (on a shared array, by the member that owns `v`).
     pub fn set(&self, v: u32, x: T) -> Result<(), ExecError> {
         self.write_range(v, &[x])
     }
 
-    /// `self[start..start + data.len()] = data`.
+    /// `self[start..start + data.len()] = data` (on a shared array, the owned part of it).
     pub fn write_range(&self, start: u32, data: &[T]) -> Result<(), ExecError> {
         self.bounds(start, data.len())?;
+        let (start, data) = match &self.shared {
+            None => (start, data),
+            Some(m) => {
+                let a = start.max(m.owned.start);
+                let b = (start as u64 + data.len() as u64).min(m.owned.end as u64) as u32;
+                if a >= b {
+                    return Ok(());
+                }
+                (a, &data[(a - start) as usize..(b - start) as usize])
+            }
+        };
         match &self.place {
             Place::Local(c) => {
                 for (cell, &x) in c[start as usize..].iter().zip(data) {
@@ -406,8 +466,25 @@ impl<T: StateValue> VertexArray<T> {
         }
     }
 
-    /// `self[i] += x` for every `(i, x)`.
+    /// `self[i] += x` for every `(i, x)` (on a shared array, for the `i` this member owns:
+    /// every member makes the same call, each addition is made once).
     pub fn add_batch(&self, items: &[(u32, T)]) -> Result<(), ExecError> {
+        match &self.shared {
+            None => self.add_anywhere(items),
+            Some(m) => {
+                let mine: Vec<(u32, T)> = items
+                    .iter()
+                    .copied()
+                    .filter(|(i, _)| m.owned.contains(i))
+                    .collect();
+                self.add_anywhere(&mine)
+            }
+        }
+    }
+
+    /// `self[i] += x` for every `(i, x)`, owned or not: an operator's updates, which reach
+    /// other members' vertices.
+    pub(crate) fn add_anywhere(&self, items: &[(u32, T)]) -> Result<(), ExecError> {
         match &self.place {
             Place::Local(c) => {
                 for &(i, x) in items {
@@ -427,18 +504,39 @@ impl<T: StateValue> VertexArray<T> {
         Ok(())
     }
 
-    /// Releases the array (a remote one's regions in the memory nodes).
+    /// Releases the array (a remote one's regions in the memory nodes). A shared array is
+    /// released by member 0 once every member got here; the others drop their handle.
     pub fn free(self) -> Result<(), ExecError> {
+        if let Some(m) = &self.shared {
+            m.collectives.barrier()?;
+        }
+        self.release()
+    }
+
+    /// Frees the remote regions, unless another member allocated them.
+    fn release(self) -> Result<(), ExecError> {
+        let allocator = self
+            .shared
+            .as_ref()
+            .is_none_or(|m| m.collectives.rank() == 0);
         match self.place {
             Place::Local(_) => Ok(()),
-            Place::Remote(r) => Ok(r.free()?),
+            Place::Remote(r) if allocator => Ok(r.free()?),
+            Place::Remote(r) => {
+                drop(r);
+                Ok(())
+            }
         }
     }
 
     /// Every value, in vertex order, consuming the array (a remote one is read back piece by
-    /// piece and freed).
+    /// piece and freed; a shared one once every member's writes are in, and freed once every
+    /// member has read it).
     pub fn into_vec(self) -> Result<Vec<T>, ExecError> {
-        match self.place {
+        if let Some(m) = &self.shared {
+            m.collectives.barrier()?;
+        }
+        match &self.place {
             Place::Local(c) => Ok(c.iter().map(T::load).collect()),
             Place::Remote(r) => {
                 let n = r.len();
@@ -451,7 +549,7 @@ impl<T: StateValue> VertexArray<T> {
                     out.extend(buf[..k].iter().map(|&w| T::from_word(w)));
                     i += k as u64;
                 }
-                r.free()?;
+                self.free()?;
                 Ok(out)
             }
         }

@@ -16,6 +16,13 @@ use storage::{
     RemoteTraffic, RemoteVector, StoreError,
 };
 
+/// `count` in-process memory nodes of 1 GiB each, numbered from 1.
+pub fn memory_nodes(count: u16) -> Vec<Arc<MemoryNode>> {
+    (1..=count)
+        .map(|id| Arc::new(MemoryNode::new(id, 1 << 30)))
+        .collect()
+}
+
 /// Remote memory on in-process memory nodes, with a compute-node budget.
 struct TestRemoteMemory {
     budget: u64,
@@ -46,6 +53,17 @@ impl RemoteMemory for TestRemoteMemory {
             bounds,
             kind,
             fill,
+        )?))
+    }
+
+    fn attach(&self, descriptor: &[u64]) -> Result<Box<dyn RemoteVector>, StoreError> {
+        let parts = self.nodes.count() as u64;
+        let len = RemoteArray::described_len(descriptor, parts as usize);
+        let bounds: Vec<u64> = (0..=parts).map(|p| len * p / parts).collect();
+        Ok(Box::new(RemoteArray::attach(
+            self.nodes.clone(),
+            &bounds,
+            descriptor,
         )?))
     }
 
@@ -177,9 +195,16 @@ impl VecGraph {
 
     /// Offers remote memory on two in-process memory nodes with a compute-node budget of
     /// `budget` bytes: kernels whose state exceeds it keep their state there.
-    pub fn with_remote_memory(mut self, budget: u64) -> VecGraph {
-        let nodes: Vec<InProcTransport> = (1..=2)
-            .map(|id| InProcTransport::new(Arc::new(MemoryNode::new(id, 1 << 30))))
+    pub fn with_remote_memory(self, budget: u64) -> VecGraph {
+        self.with_memory_nodes(budget, &memory_nodes(2))
+    }
+
+    /// Remote memory on `nodes` with a compute-node budget of `budget` bytes: several graphs
+    /// over the same nodes are the compute nodes of one run (each with its own connections).
+    pub fn with_memory_nodes(mut self, budget: u64, nodes: &[Arc<MemoryNode>]) -> VecGraph {
+        let nodes: Vec<InProcTransport> = nodes
+            .iter()
+            .map(|node| InProcTransport::new(node.clone()))
             .collect();
         self.remote = Some(TestRemoteMemory {
             budget,

@@ -98,10 +98,14 @@ where
                 .collect()
         }),
         _ => {
+            let split = ctx.split();
+            split.settle()?;
+            let owned = split.owned();
+            let (first, end) = (owned.start as usize, (owned.end as usize).min(n));
             let step = ctx.placement().buffer_len(ctx.pool.threads());
-            let ranges: Vec<(usize, usize)> = (0..n)
+            let ranges: Vec<(usize, usize)> = (first..end)
                 .step_by(step)
-                .map(|a| (a, (a + step).min(n)))
+                .map(|a| (a, (a + step).min(end)))
                 .collect();
             ctx.pool.install(|| {
                 ranges
@@ -127,7 +131,7 @@ where
             })?
         }
     };
-    Ok(parts.iter().sum())
+    ctx.split().sum_f64(parts.iter().sum())
 }
 
 /// `f(v)` for every vertex, into a new local array: result columns that are not state (a
@@ -164,17 +168,21 @@ where
 {
     ctx.record(Operator::VertexMap);
     ctx.check()?;
+    let split = ctx.split();
+    split.settle()?;
+    let owned = split.owned();
     let n = array.len() as usize;
+    let (first, end) = (owned.start as usize, (owned.end as usize).min(n));
     let step = match array.local() {
         Some(_) => TRANSFORM_CHUNK,
         None => ctx.placement().buffer_len(ctx.pool.threads()),
     };
-    let starts: Vec<usize> = (0..n).step_by(step).collect();
+    let starts: Vec<usize> = (first..end).step_by(step).collect();
     ctx.pool.install(|| {
         starts
             .par_iter()
             .map(|&a| {
-                let b = (a + step).min(n);
+                let b = (a + step).min(end);
                 let mut vals = vec![T::from_word(0); b - a];
                 array.read_range(a as u32, &mut vals)?;
                 Ok(per_range(a as u32, &vals))
@@ -202,7 +210,8 @@ where
             .map(|(v, _)| v)
             .collect::<Vec<u32>>()
     })?;
-    Ok(VertexSubset::from_list(array.len(), parts.concat()))
+    let selected = ctx.split().union(parts.concat())?;
+    Ok(VertexSubset::from_list(array.len(), selected))
 }
 
 /// The smallest `key(value)` over `array` (values whose key is `None` skipped), or `None`.
@@ -219,7 +228,7 @@ where
     let parts = scan_ranges(ctx, array, |_, vals| {
         vals.iter().filter_map(|&x| key(x)).min()
     })?;
-    Ok(parts.into_iter().flatten().min())
+    ctx.split().min_u64(parts.into_iter().flatten().min())
 }
 
 /// `Σ f(v, a[v], b[v])` over every vertex, added range by range in vertex order (so the sum does
@@ -245,7 +254,8 @@ where
                 .sum(),
         )
     })?;
-    parts.into_iter().sum()
+    ctx.split()
+        .sum_f64(parts.into_iter().sum::<Result<f64, ExecError>>()?)
 }
 
 /// `out[v] = f(v, a[v], b[v]).0` for every vertex; returns the sum of the `.1` parts, added
@@ -278,5 +288,6 @@ where
         out.write_range(first, &values)?;
         Ok::<f64, ExecError>(sum)
     })?;
-    parts.into_iter().sum()
+    ctx.split()
+        .sum_f64(parts.into_iter().sum::<Result<f64, ExecError>>()?)
 }

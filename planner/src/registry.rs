@@ -316,6 +316,9 @@ pub struct AlgorithmSpec {
     pub passes: Option<&'static str>,
     /// The scalars a run reports besides its rows, in the order they are shown.
     pub summaries: &'static [SummarySpec],
+    /// Whether the operators can split the kernel's work over several compute nodes
+    /// (`SET compute_nodes`); the others run on one.
+    pub splits: bool,
 }
 
 impl AlgorithmSpec {
@@ -338,6 +341,7 @@ impl AlgorithmSpec {
         state_bytes: 0,
         passes: None,
         summaries: &[],
+        splits: false,
     };
 }
 
@@ -547,6 +551,7 @@ pub(crate) mod tests {
         state_bytes: 4,
         passes: None,
         summaries: &[],
+        splits: false,
     };
 
     /// A PageRank as a kernel would declare it.
@@ -573,6 +578,7 @@ pub(crate) mod tests {
         state_bytes: 24,
         passes: None,
         summaries: &[],
+        splits: false,
     };
 
     /// A weighted shortest-path search, refusing negative weights.
@@ -596,6 +602,7 @@ pub(crate) mod tests {
         state_bytes: 8,
         passes: None,
         summaries: &[],
+        splits: false,
     };
 
     /// Walks, one row per step.
@@ -627,6 +634,7 @@ pub(crate) mod tests {
         state_bytes: 0,
         passes: None,
         summaries: &[],
+        splits: false,
     };
 
     /// Components by union-find, no parameters.
@@ -650,6 +658,7 @@ pub(crate) mod tests {
         state_bytes: 12,
         passes: Some("union-find passes"),
         summaries: &[],
+        splits: false,
     };
 
     /// A registry of the test declarations.

@@ -105,8 +105,16 @@ pub trait RemoteVector: Send + Sync + Debug {
     }
 
     /// Releases the remote memory, reporting a remote side that refuses. Dropping a vector
-    /// releases it too, best effort and silently.
+    /// releases it too, best effort and silently. A vector obtained with
+    /// [`RemoteMemory::attach`] releases nothing: its allocator does.
     fn free(self: Box<Self>) -> Result<(), StoreError>;
+
+    /// What another compute node passes to [`RemoteMemory::attach`] to reach this same vector:
+    /// words that name its element kind, length and remote regions. Empty when the vector
+    /// cannot be shared.
+    fn descriptor(&self) -> Vec<u64> {
+        Vec::new()
+    }
 }
 
 /// Counters of the traffic to remote memory; a snapshot, subtract two for one iteration.
@@ -151,6 +159,17 @@ pub trait RemoteMemory: Send + Sync {
     /// The traffic of the transport behind this memory so far (the store's own remote reads
     /// included when they share it).
     fn traffic(&self) -> RemoteTraffic;
+
+    /// A handle on a vector another compute node allocated, from its
+    /// [`RemoteVector::descriptor`]. The descriptor comes over the network, so it is checked
+    /// against this memory (its nodes, partitions and bounds) before anything is accessed.
+    /// Freeing or dropping the handle releases nothing: the allocator frees the vector.
+    fn attach(&self, descriptor: &[u64]) -> Result<Box<dyn RemoteVector>, StoreError> {
+        let _ = descriptor;
+        Err(StoreError::Other(
+            "this remote memory cannot share vectors between compute nodes".into(),
+        ))
+    }
 }
 
 #[cfg(test)]

@@ -51,6 +51,7 @@ impl Algorithm for Bfs {
         ],
         // depth (u32)
         state_bytes: 4,
+        splits: true,
         ..AlgorithmSpec::BASE
     };
     type Config = FromVertex;

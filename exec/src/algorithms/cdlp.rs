@@ -70,6 +70,7 @@ impl Algorithm for Cdlp {
         dense: true,
         // label and next label (u64 each)
         state_bytes: 16,
+        splits: true,
         ..AlgorithmSpec::BASE
     };
     type Config = Config;

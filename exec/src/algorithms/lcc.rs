@@ -41,6 +41,7 @@ impl Algorithm for Lcc {
         dense: true,
         // coefficient (f64) and arc count (u64)
         state_bytes: 16,
+        splits: true,
         ..AlgorithmSpec::BASE
     };
     type Config = ();

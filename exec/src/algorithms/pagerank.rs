@@ -88,6 +88,7 @@ impl Algorithm for PageRank {
         dense: true,
         // rank, contribution and next rank (f64 each)
         state_bytes: 24,
+        splits: true,
         ..AlgorithmSpec::BASE
     };
     type Config = Config;

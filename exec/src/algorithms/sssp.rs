@@ -57,6 +57,7 @@ impl Algorithm for Sssp {
         needs_nonnegative_weights: true,
         // distance (f64)
         state_bytes: 8,
+        splits: true,
         ..AlgorithmSpec::BASE
     };
     type Config = FromVertex;

@@ -55,6 +55,7 @@ impl Algorithm for Wcc {
         passes: Some(
             "union-find passes (PROFILE: link sample, link); with remote state, min-label push rounds (remote direct, valrd or refrd)",
         ),
+        splits: true,
         ..AlgorithmSpec::BASE
     };
     type Config = ();

@@ -56,6 +56,26 @@ const MERGE_GAP: u64 = 8;
 /// Longest merged read of `cas_min_batch`, in elements.
 const MERGE_MAX: u64 = 4096;
 
+/// First word of a descriptor: its format, so a peer of another version is refused.
+const DESCRIPTOR_TAG: u64 = 0x4654_4154_5452_0001;
+
+fn kind_code(kind: ElementKind) -> u64 {
+    match kind {
+        ElementKind::U32 => 1,
+        ElementKind::U64 => 2,
+        ElementKind::F64 => 3,
+    }
+}
+
+fn kind_of(code: u64) -> Option<ElementKind> {
+    match code {
+        1 => Some(ElementKind::U32),
+        2 => Some(ElementKind::U64),
+        3 => Some(ElementKind::F64),
+        _ => None,
+    }
+}
+
 /// The memory nodes an array lives on, in partition order: one transport per node.
 pub trait NodeSet: Send + Sync {
     /// How many nodes (= partitions).
@@ -85,6 +105,8 @@ pub struct RemoteArray {
     bases: Mutex<Vec<Option<GlobalAddr>>>,
     /// `(partition, mailbox)` pushed to and not pulled since: drained when the array goes.
     mailboxes: Mutex<BTreeSet<(usize, u32)>>,
+    /// False for a handle attached to another compute node's array: it frees nothing.
+    owns: bool,
 }
 
 impl std::fmt::Debug for RemoteArray {
@@ -132,6 +154,7 @@ impl RemoteArray {
             mailboxes: Mutex::new(BTreeSet::new()),
             bounds,
             nodes,
+            owns: true,
         };
         for p in 0..arr.nodes.count() {
             let count = arr.bounds[p + 1] - arr.bounds[p];
@@ -161,7 +184,100 @@ impl RemoteArray {
         self.release()
     }
 
+    /// The words another compute node attaches with: a version tag, the element kind, the
+    /// partition count, the partition bounds, and each partition's base address (0 for an
+    /// empty partition).
+    pub fn descriptor(&self) -> Vec<u64> {
+        let bases = self.bases.lock().unwrap_or_else(|e| e.into_inner());
+        let mut d = vec![DESCRIPTOR_TAG, kind_code(self.kind), bases.len() as u64];
+        d.extend(&self.bounds);
+        d.extend(bases.iter().map(|b| b.map_or(0, GlobalAddr::raw)));
+        d
+    }
+
+    /// The length a descriptor claims for an array over `parts` memory nodes (0 when it is too
+    /// short): what the attaching side needs to compute the bounds it checks against.
+    pub fn described_len(descriptor: &[u64], parts: usize) -> u64 {
+        descriptor.get(3 + parts).copied().unwrap_or(0)
+    }
+
+    /// A handle on the array `descriptor` describes, over `nodes` (which must be the same
+    /// memory nodes, in the same order, with the same partition `bounds` as the allocator's).
+    /// Every word is checked: a descriptor that names another node, a region past the 48-bit
+    /// space, or bounds other than `bounds` is refused. The handle never frees the array.
+    pub fn attach(
+        nodes: Arc<dyn NodeSet>,
+        bounds: &[u64],
+        descriptor: &[u64],
+    ) -> Result<RemoteArray> {
+        let bad = |what: &str| {
+            StoreError::Other(format!(
+                "attribute array descriptor from another compute node is invalid: {what}"
+            ))
+        };
+        let parts = nodes.count();
+        if descriptor.len() != 3 + 2 * parts + 1 || descriptor[0] != DESCRIPTOR_TAG {
+            return Err(bad(&format!(
+                "{} words for {parts} memory nodes",
+                descriptor.len()
+            )));
+        }
+        let kind = kind_of(descriptor[1]).ok_or_else(|| bad("unknown element kind"))?;
+        if descriptor[2] != parts as u64 {
+            return Err(bad(&format!(
+                "{} partitions, this store has {parts} memory nodes",
+                descriptor[2]
+            )));
+        }
+        let sent_bounds = &descriptor[3..3 + parts + 1];
+        if sent_bounds.len() != bounds.len() || sent_bounds.iter().zip(bounds).any(|(a, b)| a != b)
+        {
+            return Err(bad("its partition bounds differ from this store's layout"));
+        }
+        let mut bases = Vec::with_capacity(parts);
+        for (p, &raw) in descriptor[3 + parts + 1..].iter().enumerate() {
+            let count = bounds[p + 1] - bounds[p];
+            if count == 0 {
+                if raw != 0 {
+                    return Err(bad(&format!("a region for empty partition {p}")));
+                }
+                bases.push(None);
+                continue;
+            }
+            let base = GlobalAddr::from_raw(raw);
+            let node = nodes
+                .node(p)
+                .ok_or_else(|| bad(&format!("no memory node #{p}")))?;
+            if base.node() != node.node_id() {
+                return Err(bad(&format!(
+                    "partition {p} names node {}, expected {}",
+                    base.node(),
+                    node.node_name()
+                )));
+            }
+            let last = count
+                .checked_mul(WORD)
+                .and_then(|bytes| base.checked_add(bytes - 1));
+            if last.is_none() {
+                return Err(bad(&format!("partition {p} runs past the address space")));
+            }
+            bases.push(Some(base));
+        }
+        Ok(RemoteArray {
+            kind,
+            len: bounds.last().copied().unwrap_or(0),
+            bounds: bounds.to_vec(),
+            nodes,
+            bases: Mutex::new(bases),
+            mailboxes: Mutex::new(BTreeSet::new()),
+            owns: false,
+        })
+    }
+
     fn release(&self) -> Result<()> {
+        if !self.owns {
+            return Ok(());
+        }
         self.drain_mailboxes();
         let bases = std::mem::take(&mut *self.bases.lock().unwrap_or_else(|e| e.into_inner()));
         let mut first_err = None;
@@ -649,6 +765,10 @@ impl RemoteVector for RemoteArray {
 
     fn free(self: Box<Self>) -> Result<()> {
         RemoteArray::free(*self)
+    }
+
+    fn descriptor(&self) -> Vec<u64> {
+        RemoteArray::descriptor(self)
     }
 }
 

@@ -376,10 +376,32 @@ impl<C: Connector> DmStore<C> {
     /// vertex index's boundaries scaled to `len` (the same boundaries when `len` is |V|).
     /// Connections of a failed allocation are dropped, so a restarted node is reconnected.
     pub fn alloc_attr(&self, len: u64, kind: ElementKind, fill: u64) -> Result<RemoteArray> {
+        let bounds = self.attr_bounds(len);
+        let set = self.attr_nodes()?;
+        let nodes: Arc<dyn NodeSet> = set.clone();
+        let r = RemoteArray::alloc(nodes, bounds, kind, fill);
+        if r.is_err() {
+            self.drop_attr_nodes(&set);
+        }
+        r
+    }
+
+    /// A handle on an attribute array another compute node of the same graph allocated
+    /// ([`RemoteArray::attach`]: the descriptor is checked against this store's layout).
+    pub fn attach_attr(&self, descriptor: &[u64]) -> Result<RemoteArray> {
+        let len = RemoteArray::described_len(descriptor, self.layout.nodes.len());
+        let bounds = self.attr_bounds(len);
+        let set = self.attr_nodes()?;
+        let nodes: Arc<dyn NodeSet> = set.clone();
+        RemoteArray::attach(nodes, &bounds, descriptor)
+    }
+
+    /// Partition bounds of an attribute array of `len` elements: the vertex index's boundaries
+    /// scaled to `len`.
+    fn attr_bounds(&self, len: u64) -> Vec<u64> {
         let v = self.layout.vertices as u64;
         let parts = self.layout.nodes.len() as u64;
-        let bounds: Vec<u64> = self
-            .layout
+        self.layout
             .bounds
             .iter()
             .enumerate()
@@ -390,27 +412,28 @@ impl<C: Connector> DmStore<C> {
                     ((b as u128 * len as u128) / v as u128) as u64
                 }
             })
-            .collect();
-        let set = {
-            let mut g = self.attr_conns.lock().unwrap_or_else(|e| e.into_inner());
-            match &*g {
-                Some(s) => s.clone(),
-                None => {
-                    let s = self.pool.connect()?;
-                    *g = Some(s.clone());
-                    s
-                }
-            }
-        };
-        let nodes: Arc<dyn NodeSet> = set.clone();
-        let r = RemoteArray::alloc(nodes, bounds, kind, fill);
-        if r.is_err() {
-            let mut g = self.attr_conns.lock().unwrap_or_else(|e| e.into_inner());
-            if g.as_ref().is_some_and(|s| Arc::ptr_eq(s, &set)) {
-                *g = None;
+            .collect()
+    }
+
+    /// The connections attribute arrays use (opened on first use).
+    fn attr_nodes(&self) -> Result<Arc<ConnSet<C>>> {
+        let mut g = self.attr_conns.lock().unwrap_or_else(|e| e.into_inner());
+        match &*g {
+            Some(s) => Ok(s.clone()),
+            None => {
+                let s = self.pool.connect()?;
+                *g = Some(s.clone());
+                Ok(s)
             }
         }
-        r
+    }
+
+    /// Forgets `set` after a failed allocation, so a restarted node is reconnected.
+    fn drop_attr_nodes(&self, set: &Arc<ConnSet<C>>) {
+        let mut g = self.attr_conns.lock().unwrap_or_else(|e| e.into_inner());
+        if g.as_ref().is_some_and(|s| Arc::ptr_eq(s, set)) {
+            *g = None;
+        }
     }
 
     /// The transport the store's connections use (`tcp`, `rdma`, `in-process`), for status
@@ -997,6 +1020,10 @@ impl<C: Connector> RemoteMemory for DmStore<C> {
 
     fn alloc(&self, len: u64, kind: ElementKind, fill: u64) -> Result<Box<dyn RemoteVector>> {
         Ok(Box::new(self.alloc_attr(len, kind, fill)?))
+    }
+
+    fn attach(&self, descriptor: &[u64]) -> Result<Box<dyn RemoteVector>> {
+        Ok(Box::new(self.attach_attr(descriptor)?))
     }
 
     fn traffic(&self) -> RemoteTraffic {

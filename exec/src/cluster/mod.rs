@@ -1,0 +1,251 @@
+//! The split of work inside the operators when several compute nodes run one query (DMG
+//! §4.1–4.2), SPMD: every member runs the same kernel over the same remote state, and each
+//! operator does only the member's part and meets the others at collectives.
+//!
+//! The rules every operator follows in cluster mode (`RunConfig::cluster` set):
+//! * it starts with a barrier ([`Split::settle`]), so it sees every write made before it — the
+//!   previous operator's, and the kernel's own (`set`, `write_range`, `add_batch` on a shared
+//!   array apply to the caller's owned vertices only: every member makes the same call, the
+//!   owner of each vertex applies it);
+//! * push rounds take the frontier ∩ owned as their sources, pulls and vertex maps compute the
+//!   owned vertices only;
+//! * a frontier it returns is the union of the members' parts ([`Split::union`], a bitmap
+//!   over |V| through `or_words`), a scalar the member-order sum of their parts;
+//! * updates to other members' vertices go directly to remote state (CAS, FAA, the nodes'
+//!   pass-by-value add are atomic there): collaborative update is not used in cluster mode.
+//!
+//! So after every operator call each member holds the same frontier and scalars, and the
+//! kernels need no change. Without a cluster every helper here is the identity.
+
+use std::ops::Range;
+
+use storage::cluster::{Collectives, Member};
+
+use crate::error::ExecError;
+
+/// Figures each member reports for an iteration: time (µs), edges, round trips, remote
+/// operations, bytes sent.
+const FIGURES: usize = 5;
+
+/// A member's part of the run, or the whole run when there is no cluster.
+#[derive(Clone, Copy)]
+pub struct Split<'a> {
+    member: Option<&'a Member>,
+    vertices: u32,
+}
+
+/// What every member did in one iteration, gathered ([`Split::gather_iteration`]).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct MemberFigures {
+    /// Per member, in member order: the iteration's time in microseconds.
+    pub micros: Vec<u64>,
+    /// The members' edges, round trips, remote operations and bytes sent, summed.
+    pub edges: u64,
+    pub round_trips: u64,
+    pub remote_ops: u64,
+    pub bytes_sent: u64,
+}
+
+impl<'a> Split<'a> {
+    pub fn new(member: Option<&'a Member>, vertices: u32) -> Split<'a> {
+        Split { member, vertices }
+    }
+
+    /// True when several compute nodes share the run (even a group of one: the collectives
+    /// are then trivial).
+    pub fn is_cluster(&self) -> bool {
+        self.member.is_some()
+    }
+
+    /// The collectives of the run, if it is split.
+    pub fn collectives(&self) -> Option<&'a dyn Collectives> {
+        self.member.map(|m| &*m.collectives)
+    }
+
+    /// The vertices this member works on: its owned range, within `0..|V|`.
+    pub fn owned(&self) -> Range<u32> {
+        match self.member {
+            None => 0..self.vertices,
+            Some(m) => {
+                let end = m.owned.end.min(self.vertices);
+                m.owned.start.min(end)..end
+            }
+        }
+    }
+
+    /// The members' count and this member's rank (1 and 0 without a cluster).
+    pub fn size_rank(&self) -> (usize, usize) {
+        match self.collectives() {
+            None => (1, 0),
+            Some(c) => (c.size(), c.rank()),
+        }
+    }
+
+    /// The part of the sorted `list` this member owns.
+    pub fn owned_part<'l>(&self, list: &'l [u32]) -> &'l [u32] {
+        if self.member.is_none() {
+            return list;
+        }
+        let r = self.owned();
+        let a = list.partition_point(|&v| v < r.start);
+        let b = list.partition_point(|&v| v < r.end);
+        &list[a..b]
+    }
+
+    /// Waits for every member (an operator's first step in cluster mode).
+    pub fn settle(&self) -> Result<(), ExecError> {
+        match self.collectives() {
+            None => Ok(()),
+            Some(c) => Ok(c.barrier()?),
+        }
+    }
+
+    /// The sum of every member's `x`, in member order.
+    pub fn sum_f64(&self, x: f64) -> Result<f64, ExecError> {
+        match self.collectives() {
+            None => Ok(x),
+            Some(c) => Ok(c.sum_f64(x)?),
+        }
+    }
+
+    /// The sum of every member's `x`.
+    pub fn sum_u64(&self, x: u64) -> Result<u64, ExecError> {
+        match self.collectives() {
+            None => Ok(x),
+            Some(c) => Ok(c.sum_u64(x)?),
+        }
+    }
+
+    /// The smallest of every member's `x` (`None` where a member has none).
+    pub fn min_u64(&self, x: Option<u64>) -> Result<Option<u64>, ExecError> {
+        let Some(c) = self.collectives() else {
+            return Ok(x);
+        };
+        let present = c.gather(x.is_some() as u64)?;
+        let values = c.gather(x.unwrap_or(0))?;
+        Ok(present
+            .iter()
+            .zip(&values)
+            .filter(|(p, _)| **p != 0)
+            .map(|(_, v)| *v)
+            .min())
+    }
+
+    /// The union of every member's vertices `mine` (each below `vertices`), sorted and
+    /// distinct: the next frontier of a split round. Travels as a bitmap over |V|.
+    pub fn union(&self, mine: Vec<u32>) -> Result<Vec<u32>, ExecError> {
+        let Some(c) = self.collectives() else {
+            return Ok(mine);
+        };
+        let n = self.vertices as usize;
+        let mut words = vec![0u64; n.div_ceil(64)];
+        for v in mine {
+            if let Some(w) = words.get_mut(v as usize / 64) {
+                *w |= 1 << (v % 64);
+            }
+        }
+        c.or_words(&mut words)?;
+        let mut out = Vec::new();
+        for (i, &w) in words.iter().enumerate() {
+            let mut w = w;
+            while w != 0 {
+                out.push((i * 64) as u32 + w.trailing_zeros());
+                w &= w - 1;
+            }
+        }
+        Ok(out)
+    }
+
+    /// Every member's figures for one iteration, in one collective: each member fills its own
+    /// slots of a table and the OR of the tables is the whole of it.
+    pub fn gather_iteration(&self, mine: [u64; FIGURES]) -> Result<MemberFigures, ExecError> {
+        let Some(c) = self.collectives() else {
+            return Ok(MemberFigures {
+                micros: Vec::new(),
+                edges: mine[1],
+                round_trips: mine[2],
+                remote_ops: mine[3],
+                bytes_sent: mine[4],
+            });
+        };
+        let (size, rank) = (c.size(), c.rank());
+        let mut table = vec![0u64; size * FIGURES];
+        table[rank * FIGURES..(rank + 1) * FIGURES].copy_from_slice(&mine);
+        c.or_words(&mut table)?;
+        let column = |k: usize| table.chunks(FIGURES).map(move |row| row[k]);
+        Ok(MemberFigures {
+            micros: column(0).collect(),
+            edges: column(1).fold(0, u64::wrapping_add),
+            round_trips: column(2).fold(0, u64::wrapping_add),
+            remote_ops: column(3).fold(0, u64::wrapping_add),
+            bytes_sent: column(4).fold(0, u64::wrapping_add),
+        })
+    }
+
+    /// Makes every other member's collectives fail with `reason` (this member's kernel failed).
+    pub fn abort(&self, reason: &str) {
+        if let Some(c) = self.collectives() {
+            c.abort(reason);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::Arc;
+    use storage::cluster::LocalCollectives;
+
+    fn members(n: usize, vertices: u32) -> Vec<Member> {
+        let ranges = storage::cluster::split_ranges(&[0, vertices / 2, vertices], &[1, 1], n);
+        LocalCollectives::group(n)
+            .into_iter()
+            .zip(ranges)
+            .map(|(c, owned)| Member {
+                collectives: Arc::new(c),
+                owned,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn without_a_cluster_the_split_is_the_whole_run() {
+        let s = Split::new(None, 10);
+        assert_eq!(s.owned(), 0..10);
+        assert_eq!(s.owned_part(&[1, 5, 9]), &[1, 5, 9]);
+        assert_eq!(s.union(vec![3, 1]).unwrap(), vec![3, 1]);
+        assert_eq!(s.sum_f64(2.5).unwrap(), 2.5);
+    }
+
+    #[test]
+    fn members_own_their_part_and_agree_on_unions_and_sums() {
+        let group = members(2, 200);
+        let out: Vec<_> = std::thread::scope(|s| {
+            let handles: Vec<_> = group
+                .iter()
+                .map(|m| {
+                    s.spawn(move || {
+                        let split = Split::new(Some(m), 200);
+                        let part = split.owned_part(&[0, 50, 99, 100, 150, 199]).to_vec();
+                        let union = split.union(part.clone()).unwrap();
+                        let sum = split.sum_u64(part.len() as u64).unwrap();
+                        let min = split.min_u64(part.first().map(|&v| v as u64)).unwrap();
+                        let figures = split.gather_iteration([7, 1, 2, 3, 4]).unwrap();
+                        (part, union, sum, min, figures)
+                    })
+                })
+                .collect();
+            handles.into_iter().map(|h| h.join().unwrap()).collect()
+        });
+        assert_eq!(out[0].0, vec![0, 50, 99]);
+        assert_eq!(out[1].0, vec![100, 150, 199]);
+        for (_, union, sum, min, figures) in &out {
+            assert_eq!(union, &vec![0, 50, 99, 100, 150, 199]);
+            assert_eq!(*sum, 6);
+            assert_eq!(*min, Some(0));
+            assert_eq!(figures.micros, vec![7, 7]);
+            assert_eq!(figures.edges, 2);
+            assert_eq!(figures.bytes_sent, 8);
+        }
+    }
+}
