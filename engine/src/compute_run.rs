@@ -172,6 +172,12 @@ pub fn run_call(
     pool: &PoolConfig,
     graph: &str,
 ) -> Result<(exec::ResultTable, Vec<MemberReport>), String> {
+    if !call.spec.splits {
+        return Err(format!(
+            "compute_nodes: {} runs on one compute node; SET compute_nodes = '' to run it here",
+            call.spec.name
+        ));
+    }
     let layout = store.layout();
     let descriptor = layout.descriptor.ok_or_else(|| {
         format!("graph `{graph}` was loaded into the memory nodes without a descriptor; CREATE OR REPLACE GRAPH {graph} ... STORAGE dm to run it on compute nodes (or SET compute_nodes = '')")

@@ -176,6 +176,7 @@ fn dm_lists_equal_block_file_lists() {
             for dir in [Direction::Out, Direction::In] {
                 for v in 0..n {
                     assert_eq!(remote.degree(dir, v), mem.degree(dir, v));
+                    assert_eq!(remote.input_id(v), mem.input_id(v));
                 }
                 assert_eq!(
                     collect_scan(&remote, dir, true),

@@ -9,14 +9,17 @@
 //!   4  CRC-32 of the shape and layout JSON
 //!   4  CRC-32 of the out-degrees
 //!   4  CRC-32 of the in-degrees (0 for undirected graphs)
-//!   12 reserved (zero)
+//!   4  CRC-32 of the ids section
+//!   8  reserved (zero)
 //! payload
 //!   4  vertices      8 arcs      8 edges      1 directed      1 weighted
 //!   4  layout JSON bytes, then the JSON (the catalog's, without the descriptor itself)
 //!   4·V out-degrees (u32), then, for directed graphs, 4·V in-degrees
+//!   ids: 1 byte 0 (input id = internal id), or 1 then 8·V input ids (u64)
 //! ```
 //!
-//! String keys are not in it: workers never print vertices. Decoding is a pure function that
+//! Input ids are there because kernels read them (CDLP's initial labels are the vertices' ids);
+//! string keys are not: workers never print vertices. Decoding is a pure function that
 //! checks every length against the bytes present before it allocates, and never panics.
 
 use crc32fast::hash;
@@ -41,6 +44,8 @@ pub struct GraphDescriptor {
     pub out_degrees: Vec<u32>,
     /// For directed graphs; undirected graphs answer `In` with the out-degrees.
     pub in_degrees: Option<Vec<u32>>,
+    /// Each vertex's input id; `None` when it is the internal id.
+    pub ids: Option<Vec<u64>>,
 }
 
 fn bad(what: &str) -> StoreError {
@@ -58,11 +63,14 @@ impl GraphDescriptor {
                 .map(|v| store.degree(dir, v) as u32)
                 .collect()
         };
+        let ids: Vec<u64> = (0..shape.vertices).map(|v| store.input_id(v)).collect();
+        let identity = ids.iter().enumerate().all(|(v, &id)| id == v as u64);
         GraphDescriptor {
             shape,
             layout: layout.clone(),
             out_degrees: degrees(Direction::Out),
             in_degrees: shape.directed.then(|| degrees(Direction::In)),
+            ids: (!identity).then_some(ids),
         }
     }
 
@@ -79,19 +87,29 @@ impl GraphDescriptor {
         head.extend_from_slice(&json);
         let out = degree_bytes(&self.out_degrees);
         let inn = self.in_degrees.as_deref().map(degree_bytes);
-        let payload = head.len() + out.len() + inn.as_ref().map_or(0, Vec::len);
+        let mut ids = Vec::new();
+        match &self.ids {
+            None => ids.push(0),
+            Some(list) => {
+                ids.push(1);
+                ids.extend(list.iter().flat_map(|x| x.to_le_bytes()));
+            }
+        }
+        let payload = head.len() + out.len() + inn.as_ref().map_or(0, Vec::len) + ids.len();
         let mut bytes = Vec::with_capacity(HEADER_BYTES + payload);
         bytes.extend_from_slice(MAGIC);
         bytes.extend_from_slice(&(payload as u64).to_le_bytes());
         bytes.extend_from_slice(&hash(&head).to_le_bytes());
         bytes.extend_from_slice(&hash(&out).to_le_bytes());
         bytes.extend_from_slice(&inn.as_deref().map_or(0, hash).to_le_bytes());
-        bytes.extend_from_slice(&[0; 12]);
+        bytes.extend_from_slice(&hash(&ids).to_le_bytes());
+        bytes.extend_from_slice(&[0; 8]);
         bytes.extend_from_slice(&head);
         bytes.extend_from_slice(&out);
         if let Some(inn) = &inn {
             bytes.extend_from_slice(inn);
         }
+        bytes.extend_from_slice(&ids);
         bytes
     }
 
@@ -111,7 +129,7 @@ impl GraphDescriptor {
             return Err(bad("wrong length"));
         }
         let crc = |at: usize| u32_at(bytes, at).unwrap_or(0);
-        let (head_crc, out_crc, in_crc) = (crc(16), crc(20), crc(24));
+        let (head_crc, out_crc, in_crc, ids_crc) = (crc(16), crc(20), crc(24), crc(28));
         let mut r = Reader(payload);
         let vertices = r.u32()?;
         let arcs = r.u64()?;
@@ -147,6 +165,19 @@ impl GraphDescriptor {
         } else {
             None
         };
+        if hash(r.0) != ids_crc {
+            return Err(bad("the input ids fail their checksum"));
+        }
+        let ids = match r.take(1)?[0] {
+            0 => None,
+            1 => Some(
+                r.take(n.checked_mul(8).ok_or_else(|| bad("too many vertices"))?)?
+                    .chunks_exact(8)
+                    .map(|c| u64_at(c, 0).unwrap_or(0))
+                    .collect(),
+            ),
+            _ => return Err(bad("unknown ids kind")),
+        };
         if !r.0.is_empty() {
             return Err(bad("trailing bytes"));
         }
@@ -161,6 +192,7 @@ impl GraphDescriptor {
             layout,
             out_degrees: degrees_of(out_bytes),
             in_degrees,
+            ids,
         })
     }
 
@@ -286,6 +318,7 @@ mod tests {
             },
             out_degrees: vec![2, 0, 3],
             in_degrees: directed.then(|| vec![1, 4, 0]),
+            ids: directed.then(|| vec![10, 30, 20]),
         }
     }
 
@@ -314,7 +347,7 @@ mod tests {
                 let mut flipped = bytes.clone();
                 flipped[at] ^= 0x10;
                 // Reserved header bytes are not checked; every other byte is.
-                if (28..40).contains(&at) {
+                if (32..40).contains(&at) {
                     continue;
                 }
                 assert!(GraphDescriptor::decode(&flipped).is_err(), "flip at {at}");

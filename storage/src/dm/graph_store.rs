@@ -149,6 +149,8 @@ enum Local {
         shape: GraphShape,
         out_degrees: Vec<u32>,
         in_degrees: Option<Vec<u32>>,
+        /// Input ids when they differ from internal ids (8 bytes per vertex then).
+        ids: Option<Vec<u64>>,
     },
 }
 
@@ -307,6 +309,7 @@ impl<C: Connector> DmStore<C> {
             shape: d.shape,
             out_degrees: d.out_degrees,
             in_degrees: d.in_degrees,
+            ids: d.ids,
         };
         DmStore::assemble(local, d.layout, opts, connector)
     }
@@ -924,15 +927,22 @@ impl<C: Connector> GraphStore for DmStore<C> {
     fn input_id(&self, v: u32) -> u64 {
         match &self.local {
             Local::File { file, .. } => file.ids.get(v as usize).copied().unwrap_or(u64::MAX),
-            Local::Descriptor { .. } => v as u64,
+            Local::Descriptor { ids: None, .. } => v as u64,
+            Local::Descriptor { ids: Some(ids), .. } => {
+                ids.get(v as usize).copied().unwrap_or(u64::MAX)
+            }
         }
     }
 
     fn internal_id(&self, id: u64) -> Option<u32> {
         match &self.local {
             Local::File { file, .. } => file.internal_id(id),
-            Local::Descriptor { shape, .. } => {
-                u32::try_from(id).ok().filter(|&v| v < shape.vertices)
+            Local::Descriptor {
+                shape, ids: None, ..
+            } => u32::try_from(id).ok().filter(|&v| v < shape.vertices),
+            // Workers get sources as internal ids and never look one up: a scan is enough.
+            Local::Descriptor { ids: Some(ids), .. } => {
+                ids.iter().position(|&x| x == id).map(|v| v as u32)
             }
         }
     }
