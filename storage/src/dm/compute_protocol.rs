@@ -482,8 +482,10 @@ mod tests {
         let bad =
             |j: Job| ComputeMessage::decode_body(&ComputeMessage::Job(Box::new(j)).encode_body());
         assert!(bad(Job { rank: 3, ..job() }).is_err());
+        // A range that ends before it starts.
+        let (start, end) = (9, 3);
         assert!(bad(Job {
-            owned: 9..3,
+            owned: start..end,
             ..job()
         })
         .is_err());

@@ -136,7 +136,9 @@ impl<C: Connector> Pool<C> {
     }
 }
 
-/// What a compute node keeps of a DM graph besides the layout.
+/// What a compute node keeps of a DM graph besides the layout. One per store: the variants'
+/// sizes do not matter.
+#[allow(clippy::large_enum_variant)]
 enum Local {
     /// The session's process: the durable block file (ids, degrees) and the string keys.
     File {
