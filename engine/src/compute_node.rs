@@ -308,7 +308,7 @@ mod tests {
     #[test]
     fn a_call_survives_the_trip_through_a_job() {
         let spec = exec::algorithms::REGISTRY.get("pagerank").unwrap();
-        let call = AlgoCall::new(spec).with("iterations", 7u64);
+        let call = AlgoCall::new(spec).with("iter", 7u64).with("damping", 0.5);
         let job = Job {
             memory_nodes: vec![],
             memory_token: "t".into(),
@@ -332,7 +332,8 @@ mod tests {
             segmented_pull: false,
         };
         let back = rebuild_call(&job).unwrap();
-        assert_eq!(back.int("iterations"), 7);
+        assert_eq!(back.int("iter"), 7);
+        assert_eq!(back.float("damping"), 0.5);
         assert_eq!(back.params().count(), call.params().count());
         assert!(rebuild_call(&Job {
             algorithm: "nosuch".into(),
