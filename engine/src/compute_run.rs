@@ -360,3 +360,67 @@ pub fn profile_lines(reports: &[MemberReport], vertices: u64, cn_cache: u64) -> 
         })
         .collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use storage::dm::load::{DirLayout, NodeMeta, TinyChunk, LAYOUT_VERSION};
+
+    fn layout(chunks: &[(u32, u64)], descriptor: Option<u64>) -> DmLayout {
+        let mut first = 0;
+        let tiny_chunks: Vec<TinyChunk> = chunks
+            .iter()
+            .map(|&(vertices, edges)| {
+                let c = TinyChunk {
+                    first,
+                    vertices,
+                    edges,
+                };
+                first += vertices;
+                c
+            })
+            .collect();
+        DmLayout {
+            version: LAYOUT_VERSION,
+            nonce: 1,
+            vertices: first,
+            directed: false,
+            weighted: false,
+            nodes: vec![NodeMeta {
+                addr: "127.0.0.1:1".into(),
+                id: 1,
+            }],
+            bounds: vec![0, first],
+            out: DirLayout {
+                index: vec![0],
+                in_place: 0,
+                out_of_place_bytes: 0,
+            },
+            inn: None,
+            tiny_chunks,
+            regions: vec![],
+            descriptor,
+        }
+    }
+
+    #[test]
+    fn members_own_contiguous_ranges_balanced_by_vertices_and_edges() {
+        // A hub chunk (10 vertices, 1000 edges) against light ones.
+        let l = layout(&[(10, 1000), (100, 10), (100, 10), (100, 10)], Some(1));
+        assert_eq!(member_ranges(&l, 1), vec![0..310]);
+        let two = member_ranges(&l, 2);
+        // Costs 8(p−1)|V_i| + |E_i| = 1080, 810, 810, 810: the hub's chunk and one light one
+        // (1890) against two light ones (1620).
+        assert_eq!(two, vec![0..110, 110..310]);
+        let three = member_ranges(&l, 3);
+        assert_eq!((three[0].start, three[2].end), (0, 310));
+        assert!(three.windows(2).all(|w| w[0].end == w[1].start));
+        let line = explain_line(&l, &["a:1".into()]);
+        assert!(
+            line.starts_with("2 members: this process 0..110 (35.5 %), a:1 110..310"),
+            "{line}"
+        );
+        let old = explain_line(&layout(&[(5, 5)], None), &["a:1".into()]);
+        assert!(old.contains("CREATE OR REPLACE"), "{old}");
+    }
+}
