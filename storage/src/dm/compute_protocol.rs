@@ -19,6 +19,13 @@ use super::collectives::JobRegion;
 /// Largest frame (tag and payload) either side accepts.
 pub const MAX_FRAME: u32 = 1 << 20;
 
+/// Most members of one run a job may name.
+pub const MAX_MEMBERS: u32 = 4096;
+/// Largest collectives slot a job may name (words per member per round).
+pub const MAX_SLOT_WORDS: u32 = 1 << 24;
+/// Most worker threads a job may ask for (as `SET threads`).
+pub const MAX_THREADS: u32 = 1024;
+
 const TAG_HELLO: u8 = 1;
 const TAG_HELLO_OK: u8 = 2;
 const TAG_JOB: u8 = 3;
@@ -195,7 +202,12 @@ impl ComputeMessage {
                 };
                 let rank = r.u32()?;
                 let owned = r.u32()?..r.u32()?;
-                if region.size == 0 || rank >= region.size || region.slot_words == 0 {
+                if region.size == 0
+                    || region.size > MAX_MEMBERS
+                    || rank >= region.size
+                    || region.slot_words == 0
+                    || region.slot_words > MAX_SLOT_WORDS
+                {
                     return Err(DecodeError::Bad("rank, members or slot size"));
                 }
                 if owned.start > owned.end {
@@ -222,6 +234,9 @@ impl ComputeMessage {
                     params.push((name, v));
                 }
                 let threads = r.u32()?;
+                if threads == 0 || threads > MAX_THREADS {
+                    return Err(DecodeError::Bad("threads"));
+                }
                 let mode = r.str()?;
                 let dm_update = r.str()?;
                 let cn_cache = r.u64()?;
@@ -482,6 +497,25 @@ mod tests {
         let bad =
             |j: Job| ComputeMessage::decode_body(&ComputeMessage::Job(Box::new(j)).encode_body());
         assert!(bad(Job { rank: 3, ..job() }).is_err());
+        assert!(bad(Job {
+            threads: 0,
+            ..job()
+        })
+        .is_err());
+        assert!(bad(Job {
+            threads: 5000,
+            ..job()
+        })
+        .is_err());
+        let huge = JobRegion {
+            slot_words: u32::MAX,
+            ..job().region
+        };
+        assert!(bad(Job {
+            region: huge,
+            ..job()
+        })
+        .is_err());
         // A range that ends before it starts.
         let (start, end) = (9, 3);
         assert!(bad(Job {
