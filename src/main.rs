@@ -1,5 +1,5 @@
 //! The `frontier` command line: the REPL, query files, `-c` statements and piped stdin, plus
-//! the `gen`, `memnode` and `calibrate` tools.
+//! the `gen`, `memnode`, `compute` and `calibrate` tools.
 
 use std::io::{IsTerminal, Read, Write};
 use std::path::PathBuf;
@@ -66,6 +66,17 @@ enum Tool {
         #[arg(long, default_value_t = 0)]
         node_id: u16,
     },
+    /// Run a compute-node worker: sessions with `SET compute_nodes` send it its share of RUN
+    /// on graphs in memory nodes
+    Compute {
+        /// Address to listen on (loopback unless told otherwise)
+        #[arg(long, default_value = "127.0.0.1:7170")]
+        listen: std::net::SocketAddr,
+        /// File holding the shared token sessions must present
+        /// (sessions read it from compute_token_file, else memory_token_file)
+        #[arg(long)]
+        token_file: PathBuf,
+    },
     /// Probe the device under the data directory (4 KiB O_DIRECT random reads at depths
     /// 1..256 and sequential 1 MiB reads, two submitting threads, medians of several samples
     /// after a warm-up) and store its concurrency as the default `io_depth` in DIR/device.json
@@ -130,6 +141,7 @@ fn main() -> ExitCode {
             token_file,
             node_id,
         }) => return memnode(listen, &capacity, token_file, node_id),
+        Some(Tool::Compute { listen, token_file }) => return compute(listen, &token_file),
         Some(Tool::Calibrate {
             dir,
             seconds,
@@ -282,6 +294,42 @@ fn memnode(
     };
     match storage::dm::run_memnode(opts) {
         Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::from(1)
+        }
+    }
+}
+
+fn compute(listen: std::net::SocketAddr, token_file: &std::path::Path) -> ExitCode {
+    let token = match std::fs::read_to_string(token_file) {
+        Ok(t) => t.trim().to_string(),
+        Err(e) => {
+            eprintln!("error: --token-file '{}': {e}", token_file.display());
+            return ExitCode::from(2);
+        }
+    };
+    let stop = match storage::dm::stop_on_signals() {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::from(1);
+        }
+    };
+    let opts = engine::compute_node::ComputeNodeOptions {
+        listen,
+        token,
+        log: Arc::new(|m: &str| eprintln!("{m}")),
+    };
+    let ready = |addr| {
+        println!("compute node listening on {addr}");
+        let _ = std::io::stdout().flush();
+    };
+    match engine::compute_node::run_compute_node(opts, stop, ready) {
+        Ok(()) => {
+            println!("compute node shut down");
+            ExitCode::SUCCESS
+        }
         Err(e) => {
             eprintln!("error: {e}");
             ExitCode::from(1)

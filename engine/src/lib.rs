@@ -3,6 +3,8 @@
 //! opened stores, the memory-node pool setup and the RUN pipeline (plan, execute, order, limit,
 //! write INTO files). Prints nothing: the REPL and batch runner in `repl` render its [`Output`]s.
 
+pub mod compute_node;
+pub mod compute_run;
 pub mod error;
 pub mod graphs;
 pub mod help;

@@ -266,6 +266,17 @@ pub fn run(
                 };
                 text.insert_str(at, &format!("  state:     {label}{state}\n"));
             }
+            if !s.settings.compute_nodes.is_empty() {
+                let layout = dm_layout(&meta).map_err(|e| StatementError::store(pos, e))?;
+                let at = text.find("\n  threads:").map_or(text.len(), |i| i + 1);
+                text.insert_str(
+                    at,
+                    &format!(
+                        "  compute:   {}\n",
+                        crate::compute_run::explain_line(&layout, &s.settings.compute_nodes)
+                    ),
+                );
+            }
         }
         if keys.is_some() {
             let at = text.find("\n  threads:").map_or(text.len(), |i| i + 1);
@@ -313,11 +324,21 @@ pub fn run(
         OpenStore::Dm(d) => Some(d.remote_stats()),
         OpenStore::Block(_) => None,
     };
-    let table = with_store!(&*store, st => exec::pipeline::run_all(st, &plan, &cfg));
+    let mut members = Vec::new();
+    let table = match &*store {
+        OpenStore::Dm(d) if !s.settings.compute_nodes.is_empty() => {
+            run_split(s, pos, d, &plan, &cfg, &meta).map(|(t, m)| {
+                members = m;
+                t
+            })
+        }
+        _ => with_store!(&*store, st => exec::pipeline::run_all(st, &plan, &cfg))
+            .map_err(|e| exec_error(pos, e)),
+    };
     if let Some(w) = &s.watcher {
         w.run_done();
     }
-    let table = table.map_err(|e| exec_error(pos, e))?;
+    let table = table?;
     let table = exec::pipeline::finish(table, &plan).map_err(|e| exec_error(pos, e))?;
     let is_key = |name: &str| plan.holds_vertices(name);
     let table = with_store!(&*store, st => exec::vertex_keys::with_keys(table, &is_key, st))
@@ -330,6 +351,11 @@ pub fn run(
         if let (OpenStore::Dm(d), Some(before)) = (&*store, remote_before) {
             profile.extend(remote_outputs(&table, d, &before));
         }
+        profile.extend(
+            crate::compute_run::profile_lines(&members, meta.vertices, s.settings.cn_cache)
+                .into_iter()
+                .map(Output::Status),
+        );
     }
     let summaries = exec::result::summary_lines(&table.summaries);
     let mut outputs = Vec::new();
@@ -352,6 +378,61 @@ pub fn run(
     outputs.extend(summaries.into_iter().map(Output::Status));
     outputs.extend(profile);
     Ok(outputs)
+}
+
+/// RUN of a DM graph split over this process and the workers of `SET compute_nodes`, one
+/// algorithm call at a time (a RUN of several calls joins their results as `run_all` does).
+fn run_split(
+    s: &Session,
+    pos: Pos,
+    store: &DmStore<DmConnector>,
+    plan: &RunPlan,
+    cfg: &exec::RunConfig,
+    meta: &GraphMeta,
+) -> Result<(exec::ResultTable, Vec<crate::compute_run::MemberReport>), StatementError> {
+    let fail = |m: String| {
+        let cancelled = cfg.cancel.load(std::sync::atomic::Ordering::SeqCst);
+        StatementError {
+            kind: if cancelled {
+                ErrorKind::Cancelled
+            } else {
+                ErrorKind::Storage
+            },
+            cancelled,
+            ..StatementError::at(pos, m)
+        }
+    };
+    let pool = dm_pool(&s.settings, &meta.memory_nodes)
+        .map_err(|m| fail(format!("graph `{}` is in memory nodes: {m}", meta.name)))?;
+    let workers = crate::compute_run::connect_workers(&s.settings).map_err(fail)?;
+    let mut tables = Vec::with_capacity(plan.calls.len());
+    let mut reports = Vec::new();
+    for c in &plan.calls {
+        let (mut table, r) = crate::compute_run::run_call(
+            store,
+            &c.call,
+            cfg,
+            &workers,
+            &s.settings,
+            &pool,
+            &meta.name,
+        )
+        .map_err(fail)?;
+        if plan.calls.len() > 1 {
+            for sm in &mut table.summaries {
+                sm.scope = c.prefix.clone();
+            }
+        }
+        tables.push(table);
+        reports = r;
+    }
+    let table = if tables.len() == 1 {
+        tables.remove(0)
+    } else {
+        exec::join::by_vertex(tables, exec::pipeline::joined_schema(plan))
+            .map_err(|e| fail(e.to_string()))?
+    };
+    Ok((table, reports))
 }
 
 /// EXPLAIN's line on a string-keyed graph: how large its id map is and where it is read.

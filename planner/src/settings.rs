@@ -38,6 +38,11 @@ pub struct Settings {
     pub memory_limit: u64,
     /// How updates to remote state travel (DM graphs whose state exceeds `cn_cache`).
     pub dm_update: DmUpdate,
+    /// `host:port` of each compute-node worker (`frontier compute`) RUN on a DM graph splits
+    /// its work with; empty runs every query in this process alone.
+    pub compute_nodes: Vec<String>,
+    /// Shared secret presented to compute nodes; `None` uses `memory_token_file`.
+    pub compute_token_file: Option<PathBuf>,
 }
 
 /// How a round's updates reach vertex state kept in the memory nodes (DMG §4.3): `Auto` picks
@@ -101,6 +106,14 @@ pub const SETTINGS: &[(&str, &str)] = &[
         "dm_update",
         "how updates reach remote state: auto, direct, valrd or refrd",
     ),
+    (
+        "compute_nodes",
+        "host:port,... of compute-node workers that share RUN on DM graphs ('' = this process only)",
+    ),
+    (
+        "compute_token_file",
+        "shared secret presented to compute nodes ('' = memory_token_file's)",
+    ),
 ];
 
 impl Settings {
@@ -121,6 +134,8 @@ impl Settings {
             memory_transport: storage::dm::TransportKind::Tcp,
             memory_limit: ram / 4 * 3,
             dm_update: DmUpdate::Auto,
+            compute_nodes: Vec::new(),
+            compute_token_file: None,
         }
     }
 
@@ -155,26 +170,25 @@ impl Settings {
             }
             "import_memory" => self.import_memory = size(value, 1 << 20).map_err(|e| bad(&e))?,
             "memory_nodes" => {
-                let s = word(value).map_err(|e| bad(&e))?;
-                let mut nodes = Vec::new();
-                for part in s.split(',').map(str::trim).filter(|p| !p.is_empty()) {
-                    let ok = part
-                        .rsplit_once(':')
-                        .is_some_and(|(h, p)| !h.is_empty() && p.parse::<u16>().is_ok());
-                    if !ok {
-                        return Err(bad(&format!("`{part}` is not host:port")));
-                    }
-                    nodes.push(part.to_string());
-                }
-                self.memory_nodes = nodes;
+                self.memory_nodes =
+                    host_ports(&word(value).map_err(|e| bad(&e))?).map_err(|e| bad(&e))?;
             }
             "memory_token_file" => {
-                let s = word(value).map_err(|e| bad(&e))?;
-                self.memory_token_file = if s.is_empty() {
-                    None
-                } else {
-                    Some(PathBuf::from(s))
-                };
+                self.memory_token_file = optional_path(&word(value).map_err(|e| bad(&e))?);
+            }
+            "compute_nodes" => {
+                let nodes = host_ports(&word(value).map_err(|e| bad(&e))?).map_err(|e| bad(&e))?;
+                if let Some(dup) = nodes
+                    .iter()
+                    .enumerate()
+                    .find_map(|(i, n)| nodes[..i].contains(n).then_some(n))
+                {
+                    return Err(bad(&format!("`{dup}` is named twice")));
+                }
+                self.compute_nodes = nodes;
+            }
+            "compute_token_file" => {
+                self.compute_token_file = optional_path(&word(value).map_err(|e| bad(&e))?);
             }
             // As low as 16 bytes, so that even a test graph of ten vertices can have its
             // kernel state pushed out to remote memory.
@@ -242,12 +256,38 @@ impl Settings {
                     "memory_transport" => self.memory_transport.name().to_string(),
                     "memory_limit" => format_size(self.memory_limit),
                     "dm_update" => self.dm_update.name().to_string(),
+                    "compute_nodes" => self.compute_nodes.join(","),
+                    "compute_token_file" => self
+                        .compute_token_file
+                        .as_ref()
+                        .map(|p| p.display().to_string())
+                        .unwrap_or_default(),
                     _ => String::new(),
                 };
                 (name.to_string(), value, meaning.to_string())
             })
             .collect()
     }
+}
+
+/// A comma-separated list of `host:port` (empty parts ignored, so '' is no address).
+fn host_ports(s: &str) -> Result<Vec<String>, String> {
+    let mut out = Vec::new();
+    for part in s.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+        let ok = part
+            .rsplit_once(':')
+            .is_some_and(|(h, p)| !h.is_empty() && p.parse::<u16>().is_ok());
+        if !ok {
+            return Err(format!("`{part}` is not host:port"));
+        }
+        out.push(part.to_string());
+    }
+    Ok(out)
+}
+
+/// A path setting: '' means none.
+fn optional_path(s: &str) -> Option<PathBuf> {
+    (!s.is_empty()).then(|| PathBuf::from(s))
 }
 
 fn int_in(v: &Literal, min: i64, max: i64) -> Result<i64, String> {
@@ -382,6 +422,34 @@ mod tests {
             .rows()
             .iter()
             .any(|r| r.0 == "dm_update" && r.1 == "valrd"));
+    }
+
+    #[test]
+    fn compute_nodes_are_checked_host_ports() {
+        let mut s = Settings::defaults(None);
+        assert!(s.compute_nodes.is_empty());
+        s.set(
+            &ident("compute_nodes"),
+            &lit(Value::Str("127.0.0.1:7100,h:2".into())),
+        )
+        .unwrap();
+        assert_eq!(s.compute_nodes, vec!["127.0.0.1:7100", "h:2"]);
+        assert!(s
+            .rows()
+            .iter()
+            .any(|r| r.0 == "compute_nodes" && r.1 == "127.0.0.1:7100,h:2"));
+        for bad in ["h:99999", "a:1,a:1", ":5"] {
+            let e = s
+                .set(&ident("compute_nodes"), &lit(Value::Str(bad.into())))
+                .unwrap_err();
+            assert!(e.message.contains("compute_nodes"), "{}", e.message);
+        }
+        s.set(&ident("compute_nodes"), &lit(Value::Str("".into())))
+            .unwrap();
+        assert!(s.compute_nodes.is_empty());
+        s.set(&ident("compute_token_file"), &lit(Value::Str("/t".into())))
+            .unwrap();
+        assert_eq!(s.compute_token_file, Some(PathBuf::from("/t")));
     }
 
     #[test]

@@ -12,7 +12,9 @@ use std::path::Path;
 
 use storage::blockfile::memory::MemoryStore;
 use storage::dm::load::{load, PoolConfig};
-use storage::dm::{spawn_memnode_for_tests, DmOptions, DmStore, TcpOptions};
+use storage::dm::{
+    spawn_memnode_for_tests, DmOptions, DmStore, GlobalAddr, TcpConnector, TcpOptions,
+};
 use storage::import::InputFormat;
 use storage::{Direction, FetchOrder, GraphStore};
 
@@ -153,6 +155,33 @@ fn dm_lists_equal_block_file_lists() {
                         assert_eq!(dm.input_id(v), mem.input_id(v));
                     }
                 }
+            }
+            // A compute node without the block file: the descriptor in the memory nodes alone.
+            let remote = DmStore::open_remote(
+                GlobalAddr::from_raw(layout.descriptor.expect("a descriptor was stored")),
+                &DmOptions {
+                    graph: "g".into(),
+                    pool: pool(&nodes),
+                    cn_cache,
+                    threads: 2,
+                },
+                TcpConnector {
+                    token: TOKEN.into(),
+                    opts: TcpOptions::default(),
+                },
+            )
+            .unwrap();
+            assert_eq!(remote.shape(), mem.shape());
+            assert!(remote.vertex_keys().is_none());
+            for dir in [Direction::Out, Direction::In] {
+                for v in 0..n {
+                    assert_eq!(remote.degree(dir, v), mem.degree(dir, v));
+                    assert_eq!(remote.input_id(v), mem.input_id(v));
+                }
+                assert_eq!(
+                    collect_scan(&remote, dir, true),
+                    collect_scan(&mem, dir, true)
+                );
             }
             let s = dm.remote_stats();
             assert!(s.round_trips > 0 && s.nic_ops() >= s.round_trips);

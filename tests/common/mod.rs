@@ -1,6 +1,7 @@
 //! Helpers shared by the end-to-end tests: run the real binary against a data directory.
 #![allow(dead_code)]
 
+pub mod compute;
 pub mod graphalytics;
 pub mod memnode;
 pub mod small_graphs;

@@ -30,6 +30,7 @@ use std::sync::{Arc, Mutex};
 
 use super::addr::GlobalAddr;
 use super::attrs::{NodeSet, RemoteArray};
+use super::descriptor::GraphDescriptor;
 use super::layout::{self, Entry, ENTRY_BYTES};
 use super::load::{header, DmLayout, PoolConfig};
 use super::protocol::VerbReply;
@@ -135,15 +136,57 @@ impl<C: Connector> Pool<C> {
     }
 }
 
+/// What a compute node keeps of a DM graph besides the layout. One per store: the variants'
+/// sizes do not matter.
+#[allow(clippy::large_enum_variant)]
+enum Local {
+    /// The session's process: the durable block file (ids, degrees) and the string keys.
+    File {
+        file: GraphFile,
+        keys: Option<crate::blockfile::keys::VertexKeys>,
+    },
+    /// A compute-node worker: the descriptor read from the memory nodes (shape and degrees,
+    /// 4 bytes per vertex per direction); ids are internal ids, no string keys.
+    Descriptor {
+        shape: GraphShape,
+        out_degrees: Vec<u32>,
+        in_degrees: Option<Vec<u32>>,
+        /// Input ids when they differ from internal ids (8 bytes per vertex then).
+        ids: Option<Vec<u64>>,
+    },
+}
+
+impl Local {
+    fn shape(&self) -> GraphShape {
+        match self {
+            Local::File { file, .. } => file.shape(),
+            Local::Descriptor { shape, .. } => *shape,
+        }
+    }
+
+    fn degrees(&self, dir: Direction) -> &[u32] {
+        match self {
+            Local::File { file, .. } => &file.index(dir).degrees,
+            Local::Descriptor {
+                out_degrees,
+                in_degrees,
+                ..
+            } => match (dir, in_degrees) {
+                (Direction::In, Some(d)) => d,
+                _ => out_degrees,
+            },
+        }
+    }
+}
+
 /// Fewest bytes of list data per read window, whatever `cn_cache`.
 const MIN_WINDOW_BYTES: u64 = 64 << 10;
 
 /// A graph stored in memory nodes, read with merged and batched remote reads.
 pub struct DmStore<C: Connector = TcpConnector> {
     graph: String,
-    file: GraphFile,
-    /// The vertices' string keys (kept on the compute node, read from the block file).
-    keys: Option<crate::blockfile::keys::VertexKeys>,
+    /// Where shape, degrees and ids come from.
+    local: Local,
     layout: DmLayout,
     pool: Pool<C>,
     /// Counters of connection sets dropped after errors, so totals never go backwards.
@@ -231,6 +274,56 @@ impl<C: Connector> DmStore<C> {
                 "the DM layout does not match the graph file; CREATE OR REPLACE the graph".into(),
             ));
         }
+        // String keys stay on the compute node: read from the block file by block, through
+        // a cache of a sixteenth of `cn_cache` (at most 8 MiB).
+        let keys = crate::blockfile::keys::VertexKeys::by_block(
+            &file,
+            (opts.cn_cache / 16).min(crate::blockfile::ooc::KEY_CACHE_MAX),
+        )?;
+        DmStore::assemble(Local::File { file, keys }, layout, opts, connector)
+    }
+
+    /// Opens a loaded graph from its descriptor in the memory nodes alone (a compute-node
+    /// worker, which has no block file). `opts.pool.nodes` are the memory nodes' addresses;
+    /// the descriptor's node is found among them by id.
+    pub fn open_remote(
+        descriptor: GlobalAddr,
+        opts: &DmOptions,
+        connector: C,
+    ) -> Result<DmStore<C>> {
+        let mut found = None;
+        for addr in &opts.pool.nodes {
+            let t = connector.connect(addr)?;
+            if t.node_id() == descriptor.node() {
+                found = Some(t);
+                break;
+            }
+        }
+        let t = found.ok_or_else(|| {
+            StoreError::Other(format!(
+                "no memory node given has id {} (where the graph descriptor is)",
+                descriptor.node()
+            ))
+        })?;
+        let d = GraphDescriptor::fetch(&t, descriptor)?;
+        drop(t);
+        let local = Local::Descriptor {
+            shape: d.shape,
+            out_degrees: d.out_degrees,
+            in_degrees: d.in_degrees,
+            ids: d.ids,
+        };
+        DmStore::assemble(local, d.layout, opts, connector)
+    }
+
+    /// Connects to the layout's memory nodes, checks each still holds this graph (index
+    /// headers), and sizes the read windows from `cn_cache`.
+    fn assemble(
+        local: Local,
+        layout: DmLayout,
+        opts: &DmOptions,
+        connector: C,
+    ) -> Result<DmStore<C>> {
         let pool = Pool {
             ids: layout.nodes.iter().map(|n| n.id).collect(),
             nodes: layout.nodes.iter().map(|n| n.addr.clone()).collect(),
@@ -267,20 +360,13 @@ impl<C: Connector> DmStore<C> {
             }
         }
         pool.checkin(set);
-        // String keys stay on the compute node: read from the block file by block, through
-        // a cache of a sixteenth of `cn_cache` (at most 8 MiB).
-        let keys = crate::blockfile::keys::VertexKeys::by_block(
-            &file,
-            (opts.cn_cache / 16).min(crate::blockfile::ooc::KEY_CACHE_MAX),
-        )?;
         let threads = opts.threads.max(1) as u64;
         // A floor of 64 KiB per window whatever the budget (1 MiB in flight for two threads):
         // a tiny `cn_cache` keeps the vertex state remote, not the lists one at a time.
         let window_bytes = (opts.cn_cache / threads / DEPTH as u64).max(MIN_WINDOW_BYTES);
         Ok(DmStore {
             graph: opts.graph.clone(),
-            file,
-            keys,
+            local,
             layout,
             pool,
             retired: Mutex::new(StatsSnapshot::default()),
@@ -382,7 +468,7 @@ impl<C: Connector> DmStore<C> {
     }
 
     fn bytes_of(&self, dir: Direction, v: u32, want_weights: bool) -> u64 {
-        let d = self.file.index(dir).degrees[v as usize];
+        let d = self.local.degrees(dir)[v as usize];
         if d <= layout::in_place_capacity(self.layout.weighted) {
             0
         } else {
@@ -660,7 +746,7 @@ impl<C: Connector> DmStore<C> {
                 node: self.node_label(node, set),
                 message: format!("{dir:?} index entry of vertex {v}: {e}"),
             })?;
-            let expect = self.file.index(dir).degrees[v as usize];
+            let expect = self.local.degrees(dir)[v as usize];
             let got = match &e {
                 Entry::InPlace { targets, .. } => targets.len() as u32,
                 Entry::OutOfPlace { degree, .. } => *degree,
@@ -829,28 +915,45 @@ fn bare(e: &layout::LayoutError) -> String {
 
 impl<C: Connector> GraphStore for DmStore<C> {
     fn shape(&self) -> GraphShape {
-        self.file.shape()
+        self.local.shape()
     }
 
     fn degree(&self, dir: Direction, v: u32) -> u64 {
-        self.file
-            .index(dir)
-            .degrees
+        self.local
+            .degrees(dir)
             .get(v as usize)
             .copied()
             .unwrap_or(0) as u64
     }
 
     fn input_id(&self, v: u32) -> u64 {
-        self.file.ids.get(v as usize).copied().unwrap_or(u64::MAX)
+        match &self.local {
+            Local::File { file, .. } => file.ids.get(v as usize).copied().unwrap_or(u64::MAX),
+            Local::Descriptor { ids: None, .. } => v as u64,
+            Local::Descriptor { ids: Some(ids), .. } => {
+                ids.get(v as usize).copied().unwrap_or(u64::MAX)
+            }
+        }
     }
 
     fn internal_id(&self, id: u64) -> Option<u32> {
-        self.file.internal_id(id)
+        match &self.local {
+            Local::File { file, .. } => file.internal_id(id),
+            Local::Descriptor {
+                shape, ids: None, ..
+            } => u32::try_from(id).ok().filter(|&v| v < shape.vertices),
+            // Workers get sources as internal ids and never look one up: a scan is enough.
+            Local::Descriptor { ids: Some(ids), .. } => {
+                ids.iter().position(|&x| x == id).map(|v| v as u32)
+            }
+        }
     }
 
     fn vertex_keys(&self) -> Option<&crate::blockfile::keys::VertexKeys> {
-        self.keys.as_ref()
+        match &self.local {
+            Local::File { keys, .. } => keys.as_ref(),
+            Local::Descriptor { .. } => None,
+        }
     }
 
     fn for_each_list<F>(

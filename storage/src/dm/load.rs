@@ -26,6 +26,7 @@ use std::sync::{Arc, Mutex};
 use serde::{Deserialize, Serialize};
 
 use super::addr::GlobalAddr;
+use super::descriptor::GraphDescriptor;
 use super::layout::{self, ENTRY_BYTES};
 use super::protocol::{Message, VerbReply};
 use super::tcp::{TcpOptions, TcpTransport};
@@ -94,6 +95,10 @@ pub struct DmLayout {
     pub tiny_chunks: Vec<TinyChunk>,
     /// Every region allocated for the graph (raw addresses), to free it on DROP.
     pub regions: Vec<u64>,
+    /// Where the graph descriptor is (raw address), from which a compute node opens the graph
+    /// without the block file; `None` for graphs loaded before descriptors existed.
+    #[serde(default)]
+    pub descriptor: Option<u64>,
 }
 
 impl DmLayout {
@@ -400,8 +405,14 @@ pub fn load_pending<S: GraphStore>(
                 inn,
                 tiny_chunks: chunks,
                 regions,
+                descriptor: None,
             };
-            Ok(PendingLoad { layout, conns })
+            let mut pending = PendingLoad { layout, conns };
+            // Dropping `pending` on failure frees every region leased so far.
+            let desc = GraphDescriptor::of(store, &pending.layout).store(&pending.conns[0])?;
+            pending.layout.regions.push(desc.raw());
+            pending.layout.descriptor = Some(desc.raw());
+            Ok(pending)
         }
         Err(e) => {
             free_regions(&conns, &regions);

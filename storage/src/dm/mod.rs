@@ -15,6 +15,9 @@
 
 pub mod addr;
 pub mod attrs;
+pub mod collectives;
+pub mod compute_protocol;
+pub mod descriptor;
 pub mod graph_store;
 pub mod inproc;
 pub mod layout;
@@ -37,6 +40,7 @@ pub mod verify;
 
 pub use addr::GlobalAddr;
 pub use attrs::{NodeSet, RemoteArray};
+pub use collectives::{JobRegion, MnCollectives};
 pub use graph_store::{DmOptions, DmStore};
 pub use inproc::{InProcConnector, InProcTransport};
 pub use load::{DmLayout, PoolConfig};
@@ -45,7 +49,9 @@ pub use protocol::{
 };
 pub use region::MemoryNode;
 pub use select::{DmConnector, DmTransport, TransportKind};
-pub use server::{run_memnode, spawn_memnode_for_tests, MemnodeHandle, MemnodeOptions};
+pub use server::{
+    run_memnode, spawn_memnode_for_tests, stop_on_signals, MemnodeHandle, MemnodeOptions,
+};
 pub use stats::{CostModel, StatsSnapshot, TransportStats};
 pub use tcp::{TcpConnector, TcpOptions, TcpTransport};
 pub use transport::{Batch, Connector, Ticket, Transport};

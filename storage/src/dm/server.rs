@@ -88,6 +88,13 @@ fn install_signal_handlers() -> Result<()> {
     Ok(())
 }
 
+/// Installs the SIGTERM/SIGINT handlers and returns the flag they raise, for other servers of
+/// this binary (`frontier compute`) that shut down the way a memory node does.
+pub fn stop_on_signals() -> Result<&'static AtomicBool> {
+    install_signal_handlers()?;
+    Ok(&SIGNALED)
+}
+
 fn random_token() -> Result<String> {
     let mut b = [0u8; 16];
     std::fs::File::open("/dev/urandom")

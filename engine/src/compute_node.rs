@@ -1,0 +1,352 @@
+//! `frontier compute`: a compute-node worker (DMG §4.1). It holds no graph: a session connects,
+//! presents the token, and sends one JOB per algorithm call; the worker opens the graph from its
+//! descriptor in the memory nodes, runs `exec::run` as the job's member (its owned vertices, the
+//! collectives in the job region) and answers DONE or ERROR.
+//!
+//! While a job runs, the connection is watched: when the session goes away (closed, or its
+//! process killed) the job's cancel flag is raised at once, and the collectives abort so the
+//! other members stop too. SIGTERM / SIGINT shut the worker down like a memory node.
+
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use planner::settings::DmUpdate;
+use planner::{AlgoCall, Mode};
+use storage::cluster::{Collectives, Member};
+use storage::dm::compute_protocol::{
+    await_frame, peer_closed, Awaited, ComputeMessage, Done, Job, JobValue,
+};
+use storage::dm::token::SecretToken;
+use storage::dm::transport::{Connector, Transport};
+use storage::dm::{
+    DmConnector, DmOptions, DmStore, MnCollectives, PoolConfig, TcpOptions, TransportKind,
+};
+
+/// How long a new connection has to say HELLO.
+const HELLO_TIMEOUT: Duration = Duration::from_secs(5);
+/// How often the accept loop and a running job look at their flags.
+const POLL: Duration = Duration::from_millis(50);
+
+/// How to run a compute node.
+pub struct ComputeNodeOptions {
+    pub listen: SocketAddr,
+    /// The shared token sessions must present.
+    pub token: String,
+    /// Where the worker's messages go (the engine prints nothing itself).
+    pub log: Arc<dyn Fn(&str) + Send + Sync>,
+}
+
+/// Runs a compute node until `stop` is raised (SIGTERM / SIGINT). `ready` gets the bound
+/// address once it accepts connections (the binary prints it; port 0 in tests).
+pub fn run_compute_node(
+    opts: ComputeNodeOptions,
+    stop: &'static AtomicBool,
+    ready: impl FnOnce(SocketAddr),
+) -> Result<(), String> {
+    let token = SecretToken::new(&opts.token)
+        .ok_or_else(|| "the compute node's token must be 1 to 1024 bytes".to_string())?;
+    let listener = TcpListener::bind(opts.listen)
+        .map_err(|e| format!("compute node: cannot listen on {}: {e}", opts.listen))?;
+    let addr = listener
+        .local_addr()
+        .map_err(|e| format!("compute node: {e}"))?;
+    let log = opts.log.clone();
+    if !addr.ip().is_loopback() {
+        log("compute node: listening on a non-loopback address; only the token protects it");
+    }
+    listener
+        .set_nonblocking(true)
+        .map_err(|e| format!("compute node: {e}"))?;
+    ready(addr);
+    let token = Arc::new(token);
+    let name: Arc<str> = addr.to_string().into();
+    let mut threads = Vec::new();
+    while !stop.load(Ordering::SeqCst) {
+        match listener.accept() {
+            Ok((stream, peer)) => {
+                let token = token.clone();
+                let name = name.clone();
+                let session_log = log.clone();
+                let t = std::thread::Builder::new()
+                    .name(format!("compute-{peer}"))
+                    .spawn(move || {
+                        if let Err(e) = serve(stream, &token, &name, stop) {
+                            session_log(&format!("compute node: session {peer}: {e}"));
+                        }
+                    });
+                match t {
+                    Ok(t) => threads.push(t),
+                    Err(e) => log(&format!("compute node: cannot start a session thread: {e}")),
+                }
+                threads.retain(|t: &std::thread::JoinHandle<()>| !t.is_finished());
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => std::thread::sleep(POLL),
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => {
+                log(&format!("compute node: accept failed: {e}"));
+                std::thread::sleep(POLL);
+            }
+        }
+    }
+    for t in threads {
+        let _ = t.join();
+    }
+    Ok(())
+}
+
+/// One session's connection: HELLO, then jobs until it closes.
+fn serve(
+    stream: TcpStream,
+    token: &SecretToken,
+    name: &str,
+    stop: &'static AtomicBool,
+) -> std::io::Result<()> {
+    stream.set_nonblocking(false)?;
+    let _ = stream.set_nodelay(true);
+    let started = Instant::now();
+    let hello = await_frame(&stream, &|| {
+        stop.load(Ordering::SeqCst) || started.elapsed() > HELLO_TIMEOUT
+    })?;
+    let mut out = &stream;
+    match hello {
+        Awaited::Frame(ComputeMessage::Hello { token: t }) if token.matches(t.as_bytes()) => {
+            ComputeMessage::HelloOk.write_to(&mut out)?;
+        }
+        Awaited::Frame(_) | Awaited::Stopped => {
+            let _ = ComputeMessage::Error("unauthorized: wrong or missing token".into())
+                .write_to(&mut out);
+            return Ok(());
+        }
+        Awaited::Closed => return Ok(()),
+    }
+    loop {
+        match await_frame(&stream, &|| stop.load(Ordering::SeqCst))? {
+            Awaited::Frame(ComputeMessage::Job(job)) => {
+                let reply = run_job(&job, &stream, name, stop);
+                reply.write_to(&mut out)?;
+            }
+            Awaited::Frame(other) => {
+                let _ = ComputeMessage::Error(format!(
+                    "expected a JOB, got {}",
+                    short(&format!("{other:?}"))
+                ))
+                .write_to(&mut out);
+                return Ok(());
+            }
+            Awaited::Closed | Awaited::Stopped => return Ok(()),
+        }
+    }
+}
+
+fn short(s: &str) -> String {
+    s.chars().take(80).collect()
+}
+
+/// Runs one job on a thread while this one watches the session's connection and the stop flag.
+fn run_job(job: &Job, session: &TcpStream, name: &str, stop: &AtomicBool) -> ComputeMessage {
+    let cancel = Arc::new(AtomicBool::new(false));
+    let started = Instant::now();
+    let result = std::thread::scope(|s| {
+        let worker = s.spawn(|| execute(job, cancel.clone(), name));
+        while !worker.is_finished() {
+            if peer_closed(session) || stop.load(Ordering::SeqCst) {
+                cancel.store(true, Ordering::SeqCst);
+            }
+            std::thread::sleep(POLL.min(Duration::from_millis(10)));
+        }
+        worker
+            .join()
+            .unwrap_or_else(|_| Err("the job panicked".to_string()))
+    });
+    match result {
+        Ok(iterations) => ComputeMessage::Done(Done {
+            iterations,
+            micros: started.elapsed().as_micros() as u64,
+            peak_rss: peak_rss().unwrap_or(0),
+        }),
+        Err(e) => ComputeMessage::Error(e),
+    }
+}
+
+/// Opens the graph, joins the collectives and runs the member's part; returns its iterations.
+fn execute(job: &Job, cancel: Arc<AtomicBool>, name: &str) -> Result<u64, String> {
+    let call = rebuild_call(job)?;
+    let transport = TransportKind::parse(&job.transport)
+        .ok_or_else(|| format!("unknown memory transport `{}`", job.transport))?;
+    let connector = DmConnector::new(transport, job.memory_token.clone(), TcpOptions::default());
+    // The collectives' own connection to the job region's memory node.
+    let mut region_link = None;
+    for addr in &job.memory_nodes {
+        let t = connector.connect(addr).map_err(|e| e.to_string())?;
+        if t.node_id() == job.region.addr.node() {
+            region_link = Some(t);
+            break;
+        }
+    }
+    let region_link = region_link.ok_or_else(|| {
+        format!(
+            "no memory node given has id {} (the job region's)",
+            job.region.addr.node()
+        )
+    })?;
+    let collectives = Arc::new(
+        MnCollectives::new(
+            Arc::new(region_link),
+            job.region,
+            job.rank as usize,
+            cancel.clone(),
+        )
+        .map_err(|e| e.to_string())?,
+    );
+    let fail = |e: String| {
+        collectives.abort(&format!("compute node {name} failed: {e}"));
+        e
+    };
+    let store = DmStore::open_remote(
+        job.descriptor,
+        &DmOptions {
+            graph: job.graph.clone(),
+            pool: PoolConfig {
+                nodes: job.memory_nodes.clone(),
+                token: job.memory_token.clone(),
+                tcp: TcpOptions::default(),
+            },
+            cn_cache: job.cn_cache,
+            threads: job.threads.max(1) as usize,
+        },
+        connector,
+    )
+    .map_err(|e| fail(e.to_string()))?;
+    let cfg = exec::RunConfig {
+        threads: job.threads.max(1) as usize,
+        mode: parse_mode(&job.mode)?,
+        cancel: cancel.clone(),
+        progress: None,
+        segmented_pull: job.segmented_pull,
+        dm_update: parse_dm_update(&job.dm_update)?,
+        cluster: Some(Member {
+            collectives: collectives.clone(),
+            owned: job.owned.clone(),
+        }),
+    };
+    match exec::run::run(&store, &call, &cfg) {
+        Ok(table) => Ok(table.iterations.len() as u64),
+        Err(e) if cancel.load(Ordering::SeqCst) => Err(format!("cancelled: {e}")),
+        Err(e) => Err(fail(e.to_string())),
+    }
+}
+
+/// The algorithm call a job names, checked against this binary's registry.
+pub(crate) fn rebuild_call(job: &Job) -> Result<AlgoCall, String> {
+    let spec = exec::algorithms::REGISTRY
+        .get(&job.algorithm)
+        .ok_or_else(|| {
+            format!(
+                "this compute node does not know algorithm `{}`",
+                job.algorithm
+            )
+        })?;
+    let mut call = AlgoCall::new(spec).with_source(job.source);
+    for (name, value) in &job.params {
+        if !spec.params.iter().any(|p| p.name == name) {
+            return Err(format!("`{}` has no parameter `{name}`", job.algorithm));
+        }
+        call = match value {
+            JobValue::Int(n) => call.with(name, *n),
+            JobValue::Float(x) => call.with(name, *x),
+        };
+    }
+    Ok(call)
+}
+
+/// A job's view of an algorithm call.
+pub(crate) fn call_params(call: &AlgoCall) -> Vec<(String, JobValue)> {
+    call.params()
+        .map(|(n, v)| {
+            let v = match v {
+                planner::registry::ParamValue::Int(i) => JobValue::Int(i),
+                planner::registry::ParamValue::Float(x) => JobValue::Float(x),
+            };
+            (n.to_string(), v)
+        })
+        .collect()
+}
+
+fn parse_mode(s: &str) -> Result<Mode, String> {
+    [Mode::Auto, Mode::Push, Mode::Block, Mode::Pull]
+        .into_iter()
+        .find(|m| m.name() == s)
+        .ok_or_else(|| format!("unknown mode `{s}`"))
+}
+
+fn parse_dm_update(s: &str) -> Result<DmUpdate, String> {
+    [
+        DmUpdate::Auto,
+        DmUpdate::Direct,
+        DmUpdate::ValRd,
+        DmUpdate::RefRd,
+    ]
+    .into_iter()
+    .find(|u| u.name() == s)
+    .ok_or_else(|| format!("unknown dm_update `{s}`"))
+}
+
+/// This process's peak resident set (VmHWM of /proc/self/status), bytes.
+pub fn peak_rss() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib * 1024)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_call_survives_the_trip_through_a_job() {
+        let spec = exec::algorithms::REGISTRY.get("pagerank").unwrap();
+        let call = AlgoCall::new(spec).with("iter", 7u64).with("damping", 0.5);
+        let job = Job {
+            memory_nodes: vec![],
+            memory_token: "t".into(),
+            transport: "tcp".into(),
+            graph: "g".into(),
+            descriptor: storage::dm::GlobalAddr::from_raw(0),
+            region: storage::dm::JobRegion {
+                addr: storage::dm::GlobalAddr::from_raw(0),
+                size: 1,
+                slot_words: 1,
+            },
+            rank: 0,
+            owned: 0..0,
+            algorithm: "pagerank".into(),
+            source: call.source,
+            params: call_params(&call),
+            threads: 1,
+            mode: "auto".into(),
+            dm_update: "auto".into(),
+            cn_cache: 1,
+            segmented_pull: false,
+        };
+        let back = rebuild_call(&job).unwrap();
+        assert_eq!(back.int("iter"), 7);
+        assert_eq!(back.float("damping"), 0.5);
+        assert_eq!(back.params().count(), call.params().count());
+        assert!(rebuild_call(&Job {
+            algorithm: "nosuch".into(),
+            ..job.clone()
+        })
+        .is_err());
+        assert!(rebuild_call(&Job {
+            params: vec![("bogus".into(), JobValue::Int(1))],
+            ..job
+        })
+        .is_err());
+        assert!(parse_mode("pull").is_ok() && parse_mode("x").is_err());
+        assert!(parse_dm_update("valrd").is_ok() && parse_dm_update("x").is_err());
+        assert!(peak_rss().unwrap() > 0);
+    }
+}

@@ -1,0 +1,370 @@
+//! The graph descriptor: what a compute node needs to open a DM graph with no local copy of it
+//! (DMG §4.1: any compute node can join). Stored in the memory nodes at `CREATE ... STORAGE dm`,
+//! committed with the graph's other regions, its address recorded in the layout (`descriptor`).
+//!
+//! ```text
+//! header (40 bytes)
+//!   8  magic "FRGDESC1"
+//!   8  payload bytes
+//!   4  CRC-32 of the shape and layout JSON
+//!   4  CRC-32 of the out-degrees
+//!   4  CRC-32 of the in-degrees (0 for undirected graphs)
+//!   4  CRC-32 of the ids section
+//!   8  reserved (zero)
+//! payload
+//!   4  vertices      8 arcs      8 edges      1 directed      1 weighted
+//!   4  layout JSON bytes, then the JSON (the catalog's, without the descriptor itself)
+//!   4·V out-degrees (u32), then, for directed graphs, 4·V in-degrees
+//!   ids: 1 byte 0 (input id = internal id), or 1 then 8·V input ids (u64)
+//! ```
+//!
+//! Input ids are there because kernels read them (CDLP's initial labels are the vertices' ids);
+//! string keys are not: workers never print vertices. Decoding is a pure function that
+//! checks every length against the bytes present before it allocates, and never panics.
+
+use crc32fast::hash;
+
+use super::addr::GlobalAddr;
+use super::load::DmLayout;
+use super::transport::Transport;
+use crate::error::{Result, StoreError};
+use crate::store::{Direction, GraphShape, GraphStore};
+
+const MAGIC: &[u8; 8] = b"FRGDESC1";
+/// Bytes of the header.
+pub const HEADER_BYTES: usize = 40;
+/// Largest piece read or written in one verb.
+const PIECE: usize = 4 << 20;
+
+/// A DM graph as a compute node without the block file sees it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct GraphDescriptor {
+    pub shape: GraphShape,
+    pub layout: DmLayout,
+    pub out_degrees: Vec<u32>,
+    /// For directed graphs; undirected graphs answer `In` with the out-degrees.
+    pub in_degrees: Option<Vec<u32>>,
+    /// Each vertex's input id; `None` when it is the internal id.
+    pub ids: Option<Vec<u64>>,
+}
+
+fn bad(what: &str) -> StoreError {
+    StoreError::Other(format!(
+        "the graph descriptor in the memory nodes is damaged ({what}); CREATE OR REPLACE the graph"
+    ))
+}
+
+impl GraphDescriptor {
+    /// The descriptor of `store` loaded as `layout`.
+    pub fn of<S: GraphStore>(store: &S, layout: &DmLayout) -> GraphDescriptor {
+        let shape = store.shape();
+        let degrees = |dir| {
+            (0..shape.vertices)
+                .map(|v| store.degree(dir, v) as u32)
+                .collect()
+        };
+        let ids: Vec<u64> = (0..shape.vertices).map(|v| store.input_id(v)).collect();
+        let identity = ids.iter().enumerate().all(|(v, &id)| id == v as u64);
+        GraphDescriptor {
+            shape,
+            layout: layout.clone(),
+            out_degrees: degrees(Direction::Out),
+            in_degrees: shape.directed.then(|| degrees(Direction::In)),
+            ids: (!identity).then_some(ids),
+        }
+    }
+
+    /// The header and payload, ready to write.
+    pub fn encode(&self) -> Vec<u8> {
+        let json = serde_json::to_vec(&self.layout.to_json()).unwrap_or_default();
+        let mut head = Vec::with_capacity(26 + json.len());
+        head.extend_from_slice(&self.shape.vertices.to_le_bytes());
+        head.extend_from_slice(&self.shape.arcs.to_le_bytes());
+        head.extend_from_slice(&self.shape.edges.to_le_bytes());
+        head.push(self.shape.directed as u8);
+        head.push(self.shape.weighted as u8);
+        head.extend_from_slice(&(json.len() as u32).to_le_bytes());
+        head.extend_from_slice(&json);
+        let out = degree_bytes(&self.out_degrees);
+        let inn = self.in_degrees.as_deref().map(degree_bytes);
+        let mut ids = Vec::new();
+        match &self.ids {
+            None => ids.push(0),
+            Some(list) => {
+                ids.push(1);
+                ids.extend(list.iter().flat_map(|x| x.to_le_bytes()));
+            }
+        }
+        let payload = head.len() + out.len() + inn.as_ref().map_or(0, Vec::len) + ids.len();
+        let mut bytes = Vec::with_capacity(HEADER_BYTES + payload);
+        bytes.extend_from_slice(MAGIC);
+        bytes.extend_from_slice(&(payload as u64).to_le_bytes());
+        bytes.extend_from_slice(&hash(&head).to_le_bytes());
+        bytes.extend_from_slice(&hash(&out).to_le_bytes());
+        bytes.extend_from_slice(&inn.as_deref().map_or(0, hash).to_le_bytes());
+        bytes.extend_from_slice(&hash(&ids).to_le_bytes());
+        bytes.extend_from_slice(&[0; 8]);
+        bytes.extend_from_slice(&head);
+        bytes.extend_from_slice(&out);
+        if let Some(inn) = &inn {
+            bytes.extend_from_slice(inn);
+        }
+        bytes.extend_from_slice(&ids);
+        bytes
+    }
+
+    /// The payload's length from a header (to know how much to read), checked for the magic.
+    pub fn payload_len(header: &[u8]) -> Result<u64> {
+        if header.len() < HEADER_BYTES || &header[..8] != MAGIC {
+            return Err(bad("no descriptor header"));
+        }
+        Ok(u64_at(header, 8).unwrap_or(0))
+    }
+
+    /// Decodes header and payload, checking lengths and checksums. Never panics.
+    pub fn decode(bytes: &[u8]) -> Result<GraphDescriptor> {
+        let payload_len = GraphDescriptor::payload_len(bytes)?;
+        let payload = &bytes[HEADER_BYTES..];
+        if payload.len() as u64 != payload_len {
+            return Err(bad("wrong length"));
+        }
+        let crc = |at: usize| u32_at(bytes, at).unwrap_or(0);
+        let (head_crc, out_crc, in_crc, ids_crc) = (crc(16), crc(20), crc(24), crc(28));
+        let mut r = Reader(payload);
+        let vertices = r.u32()?;
+        let arcs = r.u64()?;
+        let edges = r.u64()?;
+        let directed = r.flag()?;
+        let weighted = r.flag()?;
+        let json_len = r.u32()? as usize;
+        let json = r.take(json_len)?;
+        let head = &payload[..26 + json_len];
+        if hash(head) != head_crc {
+            return Err(bad("the layout fails its checksum"));
+        }
+        let value: serde_json::Value =
+            serde_json::from_slice(json).map_err(|_| bad("unreadable layout"))?;
+        let layout = DmLayout::from_json(&value)?;
+        if layout.vertices != vertices || layout.directed != directed || layout.weighted != weighted
+        {
+            return Err(bad("the layout does not match the shape"));
+        }
+        let n = vertices as usize;
+        let out_bytes = r.take(n.checked_mul(4).ok_or_else(|| bad("too many vertices"))?)?;
+        if hash(out_bytes) != out_crc {
+            return Err(bad("the out-degrees fail their checksum"));
+        }
+        let in_degrees = if directed {
+            let in_bytes = r.take(n * 4)?;
+            if hash(in_bytes) != in_crc {
+                return Err(bad("the in-degrees fail their checksum"));
+            }
+            Some(degrees_of(in_bytes))
+        } else if in_crc != 0 {
+            return Err(bad("in-degree checksum on an undirected graph"));
+        } else {
+            None
+        };
+        if hash(r.0) != ids_crc {
+            return Err(bad("the input ids fail their checksum"));
+        }
+        let ids = match r.take(1)?[0] {
+            0 => None,
+            1 => Some(
+                r.take(n.checked_mul(8).ok_or_else(|| bad("too many vertices"))?)?
+                    .chunks_exact(8)
+                    .map(|c| u64_at(c, 0).unwrap_or(0))
+                    .collect(),
+            ),
+            _ => return Err(bad("unknown ids kind")),
+        };
+        if !r.0.is_empty() {
+            return Err(bad("trailing bytes"));
+        }
+        Ok(GraphDescriptor {
+            shape: GraphShape {
+                vertices,
+                arcs,
+                edges,
+                directed,
+                weighted,
+            },
+            layout,
+            out_degrees: degrees_of(out_bytes),
+            in_degrees,
+            ids,
+        })
+    }
+
+    /// Writes the descriptor into a fresh region leased to `transport`'s connection (the caller
+    /// commits it with the graph's other regions) and returns its address.
+    pub fn store(&self, transport: &dyn Transport) -> Result<GlobalAddr> {
+        let bytes = self.encode();
+        let addr = transport.alloc_leased(bytes.len() as u64)?;
+        for (i, piece) in bytes.chunks(PIECE).enumerate() {
+            let at = addr
+                .checked_add((i * PIECE) as u64)
+                .ok_or_else(|| bad("beyond its node"))?;
+            transport.write(at, piece)?;
+        }
+        Ok(addr)
+    }
+
+    /// Reads and checks the descriptor at `addr` over `transport` (a connection to its node).
+    pub fn fetch(transport: &dyn Transport, addr: GlobalAddr) -> Result<GraphDescriptor> {
+        let header = transport.read(addr, HEADER_BYTES as u32)?;
+        let total = (HEADER_BYTES as u64).saturating_add(GraphDescriptor::payload_len(&header)?);
+        let mut bytes = Vec::new();
+        bytes
+            .try_reserve_exact(total as usize)
+            .map_err(|_| bad("too large"))?;
+        bytes.extend_from_slice(&header);
+        while (bytes.len() as u64) < total {
+            let at = addr
+                .checked_add(bytes.len() as u64)
+                .ok_or_else(|| bad("beyond its node"))?;
+            let len = (total - bytes.len() as u64).min(PIECE as u64) as u32;
+            bytes.extend_from_slice(&transport.read(at, len)?);
+        }
+        GraphDescriptor::decode(&bytes)
+    }
+}
+
+fn degree_bytes(d: &[u32]) -> Vec<u8> {
+    d.iter().flat_map(|x| x.to_le_bytes()).collect()
+}
+
+fn degrees_of(bytes: &[u8]) -> Vec<u32> {
+    bytes
+        .chunks_exact(4)
+        .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+        .collect()
+}
+
+fn u32_at(b: &[u8], at: usize) -> Option<u32> {
+    Some(u32::from_le_bytes(b.get(at..at + 4)?.try_into().ok()?))
+}
+
+fn u64_at(b: &[u8], at: usize) -> Option<u64> {
+    Some(u64::from_le_bytes(b.get(at..at + 8)?.try_into().ok()?))
+}
+
+/// A cursor that refuses to read past the end.
+struct Reader<'a>(&'a [u8]);
+
+impl<'a> Reader<'a> {
+    fn take(&mut self, n: usize) -> Result<&'a [u8]> {
+        if self.0.len() < n {
+            return Err(bad("truncated"));
+        }
+        let (a, b) = self.0.split_at(n);
+        self.0 = b;
+        Ok(a)
+    }
+    fn u32(&mut self) -> Result<u32> {
+        Ok(u32_at(self.take(4)?, 0).unwrap_or(0))
+    }
+    fn u64(&mut self) -> Result<u64> {
+        Ok(u64_at(self.take(8)?, 0).unwrap_or(0))
+    }
+    fn flag(&mut self) -> Result<bool> {
+        match self.take(1)?[0] {
+            0 => Ok(false),
+            1 => Ok(true),
+            _ => Err(bad("a flag is neither 0 nor 1")),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::dm::load::{DirLayout, NodeMeta, TinyChunk, LAYOUT_VERSION};
+
+    fn sample(directed: bool) -> GraphDescriptor {
+        let dir = DirLayout {
+            index: vec![1 << 48 | 4096],
+            in_place: 2,
+            out_of_place_bytes: 64,
+        };
+        GraphDescriptor {
+            shape: GraphShape {
+                vertices: 3,
+                arcs: 5,
+                edges: 5,
+                directed,
+                weighted: false,
+            },
+            layout: DmLayout {
+                version: LAYOUT_VERSION,
+                nonce: 42,
+                vertices: 3,
+                directed,
+                weighted: false,
+                nodes: vec![NodeMeta {
+                    addr: "127.0.0.1:7000".into(),
+                    id: 1,
+                }],
+                bounds: vec![0, 3],
+                out: dir.clone(),
+                inn: directed.then_some(dir),
+                tiny_chunks: vec![TinyChunk {
+                    first: 0,
+                    vertices: 3,
+                    edges: 5,
+                }],
+                regions: vec![1 << 48 | 4096],
+                descriptor: None,
+            },
+            out_degrees: vec![2, 0, 3],
+            in_degrees: directed.then(|| vec![1, 4, 0]),
+            ids: directed.then(|| vec![10, 30, 20]),
+        }
+    }
+
+    #[test]
+    fn a_descriptor_reads_back_as_written() {
+        for directed in [false, true] {
+            let d = sample(directed);
+            assert_eq!(GraphDescriptor::decode(&d.encode()).unwrap(), d);
+        }
+    }
+
+    #[test]
+    fn truncated_extended_or_flipped_bytes_are_refused() {
+        for directed in [false, true] {
+            let bytes = sample(directed).encode();
+            for cut in 0..bytes.len() {
+                assert!(
+                    GraphDescriptor::decode(&bytes[..cut]).is_err(),
+                    "cut at {cut}"
+                );
+            }
+            let mut longer = bytes.clone();
+            longer.push(0);
+            assert!(GraphDescriptor::decode(&longer).is_err());
+            for at in 8..bytes.len() {
+                let mut flipped = bytes.clone();
+                flipped[at] ^= 0x10;
+                // Reserved header bytes are not checked; every other byte is.
+                if (32..40).contains(&at) {
+                    continue;
+                }
+                assert!(GraphDescriptor::decode(&flipped).is_err(), "flip at {at}");
+            }
+        }
+    }
+
+    #[test]
+    fn garbage_never_panics() {
+        let mut r = base::Xoshiro256::new(9);
+        let good = sample(true).encode();
+        for _ in 0..2000 {
+            let mut b: Vec<u8> = (0..r.below(200)).map(|_| r.below(256) as u8).collect();
+            if r.below(2) == 0 {
+                b.splice(0..0, good[..40].iter().copied());
+            }
+            let _ = GraphDescriptor::decode(&b);
+        }
+    }
+}
