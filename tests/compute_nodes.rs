@@ -8,7 +8,6 @@ mod common;
 
 use std::path::Path;
 use std::process::{Command, Stdio};
-use std::time::Duration;
 
 use common::compute::ComputeNode;
 use common::memnode::pool;
@@ -144,7 +143,8 @@ fn a_killed_compute_node_fails_the_query_and_the_session_goes_on() {
     p.send_line(&compute_nodes(&c, 2)).unwrap();
     p.exp_string("frontier> ").unwrap();
     p.send_line("RUN pagerank ON g ITER 1000000;").unwrap();
-    std::thread::sleep(Duration::from_millis(800));
+    // The progress line shows an iteration once every member is at work on the query.
+    p.exp_string("iteration ").unwrap();
     let victim = &mut c.workers[1];
     let _ = victim.child.kill();
     let _ = victim.child.wait();
