@@ -148,8 +148,10 @@ fn a_killed_compute_node_fails_the_query_and_the_session_goes_on() {
     let victim = &mut c.workers[1];
     let _ = victim.child.kill();
     let _ = victim.child.wait();
-    let dead = format!("compute node {} died", victim.addr);
-    p.exp_string(&dead).unwrap();
+    // The dead worker is the error's cause, named first: not a survivor's consequent failure
+    // ("compute node B failed: the run was aborted: ..." or reading freed state).
+    let dead = format!(r"\d: compute node {} died", regex_escape(&victim.addr));
+    p.exp_regex(&dead).unwrap();
     p.exp_string("frontier> ").unwrap();
     // Without the dead worker the next query runs, on the same memory nodes.
     let alive = c.workers[0].addr.clone();
@@ -253,4 +255,14 @@ fn strip_descriptors(v: &mut serde_json::Value) {
         serde_json::Value::Array(a) => a.iter_mut().for_each(strip_descriptors),
         _ => {}
     }
+}
+
+/// `text` with regex metacharacters escaped (addresses hold dots).
+fn regex_escape(text: &str) -> String {
+    text.chars()
+        .flat_map(|c| {
+            let escape = "\\.+*?()|[]{}^$".contains(c);
+            escape.then_some('\\').into_iter().chain([c])
+        })
+        .collect()
 }

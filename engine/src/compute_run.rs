@@ -242,6 +242,9 @@ pub fn run_call(
     };
     // Raised once member 0 has failed: the watchers stop waiting for replies.
     let abandon = AtomicBool::new(false);
+    // The first worker failure seen: the cause, where later ones (a survivor told to abort, or
+    // reading state member 0 freed while unwinding) are its consequences.
+    let first_failure: std::sync::Mutex<Option<String>> = std::sync::Mutex::new(None);
     let (table, replies) = std::thread::scope(|s| {
         s.spawn(|| {
             while !abandon.load(Ordering::SeqCst) {
@@ -257,11 +260,16 @@ pub fn run_call(
             .map(|(addr, stream)| {
                 let collectives = collectives.clone();
                 let abandon = &abandon;
+                let first_failure = &first_failure;
                 let run_cancel = &run_cancel;
                 let cancel = cfg.cancel.clone();
                 s.spawn(move || {
                     let stop = || abandon.load(Ordering::SeqCst) || cancel.load(Ordering::SeqCst);
                     let failed = |msg: String| {
+                        first_failure
+                            .lock()
+                            .unwrap_or_else(|e| e.into_inner())
+                            .get_or_insert_with(|| msg.clone());
                         collectives.abort(&msg);
                         run_cancel.store(true, Ordering::SeqCst);
                         Err(msg)
@@ -298,20 +306,20 @@ pub fn run_call(
         abandon.store(true, Ordering::SeqCst);
         (table, replies)
     });
+    let first_failure = first_failure
+        .into_inner()
+        .unwrap_or_else(|e| e.into_inner());
     let table = match table {
         Ok(t) => t,
         Err(e) => {
             collectives.abort(&format!("this session's member failed: {e}"));
-            // A worker's own failure explains member 0's better than "aborted".
-            if let Some(Err(m)) = replies
-                .iter()
-                .find(|r| matches!(r, Err(m) if m != "stopped"))
-            {
-                return Err(m.clone());
-            }
-            return Err(e.to_string());
+            // A worker's failure explains member 0's better than "aborted".
+            return Err(first_failure.unwrap_or_else(|| e.to_string()));
         }
     };
+    if let Some(m) = first_failure {
+        return Err(m);
+    }
     let mut reports = vec![MemberReport {
         name: "this process".into(),
         owned: ranges[0].clone(),
