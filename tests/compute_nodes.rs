@@ -112,6 +112,8 @@ fn explain_and_profile_show_every_member() {
         all.contains("compute:   3 members: this process 0.."),
         "{all}"
     );
+    // However small, the state is remote: the members share it.
+    assert!(all.contains("shared by the 3 compute nodes"), "{all}");
     for w in &c.workers {
         assert!(
             all.contains(&format!("compute node {}: vertices", w.addr)),

@@ -258,6 +258,7 @@ pub fn run(
                     c.call.spec,
                     plan.graph.vertices,
                     s.settings.cn_cache,
+                    s.settings.compute_nodes.len() + 1,
                 );
                 let label = if plan.calls.len() > 1 {
                     format!("{}: ", c.prefix)

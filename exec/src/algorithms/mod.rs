@@ -203,7 +203,9 @@ pub fn call(name: &str) -> AlgoCall {
 }
 
 /// EXPLAIN's line for a DM graph: whether the kernel's state will be remote or local, and why.
-pub fn explain_state(spec: &AlgorithmSpec, vertices: u64, cn_cache: u64) -> String {
+/// `members` is how many compute nodes share the run: several always keep the state remote,
+/// where every member reads and updates it.
+pub fn explain_state(spec: &AlgorithmSpec, vertices: u64, cn_cache: u64, members: usize) -> String {
     let per = spec.state_bytes;
     let total = per.saturating_mul(vertices);
     let sizes = format!(
@@ -213,6 +215,11 @@ pub fn explain_state(spec: &AlgorithmSpec, vertices: u64, cn_cache: u64) -> Stri
     );
     if per == 0 {
         "local (no per-vertex state)".to_string()
+    } else if members > 1 {
+        format!(
+            "remote ({per} B × {vertices} vertices = {}, shared by the {members} compute nodes)",
+            base::format_size(total)
+        )
     } else if total > cn_cache {
         format!("remote ({sizes}: direct remote update, frontier kept locally)")
     } else {
@@ -274,13 +281,17 @@ mod tests {
     #[test]
     fn explain_says_where_the_state_lives_and_why() {
         let bfs = spec("bfs").unwrap();
-        let s = explain_state(bfs, 10, 16);
+        let s = explain_state(bfs, 10, 16, 1);
         assert!(
             s.starts_with("remote (4 B × 10 vertices = 40 B vs cn_cache 16 B"),
             "{s}"
         );
-        assert!(explain_state(bfs, 10, 40).starts_with("local ("));
-        assert!(explain_state(spec("randomwalk").unwrap(), 10, 16).contains("no per-vertex state"));
-        assert!(explain_state(spec("degree").unwrap(), 10, 16).contains("no per-vertex state"));
+        assert!(explain_state(bfs, 10, 40, 1).starts_with("local ("));
+        // Several compute nodes share the state, however small.
+        assert!(explain_state(bfs, 10, 1 << 30, 3).contains("shared by the 3 compute nodes"));
+        assert!(
+            explain_state(spec("randomwalk").unwrap(), 10, 16, 1).contains("no per-vertex state")
+        );
+        assert!(explain_state(spec("degree").unwrap(), 10, 16, 1).contains("no per-vertex state"));
     }
 }
