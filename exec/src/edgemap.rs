@@ -268,7 +268,7 @@ impl<'c, 'a, S: GraphStore> EdgeMap<'c, 'a, S> {
             // round is the same whatever the members' timing.
             split.settle()?;
         }
-        let strategy = remote_strategy(ctx, &list, dirs);
+        let strategy = remote_strategy(ctx, &list, dirs)?;
         let (mut next, edges) = match strategy {
             UpdateStrategy::Direct => {
                 let lists = RoundLists {
@@ -400,7 +400,7 @@ impl<'c, 'a, S: GraphStore> EdgeMap<'c, 'a, S> {
                 Some(_) => list.binary_search(&v).map_or(delta, |k| values[k]),
                 None => delta,
             };
-            let strategy = remote_strategy(ctx, &list, dirs);
+            let strategy = remote_strategy(ctx, &list, dirs)?;
             let (reached, edges) = match strategy {
                 UpdateStrategy::Direct => {
                     let lists = RoundLists {
@@ -746,20 +746,18 @@ fn distinct_blocks<S: GraphStore>(store: &S, dir: Direction, list: &[u32]) -> u6
 
 /// The frontier as a sorted list.
 /// The update strategy of a remote-state round from `list` along `dirs`: the setting, or the
-/// cost rule over the updates the round will send ([`collab::choose`]).
+/// cost rule over the updates the round will send ([`collab::choose`]). Split over several
+/// compute nodes the rule weighs every member's updates (a collective), so all members choose
+/// the same.
 fn remote_strategy<S: GraphStore>(
     ctx: &RunContext<'_, S>,
     list: &[u32],
     dirs: &[Direction],
-) -> UpdateStrategy {
-    if ctx.split().is_cluster() {
-        // Collaborative update applies a window's mail at one owner; split over several
-        // compute nodes every update goes directly to remote state.
-        return UpdateStrategy::Direct;
-    }
+) -> Result<UpdateStrategy, ExecError> {
     let windows = Windows::for_budget(ctx.n(), ctx.placement().budget(), ctx.pool.threads());
-    let updates = collab::round::expected_updates(ctx.store, list, dirs);
-    collab::choose(ctx.cfg.dm_update, updates, &windows)
+    let mine = collab::round::expected_updates(ctx.store, list, dirs);
+    let updates = ctx.split().sum_u64(mine)?;
+    Ok(collab::choose(ctx.cfg.dm_update, updates, &windows))
 }
 
 /// A collaborative round from `list` along `dirs` under the run's budget.

@@ -196,15 +196,11 @@ impl<'c, 'a, S: GraphStore> EdgeReduce<'c, 'a, S> {
         let split = ctx.split();
         split.settle()?;
         let windows = Windows::for_budget(n, ctx.placement().budget(), ctx.pool.threads());
-        let strategy = match split.is_cluster() {
-            // Split over several compute nodes, every update goes directly to remote state.
-            true => UpdateStrategy::Direct,
-            false => collab::choose(ctx.cfg.dm_update, ctx.store.shape().arcs, &windows),
-        };
+        let strategy = collab::choose(ctx.cfg.dm_update, ctx.store.shape().arcs, &windows);
         if strategy != UpdateStrategy::Direct {
-            let all: Vec<u32> = (0..n).collect();
+            let mine: Vec<u32> = split.owned().collect();
             let round = Round {
-                sources: &all,
+                sources: &mine,
                 dirs: &[Direction::Out],
                 weighted,
                 strategy,

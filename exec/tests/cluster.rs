@@ -12,7 +12,7 @@ use common::{f64_col, i64_col, u64_col, Lcg};
 use exec::algorithms::call;
 use exec::testing::{memory_nodes, VecGraph};
 use exec::{run, ExecError, ResultTable, RunConfig};
-use planner::AlgoCall;
+use planner::{AlgoCall, DmUpdate};
 use storage::cluster::{split_ranges, Collectives, LocalCollectives, Member};
 use storage::dm::MemoryNode;
 use storage::{Direction, GraphStore, StoreError};
@@ -87,6 +87,19 @@ fn run_split(
     c: &AlgoCall,
     wrap: &(dyn Fn(usize, Arc<dyn Collectives>) -> Arc<dyn Collectives> + Sync),
 ) -> Vec<Result<ResultTable, ExecError>> {
+    run_split_with(data, directed, budget, members, c, wrap, DmUpdate::Auto)
+}
+
+/// [`run_split`] with `SET dm_update = dm_update`.
+fn run_split_with(
+    data: &(Vec<u64>, Vec<(u64, u64)>, Vec<f64>),
+    directed: bool,
+    budget: u64,
+    members: usize,
+    c: &AlgoCall,
+    wrap: &(dyn Fn(usize, Arc<dyn Collectives>) -> Arc<dyn Collectives> + Sync),
+    dm_update: DmUpdate,
+) -> Vec<Result<ResultTable, ExecError>> {
     let nodes: Vec<Arc<MemoryNode>> = memory_nodes(2);
     let graphs: Vec<VecGraph> = (0..members)
         .map(|_| {
@@ -112,6 +125,7 @@ fn run_split(
                 s.spawn(move || {
                     let cfg = RunConfig {
                         cluster: Some(Member { collectives, owned }),
+                        dm_update,
                         ..RunConfig::with_threads(2)
                     };
                     run(g, c, &cfg)
@@ -166,6 +180,17 @@ fn same_result(name: &str, got: &ResultTable, want: &ResultTable, what: &str) {
 }
 
 fn same_everywhere(directed: bool) {
+    same_under(directed, DmUpdate::Auto, 1..=3, &[1 << 30, 16]);
+}
+
+/// Every call of [`calls`] on `members` members, under `dm_update`, with each `budget`, gives
+/// every member the in-memory result.
+fn same_under(
+    directed: bool,
+    dm_update: DmUpdate,
+    members: std::ops::RangeInclusive<usize>,
+    budgets: &[u64],
+) {
     let data = graph_data(700, directed, if directed { 3 } else { 4 });
     let local = VecGraph::new(
         data.0.clone(),
@@ -176,12 +201,15 @@ fn same_everywhere(directed: bool) {
     for c in calls() {
         let name = c.spec.name;
         let want = run(&local, &c, &RunConfig::with_threads(2)).unwrap();
-        for members in 1..=3 {
-            for budget in [1u64 << 30, 16] {
-                let outcomes = run_split(&data, directed, budget, members, &c, &|_, c| c);
+        for members in members.clone() {
+            for &budget in budgets {
+                let outcomes =
+                    run_split_with(&data, directed, budget, members, &c, &|_, c| c, dm_update);
                 for (rank, got) in outcomes.into_iter().enumerate() {
-                    let what =
-                        format!("{name}, {members} members, cn_cache {budget}, member {rank}");
+                    let what = format!(
+                        "{name}, {members} members, cn_cache {budget}, dm_update {}, member {rank}",
+                        dm_update.name()
+                    );
                     let got = got.unwrap_or_else(|e| panic!("{what}: {e}"));
                     same_result(name, &got, &want, &what);
                     let it = got.iterations.last().expect("iterations are recorded");
@@ -191,6 +219,58 @@ fn same_everywhere(directed: bool) {
             }
         }
     }
+}
+
+/// Collaborative update split over the members: each pushes its updates into the mailboxes
+/// of the pieces they fall in, and the owner of each piece applies them.
+#[test]
+fn split_collaborative_update_gives_the_in_memory_result() {
+    for directed in [true, false] {
+        for dm_update in [DmUpdate::ValRd, DmUpdate::RefRd] {
+            same_under(directed, dm_update, 2..=3, &[16]);
+        }
+    }
+}
+
+/// PROFILE names the strategy each split round used, and ValRD's combining sends fewer remote
+/// operations, round trips and bytes than direct updates for the same PageRank (the counts
+/// include the kernel's other operators, which both strategies share).
+#[test]
+fn split_valrd_sends_fewer_remote_operations_than_direct() {
+    let data = graph_data(2000, true, 11);
+    let c = call("pagerank").with("iter", 3u64);
+    let traffic = |dm_update: DmUpdate| -> (u64, u64, u64) {
+        let got = run_split_with(&data, true, 16, 2, &c, &|_, c| c, dm_update)
+            .remove(0)
+            .unwrap();
+        let want = match dm_update {
+            DmUpdate::Direct => "remote direct",
+            _ => "remote valrd",
+        };
+        let mut ops = 0;
+        let mut trips = 0;
+        let mut bytes = 0;
+        let mut named = 0;
+        for it in &got.iterations {
+            ops += it.remote_ops;
+            trips += it.round_trips;
+            bytes += it.bytes_sent;
+            named += (it.strategy == want) as usize;
+        }
+        assert!(named > 0, "{}: {:?}", want, got.iterations);
+        (ops, trips, bytes)
+    };
+    let direct = traffic(DmUpdate::Direct);
+    let valrd = traffic(DmUpdate::ValRd);
+    assert!(
+        valrd.0 * 2 < direct.0 && valrd.1 * 2 < direct.1 && valrd.2 < direct.2,
+        "(remote operations, round trips, bytes sent): valrd {valrd:?}, direct {direct:?}"
+    );
+    assert_eq!(
+        traffic(DmUpdate::Auto),
+        valrd,
+        "auto sends dense PageRank rounds by value"
+    );
 }
 
 #[test]
@@ -215,10 +295,10 @@ fn split_rounds_push_directly_and_divide_the_edges() {
         call("wcc"),
     ];
     for c in &calls {
-        let alone = run_split(&data, true, 1 << 30, 1, c, &|_, c| c)
+        let alone = run_split_with(&data, true, 1 << 30, 1, c, &|_, c| c, DmUpdate::Direct)
             .remove(0)
             .unwrap();
-        for got in run_split(&data, true, 1 << 30, 3, c, &|_, c| c) {
+        for got in run_split_with(&data, true, 1 << 30, 3, c, &|_, c| c, DmUpdate::Direct) {
             let got = got.unwrap();
             assert_eq!(
                 got.iterations.len(),

@@ -12,7 +12,8 @@
 //! * a frontier it returns is the union of the members' parts ([`Split::union`], a bitmap
 //!   over |V| through `or_words`), a scalar the member-order sum of their parts;
 //! * updates to other members' vertices go directly to remote state (CAS, FAA, the nodes'
-//!   pass-by-value add are atomic there): collaborative update is not used in cluster mode.
+//!   pass-by-value add are atomic there) or, in a collaborative round, into the mailboxes of
+//!   the pieces the owners apply ([`crate::collab::pieces`]).
 //!
 //! So after every operator call each member holds the same frontier and scalars, and the
 //! kernels need no change. Without a cluster every helper here is the identity.

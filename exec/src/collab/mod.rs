@@ -4,8 +4,9 @@
 //! * **Direct** remote update ([`crate::batched`]): each buffer of updates is one batch of
 //!   one-sided verbs or pass-by-value applies; duplicates are combined only within a buffer,
 //!   so a vertex with many in-edges receives many remote operations.
-//! * **ValRD** ([`round`]): the state is cut into **windows** (contiguous vertex ranges, each
-//!   owned by one compute node: [`Windows::owner`]). The sources' updates are combined per
+//! * **ValRD** ([`round`]): the state is cut into **windows** (contiguous vertex ranges), cut
+//!   again at the compute nodes' owned ranges into **pieces**, each owned by the one compute
+//!   node whose range holds it ([`pieces::Pieces`]). The sources' updates are combined per
 //!   destination in per-window buckets on the compute node (sum for add, minimum for min) and a
 //!   bucket that stays full after combining is sent by value into the window's mailbox, on the
 //!   memory node that holds the window. The owner then reads its window once, applies what its
@@ -37,6 +38,7 @@
 //! apply.
 
 pub mod mail;
+pub mod pieces;
 pub mod round;
 
 use planner::DmUpdate;
@@ -118,13 +120,6 @@ impl Windows {
         let a = k.saturating_mul(self.len).min(self.n);
         a..a.saturating_add(self.len).min(self.n)
     }
-
-    /// The compute node that owns window `k` among `compute_nodes` (windows are dealt round
-    /// robin, so every node owns a share of each memory node's range). With one compute node
-    /// it owns them all.
-    pub fn owner(&self, k: u32, compute_nodes: u32) -> u32 {
-        k % compute_nodes.max(1)
-    }
 }
 
 /// The strategy for a round expected to send `updates` updates (the sum of its frontier's
@@ -163,8 +158,6 @@ mod tests {
         assert_eq!((w.len, w.count, w.range(0)), (10, 1, 0..10));
         let w = Windows::for_budget(u32::MAX, 16, 1);
         assert!(w.count <= MAX_WINDOWS && w.range(w.count - 1).end == u32::MAX);
-        assert_eq!(w.owner(5, 1), 0);
-        assert_eq!(w.owner(5, 2), 1);
     }
 
     #[test]

@@ -1,9 +1,15 @@
 //! One collaborative round (ValRD or RefRD): **scatter** — the workers walk the sources, turn
-//! their edges into updates, combine them per destination in per-window buckets and send full
-//! buckets into the windows' mailboxes — then **apply** — the owner of each window reads it
+//! their edges into updates, combine them per destination in per-piece buckets and send full
+//! buckets into the pieces' mailboxes — then **apply** — the owner of each piece reads it
 //! once, applies its mail (and, for references, the runs of the lists they name) locally, and
 //! writes it back once. Sources are walked in phases of bounded expected mail, each followed
 //! by an apply, so the memory nodes never queue more than about [`QUEUE_LIMIT`] bytes.
+//!
+//! Split over several compute nodes ([`crate::cluster`]) every member scatters from its own
+//! sources into every piece's mailbox, the members meet at an `or_words` of the pieces that
+//! received mail (the phase's barrier), and each member applies the pieces it owns
+//! ([`Pieces`]). Members agree on the round tag (member 0's) and walk as many phases as the
+//! member with the most.
 
 use std::collections::hash_map::RandomState;
 use std::hash::BuildHasher;
@@ -13,6 +19,7 @@ use rayon::prelude::*;
 use storage::{Direction, FetchOrder, GraphStore, RemoteVector};
 
 use super::mail::{self, Mail};
+use super::pieces::Pieces;
 use super::{UpdateStrategy, Windows, QUEUE_LIMIT};
 use crate::context::RunContext;
 use crate::error::ExecError;
@@ -102,34 +109,68 @@ where
     let remote = state
         .remote()
         .ok_or_else(|| ExecError::Other("collaborative update needs remote state".into()))?;
-    let w = round.windows;
-    let tag = RandomState::new().hash_one(ctx.n());
-    // Window k's mail goes to mailbox k of this array: the array keeps its mailboxes apart
+    let split = ctx.split();
+    let (_, rank) = split.size_rank();
+    let w = Pieces::for_round(&round.windows, &split)?;
+    // One tag for the round on every member: member 0's.
+    let mut tag = RandomState::new().hash_one(ctx.n());
+    if let Some(c) = split.collectives() {
+        tag = c
+            .broadcast((rank == 0).then_some(&[tag][..]))?
+            .first()
+            .copied()
+            .ok_or_else(|| ExecError::Other("member 0 sent no round tag".into()))?;
+    }
+    // Piece k's mail goes to mailbox k of this array: the array keeps its mailboxes apart
     // from every other array's (storage::dm::mailbox), so k alone names it.
     let mailbox = |k: u32| k;
-    let phases = phases(ctx.store, round.sources, round.dirs);
+    let mut phases = phases(ctx.store, round.sources, round.dirs);
+    if let Some(c) = split.collectives() {
+        // Every member walks as many phases as the one with the most, each ending at the
+        // same collective.
+        let most = c
+            .gather(phases.len() as u64)?
+            .into_iter()
+            .max()
+            .unwrap_or(1);
+        while (phases.len() as u64) < most {
+            phases.push(&[]);
+        }
+    }
     let mut changed = Vec::new();
     let mut edges = 0u64;
     for (i, phase) in phases.iter().enumerate() {
         ctx.check()?;
-        let touched: Vec<AtomicBool> = (0..w.count).map(|_| AtomicBool::new(false)).collect();
+        let touched: Vec<AtomicBool> = (0..w.count()).map(|_| AtomicBool::new(false)).collect();
         edges += scatter(
-            ctx, remote, &round, phase, tag, &mailbox, &touched, &values, &emit,
+            ctx, remote, &round, &w, phase, tag, &mailbox, &touched, &values, &emit,
         )?;
+        // Which pieces received mail from any member; in cluster mode also the barrier after
+        // which every member's mail of the phase is in its mailbox.
+        let mut mail_bits = vec![0u64; (w.count() as usize).div_ceil(64)];
+        for (k, t) in touched.iter().enumerate() {
+            if t.load(Ordering::Relaxed) {
+                mail_bits[k / 64] |= 1 << (k % 64);
+            }
+        }
+        if let Some(c) = split.collectives() {
+            c.or_words(&mut mail_bits)?;
+        }
+        let has_mail = |k: u32| mail_bits[k as usize / 64] & (1 << (k % 64)) != 0;
         let start_zero = round.fresh && i == 0;
         let last = i + 1 == phases.len();
-        let windows: Vec<u32> = (0..w.count)
-            .filter(|&k| round.fresh || touched[k as usize].load(Ordering::Relaxed))
+        let pieces: Vec<u32> = (0..w.count())
+            .filter(|&k| w.owner(k) as usize == rank && (round.fresh || has_mail(k)))
             .collect();
         let parts = ctx.pool.install(|| {
-            windows
+            pieces
                 .par_iter()
                 .map(|&k| {
                     let ctx_apply = Apply {
-                        k,
+                        range: w.range(k),
                         tag,
                         mailbox: mailbox(k),
-                        has_mail: touched[k as usize].load(Ordering::Relaxed),
+                        has_mail: has_mail(k),
                         start_zero,
                         finish: (round.fresh && last).then_some(&finish),
                     };
@@ -177,6 +218,7 @@ fn scatter<S, T, V, E>(
     ctx: &RunContext<'_, S>,
     remote: &dyn RemoteVector,
     round: &Round<'_>,
+    w: &Pieces,
     sources: &[u32],
     tag: u64,
     mailbox: &(impl Fn(u32) -> u32 + Sync),
@@ -190,7 +232,6 @@ where
     V: Fn(&[u32]) -> Result<Vec<Option<T>>, ExecError> + Sync,
     E: Fn(u32, T, u32, f64) -> Option<T> + Sync,
 {
-    let w = round.windows;
     let op = round.combine;
     let refs_wanted = round.strategy == UpdateStrategy::RefRd;
     let chunk = ctx.pool.chunk_len(sources.len(), 16, 4096);
@@ -249,11 +290,11 @@ where
                 ctx.check()?;
                 let vals = values(chunk)?;
                 let mut b = Buckets {
-                    values: vec![Vec::new(); w.count as usize],
-                    refs: vec![Vec::new(); w.count as usize],
+                    values: vec![Vec::new(); w.count() as usize],
+                    refs: vec![Vec::new(); w.count() as usize],
                     ready: Vec::new(),
                     counts: if refs_wanted {
-                        vec![0; w.count as usize]
+                        vec![0; w.count() as usize]
                     } else {
                         Vec::new()
                     },
@@ -327,7 +368,7 @@ where
                         return Err(e);
                     }
                 }
-                for k in 0..w.count as usize {
+                for k in 0..w.count() as usize {
                     flush(&mut b, k, true)?;
                 }
                 send(&mut b)?;
@@ -340,7 +381,8 @@ where
 
 /// One window's apply.
 struct Apply<'f, F> {
-    k: u32,
+    /// The piece's vertices.
+    range: std::ops::Range<u32>,
     tag: u64,
     mailbox: u32,
     has_mail: bool,
@@ -367,7 +409,7 @@ where
     let remote = state
         .remote()
         .ok_or_else(|| ExecError::Other("collaborative update needs remote state".into()))?;
-    let range = round.windows.range(a.k);
+    let range = a.range.clone();
     let len = (range.end - range.start) as usize;
     let mut acc = vec![T::from_word(0); len];
     if !a.start_zero {
