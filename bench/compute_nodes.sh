@@ -3,8 +3,8 @@
 # iterations), WCC and SSSP on Graph500 R-MAT, undirected (SSSP weighted), two memory nodes and
 # two `frontier compute` workers on loopback, on 1, 2 and 3 compute nodes (compute_nodes '',
 # one worker, two workers), with a large and a tiny cn_cache. Prints each run's wall time,
-# member 0's round trips and each worker's peak RSS (VmHWM: the worker process's high-water
-# mark since it started, so over every run before too) from PROFILE.
+# member 0's round trips and each worker's peak RSS (VmHWM, reset at the start of each job, so
+# the figure is that run's) from PROFILE.
 #
 #   bench/compute_nodes.sh [SCALE]    (default 18; BIN=target/release/frontier by default)
 set -euo pipefail

@@ -8,6 +8,7 @@ pub mod compute_run;
 pub mod error;
 pub mod graphs;
 pub mod help;
+pub mod job_memory;
 pub mod output;
 pub mod run;
 pub mod session;

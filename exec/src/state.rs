@@ -531,10 +531,20 @@ impl<T: StateValue> VertexArray<T> {
 
     /// Every value, in vertex order, consuming the array (a remote one is read back piece by
     /// piece and freed; a shared one once every member's writes are in, and freed once every
-    /// member has read it).
+    /// member has read it). Only member 0 returns rows, so on a shared array the other members
+    /// get an empty vector: reading the whole array back would cost each of them 8 B per vertex
+    /// of memory and the traffic, for nothing.
     pub fn into_vec(self) -> Result<Vec<T>, ExecError> {
         if let Some(m) = &self.shared {
             m.collectives.barrier()?;
+        }
+        if self
+            .shared
+            .as_ref()
+            .is_some_and(|m| m.collectives.rank() != 0)
+        {
+            self.free()?;
+            return Ok(Vec::new());
         }
         match &self.place {
             Place::Local(c) => Ok(c.iter().map(T::load).collect()),

@@ -111,6 +111,20 @@ fn run_as<A: Algorithm, S: GraphStore>(
     let started = Instant::now();
     let out = A::compute(ctx, &A::config(call))?;
     let elapsed = started.elapsed();
+    // Over several compute nodes only member 0 returns rows and summaries; the others' output
+    // is empty (their kernels' shared results are not read back: `VertexArray::into_vec`).
+    if ctx
+        .cfg
+        .cluster
+        .as_ref()
+        .is_some_and(|m| m.collectives.rank() != 0)
+    {
+        return Ok(Computed {
+            elapsed,
+            batches: Vec::new(),
+            summaries: Vec::new(),
+        });
+    }
     let mut summaries = Vec::new();
     for (name, value) in A::summaries(&out) {
         let Some(spec) = A::SPEC.summary(name) else {

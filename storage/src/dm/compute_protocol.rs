@@ -73,7 +73,8 @@ pub struct Job {
 pub struct Done {
     pub iterations: u64,
     pub micros: u64,
-    /// The worker process's peak resident set (VmHWM), bytes.
+    /// The worker process's peak resident set during this job (VmHWM, reset when the job
+    /// starts where the kernel allows it), bytes.
     pub peak_rss: u64,
 }
 

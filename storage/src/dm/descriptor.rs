@@ -33,8 +33,10 @@ use crate::store::{Direction, GraphShape, GraphStore};
 const MAGIC: &[u8; 8] = b"FRGDESC1";
 /// Bytes of the header.
 pub const HEADER_BYTES: usize = 40;
-/// Largest piece read or written in one verb.
+/// Largest piece written in one verb.
 const PIECE: usize = 4 << 20;
+/// Largest piece read at a time: a compute node's transient buffer while it opens a graph.
+const READ_PIECE: usize = 1 << 20;
 
 /// A DM graph as a compute node without the block file sees it.
 #[derive(Debug, Clone, PartialEq)]
@@ -128,58 +130,64 @@ impl GraphDescriptor {
         if payload.len() as u64 != payload_len {
             return Err(bad("wrong length"));
         }
-        let crc = |at: usize| u32_at(bytes, at).unwrap_or(0);
+        GraphDescriptor::read_payload(bytes, &mut SliceSource(payload))
+    }
+
+    /// Decodes the payload from `src` section by section, checking each length against what
+    /// is left before allocating. The degree and id arrays are read in pieces of at most
+    /// [`READ_PIECE`] bytes, so a compute node holds them once, not also their bytes.
+    fn read_payload(header: &[u8], src: &mut dyn Source) -> Result<GraphDescriptor> {
+        let crc = |at: usize| u32_at(header, at).unwrap_or(0);
         let (head_crc, out_crc, in_crc, ids_crc) = (crc(16), crc(20), crc(24), crc(28));
-        let mut r = Reader(payload);
+        let fixed = src.take(26)?;
+        let mut r = Reader(&fixed);
         let vertices = r.u32()?;
         let arcs = r.u64()?;
         let edges = r.u64()?;
         let directed = r.flag()?;
         let weighted = r.flag()?;
         let json_len = r.u32()? as usize;
-        let json = r.take(json_len)?;
-        let head = &payload[..26 + json_len];
-        if hash(head) != head_crc {
+        let json = src.take(json_len)?;
+        let mut head = crc32fast::Hasher::new();
+        head.update(&fixed);
+        head.update(&json);
+        if head.finalize() != head_crc {
             return Err(bad("the layout fails its checksum"));
         }
         let value: serde_json::Value =
-            serde_json::from_slice(json).map_err(|_| bad("unreadable layout"))?;
+            serde_json::from_slice(&json).map_err(|_| bad("unreadable layout"))?;
         let layout = DmLayout::from_json(&value)?;
         if layout.vertices != vertices || layout.directed != directed || layout.weighted != weighted
         {
             return Err(bad("the layout does not match the shape"));
         }
         let n = vertices as usize;
-        let out_bytes = r.take(n.checked_mul(4).ok_or_else(|| bad("too many vertices"))?)?;
-        if hash(out_bytes) != out_crc {
-            return Err(bad("the out-degrees fail their checksum"));
-        }
+        let out_degrees = read_array(src, n, 4, out_crc, u32_from)
+            .map_err(|e| e.unwrap_or_else(|| bad("the out-degrees fail their checksum")))?;
         let in_degrees = if directed {
-            let in_bytes = r.take(n * 4)?;
-            if hash(in_bytes) != in_crc {
-                return Err(bad("the in-degrees fail their checksum"));
-            }
-            Some(degrees_of(in_bytes))
+            Some(
+                read_array(src, n, 4, in_crc, u32_from)
+                    .map_err(|e| e.unwrap_or_else(|| bad("the in-degrees fail their checksum")))?,
+            )
         } else if in_crc != 0 {
             return Err(bad("in-degree checksum on an undirected graph"));
         } else {
             None
         };
-        if hash(r.0) != ids_crc {
-            return Err(bad("the input ids fail their checksum"));
-        }
-        let ids = match r.take(1)?[0] {
+        // The ids' checksum covers every byte left, the kind byte included.
+        let kind = src.take(1)?;
+        let mut ids_hash = crc32fast::Hasher::new();
+        ids_hash.update(&kind);
+        let ids = match kind[0] {
             0 => None,
-            1 => Some(
-                r.take(n.checked_mul(8).ok_or_else(|| bad("too many vertices"))?)?
-                    .chunks_exact(8)
-                    .map(|c| u64_at(c, 0).unwrap_or(0))
-                    .collect(),
-            ),
+            1 => Some(read_hashed(src, n, 8, &mut ids_hash, u64_from)?),
             _ => return Err(bad("unknown ids kind")),
         };
-        if !r.0.is_empty() {
+        if src.left() != 0 {
             return Err(bad("trailing bytes"));
+        }
+        if ids_hash.finalize() != ids_crc {
+            return Err(bad("the input ids fail their checksum"));
         }
         Ok(GraphDescriptor {
             shape: GraphShape {
@@ -190,7 +198,7 @@ impl GraphDescriptor {
                 weighted,
             },
             layout,
-            out_degrees: degrees_of(out_bytes),
+            out_degrees,
             in_degrees,
             ids,
         })
@@ -213,32 +221,141 @@ impl GraphDescriptor {
     /// Reads and checks the descriptor at `addr` over `transport` (a connection to its node).
     pub fn fetch(transport: &dyn Transport, addr: GlobalAddr) -> Result<GraphDescriptor> {
         let header = transport.read(addr, HEADER_BYTES as u32)?;
-        let total = (HEADER_BYTES as u64).saturating_add(GraphDescriptor::payload_len(&header)?);
-        let mut bytes = Vec::new();
-        bytes
-            .try_reserve_exact(total as usize)
-            .map_err(|_| bad("too large"))?;
-        bytes.extend_from_slice(&header);
-        while (bytes.len() as u64) < total {
-            let at = addr
-                .checked_add(bytes.len() as u64)
-                .ok_or_else(|| bad("beyond its node"))?;
-            let len = (total - bytes.len() as u64).min(PIECE as u64) as u32;
-            bytes.extend_from_slice(&transport.read(at, len)?);
-        }
-        GraphDescriptor::decode(&bytes)
+        let left = GraphDescriptor::payload_len(&header)?;
+        let at = addr
+            .checked_add(HEADER_BYTES as u64)
+            .ok_or_else(|| bad("beyond its node"))?;
+        GraphDescriptor::read_payload(
+            &header,
+            &mut RemoteSource {
+                transport,
+                at,
+                left,
+            },
+        )
     }
+}
+
+/// Where a payload is read from, in order.
+trait Source {
+    /// Bytes not read yet.
+    fn left(&self) -> u64;
+    /// The next `n` bytes (at most [`READ_PIECE`] or a small section); an error when fewer
+    /// are left.
+    fn next(&mut self, n: usize) -> Result<Vec<u8>>;
+}
+
+impl dyn Source + '_ {
+    /// The next `n` bytes, refused before anything is allocated when fewer are left.
+    fn take(&mut self, n: usize) -> Result<Vec<u8>> {
+        if (n as u64) > self.left() {
+            return Err(bad("truncated"));
+        }
+        self.next(n)
+    }
+}
+
+/// A payload in memory.
+struct SliceSource<'a>(&'a [u8]);
+
+impl Source for SliceSource<'_> {
+    fn left(&self) -> u64 {
+        self.0.len() as u64
+    }
+    fn next(&mut self, n: usize) -> Result<Vec<u8>> {
+        let mut r = Reader(self.0);
+        let piece = r.take(n)?.to_vec();
+        self.0 = r.0;
+        Ok(piece)
+    }
+}
+
+/// A payload in a memory node, read piece by piece.
+struct RemoteSource<'a> {
+    transport: &'a dyn Transport,
+    at: GlobalAddr,
+    left: u64,
+}
+
+impl Source for RemoteSource<'_> {
+    fn left(&self) -> u64 {
+        self.left
+    }
+    fn next(&mut self, n: usize) -> Result<Vec<u8>> {
+        if n as u64 > self.left {
+            return Err(bad("truncated"));
+        }
+        let mut out = Vec::new();
+        out.try_reserve_exact(n).map_err(|_| bad("too large"))?;
+        while out.len() < n {
+            let len = (n - out.len()).min(READ_PIECE);
+            out.extend_from_slice(&self.transport.read(self.at, len as u32)?);
+            self.at = self
+                .at
+                .checked_add(len as u64)
+                .ok_or_else(|| bad("beyond its node"))?;
+        }
+        if out.len() != n {
+            return Err(bad("a short read"));
+        }
+        self.left -= n as u64;
+        Ok(out)
+    }
+}
+
+/// `n` elements of `width` bytes checked against `crc`; `Err(None)` when only the checksum
+/// fails (the caller names the section).
+fn read_array<T>(
+    src: &mut dyn Source,
+    n: usize,
+    width: usize,
+    crc: u32,
+    from: fn(&[u8]) -> T,
+) -> std::result::Result<Vec<T>, Option<StoreError>> {
+    let mut hasher = crc32fast::Hasher::new();
+    let out = read_hashed(src, n, width, &mut hasher, from).map_err(Some)?;
+    if hasher.finalize() != crc {
+        return Err(None);
+    }
+    Ok(out)
+}
+
+/// `n` elements of `width` bytes, read in pieces and fed to `hasher`.
+fn read_hashed<T>(
+    src: &mut dyn Source,
+    n: usize,
+    width: usize,
+    hasher: &mut crc32fast::Hasher,
+    from: fn(&[u8]) -> T,
+) -> Result<Vec<T>> {
+    let bytes = n
+        .checked_mul(width)
+        .ok_or_else(|| bad("too many vertices"))?;
+    if bytes as u64 > src.left() {
+        return Err(bad("truncated"));
+    }
+    let mut out = Vec::new();
+    out.try_reserve_exact(n).map_err(|_| bad("too large"))?;
+    let per_piece = READ_PIECE / width;
+    while out.len() < n {
+        let k = (n - out.len()).min(per_piece);
+        let piece = src.take(k * width)?;
+        hasher.update(&piece);
+        out.extend(piece.chunks_exact(width).map(from));
+    }
+    Ok(out)
+}
+
+fn u32_from(c: &[u8]) -> u32 {
+    u32_at(c, 0).unwrap_or(0)
+}
+
+fn u64_from(c: &[u8]) -> u64 {
+    u64_at(c, 0).unwrap_or(0)
 }
 
 fn degree_bytes(d: &[u32]) -> Vec<u8> {
     d.iter().flat_map(|x| x.to_le_bytes()).collect()
-}
-
-fn degrees_of(bytes: &[u8]) -> Vec<u32> {
-    bytes
-        .chunks_exact(4)
-        .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
-        .collect()
 }
 
 fn u32_at(b: &[u8], at: usize) -> Option<u32> {
@@ -352,6 +469,33 @@ mod tests {
                 }
                 assert!(GraphDescriptor::decode(&flipped).is_err(), "flip at {at}");
             }
+        }
+    }
+
+    #[test]
+    fn a_descriptor_fetched_in_pieces_equals_the_decoded_one() {
+        use crate::dm::inproc::InProcTransport;
+        use crate::dm::region::MemoryNode;
+        let t = InProcTransport::new(std::sync::Arc::new(MemoryNode::new(1, 64 << 20)));
+        for directed in [false, true] {
+            let mut d = sample(directed);
+            // Enough vertices that every array spans several read pieces.
+            let n = 3 * READ_PIECE / 4 + 5;
+            d.shape.vertices = n as u32;
+            d.layout.vertices = n as u32;
+            d.layout.bounds = vec![0, n as u32];
+            d.layout.tiny_chunks[0].vertices = n as u32;
+            d.out_degrees = (0..n as u32).collect();
+            d.in_degrees = directed.then(|| (0..n as u32).rev().collect());
+            d.ids = directed.then(|| (0..n as u64).map(|v| v * 7).collect());
+            let addr = d.store(&t).unwrap();
+            assert_eq!(GraphDescriptor::fetch(&t, addr).unwrap(), d);
+            assert_eq!(GraphDescriptor::decode(&d.encode()).unwrap(), d);
+            // A flipped byte in the last piece of the arrays is caught when fetched too.
+            let last = addr.checked_add(d.encode().len() as u64 - 3).unwrap();
+            let byte = t.read(last, 1).unwrap()[0];
+            t.write(last, &[byte ^ 0x10]).unwrap();
+            assert!(GraphDescriptor::fetch(&t, addr).is_err());
         }
     }
 
