@@ -23,7 +23,18 @@ pub fn run<S: GraphStore>(
     let outcome = run_here(store, call, cfg);
     if let (Err(e), Some(member)) = (&outcome, &cfg.cluster) {
         let c = &member.collectives;
-        c.abort(&format!("compute node {}: {e}", c.rank()));
+        let mine = format!("compute node {}: {e}", c.rank());
+        c.abort(&mine);
+        // Once aborted, a barrier returns the first aborter's reason. When that is another
+        // member's, it is the cause, and this member's error (e.g. reading state the failing
+        // member freed while unwinding) its consequence.
+        if let Err(first) = c.barrier() {
+            let first = first.to_string();
+            let prefix: String = mine.chars().take(64).collect();
+            if first.starts_with("the run was aborted: ") && !first.contains(&prefix) {
+                return Err(ExecError::Other(first));
+            }
+        }
     }
     outcome
 }

@@ -426,14 +426,15 @@ fn one_member_failing_fails_every_member_with_the_reason() {
 fn an_algorithm_the_operators_cannot_split_is_refused() {
     let data = graph_data(100, true, 7);
     let g = VecGraph::new(data.0, data.1, true, None).with_remote_memory(1 << 30);
-    let cfg = RunConfig {
-        cluster: Some(Member {
-            collectives: Arc::new(LocalCollectives::group(1).remove(0)),
-            owned: 0..100,
-        }),
-        ..RunConfig::with_threads(1)
-    };
     for name in ["kcore", "betweenness", "louvain"] {
+        // Fresh collectives per run, as every split call gets: a refusal aborts its run's.
+        let cfg = RunConfig {
+            cluster: Some(Member {
+                collectives: Arc::new(LocalCollectives::group(1).remove(0)),
+                owned: 0..100,
+            }),
+            ..RunConfig::with_threads(1)
+        };
         let e = run(&g, &call(name), &cfg).unwrap_err().to_string();
         assert!(
             e.contains(&format!("{name} runs on one compute node")),
