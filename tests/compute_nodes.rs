@@ -115,11 +115,21 @@ fn explain_and_profile_show_every_member() {
     // However small, the state is remote: the members share it.
     assert!(all.contains("shared by the 3 compute nodes"), "{all}");
     for w in &c.workers {
-        assert!(
-            all.contains(&format!("compute node {}: vertices", w.addr)),
-            "{all}"
-        );
+        let line = all
+            .lines()
+            .find(|l| l.starts_with(&format!("compute node {}: vertices", w.addr)))
+            .unwrap_or_else(|| panic!("no line for {}: {all}", w.addr));
+        // Each worker reports its own remote work: BFS reads lists, so it made round trips.
+        let trips: u64 = line
+            .split(" round trips")
+            .next()
+            .and_then(|head| head.rsplit(' ').next())
+            .and_then(|n| n.parse().ok())
+            .unwrap_or_else(|| panic!("no round trips in: {line}"));
+        assert!(trips > 0, "{line}");
+        assert!(line.contains("RDMA estimate"), "{line}");
     }
+    assert!(all.contains("RDMA estimate of the split run: "), "{all}");
 }
 
 #[test]

@@ -21,7 +21,8 @@ use storage::dm::compute_protocol::{
 use storage::dm::token::SecretToken;
 use storage::dm::transport::{Connector, Transport};
 use storage::dm::{
-    DmConnector, DmOptions, DmStore, MnCollectives, PoolConfig, TcpOptions, TransportKind,
+    DmConnector, DmOptions, DmStore, MnCollectives, PoolConfig, StatsSnapshot, TcpOptions,
+    TransportKind,
 };
 
 use crate::job_memory::{peak_rss, start_job_measurement};
@@ -164,17 +165,19 @@ fn run_job(job: &Job, session: &TcpStream, name: &str, stop: &AtomicBool) -> Com
             .unwrap_or_else(|_| Err("the job panicked".to_string()))
     });
     match result {
-        Ok(iterations) => ComputeMessage::Done(Done {
+        Ok((iterations, remote)) => ComputeMessage::Done(Done {
             iterations,
             micros: started.elapsed().as_micros() as u64,
             peak_rss: peak_rss().unwrap_or(0),
+            remote,
         }),
         Err(e) => ComputeMessage::Error(e),
     }
 }
 
-/// Opens the graph, joins the collectives and runs the member's part; returns its iterations.
-fn execute(job: &Job, cancel: Arc<AtomicBool>, name: &str) -> Result<u64, String> {
+/// Opens the graph, joins the collectives and runs the member's part; returns its iterations
+/// and the remote operations of its run.
+fn execute(job: &Job, cancel: Arc<AtomicBool>, name: &str) -> Result<(u64, StatsSnapshot), String> {
     let call = rebuild_call(job)?;
     let transport = TransportKind::parse(&job.transport)
         .ok_or_else(|| format!("unknown memory transport `{}`", job.transport))?;
@@ -234,8 +237,12 @@ fn execute(job: &Job, cancel: Arc<AtomicBool>, name: &str) -> Result<u64, String
             owned: job.owned.clone(),
         }),
     };
+    let before = store.remote_stats();
     match exec::run::run(&store, &call, &cfg) {
-        Ok(table) => Ok(table.iterations.len() as u64),
+        Ok(table) => Ok((
+            table.iterations.len() as u64,
+            store.remote_stats().since(&before),
+        )),
         Err(e) if cancel.load(Ordering::SeqCst) => Err(format!("cancelled: {e}")),
         Err(e) => Err(fail(e.to_string())),
     }

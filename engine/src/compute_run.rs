@@ -20,7 +20,9 @@ use planner::{AlgoCall, Settings};
 use storage::cluster::{split_ranges, Collectives, Member};
 use storage::dm::compute_protocol::{await_frame, Awaited, ComputeMessage, Done, Job};
 use storage::dm::transport::{Connector, Transport};
-use storage::dm::{DmConnector, DmLayout, DmStore, JobRegion, MnCollectives, PoolConfig};
+use storage::dm::{
+    DmConnector, DmLayout, DmStore, JobRegion, MnCollectives, PoolConfig, StatsSnapshot,
+};
 
 use crate::compute_node::call_params;
 
@@ -342,10 +344,28 @@ pub fn run_call(
     Ok((table, reports))
 }
 
-/// PROFILE's lines: each member's share and what the workers reported.
-pub fn profile_lines(reports: &[MemberReport], vertices: u64, cn_cache: u64) -> Vec<String> {
+/// PROFILE's lines: each member's share, what the workers reported, and each member's remote
+/// work with its modelled RDMA time (`estimate`); the members run at once, so the split run's
+/// modelled time is the slowest member's.
+pub fn profile_lines(
+    reports: &[MemberReport],
+    vertices: u64,
+    cn_cache: u64,
+    member0_remote: Option<StatsSnapshot>,
+    estimate: &dyn Fn(&StatsSnapshot) -> Duration,
+) -> Vec<String> {
     let n = vertices.max(1) as f64;
-    reports
+    let remote = |s: &StatsSnapshot| {
+        format!(
+            "{} round trips, {} remote operations, {} sent, RDMA estimate {:.3} ms",
+            s.round_trips,
+            s.nic_ops(),
+            planner::settings::format_size(s.bytes_sent),
+            estimate(s).as_secs_f64() * 1e3
+        )
+    };
+    let mut slowest = Duration::ZERO;
+    let mut lines: Vec<String> = reports
         .iter()
         .map(|r| {
             let share = format!(
@@ -355,18 +375,35 @@ pub fn profile_lines(reports: &[MemberReport], vertices: u64, cn_cache: u64) -> 
                 100.0 * (r.owned.end - r.owned.start) as f64 / n
             );
             match &r.done {
-                None => format!("member 0 ({}): {share}", r.name),
-                Some(d) => format!(
-                    "compute node {}: {share}, {} iterations, {:.3} s, peak RSS {} (cn_cache {})",
-                    r.name,
-                    d.iterations,
-                    d.micros as f64 / 1e6,
-                    planner::settings::format_size(d.peak_rss),
-                    planner::settings::format_size(cn_cache)
-                ),
+                None => match &member0_remote {
+                    Some(s) => {
+                        slowest = slowest.max(estimate(s));
+                        format!("member 0 ({}): {share}, {}", r.name, remote(s))
+                    }
+                    None => format!("member 0 ({}): {share}", r.name),
+                },
+                Some(d) => {
+                    slowest = slowest.max(estimate(&d.remote));
+                    format!(
+                        "compute node {}: {share}, {} iterations, {:.3} s, peak RSS {} (cn_cache {}), {}",
+                        r.name,
+                        d.iterations,
+                        d.micros as f64 / 1e6,
+                        planner::settings::format_size(d.peak_rss),
+                        planner::settings::format_size(cn_cache),
+                        remote(&d.remote)
+                    )
+                }
             }
         })
-        .collect()
+        .collect();
+    if reports.len() > 1 {
+        lines.push(format!(
+            "RDMA estimate of the split run: {:.3} ms (the slowest member's; barrier polling not counted)",
+            slowest.as_secs_f64() * 1e3
+        ));
+    }
+    lines
 }
 
 #[cfg(test)]

@@ -3,7 +3,7 @@
 
 use std::collections::HashMap;
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use grammar::{Pos, Run, RunMode};
 use planner::settings::format_size;
@@ -11,7 +11,9 @@ use planner::{ReaderInfo, RunPlan, Settings};
 use storage::blockfile::open::GraphFile;
 use storage::blockfile::open_store::{open_store, BlockStore, ReaderOptions};
 use storage::catalog::{Catalog, GraphMeta, StorageKind};
-use storage::dm::{DmConnector, DmLayout, DmOptions, DmStore, PoolConfig, TcpOptions};
+use storage::dm::{
+    DmConnector, DmLayout, DmOptions, DmStore, PoolConfig, StatsSnapshot, TcpOptions,
+};
 use storage::{Direction, GraphStore};
 
 use crate::error::{ErrorKind, StatementError};
@@ -352,10 +354,24 @@ pub fn run(
         if let (OpenStore::Dm(d), Some(before)) = (&*store, remote_before) {
             profile.extend(remote_outputs(&table, d, &before));
         }
+        let (member0_remote, estimate): (_, Box<dyn Fn(&StatsSnapshot) -> Duration>) =
+            match (&*store, remote_before) {
+                (OpenStore::Dm(d), Some(before)) => (
+                    Some(d.remote_stats().since(&before)),
+                    Box::new(move |s: &StatsSnapshot| d.rdma_estimate(s)),
+                ),
+                _ => (None, Box::new(|_: &StatsSnapshot| Duration::ZERO)),
+            };
         profile.extend(
-            crate::compute_run::profile_lines(&members, meta.vertices, s.settings.cn_cache)
-                .into_iter()
-                .map(Output::Status),
+            crate::compute_run::profile_lines(
+                &members,
+                meta.vertices,
+                s.settings.cn_cache,
+                member0_remote,
+                &*estimate,
+            )
+            .into_iter()
+            .map(Output::Status),
         );
     }
     let summaries = exec::result::summary_lines(&table.summaries);

@@ -15,6 +15,7 @@ use std::time::Duration;
 
 use super::addr::GlobalAddr;
 use super::collectives::JobRegion;
+use super::stats::{StatsSnapshot, STATS_FIELDS};
 
 /// Largest frame (tag and payload) either side accepts.
 pub const MAX_FRAME: u32 = 1 << 20;
@@ -76,6 +77,9 @@ pub struct Done {
     /// The worker process's peak resident set during this job (VmHWM, reset when the job
     /// starts where the kernel allows it), bytes.
     pub peak_rss: u64,
+    /// The remote operations of the worker's store during the job (its collectives' barrier
+    /// polling is not counted: it depends on timing), for PROFILE and the cost model.
+    pub remote: StatsSnapshot,
 }
 
 /// One frame of the compute-node protocol.
@@ -167,6 +171,9 @@ impl ComputeMessage {
                 o.extend_from_slice(&d.iterations.to_le_bytes());
                 o.extend_from_slice(&d.micros.to_le_bytes());
                 o.extend_from_slice(&d.peak_rss.to_le_bytes());
+                for x in d.remote.to_array() {
+                    o.extend_from_slice(&x.to_le_bytes());
+                }
             }
             ComputeMessage::Error(m) => {
                 o.push(TAG_ERROR);
@@ -269,6 +276,13 @@ impl ComputeMessage {
                 iterations: r.u64()?,
                 micros: r.u64()?,
                 peak_rss: r.u64()?,
+                remote: {
+                    let mut a = [0u64; STATS_FIELDS];
+                    for x in a.iter_mut() {
+                        *x = r.u64()?;
+                    }
+                    StatsSnapshot::from_array(&a)
+                },
             }),
             TAG_ERROR => ComputeMessage::Error(r.str()?),
             t => return Err(DecodeError::UnknownTag(t)),
@@ -456,6 +470,12 @@ mod tests {
                 iterations: 3,
                 micros: 4,
                 peak_rss: 5,
+                remote: StatsSnapshot {
+                    reads: 6,
+                    round_trips: 7,
+                    bytes_sent: u64::MAX,
+                    ..Default::default()
+                },
             }),
             ComputeMessage::Error("wrong".into()),
         ]

@@ -462,9 +462,14 @@ impl<C: Connector> DmStore<C> {
         *last
     }
 
-    /// The cost model's estimate of `s` on a 100 Gb/s RDMA network with this store's depth.
+    /// The cost model's estimate of `s` on a 100 Gb/s RDMA network with this store's depth and
+    /// memory nodes.
     pub fn rdma_estimate(&self, s: &StatsSnapshot) -> std::time::Duration {
-        CostModel::default().estimate(s, DEPTH as u32)
+        CostModel {
+            memory_nodes: self.layout.nodes.len() as u32,
+            ..CostModel::default()
+        }
+        .estimate(s, DEPTH as u32)
     }
 
     fn bytes_of(&self, dir: Direction, v: u32, want_weights: bool) -> u64 {

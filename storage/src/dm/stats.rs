@@ -26,6 +26,9 @@ pub struct TransportStats {
     batches: AtomicU64,
 }
 
+/// How many counters a [`StatsSnapshot`] holds.
+pub const STATS_FIELDS: usize = 15;
+
 /// A copy of the counters at one moment; subtract two to get the work of an interval (PROFILE
 /// prints per-iteration differences).
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
@@ -79,6 +82,32 @@ impl StatsSnapshot {
             + self.other_calls
     }
 
+    /// Calls a memory node's CPU executes (everything but the one-sided verbs).
+    pub fn two_sided_calls(&self) -> u64 {
+        self.nic_ops() - self.verbs()
+    }
+
+    /// The counters in a fixed order, for the wire ([`StatsSnapshot::from_array`] reads them back).
+    pub fn to_array(&self) -> [u64; STATS_FIELDS] {
+        let mut out = [0; STATS_FIELDS];
+        let mut i = 0;
+        self.zip(self, |a, _| {
+            out[i] = a;
+            i += 1;
+            a
+        });
+        out
+    }
+
+    /// The counters from [`StatsSnapshot::to_array`]'s order.
+    pub fn from_array(a: &[u64; STATS_FIELDS]) -> StatsSnapshot {
+        let mut i = 0;
+        StatsSnapshot::default().zip(&StatsSnapshot::default(), |_, _| {
+            i += 1;
+            a[i - 1]
+        })
+    }
+
     /// Counter-wise difference `self - earlier` (saturating).
     pub fn since(&self, earlier: &StatsSnapshot) -> StatsSnapshot {
         self.zip(earlier, u64::saturating_sub)
@@ -90,7 +119,8 @@ impl StatsSnapshot {
     }
 
     /// `op` applied to each pair of counters; the one place that lists every field.
-    fn zip(&self, o: &StatsSnapshot, op: impl Fn(u64, u64) -> u64) -> StatsSnapshot {
+    /// Fields are visited in declaration order (struct expressions evaluate in source order).
+    fn zip(&self, o: &StatsSnapshot, mut op: impl FnMut(u64, u64) -> u64) -> StatsSnapshot {
         macro_rules! each {
             ($($f:ident),*) => { StatsSnapshot { $($f: op(self.$f, o.$f)),* } };
         }
@@ -188,7 +218,10 @@ impl TransportStats {
 }
 
 /// The RDMA network the counts are projected onto. Defaults: 2 µs per round trip, 100 Gb/s,
-/// 60 M operations/s per NIC (DMG's testbed class, Figure 6).
+/// 60 M operations/s per NIC (DMG's testbed class, Figure 6), and for the calls a memory node's
+/// CPU executes (ALLOC, FREE, mailbox push and pull, pass-by-value APPLY) 1 µs each plus 10 ns
+/// per APPLY item, on one core per memory node: one-sided verbs cost no memory-node CPU, two-sided
+/// calls do, and that is what separates the update strategies on a real network.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct CostModel {
     /// Latency of one round trip, in microseconds.
@@ -197,6 +230,12 @@ pub struct CostModel {
     pub bandwidth_gbps: f64,
     /// Operations per second one NIC executes.
     pub nic_ops_per_sec: f64,
+    /// A memory node's CPU time per two-sided call, in microseconds.
+    pub mn_call_us: f64,
+    /// A memory node's CPU time per pass-by-value item, in nanoseconds.
+    pub mn_item_ns: f64,
+    /// Memory nodes sharing the two-sided work (one core each).
+    pub memory_nodes: u32,
 }
 
 impl Default for CostModel {
@@ -205,6 +244,9 @@ impl Default for CostModel {
             round_trip_us: 2.0,
             bandwidth_gbps: 100.0,
             nic_ops_per_sec: 60e6,
+            mn_call_us: 1.0,
+            mn_item_ns: 10.0,
+            memory_nodes: 1,
         }
     }
 }
@@ -213,13 +255,17 @@ impl CostModel {
     /// Time the counted work would take with `in_flight` round trips overlapped (threads ×
     /// batches in flight; 1 = strictly one after the other). The latency term is divided by the
     /// overlap; the throughput terms (NIC operations, bytes over the busier direction) are not,
-    /// and the larger of latency and throughput bounds wins.
+    /// and the larger of latency and throughput bounds wins. The memory nodes' CPU time for
+    /// two-sided calls, spread over `memory_nodes`, is one more throughput bound.
     pub fn estimate(&self, s: &StatsSnapshot, in_flight: u32) -> Duration {
         let overlap = in_flight.max(1) as f64;
         let latency = s.round_trips as f64 * self.round_trip_us * 1e-6 / overlap;
         let ops = s.nic_ops() as f64 / self.nic_ops_per_sec;
         let bytes = s.bytes_sent.max(s.bytes_received) as f64 * 8.0 / (self.bandwidth_gbps * 1e9);
-        Duration::from_secs_f64(latency.max(ops).max(bytes))
+        let mn_cpu = (s.two_sided_calls() as f64 * self.mn_call_us * 1e-6
+            + s.apply_items as f64 * self.mn_item_ns * 1e-9)
+            / self.memory_nodes.max(1) as f64;
+        Duration::from_secs_f64(latency.max(ops).max(bytes).max(mn_cpu))
     }
 }
 
@@ -247,5 +293,32 @@ mod tests {
             ..Default::default()
         };
         assert_eq!(m.estimate(&s, 1).as_millis(), 100);
+        // 10 000 APPLY calls of 100 items each, 1000 in flight: the memory node's CPU bounds it
+        // (10 ms of calls + 10 ms of items on one node; half on two).
+        let s = StatsSnapshot {
+            applies: 10_000,
+            apply_items: 1_000_000,
+            round_trips: 10_000,
+            ..Default::default()
+        };
+        assert_eq!(m.estimate(&s, 1000).as_millis(), 20);
+        let two = CostModel {
+            memory_nodes: 2,
+            ..m
+        };
+        assert_eq!(two.estimate(&s, 1000).as_millis(), 10);
+    }
+
+    #[test]
+    fn snapshots_round_trip_through_arrays() {
+        let mut a = [0u64; STATS_FIELDS];
+        for (i, x) in a.iter_mut().enumerate() {
+            *x = 1000 + i as u64;
+        }
+        let s = StatsSnapshot::from_array(&a);
+        assert_eq!(s.reads, 1000);
+        assert_eq!(s.batches, 1000 + STATS_FIELDS as u64 - 1);
+        assert_eq!(s.to_array(), a);
+        assert_eq!(s.two_sided_calls(), s.nic_ops() - s.verbs());
     }
 }
