@@ -354,21 +354,21 @@ pub fn run(
         if let (OpenStore::Dm(d), Some(before)) = (&*store, remote_before) {
             profile.extend(remote_outputs(&table, d, &before));
         }
-        let (member0_remote, estimate): (_, Box<dyn Fn(&StatsSnapshot) -> Duration>) =
-            match (&*store, remote_before) {
-                (OpenStore::Dm(d), Some(before)) => (
-                    Some(d.remote_stats().since(&before)),
-                    Box::new(move |s: &StatsSnapshot| d.rdma_estimate(s)),
-                ),
-                _ => (None, Box::new(|_: &StatsSnapshot| Duration::ZERO)),
-            };
+        let dm = match &*store {
+            OpenStore::Dm(d) => Some(d),
+            _ => None,
+        };
+        let member0_remote = dm
+            .zip(remote_before)
+            .map(|(d, b)| d.remote_stats().since(&b));
+        let estimate = |s: &StatsSnapshot| dm.map_or(Duration::ZERO, |d| d.rdma_estimate(s));
         profile.extend(
             crate::compute_run::profile_lines(
                 &members,
                 meta.vertices,
                 s.settings.cn_cache,
                 member0_remote,
-                &*estimate,
+                &estimate,
             )
             .into_iter()
             .map(Output::Status),
