@@ -14,8 +14,8 @@ use common::memnode::pool;
 use common::BIN;
 
 /// The bound's constant for a debug build with one thread, on a graph with about as many
-/// edges as vertices, under direct update (docs/DM.md: the part that grows with the edges,
-/// and collaborative update's combine buffers, are not bounded yet).
+/// edges as vertices, under direct update (docs/DM.md, "The bound": collaborative update
+/// holds about 10 B per vertex more there, not bounded yet).
 const CONSTANT: u64 = 36 << 20;
 /// Per vertex of the graph beyond its degrees and input ids (docs/DM.md).
 const PER_VERTEX: u64 = 4;
