@@ -25,7 +25,7 @@ use storage::dm::{
     TransportKind,
 };
 
-use crate::job_memory::{peak_rss, start_job_measurement};
+use crate::job_memory::{configure_allocator, peak_rss, start_job_measurement};
 
 /// How long a new connection has to say HELLO.
 const HELLO_TIMEOUT: Duration = Duration::from_secs(5);
@@ -50,6 +50,7 @@ pub fn run_compute_node(
 ) -> Result<(), String> {
     let token = SecretToken::new(&opts.token)
         .ok_or_else(|| "the compute node's token must be 1 to 1024 bytes".to_string())?;
+    configure_allocator();
     let listener = TcpListener::bind(opts.listen)
         .map_err(|e| format!("compute node: cannot listen on {}: {e}", opts.listen))?;
     let addr = listener
