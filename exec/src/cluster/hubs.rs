@@ -204,7 +204,7 @@ mod tests {
         assert_eq!(straggler(&[1100, 1000], &[3, 3]), None, "within the limit");
         assert_eq!(straggler(&[5000], &[3]), None, "one member");
         assert_eq!(straggler(&[0, 0, 0], &[0, 0, 0]), None);
-        assert_eq!(straggler(&[10, 30, 30], &[1, 1, 1]), None, "30 < 1.2 · 70/3");
+        assert_eq!(straggler(&[20, 30, 30], &[1, 1, 1]), None, "30 < 1.2 · 80/3");
         assert_eq!(straggler(&[10, 40, 40], &[1, 0, 1]), None, "the first of equals");
     }
 
