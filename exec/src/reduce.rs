@@ -25,8 +25,8 @@ use rayon::prelude::*;
 use storage::{Direction, GraphStore};
 
 use crate::batched;
-use crate::collab::round::{Combine, Round};
 use crate::cluster::hubs::Deal;
+use crate::collab::round::{Combine, Round};
 use crate::collab::{self, UpdateStrategy, Windows};
 use crate::context::RunContext;
 use crate::error::ExecError;
@@ -268,11 +268,7 @@ impl<'c, 'a, S: GraphStore> EdgeReduce<'c, 'a, S> {
             let (_, hub_edges) = batched::push(
                 ctx,
                 lists,
-                |u| {
-                    foreign
-                        .binary_search(&u)
-                        .map_or(0.0, |k| contributions[k])
-                },
+                |u| foreign.binary_search(&u).map_or(0.0, |k| contributions[k]),
                 |&c, v, w| Some((v, c * w)),
                 |buf: &mut Vec<(u32, f64)>| {
                     out.add_anywhere(buf)?;

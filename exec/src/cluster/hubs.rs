@@ -98,7 +98,12 @@ impl Reschedule {
         for r in &dealt {
             let a = whole.partition_point(|&v| v < r.start);
             let b = whole.partition_point(|&v| v < r.end);
-            hubs.extend(whole[a..b].iter().copied().filter(|&v| degree(v) > HUB_DEGREE));
+            hubs.extend(
+                whole[a..b]
+                    .iter()
+                    .copied()
+                    .filter(|&v| degree(v) > HUB_DEGREE),
+            );
         }
         self.note(mine, &hubs, &degree);
         self.assemble(mine.to_vec(), hubs, members, rank)
@@ -123,7 +128,13 @@ impl Reschedule {
         self.assemble(mine, hubs, members, rank)
     }
 
-    fn assemble(&self, mine: Vec<u32>, mut hubs: Vec<u32>, members: usize, rank: usize) -> (Vec<u32>, Deal) {
+    fn assemble(
+        &self,
+        mine: Vec<u32>,
+        mut hubs: Vec<u32>,
+        members: usize,
+        rank: usize,
+    ) -> (Vec<u32>, Deal) {
         hubs.sort_unstable();
         hubs.dedup();
         let mut sources = mine;
@@ -204,8 +215,16 @@ mod tests {
         assert_eq!(straggler(&[1100, 1000], &[3, 3]), None, "within the limit");
         assert_eq!(straggler(&[5000], &[3]), None, "one member");
         assert_eq!(straggler(&[0, 0, 0], &[0, 0, 0]), None);
-        assert_eq!(straggler(&[20, 30, 30], &[1, 1, 1]), None, "30 < 1.2 · 80/3");
-        assert_eq!(straggler(&[10, 40, 40], &[1, 0, 1]), None, "the first of equals");
+        assert_eq!(
+            straggler(&[20, 30, 30], &[1, 1, 1]),
+            None,
+            "30 < 1.2 · 80/3"
+        );
+        assert_eq!(
+            straggler(&[10, 40, 40], &[1, 0, 1]),
+            None,
+            "the first of equals"
+        );
     }
 
     #[test]

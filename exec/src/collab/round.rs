@@ -19,9 +19,9 @@ use rayon::prelude::*;
 use storage::{Direction, FetchOrder, GraphStore, RemoteVector};
 
 use super::mail::{self, Mail};
-use crate::cluster::hubs::Deal;
 use super::pieces::Pieces;
 use super::{UpdateStrategy, Windows, QUEUE_LIMIT};
+use crate::cluster::hubs::Deal;
 use crate::context::RunContext;
 use crate::error::ExecError;
 use crate::state::{StateValue, VertexArray};
