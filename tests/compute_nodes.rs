@@ -132,6 +132,39 @@ fn explain_and_profile_show_every_member() {
     assert!(all.contains("RDMA estimate of the split run: "), "{all}");
 }
 
+/// Two hubs adjacent to each other and to every other vertex: the owner of both is the
+/// straggler of BFS's first level, and PROFILE marks the next level, which deals hub 1 out.
+#[test]
+fn profile_marks_the_iterations_that_deal_hubs_out() {
+    let work = tempfile::tempdir().unwrap();
+    let c = cluster(work.path());
+    let edges = work.path().join("hubs.txt");
+    let mut text = String::from("0 1\n");
+    for v in 2..3000 {
+        text.push_str(&format!("0 {v}\n1 {v}\n"));
+    }
+    std::fs::write(&edges, text).unwrap();
+    let o = batch(
+        work.path(),
+        &format!(
+            "{} CREATE GRAPH g FROM '{}' FORMAT edgelist UNDIRECTED STORAGE dm; {} PROFILE RUN bfs ON g FROM 0 LIMIT 1;",
+            c.set,
+            edges.display(),
+            compute_nodes(&c, 1)
+        ),
+    );
+    let out = common::text(&o.stdout);
+    let err = common::text(&o.stderr);
+    assert!(o.status.success(), "{err}");
+    let all = format!("{out}{err}");
+    assert!(all.contains("rescheduled"), "{all}");
+    let marked = all
+        .lines()
+        .flat_map(|line| line.split([',', '|']))
+        .any(|cell| cell.trim() == "1 hub");
+    assert!(marked, "no iteration dealt hub 1 out: {all}");
+}
+
 #[test]
 fn a_killed_compute_node_fails_the_query_and_the_session_goes_on() {
     let work = tempfile::tempdir().unwrap();

@@ -4,7 +4,7 @@
 
 use exec::algorithms::REGISTRY;
 use grammar::Ident;
-use planner::registry::{AlgorithmSpec, ParamKind, SourceRule};
+use planner::registry::{AlgorithmSpec, Operator, ParamKind, SourceRule};
 use planner::settings::SETTINGS;
 use planner::{PlanError, Settings};
 
@@ -154,10 +154,30 @@ fn algorithm(a: &AlgorithmSpec) -> String {
             "one (refused while SET compute_nodes names workers)"
         }
     ));
+    if a.splits {
+        s.push_str(&format!("  {}\n", hub_rescheduling(a)));
+    }
     if !a.example.is_empty() {
         s.push_str(&format!("\nExample:\n  {}\n", a.example));
     }
     s
+}
+
+/// What run-time hub re-scheduling does for a split algorithm: push rounds (EdgeMap, the
+/// edge reduce's push) deal a straggling member's hubs out; the other operators keep every
+/// vertex's list with its owner.
+fn hub_rescheduling(a: &AlgorithmSpec) -> &'static str {
+    let pushes = a.program.iter().any(|step| {
+        matches!(
+            step.op,
+            Some(Operator::EdgeMap) | Some(Operator::EdgeReduceSum)
+        )
+    });
+    if pushes {
+        "hubs (degree > 1024) of a compute node that examined over 1.2x the mean edges are dealt out across all of them from the next iteration (PROFILE: rescheduled)"
+    } else {
+        "each vertex's list is processed whole by the compute node that owns it: hubs are not dealt out"
+    }
 }
 
 /// RUN's clauses.
@@ -228,5 +248,8 @@ mod tests {
         let spec = |name| REGISTRY.get(name).expect("a registered algorithm");
         assert!(algorithm(spec("bfs")).contains("Compute nodes: split over several"));
         assert!(algorithm(spec("kcore")).contains("Compute nodes: one (refused"));
+        assert!(algorithm(spec("pagerank")).contains("are dealt out across all of them"));
+        assert!(algorithm(spec("lcc")).contains("hubs are not dealt out"));
+        assert!(algorithm(spec("cdlp")).contains("hubs are not dealt out"));
     }
 }

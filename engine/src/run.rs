@@ -616,7 +616,9 @@ fn block_iterations(table: &exec::ResultTable) -> TextTable {
 /// attributes together (round trips, operations, bytes each way). There is no block cache on
 /// the compute node, so no hit rate.
 fn dm_iterations(table: &exec::ResultTable) -> TextTable {
-    // Over several compute nodes: each member's time and the slowest over the mean.
+    // Over several compute nodes: each member's time and the slowest over the mean, each
+    // member's edges and the busiest over the mean (what hub re-scheduling balances), and
+    // the hubs dealt out across the members in the iteration.
     let members = table.iterations.iter().any(|it| it.member_times.len() > 1);
     let mut columns = vec![
         "iteration",
@@ -630,7 +632,13 @@ fn dm_iterations(table: &exec::ResultTable) -> TextTable {
         "time ms",
     ];
     if members {
-        columns.extend(["member ms", "imbalance"]);
+        columns.extend([
+            "member ms",
+            "imbalance",
+            "member edges",
+            "edge imbalance",
+            "rescheduled",
+        ]);
     }
     let mut t = TextTable::new(&columns).kinds(
         &[
@@ -663,6 +671,17 @@ fn dm_iterations(table: &exec::ResultTable) -> TextTable {
                 .collect();
             row.push(times.join(" / "));
             row.push(it.imbalance().map_or("-".into(), |x| format!("{x:.2}")));
+            let edges: Vec<String> = it.member_edges.iter().map(u64::to_string).collect();
+            row.push(edges.join(" / "));
+            row.push(
+                it.edge_imbalance()
+                    .map_or("-".into(), |x| format!("{x:.2}")),
+            );
+            row.push(match it.hubs_dealt {
+                0 => "-".into(),
+                1 => "1 hub".into(),
+                n => format!("{n} hubs"),
+            });
         }
         t.row(row);
     }
@@ -675,6 +694,10 @@ mod tests {
     use std::time::Duration;
 
     fn table(member_times: Vec<Duration>) -> exec::ResultTable {
+        let member_edges = match member_times.len() {
+            0 => Vec::new(),
+            _ => vec![3000, 1000],
+        };
         exec::ResultTable {
             schema: std::sync::Arc::new(arrow_schema::Schema::empty()),
             batches: Vec::new(),
@@ -682,6 +705,8 @@ mod tests {
                 strategy: "remote direct",
                 elapsed: Duration::from_millis(4),
                 member_times,
+                member_edges,
+                hubs_dealt: 3,
                 ..Default::default()
             }],
             algorithm_time: Duration::from_millis(4),
@@ -699,9 +724,20 @@ mod tests {
             Duration::from_millis(4),
         ]));
         let header = split.header();
-        assert_eq!(&header[header.len() - 2..], ["member ms", "imbalance"]);
+        assert_eq!(
+            &header[header.len() - 5..],
+            [
+                "member ms",
+                "imbalance",
+                "member edges",
+                "edge imbalance",
+                "rescheduled"
+            ]
+        );
         let row = &split.rows()[0];
-        assert_eq!(row[row.len() - 2], "2.0 / 4.0");
-        assert_eq!(row[row.len() - 1], "1.33");
+        assert_eq!(
+            &row[row.len() - 5..],
+            ["2.0 / 4.0", "1.33", "3000 / 1000", "1.50", "3 hubs"]
+        );
     }
 }

@@ -10,6 +10,7 @@
 use rayon::prelude::*;
 use storage::{Direction, FetchOrder, GraphStore};
 
+use crate::cluster::hubs::Deal;
 use crate::context::RunContext;
 use crate::error::ExecError;
 
@@ -26,9 +27,12 @@ pub struct RoundLists<'f> {
     pub want_weights: bool,
     /// Updates buffered per worker before they are sent.
     pub buffer_len: usize,
+    /// Hubs dealt out across compute nodes: only this member's slice of their lists is pushed.
+    pub deal: &'f Deal,
 }
 
-/// One push round over `lists.frontier`. For each fetched list, `per_src(v)` is evaluated once
+/// One push round over `lists.frontier` (of a dealt hub, only this member's slice of its
+/// list). For each fetched list, `per_src(v)` is evaluated once
 /// and `emit(&that, dst, weight)` once per edge; emitted updates are buffered and
 /// `flush(buffer)` sends them (and must empty the buffer), returning what they changed.
 /// Returns everything changed, in no particular order, and the number of edges examined.
@@ -50,6 +54,7 @@ where
         dirs,
         want_weights,
         buffer_len,
+        deal,
     } = lists;
     let chunk = ctx.pool.chunk_len(frontier.len(), 16, 4096);
     let parts = ctx.pool.install(|| {
@@ -71,10 +76,12 @@ where
                             if failed.is_some() {
                                 return;
                             }
+                            let part = deal.part(v, ns.len());
+                            let (first, ns) = (part.start, &ns[part]);
                             edges += ns.len() as u64;
                             let p = per_src(v);
                             for (k, &dst) in ns.iter().enumerate() {
-                                let w = ws.and_then(|w| w.get(k)).copied().unwrap_or(1.0);
+                                let w = ws.and_then(|w| w.get(first + k)).copied().unwrap_or(1.0);
                                 if let Some(u) = emit(&p, dst, w) {
                                     buf.push(u);
                                 }

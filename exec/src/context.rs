@@ -6,8 +6,9 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use planner::registry::Operator;
-use storage::{GraphStore, IoStats, RemoteTraffic};
+use storage::{Direction, GraphStore, IoStats, RemoteTraffic};
 
+use crate::cluster::hubs::{Deal, Reschedule};
 use crate::cluster::Split;
 use crate::config::{Progress, RunConfig};
 use crate::error::ExecError;
@@ -25,6 +26,8 @@ pub struct RunContext<'a, S: GraphStore> {
     stats: Mutex<Vec<IterationStats>>,
     /// The operators called so far, as [`Operator::bit`]s.
     operators: AtomicU32,
+    /// Split over several members: the hubs dealt out across them.
+    reschedule: Reschedule,
 }
 
 /// Where an iteration started: the store's counters, its remote traffic, and the clock.
@@ -46,6 +49,7 @@ impl<'a, S: GraphStore> RunContext<'a, S> {
             started: Instant::now(),
             stats: Mutex::new(Vec::new()),
             operators: AtomicU32::new(0),
+            reschedule: Reschedule::default(),
         })
     }
 
@@ -71,6 +75,29 @@ impl<'a, S: GraphStore> RunContext<'a, S> {
     /// what the operators split their work by.
     pub fn split(&self) -> Split<'a> {
         Split::new(self.cfg.cluster.as_ref(), self.n())
+    }
+
+    /// The sources this member pushes from in a round from the whole sorted frontier
+    /// `whole` along `dirs`: its owned part, plus the hubs dealt out across the members
+    /// (sorted); and the deal saying which slice of each list is this member's. Without a
+    /// cluster: `whole` itself, nothing dealt.
+    pub fn push_sources(&self, whole: &[u32], dirs: &[Direction]) -> (Vec<u32>, Deal) {
+        if !self.split().is_cluster() {
+            return (whole.to_vec(), Deal::none());
+        }
+        let split = self.split();
+        self.reschedule
+            .sources(self.store, whole, split.owned(), dirs, split.size_rank())
+    }
+
+    /// [`RunContext::push_sources`] for a round from every vertex.
+    pub fn push_sources_all(&self, dirs: &[Direction]) -> (Vec<u32>, Deal) {
+        let split = self.split();
+        if !split.is_cluster() {
+            return (split.owned().collect(), Deal::none());
+        }
+        self.reschedule
+            .all_sources(self.store, split.owned(), dirs, split.size_rank())
     }
 
     /// Where this run's vertex arrays live.
@@ -146,13 +173,21 @@ impl<'a, S: GraphStore> RunContext<'a, S> {
         let io = self.store.io_stats().since(&start.io);
         let remote = self.remote_traffic().since(&start.remote);
         let elapsed = start.at.elapsed();
+        let (whole_hubs, hubs_dealt) = self.reschedule.take_counts();
+        let owned = self.split().owned();
         let all = self.split().gather_iteration([
             elapsed.as_micros().min(u64::MAX as u128) as u64,
             edges,
             remote.round_trips,
             remote.remote_ops,
             remote.bytes_sent,
+            whole_hubs,
+            owned.start as u64,
+            owned.end as u64,
         ])?;
+        // Every member holds the same figures, so every member decides the same.
+        self.reschedule
+            .decide(&all.member_edges, &all.whole_hubs, &all.owned);
         let iteration = {
             let mut stats = self.stats.lock().unwrap_or_else(|p| p.into_inner());
             let iteration = stats.len() as u32;
@@ -169,6 +204,8 @@ impl<'a, S: GraphStore> RunContext<'a, S> {
                 bytes_sent: all.bytes_sent,
                 elapsed,
                 member_times: all.micros.into_iter().map(Duration::from_micros).collect(),
+                member_edges: all.member_edges,
+                hubs_dealt,
             });
             iteration
         };

@@ -40,6 +40,7 @@ use storage::{Direction, FetchOrder, GraphStore};
 
 use crate::batched::{self, RoundLists};
 use crate::bitmap::{AtomicBitmap, Bitmap};
+use crate::cluster::hubs::Deal;
 use crate::collab::round::{Combine, Round};
 use crate::collab::{self, UpdateStrategy, Windows};
 use crate::context::RunContext;
@@ -183,11 +184,13 @@ impl<'c, 'a, S: GraphStore> EdgeMap<'c, 'a, S> {
         for &v in &list {
             sent.set(v);
         }
+        let (sources, deal) = ctx.push_sources(&list, &[dir]);
         let lists = RoundLists {
-            frontier: split.owned_part(&list),
+            frontier: &sources,
             dirs: &[dir],
             want_weights: false,
             buffer_len: ctx.placement().buffer_len(ctx.pool.threads()),
+            deal: &deal,
         };
         let (mut next, edges) = batched::push(
             ctx,
@@ -261,14 +264,14 @@ impl<'c, 'a, S: GraphStore> EdgeMap<'c, 'a, S> {
         let start = ctx.begin();
         let n = frontier.universe();
         let whole = sorted_list(frontier);
-        let list = split.owned_part(&whole).to_vec();
+        let (list, deal) = ctx.push_sources(&whole, dirs);
         let values = self.frontier_values(state, &list)?;
         if split.is_cluster() {
             // Every member reads its frontier's values before any member lowers them, so a
             // round is the same whatever the members' timing.
             split.settle()?;
         }
-        let strategy = remote_strategy(ctx, &list, dirs)?;
+        let strategy = remote_strategy(ctx, &list, dirs, &deal)?;
         let (mut next, edges) = match strategy {
             UpdateStrategy::Direct => {
                 let lists = RoundLists {
@@ -276,6 +279,7 @@ impl<'c, 'a, S: GraphStore> EdgeMap<'c, 'a, S> {
                     dirs,
                     want_weights: weighted,
                     buffer_len: ctx.placement().buffer_len(ctx.pool.threads()),
+                    deal: &deal,
                 };
                 batched::push(
                     ctx,
@@ -292,7 +296,7 @@ impl<'c, 'a, S: GraphStore> EdgeMap<'c, 'a, S> {
             _ => collab::round::run(
                 ctx,
                 state,
-                collab_round(ctx, &list, dirs, weighted, strategy, Combine::Min),
+                collab_round(ctx, &list, dirs, weighted, strategy, Combine::Min, &deal),
                 |chunk| Ok(source_values(&list, &values, chunk)),
                 |_, x, _, w| relax(x, w),
                 |x| x,
@@ -391,7 +395,7 @@ impl<'c, 'a, S: GraphStore> EdgeMap<'c, 'a, S> {
             split.settle()?;
             let start = ctx.begin();
             let whole = sorted_list(frontier);
-            let list = split.owned_part(&whole).to_vec();
+            let (list, deal) = ctx.push_sources(&whole, dirs);
             let values = match from {
                 Some(from) => from.read_at(&list)?,
                 None => Vec::new(),
@@ -400,7 +404,7 @@ impl<'c, 'a, S: GraphStore> EdgeMap<'c, 'a, S> {
                 Some(_) => list.binary_search(&v).map_or(delta, |k| values[k]),
                 None => delta,
             };
-            let strategy = remote_strategy(ctx, &list, dirs)?;
+            let strategy = remote_strategy(ctx, &list, dirs, &deal)?;
             let (reached, edges) = match strategy {
                 UpdateStrategy::Direct => {
                     let lists = RoundLists {
@@ -408,6 +412,7 @@ impl<'c, 'a, S: GraphStore> EdgeMap<'c, 'a, S> {
                         dirs,
                         want_weights: false,
                         buffer_len: ctx.placement().buffer_len(ctx.pool.threads()),
+                        deal: &deal,
                     };
                     batched::push(
                         ctx,
@@ -426,7 +431,7 @@ impl<'c, 'a, S: GraphStore> EdgeMap<'c, 'a, S> {
                     let (changed, edges) = collab::round::run(
                         ctx,
                         state,
-                        collab_round(ctx, &list, dirs, false, strategy, Combine::Add),
+                        collab_round(ctx, &list, dirs, false, strategy, Combine::Add, &deal),
                         |chunk| Ok(chunk.iter().map(|&v| Some(value_of(v))).collect()),
                         |src, x, dst, _| (dst != src).then_some(x),
                         |x| x,
@@ -753,9 +758,10 @@ fn remote_strategy<S: GraphStore>(
     ctx: &RunContext<'_, S>,
     list: &[u32],
     dirs: &[Direction],
+    deal: &Deal,
 ) -> Result<UpdateStrategy, ExecError> {
     let windows = Windows::for_budget(ctx.n(), ctx.placement().budget(), ctx.pool.threads());
-    let mine = collab::round::expected_updates(ctx.store, list, dirs);
+    let mine = collab::round::expected_updates(ctx.store, list, dirs, deal);
     let updates = ctx.split().sum_u64(mine)?;
     Ok(collab::choose(ctx.cfg.dm_update, updates, &windows))
 }
@@ -768,6 +774,7 @@ fn collab_round<'r, S: GraphStore>(
     weighted: bool,
     strategy: UpdateStrategy,
     combine: Combine,
+    deal: &'r Deal,
 ) -> Round<'r> {
     Round {
         sources: list,
@@ -775,6 +782,7 @@ fn collab_round<'r, S: GraphStore>(
         weighted,
         strategy,
         combine,
+        deal,
         fresh: false,
         windows: Windows::for_budget(ctx.n(), ctx.placement().budget(), ctx.pool.threads()),
     }

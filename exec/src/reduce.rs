@@ -25,6 +25,7 @@ use rayon::prelude::*;
 use storage::{Direction, GraphStore};
 
 use crate::batched;
+use crate::cluster::hubs::Deal;
 use crate::collab::round::{Combine, Round};
 use crate::collab::{self, UpdateStrategy, Windows};
 use crate::context::RunContext;
@@ -197,22 +198,28 @@ impl<'c, 'a, S: GraphStore> EdgeReduce<'c, 'a, S> {
         split.settle()?;
         let windows = Windows::for_budget(n, ctx.placement().budget(), ctx.pool.threads());
         let strategy = collab::choose(ctx.cfg.dm_update, ctx.store.shape().arcs, &windows);
+        // The owned vertices, plus the hubs dealt out across the members (their slices).
+        let (sources, deal) = ctx.push_sources_all(&[Direction::Out]);
         if strategy != UpdateStrategy::Direct {
-            let mine: Vec<u32> = split.owned().collect();
             let round = Round {
-                sources: &mine,
+                sources: &sources,
                 dirs: &[Direction::Out],
                 weighted,
                 strategy,
                 combine: Combine::Add,
+                deal: &deal,
                 fresh: true,
                 windows,
             };
             let read = |chunk: &[u32]| -> Result<Vec<Option<f64>>, ExecError> {
-                let mut r = vec![0.0; chunk.len()];
-                if let Some(&first) = chunk.first() {
-                    values.read_range(first, &mut r)?;
-                }
+                let r = match (chunk.first(), chunk.last()) {
+                    (Some(&a), Some(&b)) if (b - a) as usize + 1 == chunk.len() => {
+                        let mut r = vec![0.0; chunk.len()];
+                        values.read_range(a, &mut r)?;
+                        r
+                    }
+                    _ => values.read_at(chunk)?,
+                };
                 Ok(r.into_iter().map(Some).collect())
             };
             let (_, edges) =
@@ -236,12 +243,41 @@ impl<'c, 'a, S: GraphStore> EdgeReduce<'c, 'a, S> {
         })?;
         // Every member's part is zero before any member adds into it.
         split.settle()?;
-        let edges = ctx.pool.install(|| {
+        let mut edges = ctx.pool.install(|| {
             ranges
                 .par_iter()
-                .map(|&(a, b)| push_range(ctx, values, out, a, b, buffer, weighted))
+                .map(|&(a, b)| push_range(ctx, values, out, (a, b), buffer, weighted, &deal))
                 .sum::<Result<u64, ExecError>>()
         })?;
+        // Other members' hubs dealt out: this member's slices of their lists.
+        let foreign: Vec<u32> = deal
+            .hubs()
+            .iter()
+            .copied()
+            .filter(|v| !owned.contains(v))
+            .collect();
+        if !foreign.is_empty() {
+            let contributions = values.read_at(&foreign)?;
+            let lists = batched::RoundLists {
+                frontier: &foreign,
+                dirs: &[Direction::Out],
+                want_weights: weighted,
+                buffer_len: buffer,
+                deal: &deal,
+            };
+            let (_, hub_edges) = batched::push(
+                ctx,
+                lists,
+                |u| foreign.binary_search(&u).map_or(0.0, |k| contributions[k]),
+                |&c, v, w| Some((v, c * w)),
+                |buf: &mut Vec<(u32, f64)>| {
+                    out.add_anywhere(buf)?;
+                    buf.clear();
+                    Ok(Vec::<()>::new())
+                },
+            )?;
+            edges += hub_edges;
+        }
         // Every member's additions are in before any member finishes its sums.
         split.settle()?;
         ctx.pool.install(|| {
@@ -344,15 +380,16 @@ fn push_local<S: GraphStore>(
     Ok(())
 }
 
-/// Adds the values of `a..b` to `out` along their out-edges; returns the edges examined.
+/// Adds the values of `a..b` to `out` along their out-edges (of a dealt hub, this member's
+/// slice); returns the edges examined.
 fn push_range<S: GraphStore>(
     ctx: &RunContext<'_, S>,
     values: &VertexArray<f64>,
     out: &VertexArray<f64>,
-    a: u32,
-    b: u32,
+    (a, b): (u32, u32),
     buffer: usize,
     weighted: bool,
+    deal: &Deal,
 ) -> Result<u64, ExecError> {
     ctx.check()?;
     let mut r = vec![0.0; (b - a) as usize];
@@ -365,10 +402,12 @@ fn push_range<S: GraphStore>(
             if failed.is_some() || ns.is_empty() {
                 return;
             }
+            let part = deal.part(u, ns.len());
+            let (first, ns) = (part.start, &ns[part]);
             edges += ns.len() as u64;
             let c = r[(u - a) as usize];
             for (k, &v) in ns.iter().enumerate() {
-                buf.push((v, c * weight_at(ws, k)));
+                buf.push((v, c * weight_at(ws, first + k)));
                 if buf.len() >= buffer {
                     if let Err(e) = out.add_anywhere(&buf) {
                         failed = Some(e);

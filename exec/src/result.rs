@@ -38,9 +38,27 @@ pub struct IterationStats {
     /// With several compute nodes, each member's time for the iteration in member order
     /// (the remote and edge counts above are then the members' sums); empty otherwise.
     pub member_times: Vec<Duration>,
+    /// With several compute nodes, the edges each member examined, in member order: the
+    /// work measure hub re-scheduling balances; empty otherwise.
+    pub member_edges: Vec<u64>,
+    /// Hubs whose edge lists were dealt out across the compute nodes in this iteration
+    /// (re-scheduled after an earlier iteration made their owner the straggler).
+    pub hubs_dealt: u64,
 }
 
 impl IterationStats {
+    /// The busiest member's edges over the members' mean (1.0 is perfect balance); `None`
+    /// unless several members ran the iteration.
+    pub fn edge_imbalance(&self) -> Option<f64> {
+        if self.member_edges.len() < 2 {
+            return None;
+        }
+        let total: u64 = self.member_edges.iter().sum();
+        let most = self.member_edges.iter().copied().max().unwrap_or(0);
+        let mean = total as f64 / self.member_edges.len() as f64;
+        Some(if mean > 0.0 { most as f64 / mean } else { 1.0 })
+    }
+
     /// The slowest member's time over the mean (1.0 is perfect balance); `None` unless
     /// several members ran the iteration.
     pub fn imbalance(&self) -> Option<f64> {

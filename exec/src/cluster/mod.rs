@@ -17,6 +17,11 @@
 //!
 //! So after every operator call each member holds the same frontier and scalars, and the
 //! kernels need no change. Without a cluster every helper here is the identity.
+//!
+//! Hubs that make their owner the straggler are dealt out across the members at run time
+//! ([`hubs`]).
+
+pub mod hubs;
 
 use std::ops::Range;
 
@@ -25,8 +30,8 @@ use storage::cluster::{Collectives, Member};
 use crate::error::ExecError;
 
 /// Figures each member reports for an iteration: time (µs), edges, round trips, remote
-/// operations, bytes sent.
-const FIGURES: usize = 5;
+/// operations, bytes sent, hubs processed whole, and its owned range's start and end.
+pub const FIGURES: usize = 8;
 
 /// A member's part of the run, or the whole run when there is no cluster.
 #[derive(Clone, Copy)]
@@ -40,6 +45,12 @@ pub struct Split<'a> {
 pub struct MemberFigures {
     /// Per member, in member order: the iteration's time in microseconds.
     pub micros: Vec<u64>,
+    /// Per member, in member order: the edges it examined.
+    pub member_edges: Vec<u64>,
+    /// Per member, in member order: the hubs among its own sources it processed whole.
+    pub whole_hubs: Vec<u64>,
+    /// Per member, in member order: its owned range.
+    pub owned: Vec<Range<u32>>,
     /// The members' edges, round trips, remote operations and bytes sent, summed.
     pub edges: u64,
     pub round_trips: u64,
@@ -163,6 +174,9 @@ impl<'a> Split<'a> {
         let Some(c) = self.collectives() else {
             return Ok(MemberFigures {
                 micros: Vec::new(),
+                member_edges: Vec::new(),
+                whole_hubs: Vec::new(),
+                owned: Vec::new(),
                 edges: mine[1],
                 round_trips: mine[2],
                 remote_ops: mine[3],
@@ -174,8 +188,12 @@ impl<'a> Split<'a> {
         table[rank * FIGURES..(rank + 1) * FIGURES].copy_from_slice(&mine);
         c.or_words(&mut table)?;
         let column = |k: usize| table.chunks(FIGURES).map(move |row| row[k]);
+        let starts = column(6).map(|x| x as u32);
         Ok(MemberFigures {
             micros: column(0).collect(),
+            member_edges: column(1).collect(),
+            whole_hubs: column(5).collect(),
+            owned: starts.zip(column(7)).map(|(a, b)| a..b as u32).collect(),
             edges: column(1).fold(0, u64::wrapping_add),
             round_trips: column(2).fold(0, u64::wrapping_add),
             remote_ops: column(3).fold(0, u64::wrapping_add),
@@ -231,7 +249,7 @@ mod tests {
                         let union = split.union(part.clone()).unwrap();
                         let sum = split.sum_u64(part.len() as u64).unwrap();
                         let min = split.min_u64(part.first().map(|&v| v as u64)).unwrap();
-                        let figures = split.gather_iteration([7, 1, 2, 3, 4]).unwrap();
+                        let figures = split.gather_iteration([7, 1, 2, 3, 4, 0, 0, 9]).unwrap();
                         (part, union, sum, min, figures)
                     })
                 })
@@ -247,6 +265,8 @@ mod tests {
             assert_eq!(figures.micros, vec![7, 7]);
             assert_eq!(figures.edges, 2);
             assert_eq!(figures.bytes_sent, 8);
+            assert_eq!(figures.member_edges, vec![1, 1]);
+            assert_eq!(figures.owned, vec![0..9, 0..9]);
         }
     }
 }

@@ -21,6 +21,7 @@ use storage::{Direction, FetchOrder, GraphStore, RemoteVector};
 use super::mail::{self, Mail};
 use super::pieces::Pieces;
 use super::{UpdateStrategy, Windows, QUEUE_LIMIT};
+use crate::cluster::hubs::Deal;
 use crate::context::RunContext;
 use crate::error::ExecError;
 use crate::state::{StateValue, VertexArray};
@@ -54,16 +55,30 @@ pub struct Round<'r> {
     /// ValRD or RefRD.
     pub strategy: UpdateStrategy,
     pub combine: Combine,
+    /// Hubs dealt out across compute nodes: only this member's slice of their lists is
+    /// scattered, always by value (a reference would make the owner apply the whole list).
+    pub deal: &'r Deal,
     /// The round overwrites the state: every window starts at zero (ignoring what the state
     /// held) and is written, `finish`ed, whether or not it received anything.
     pub fresh: bool,
     pub windows: Windows,
 }
 
-/// The sum of the sources' degrees along `dirs`: the updates a round will emit at most.
-pub fn expected_updates<S: GraphStore>(store: &S, sources: &[u32], dirs: &[Direction]) -> u64 {
+/// The sum of the sources' degrees along `dirs` (of a dealt hub, this member's slice): the
+/// updates a round will emit at most.
+pub fn expected_updates<S: GraphStore>(
+    store: &S,
+    sources: &[u32],
+    dirs: &[Direction],
+    deal: &Deal,
+) -> u64 {
     dirs.iter()
-        .map(|&d| sources.iter().map(|&v| store.degree(d, v)).sum::<u64>())
+        .map(|&d| {
+            sources
+                .iter()
+                .map(|&v| deal.part(v, store.degree(d, v) as usize).len() as u64)
+                .sum::<u64>()
+        })
         .sum()
 }
 
@@ -124,7 +139,7 @@ where
     // Piece k's mail goes to mailbox k of this array: the array keeps its mailboxes apart
     // from every other array's (storage::dm::mailbox), so k alone names it.
     let mailbox = |k: u32| k;
-    let mut phases = phases(ctx.store, round.sources, round.dirs);
+    let mut phases = phases(ctx.store, round.sources, round.dirs, round.deal);
     if let Some(c) = split.collectives() {
         // Every member walks as many phases as the one with the most, each ending at the
         // same collective.
@@ -187,12 +202,20 @@ where
 
 /// The sources cut into phases of at most [`QUEUE_LIMIT`] bytes of expected mail (at least
 /// one phase, possibly empty).
-fn phases<'s, S: GraphStore>(store: &S, sources: &'s [u32], dirs: &[Direction]) -> Vec<&'s [u32]> {
+fn phases<'s, S: GraphStore>(
+    store: &S,
+    sources: &'s [u32],
+    dirs: &[Direction],
+    deal: &Deal,
+) -> Vec<&'s [u32]> {
     let mut out = Vec::new();
     let mut start = 0;
     let mut bytes = 0u64;
     for (i, &v) in sources.iter().enumerate() {
-        let d: u64 = dirs.iter().map(|&dir| store.degree(dir, v)).sum();
+        let d: u64 = dirs
+            .iter()
+            .map(|&dir| deal.part(v, store.degree(dir, v) as usize).len() as u64)
+            .sum();
         bytes += d * mail::VALUE_BYTES as u64;
         if bytes > QUEUE_LIMIT && i > start {
             out.push(&sources[start..i]);
@@ -311,6 +334,9 @@ where
                             if failed.is_some() {
                                 return;
                             }
+                            let part = round.deal.part(u, ns.len());
+                            let dealt = round.deal.is_dealt(u);
+                            let (first, ns) = (part.start, &ns[part]);
                             edges += ns.len() as u64;
                             let Some(x) = chunk
                                 .binary_search(&u)
@@ -319,7 +345,7 @@ where
                             else {
                                 return;
                             };
-                            let by_ref = refs_wanted && ns.len() >= REF_LIST;
+                            let by_ref = refs_wanted && !dealt && ns.len() >= REF_LIST;
                             if by_ref {
                                 for &dst in ns {
                                     if dst < w.n {
@@ -335,7 +361,8 @@ where
                                 if by_ref && b.counts[k] >= REF_RUN {
                                     continue;
                                 }
-                                let weight = ws.and_then(|ws| ws.get(i)).copied().unwrap_or(1.0);
+                                let weight =
+                                    ws.and_then(|ws| ws.get(first + i)).copied().unwrap_or(1.0);
                                 if let Some(c) = emit(u, x, dst, weight) {
                                     b.values[k].push((dst, c));
                                     if b.values[k].len() >= w.bucket {
