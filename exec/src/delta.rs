@@ -216,7 +216,12 @@ pub fn compute<S: GraphStore>(
             }
             let mut fused = Vec::new();
             while let Some(bin) = mine.get_mut(current) {
-                if bin.is_empty() || bin.len() >= FUSE_BELOW || negative.load(Ordering::Relaxed) {
+                // A long chain of light edges can stay in this loop; Ctrl-C ends it.
+                if bin.is_empty()
+                    || bin.len() >= FUSE_BELOW
+                    || negative.load(Ordering::Relaxed)
+                    || ctx.check().is_err()
+                {
                     break;
                 }
                 std::mem::swap(bin, &mut fused);
