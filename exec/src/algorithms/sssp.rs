@@ -46,7 +46,7 @@ impl Algorithm for Sssp {
             Step::setup("frontier := {source}, distance[source] := 0"),
             Step::call(
                 Operator::DeltaStepping,
-                "in memory under mode auto with non-negative weights: bins of width delta = mean weight / (4 x average degree)",
+                "in memory under mode auto with non-negative weights: bins of width delta = mean weight / (4 x average degree); a worker relaxes its own few entries of the current bin in the same round",
             ),
             Step::call(
                 Operator::EdgeMap,

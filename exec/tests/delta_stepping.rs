@@ -1,0 +1,80 @@
+//! Delta-stepping SSSP (in memory, `auto`): exact distances whatever the weights, negative
+//! weights found on the way rather than by a pass over all weights first, and a worker's own
+//! entries for the current bin relaxed in the same round (bucket fusion).
+
+mod common;
+
+use common::f64_col;
+use exec::algorithms::call;
+use exec::testing::VecGraph;
+use exec::{run, ResultTable, RunConfig};
+use planner::registry::Operator;
+use planner::Mode;
+
+fn sssp(g: &VecGraph, source: u32, threads: usize) -> ResultTable {
+    let cfg = RunConfig {
+        mode: Mode::Auto,
+        ..RunConfig::with_threads(threads)
+    };
+    run(g, &call("sssp").from(source), &cfg).unwrap()
+}
+
+/// Directed graph on ids `0..n` with the given weighted edges.
+fn weighted(n: u64, edges: &[(u64, u64, f64)]) -> VecGraph {
+    VecGraph::new(
+        (0..n).collect(),
+        edges.iter().map(|&(u, v, _)| (u, v)).collect(),
+        true,
+        Some(edges.iter().map(|e| e.2).collect()),
+    )
+}
+
+/// A reachable negative weight is caught during the run; Bellman-Ford then gives the exact
+/// distances.
+#[test]
+fn a_reachable_negative_weight_hands_over_to_bellman_ford() {
+    // 0 -> 1 -> 2 costs 4 - 3 = 1, less than the direct edge 0 -> 2 of weight 2.
+    let g = weighted(4, &[(0, 1, 4.0), (1, 2, -3.0), (0, 2, 2.0), (2, 3, 1.0)]);
+    for threads in [1, 2] {
+        let t = sssp(&g, 0, threads);
+        assert_eq!(
+            f64_col(&t, "distance"),
+            vec![Some(0.0), Some(4.0), Some(1.0), Some(2.0)]
+        );
+        assert!(
+            t.operators.contains(&Operator::EdgeMap),
+            "{:?}",
+            t.operators
+        );
+    }
+}
+
+/// A negative weight the search never reaches does not matter to the distances, so it does
+/// not cost the run its delta-stepping.
+#[test]
+fn an_unreachable_negative_weight_keeps_delta_stepping() {
+    let g = weighted(5, &[(0, 1, 2.0), (1, 2, 3.0), (3, 4, -1.0), (4, 0, 1.0)]);
+    for threads in [1, 2] {
+        let t = sssp(&g, 0, threads);
+        assert_eq!(
+            f64_col(&t, "distance"),
+            vec![Some(0.0), Some(2.0), Some(5.0), None, None]
+        );
+        assert_eq!(t.operators, vec![Operator::DeltaStepping]);
+    }
+}
+
+/// A chain of zero-weight edges stays in bin 0 all along: one worker relaxes it in one round
+/// rather than one round (and one barrier across the workers) per vertex.
+#[test]
+fn a_workers_own_entries_for_the_current_bin_are_relaxed_in_the_same_round() {
+    let n = 50u64;
+    let chain: Vec<(u64, u64, f64)> = (0..n - 1).map(|v| (v, v + 1, 0.0)).collect();
+    let g = weighted(n, &chain);
+    let t = sssp(&g, 0, 1);
+    assert_eq!(f64_col(&t, "distance"), vec![Some(0.0); n as usize]);
+    assert_eq!(t.operators, vec![Operator::DeltaStepping]);
+    assert_eq!(t.iterations.len(), 1, "{:?}", t.iterations);
+    assert_eq!(t.iterations[0].active, n);
+    assert_eq!(t.iterations[0].edges, n - 1);
+}
