@@ -6,7 +6,8 @@
 //! is Afforest (Sutton et al., as in GAPBS): link along the first two out-edges of every vertex,
 //! find the component most vertices already joined by sampling, and finish only the vertices
 //! outside it (their remaining out-edges, and in-edges on directed graphs). Otherwise one pass
-//! over every out-list links every edge. PROFILE calls these rounds `link sample` and `link`.
+//! over every out-list links every edge (an undirected edge once, from its higher end).
+//! PROFILE calls these rounds `link sample` and `link`.
 
 use std::sync::atomic::{AtomicU32, Ordering};
 
@@ -83,9 +84,13 @@ pub fn link_components<S: GraphStore>(
         }
         _ => {
             let start = ctx.begin();
+            // An undirected graph stores each edge in both lists: linking it from the list of
+            // its higher end only halves the work and joins the same sets.
             let edges = each_list(ctx, Direction::Out, false, |u, ns, _| {
                 for &v in ns {
-                    link(u, v, comp);
+                    if directed || v < u {
+                        link(u, v, comp);
+                    }
                 }
             })?;
             compress(ctx, comp);
