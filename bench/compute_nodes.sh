@@ -46,13 +46,16 @@ for SCALE in $SCALES; do
     "$BIN" gen rmat --scale "$SCALE" --seed 1 -o "$WORK/r.el" >/dev/null
     "$BIN" gen rmat --scale "$SCALE" --seed 1 --weighted -o "$WORK/w.el" >/dev/null
     "$BIN" --data "$WORK/data" -c "$POOL CREATE OR REPLACE GRAPH r$SCALE FROM '$WORK/r.el' UNDIRECTED STORAGE dm; CREATE OR REPLACE GRAPH w$SCALE FROM '$WORK/w.el' UNDIRECTED WEIGHTED STORAGE dm;" | grep created
+    # The source is the first edge's first end (an id in the graph; 0 need not be).
+    SRC_R=$(awk 'NR == 1 { print $1; exit }' "$WORK/r.el")
+    SRC_W=$(awk 'NR == 1 { print $1; exit }' "$WORK/w.el")
     rm -f "$WORK/r.el" "$WORK/w.el"
     for q in $QUERIES; do
         case $q in
-            bfs) query="bfs ON r$SCALE FROM 0" ;;
+            bfs) query="bfs ON r$SCALE FROM $SRC_R" ;;
             pagerank) query="pagerank ON r$SCALE ITER 10" ;;
             wcc) query="wcc ON r$SCALE" ;;
-            sssp) query="sssp ON w$SCALE FROM 0" ;;
+            sssp) query="sssp ON w$SCALE FROM $SRC_W" ;;
             *) echo "unknown query $q" >&2; exit 2 ;;
         esac
         for setting in "1GB auto" $(for s in $STRATEGIES; do echo "16B:$s"; done); do
