@@ -8,7 +8,8 @@ mod common;
 
 use std::sync::Arc;
 
-use common::{f64_col, i64_col, u64_col, Lcg};
+use common::members::{same_result, GraphData, Split, WrapCollectives};
+use common::Lcg;
 use exec::algorithms::call;
 use exec::testing::{memory_nodes, VecGraph};
 use exec::{run, ExecError, ResultTable, RunConfig};
@@ -18,7 +19,7 @@ use storage::dm::MemoryNode;
 use storage::{Direction, GraphStore, StoreError};
 
 /// A random graph with weights, a few hubs and a second component.
-fn graph_data(n: u64, directed: bool, seed: u64) -> (Vec<u64>, Vec<(u64, u64)>, Vec<f64>) {
+fn graph_data(n: u64, directed: bool, seed: u64) -> GraphData {
     let ids: Vec<u64> = (0..n).map(|i| 5 + 2 * i).collect();
     let mut rng = Lcg(seed);
     let mut edges = std::collections::BTreeSet::new();
@@ -80,103 +81,35 @@ fn owned_ranges(g: &VecGraph, members: usize) -> Vec<std::ops::Range<u32>> {
 /// Runs `c` on `members` threads, each its own graph over `nodes`; `wrap` may replace a
 /// member's collectives (to inject a failure). Returns every member's outcome, in rank order.
 fn run_split(
-    data: &(Vec<u64>, Vec<(u64, u64)>, Vec<f64>),
+    data: &GraphData,
     directed: bool,
     budget: u64,
     members: usize,
     c: &AlgoCall,
-    wrap: &(dyn Fn(usize, Arc<dyn Collectives>) -> Arc<dyn Collectives> + Sync),
+    wrap: WrapCollectives,
 ) -> Vec<Result<ResultTable, ExecError>> {
     run_split_with(data, directed, budget, members, c, wrap, DmUpdate::Auto)
 }
 
 /// [`run_split`] with `SET dm_update = dm_update`.
 fn run_split_with(
-    data: &(Vec<u64>, Vec<(u64, u64)>, Vec<f64>),
+    data: &GraphData,
     directed: bool,
     budget: u64,
     members: usize,
     c: &AlgoCall,
-    wrap: &(dyn Fn(usize, Arc<dyn Collectives>) -> Arc<dyn Collectives> + Sync),
+    wrap: WrapCollectives,
     dm_update: DmUpdate,
 ) -> Vec<Result<ResultTable, ExecError>> {
-    let nodes: Vec<Arc<MemoryNode>> = memory_nodes(2);
-    let graphs: Vec<VecGraph> = (0..members)
-        .map(|_| {
-            VecGraph::new(
-                data.0.clone(),
-                data.1.clone(),
-                directed,
-                Some(data.2.clone()),
-            )
-            .with_memory_nodes(budget, &nodes)
-        })
-        .collect();
-    let ranges = owned_ranges(&graphs[0], members);
-    let group = LocalCollectives::group(members);
-    let outcomes = std::thread::scope(|s| {
-        let handles: Vec<_> = group
-            .into_iter()
-            .zip(ranges)
-            .zip(&graphs)
-            .enumerate()
-            .map(|(rank, ((collectives, owned), g))| {
-                let collectives = wrap(rank, Arc::new(collectives));
-                s.spawn(move || {
-                    let cfg = RunConfig {
-                        cluster: Some(Member { collectives, owned }),
-                        dm_update,
-                        ..RunConfig::with_threads(2)
-                    };
-                    run(g, c, &cfg)
-                })
-            })
-            .collect();
-        handles
-            .into_iter()
-            .map(|h| h.join().expect("a member panicked"))
-            .collect()
-    });
-    for n in &nodes {
-        assert_eq!(n.used(), 0, "every array is freed once the run ends");
-    }
-    outcomes
-}
-
-fn same_result(name: &str, got: &ResultTable, want: &ResultTable, what: &str) {
-    match name {
-        "bfs" => assert_eq!(i64_col(got, "depth"), i64_col(want, "depth"), "{what}"),
-        "wcc" => assert_eq!(
-            u64_col(got, "component"),
-            u64_col(want, "component"),
-            "{what}"
-        ),
-        "cdlp" => assert_eq!(u64_col(got, "label"), u64_col(want, "label"), "{what}"),
-        "sssp" => assert_eq!(
-            f64_col(got, "distance"),
-            f64_col(want, "distance"),
-            "{what}"
-        ),
-        "lcc" => assert_eq!(
-            f64_col(got, "coefficient"),
-            f64_col(want, "coefficient"),
-            "{what}"
-        ),
-        "pagerank" => {
-            for (i, (a, b)) in f64_col(got, "rank")
-                .iter()
-                .zip(f64_col(want, "rank"))
-                .enumerate()
-            {
-                let (a, b) = (a.unwrap(), b.unwrap());
-                assert!(
-                    (a - b).abs() <= 1e-12 + 1e-9 * b.abs(),
-                    "{what}: vertex {i}: {a} vs {b}"
-                );
-            }
-        }
-        other => panic!("no comparison for {other}"),
-    }
+    let g = VecGraph::new(data.0.clone(), data.1.clone(), directed, None);
+    let split = Split {
+        data,
+        directed,
+        budget,
+        owned: owned_ranges(&g, members),
+        dm_update,
+    };
+    split.run(c, wrap)
 }
 
 /// Member 0 returns the rows; the others return none (they do not read the result back).

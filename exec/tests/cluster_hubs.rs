@@ -9,7 +9,8 @@ mod common;
 use std::ops::Range;
 use std::sync::Arc;
 
-use common::{f64_col, i64_col, u64_col, Lcg};
+use common::members::{same_result, GraphData, Split};
+use common::Lcg;
 use exec::algorithms::call;
 use exec::testing::{memory_nodes, VecGraph};
 use exec::{run, ResultTable, RunConfig};
@@ -27,7 +28,7 @@ fn stars_and_ring(
     hubs: u64,
     leaves: u64,
     directed: bool,
-) -> (Vec<u64>, Vec<(u64, u64)>, Vec<f64>) {
+) -> GraphData {
     let ids: Vec<u64> = (0..n).map(|i| 3 * i + 1).collect();
     let mut rng = Lcg(17);
     let mut edges = std::collections::BTreeSet::new();
@@ -63,85 +64,24 @@ fn equal_ranges(n: u32, members: usize) -> Vec<Range<u32>> {
 }
 
 fn run_members(
-    data: &(Vec<u64>, Vec<(u64, u64)>, Vec<f64>),
+    data: &GraphData,
     directed: bool,
     members: usize,
     c: &AlgoCall,
     dm_update: DmUpdate,
 ) -> Vec<ResultTable> {
-    let nodes: Vec<Arc<MemoryNode>> = memory_nodes(2);
-    let graphs: Vec<VecGraph> = (0..members)
-        .map(|_| {
-            VecGraph::new(
-                data.0.clone(),
-                data.1.clone(),
-                directed,
-                Some(data.2.clone()),
-            )
-            .with_memory_nodes(16, &nodes)
-        })
-        .collect();
-    let ranges = equal_ranges(data.0.len() as u32, members);
-    let group = LocalCollectives::group(members);
-    let outcomes: Vec<ResultTable> = std::thread::scope(|s| {
-        let handles: Vec<_> = group
-            .into_iter()
-            .zip(ranges)
-            .zip(&graphs)
-            .map(|((collectives, owned), g)| {
-                s.spawn(move || {
-                    let cfg = RunConfig {
-                        cluster: Some(Member {
-                            collectives: Arc::new(collectives),
-                            owned,
-                        }),
-                        dm_update,
-                        ..RunConfig::with_threads(2)
-                    };
-                    run(g, c, &cfg)
-                })
-            })
-            .collect();
-        handles
-            .into_iter()
-            .map(|h| h.join().expect("a member panicked"))
-            .collect::<Result<Vec<_>, _>>()
-            .unwrap_or_else(|e| panic!("{}: {e}", c.spec.name))
-    });
-    for n in &nodes {
-        assert_eq!(n.used(), 0, "every array is freed once the run ends");
-    }
-    outcomes
-}
-
-fn same_result(name: &str, got: &ResultTable, want: &ResultTable, what: &str) {
-    match name {
-        "bfs" => assert_eq!(i64_col(got, "depth"), i64_col(want, "depth"), "{what}"),
-        "wcc" => assert_eq!(
-            u64_col(got, "component"),
-            u64_col(want, "component"),
-            "{what}"
-        ),
-        "sssp" => assert_eq!(
-            f64_col(got, "distance"),
-            f64_col(want, "distance"),
-            "{what}"
-        ),
-        "pagerank" => {
-            for (i, (a, b)) in f64_col(got, "rank")
-                .iter()
-                .zip(f64_col(want, "rank"))
-                .enumerate()
-            {
-                let (a, b) = (a.unwrap(), b.unwrap());
-                assert!(
-                    (a - b).abs() <= 1e-12 + 1e-9 * b.abs(),
-                    "{what}: vertex {i}: {a} vs {b}"
-                );
-            }
-        }
-        other => panic!("no comparison for {other}"),
-    }
+    let split = Split {
+        data,
+        directed,
+        budget: 16,
+        owned: equal_ranges(data.0.len() as u32, members),
+        dm_update,
+    };
+    split
+        .run(c, &|_, c| c)
+        .into_iter()
+        .collect::<Result<Vec<_>, _>>()
+        .unwrap_or_else(|e| panic!("{}: {e}", c.spec.name))
 }
 
 /// The members' iterations: the first that reached a hub was over the limit; from the next

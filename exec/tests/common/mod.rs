@@ -6,6 +6,8 @@ use arrow_array::types::{Float64Type, Int64Type, UInt32Type, UInt64Type};
 use arrow_array::Array;
 use exec::ResultTable;
 
+pub mod members;
+
 /// A tiny deterministic generator (tests must not depend on an RNG crate's stream).
 pub struct Lcg(pub u64);
 
