@@ -275,6 +275,7 @@ impl<'c, 'a, S: GraphStore> EdgeReduce<'c, 'a, S> {
                     buf.clear();
                     Ok(Vec::<()>::new())
                 },
+                |_: &mut Vec<()>| {},
             )?;
             edges += hub_edges;
         }
