@@ -100,10 +100,7 @@ fn a_workers_peak_rss_stays_within_cn_cache_plus_the_documented_bound() {
 /// The bound's constant on an edge-heavy graph (debug build, one thread, either update
 /// strategy, `cn_cache` 16 B or a few MiB, eight jobs in a row on one worker): docs/DM.md,
 /// "The bound". Most of it is the debug binary's code, paged in as the jobs run.
-const EDGE_HEAVY_CONSTANT: u64 = 38 << 20;
-/// Per vertex of the graph beyond its degrees and input ids: the frontier as a list and its
-/// values (docs/DM.md).
-const EDGE_HEAVY_PER_VERTEX: u64 = 16;
+const EDGE_HEAVY_CONSTANT: u64 = 40 << 20;
 
 /// The peak RSS PROFILE's line for `worker` reports, in bytes, for every PROFILE in `out`.
 fn worker_peaks(out: &str, worker: &str) -> Vec<(String, u64)> {
@@ -177,13 +174,11 @@ fn on_an_edge_heavy_graph_a_workers_peak_rss_stays_within_cn_cache_plus_a_consta
     assert!(o.status.success(), "{all}");
     let peaks = worker_peaks(&all, &worker.addr);
     assert_eq!(peaks.len(), 8, "{all}");
-    // Undirected, input ids with gaps: one degree array and the ids.
-    let per_vertex = 4 + 8 + EDGE_HEAVY_PER_VERTEX;
     let over: Vec<String> = peaks
         .iter()
         .enumerate()
         .filter_map(|(i, (line, peak))| {
-            let bound = caches[i / 4] + EDGE_HEAVY_CONSTANT + per_vertex * n;
+            let bound = caches[i / 4] + EDGE_HEAVY_CONSTANT + PER_VERTEX * n;
             (*peak == 0 || *peak > bound).then(|| format!("{line}: bound {bound} B"))
         })
         .collect();
