@@ -353,13 +353,7 @@ impl<'c, 'a, S: GraphStore> EdgeMap<'c, 'a, S> {
             }
             None => split.union(next.into_iter().map(|x| x.0).collect())?,
         };
-        ctx.finish(
-            start,
-            frontier.len(),
-            edges,
-            strategy.profile_name(),
-            of,
-        )?;
+        ctx.finish(start, frontier.len(), edges, strategy.profile_name(), of)?;
         Ok(next)
     }
 
@@ -481,13 +475,7 @@ impl<'c, 'a, S: GraphStore> EdgeMap<'c, 'a, S> {
             touched.sort_unstable();
             touched.dedup();
             touched = split.union(touched)?.to_list();
-            ctx.finish(
-                start,
-                frontier.len(),
-                edges,
-                strategy.profile_name(),
-                of,
-            )?;
+            ctx.finish(start, frontier.len(), edges, strategy.profile_name(), of)?;
         }
         touched.sort_unstable();
         touched.dedup();

@@ -289,7 +289,12 @@ impl GraphDescriptor {
         };
         let out_degrees = section(src, 4, crc(20), "the out-degrees fail their checksum")?;
         let in_degrees = if shape.directed {
-            Some(section(src, 4, crc(24), "the in-degrees fail their checksum")?)
+            Some(section(
+                src,
+                4,
+                crc(24),
+                "the in-degrees fail their checksum",
+            )?)
         } else if crc(24) != 0 {
             return Err(bad("in-degree checksum on an undirected graph"));
         } else {

@@ -113,7 +113,11 @@ impl DescriptorPages {
     /// when its page could not be read.
     pub fn input_id(&self, v: u32) -> u64 {
         if self.ids.is_none() {
-            return if v < self.vertices { v as u64 } else { u64::MAX };
+            return if v < self.vertices {
+                v as u64
+            } else {
+                u64::MAX
+            };
         }
         let mut b = [0u8; 8];
         match self.element(Section::Ids, v, &mut b) {
@@ -307,7 +311,10 @@ mod tests {
         }
         let got = pages.stats().since(&before).bytes_received;
         let section = n as u64 * 4;
-        assert!(got >= section && got < section + 4096, "{got} for {section}");
+        assert!(
+            got >= section && got < section + 4096,
+            "{got} for {section}"
+        );
     }
 
     #[test]
