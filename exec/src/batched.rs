@@ -153,3 +153,43 @@ where
     })?;
     Ok((all.items, edges))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sort_distinct(v: &mut Vec<u32>) {
+        v.sort_unstable();
+        v.dedup();
+    }
+
+    #[test]
+    fn what_changed_grows_with_the_distinct_vertices_not_with_the_updates() {
+        let mut c = Changed {
+            items: Vec::new(),
+            limit: 100,
+            compact: &sort_distinct,
+        };
+        // A million updates to 50 vertices, as a min-update round reports them.
+        c.extend((0..1_000_000u32).map(|i| i % 50));
+        assert!(c.items.len() < 100, "{} held", c.items.len());
+        let mut got = c.items.clone();
+        sort_distinct(&mut got);
+        assert_eq!(got, (0..50).collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn distinct_changes_beyond_the_limit_are_all_kept() {
+        let mut c = Changed {
+            items: Vec::new(),
+            limit: 100,
+            compact: &sort_distinct,
+        };
+        c.extend((0..10_000u32).rev());
+        c.extend(0..10_000u32);
+        let mut got = c.items.clone();
+        sort_distinct(&mut got);
+        assert_eq!(got, (0..10_000).collect::<Vec<_>>());
+        assert!(c.items.len() <= 2 * 10_000, "{} held", c.items.len());
+    }
+}
