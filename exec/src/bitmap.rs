@@ -49,6 +49,33 @@ impl Bitmap {
         &self.words
     }
 
+    /// The words, to hand on (e.g. to a collective OR).
+    pub fn into_words(self) -> Vec<u64> {
+        self.words
+    }
+
+    /// The set bits within `range`, in increasing order (reads only the range's words).
+    pub fn ones_in(&self, range: std::ops::Range<u32>) -> impl Iterator<Item = u32> + '_ {
+        let first = (range.start >> 6) as usize;
+        let last = (range.end as usize).div_ceil(64).min(self.words.len());
+        self.words[first.min(last)..last]
+            .iter()
+            .enumerate()
+            .flat_map(move |(k, &w)| {
+                let wi = (first + k) as u32;
+                let mut w = w;
+                std::iter::from_fn(move || {
+                    if w == 0 {
+                        return None;
+                    }
+                    let b = w.trailing_zeros();
+                    w &= w - 1;
+                    Some(wi * 64 + b)
+                })
+            })
+            .filter(move |v| range.contains(v))
+    }
+
     /// The set bits in increasing order.
     pub fn iter_ones(&self) -> impl Iterator<Item = u32> + '_ {
         self.words.iter().enumerate().flat_map(|(wi, &w)| {
@@ -118,6 +145,11 @@ impl AtomicBitmap {
             *w.get_mut() = 0;
         }
     }
+
+    /// The bits, once no worker sets them any more.
+    pub fn into_bitmap(self) -> Bitmap {
+        Bitmap::from_words(self.words.into_iter().map(AtomicU64::into_inner).collect())
+    }
 }
 
 #[cfg(test)]
@@ -145,5 +177,21 @@ mod tests {
         b.clear(70);
         assert!(!b.get(70));
         assert!(!b.set(100_000));
+        b.set(3);
+        b.set(99);
+        assert_eq!(b.into_bitmap().iter_ones().collect::<Vec<_>>(), vec![3, 99]);
+    }
+
+    #[test]
+    fn ones_in_a_range_are_the_set_bits_inside_it() {
+        let mut b = Bitmap::new(300);
+        for v in [0, 63, 64, 65, 127, 128, 200, 299] {
+            b.set(v);
+        }
+        let got: Vec<u32> = b.ones_in(63..200).collect();
+        assert_eq!(got, vec![63, 64, 65, 127, 128]);
+        assert_eq!(b.ones_in(0..300).count(), 8);
+        assert_eq!(b.ones_in(250..250).count(), 0);
+        assert_eq!(b.ones_in(299..1000).collect::<Vec<_>>(), vec![299]);
     }
 }

@@ -15,6 +15,7 @@ use crate::error::ExecError;
 use crate::pool::Pool;
 use crate::result::IterationStats;
 use crate::state::{Placement, StateValue, VertexArray};
+use crate::subset::VertexSubset;
 
 /// One run: the store it reads, its configuration and workers, and what it has done so far.
 pub struct RunContext<'a, S: GraphStore> {
@@ -77,20 +78,42 @@ impl<'a, S: GraphStore> RunContext<'a, S> {
         Split::new(self.cfg.cluster.as_ref(), self.n())
     }
 
-    /// The sources this member pushes from in a round from the whole sorted frontier
-    /// `whole` along `dirs`: its owned part, plus the hubs dealt out across the members
-    /// (sorted); and the deal saying which slice of each list is this member's. Without a
-    /// cluster: `whole` itself, nothing dealt.
-    pub fn push_sources(&self, whole: &[u32], dirs: &[Direction]) -> (Vec<u32>, Deal) {
-        if !self.split().is_cluster() {
-            return (whole.to_vec(), Deal::none());
-        }
+    /// The sources this member pushes from in a round from `frontier` along `dirs`, sorted,
+    /// and the deal saying which slice of each hub's list is this member's. Without a cluster:
+    /// the whole frontier, nothing dealt. Over several members: its owned part plus the hubs
+    /// dealt out; only the frontier's vertices in the owned range and the dealt members'
+    /// ranges are listed (a split frontier is a bitmap over |V|; the
+    /// rest of it is not this member's work).
+    pub fn frontier_sources(
+        &self,
+        frontier: &VertexSubset,
+        dirs: &[Direction],
+    ) -> (Vec<u32>, Deal) {
         let split = self.split();
+        if !split.is_cluster() {
+            let mut list = frontier.to_list();
+            if !list.is_sorted() {
+                list.sort_unstable();
+            }
+            return (list, Deal::none());
+        }
+        let mut ranges = self.reschedule.dealt_ranges();
+        ranges.push(split.owned());
+        let mut part: Vec<u32> = Vec::new();
+        for r in ranges {
+            match (frontier.as_bitmap(), frontier.as_list()) {
+                (Some(bits), _) => part.extend(bits.ones_in(r)),
+                (_, Some(list)) => part.extend(list.iter().copied().filter(|v| r.contains(v))),
+                _ => part.extend(frontier.to_list().into_iter().filter(|v| r.contains(v))),
+            }
+        }
+        part.sort_unstable();
+        part.dedup();
         self.reschedule
-            .sources(self.store, whole, split.owned(), dirs, split.size_rank())
+            .sources(self.store, &part, split.owned(), dirs, split.size_rank())
     }
 
-    /// [`RunContext::push_sources`] for a round from every vertex.
+    /// [`RunContext::frontier_sources`] for a round from every vertex.
     pub fn push_sources_all(&self, dirs: &[Direction]) -> (Vec<u32>, Deal) {
         let split = self.split();
         if !split.is_cluster() {

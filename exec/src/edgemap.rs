@@ -179,12 +179,19 @@ impl<'c, 'a, S: GraphStore> EdgeMap<'c, 'a, S> {
         split.settle()?;
         let start = ctx.begin();
         let n = frontier.universe();
-        let list = sorted_list(frontier);
         let sent = &*self.sent.get_or_insert_with(|| AtomicBitmap::new(n));
-        for &v in &list {
-            sent.set(v);
+        match (frontier.as_list(), frontier.as_bitmap()) {
+            (Some(list), _) => list.iter().for_each(|&v| {
+                sent.set(v);
+            }),
+            (_, Some(bits)) => bits.iter_ones().for_each(|v| {
+                sent.set(v);
+            }),
+            _ => {}
         }
-        let (sources, deal) = ctx.push_sources(&list, &[dir]);
+        let (sources, deal) = ctx.frontier_sources(frontier, &[dir]);
+        // Split over several members, the claimed vertices only go into the union: in bits.
+        let claimed = split.is_cluster().then(|| AtomicBitmap::new(n));
         let lists = RoundLists {
             frontier: &sources,
             dirs: &[dir],
@@ -198,16 +205,31 @@ impl<'c, 'a, S: GraphStore> EdgeMap<'c, 'a, S> {
             |_| (),
             |_, dst, _| (dst < n && sent.set(dst)).then_some(dst),
             |buf: &mut Vec<u32>| {
-                let won = state.claim_batch(buf, unset, value);
+                let won = state.claim_batch(buf, unset, value)?;
                 buf.clear();
-                won
+                match &claimed {
+                    Some(bits) => {
+                        won.iter().for_each(|&v| {
+                            bits.set(v);
+                        });
+                        Ok(Vec::new())
+                    }
+                    None => Ok(won),
+                }
             },
+            sort_distinct,
         )?;
-        // Claims are exclusive, so `next` has no duplicates; sorted, its lists fetch in order.
-        next.sort_unstable();
-        let next = split.union(next)?;
-        ctx.finish(start, list.len() as u64, edges, batched::STRATEGY, of)?;
-        Ok(VertexSubset::from_list(n, next))
+        let next = match claimed {
+            Some(bits) => split.union_bitmap(bits.into_bitmap())?,
+            None => {
+                // Claims are exclusive, so `next` has no duplicates; sorted, its lists fetch
+                // in order.
+                next.sort_unstable();
+                split.union(next)?
+            }
+        };
+        ctx.finish(start, frontier.len(), edges, batched::STRATEGY, of)?;
+        Ok(next)
     }
 
     /// One round of min-updates: along every `dirs` edge `u → v` leaving `frontier`,
@@ -262,9 +284,7 @@ impl<'c, 'a, S: GraphStore> EdgeMap<'c, 'a, S> {
         let split = ctx.split();
         split.settle()?;
         let start = ctx.begin();
-        let n = frontier.universe();
-        let whole = sorted_list(frontier);
-        let (list, deal) = ctx.push_sources(&whole, dirs);
+        let (list, deal) = ctx.frontier_sources(frontier, dirs);
         let values = self.frontier_values(state, &list)?;
         if split.is_cluster() {
             // Every member reads its frontier's values before any member lowers them, so a
@@ -272,6 +292,11 @@ impl<'c, 'a, S: GraphStore> EdgeMap<'c, 'a, S> {
             split.settle()?;
         }
         let strategy = remote_strategy(ctx, &list, dirs, &deal)?;
+        // Split over several members, what changed only goes into the union: it is collected
+        // in bits over |V| rather than listed with values (updates reach any vertex).
+        let changed_bits = split
+            .is_cluster()
+            .then(|| AtomicBitmap::new(frontier.universe()));
         let (mut next, edges) = match strategy {
             UpdateStrategy::Direct => {
                 let lists = RoundLists {
@@ -287,10 +312,19 @@ impl<'c, 'a, S: GraphStore> EdgeMap<'c, 'a, S> {
                     |v| list.binary_search(&v).ok().map(|k| values[k]),
                     |&src: &Option<T>, dst, w| relax(src?, w).map(|c| (dst, c)),
                     |buf: &mut Vec<(u32, T)>| {
-                        let changed = state.min_batch(buf);
+                        let changed = state.min_batch(buf)?;
                         buf.clear();
-                        changed
+                        match &changed_bits {
+                            Some(bits) => {
+                                changed.iter().for_each(|&(v, _)| {
+                                    bits.set(v);
+                                });
+                                Ok(Vec::new())
+                            }
+                            None => Ok(changed),
+                        }
                     },
+                    smallest_per_vertex,
                 )?
             }
             _ => collab::round::run(
@@ -302,27 +336,25 @@ impl<'c, 'a, S: GraphStore> EdgeMap<'c, 'a, S> {
                 |x| x,
             )?,
         };
-        // One entry per vertex, with the smallest value it was given this round.
-        next.sort_unstable_by(|a, b| {
-            a.0.cmp(&b.0)
-                .then(a.1.partial_cmp(&b.1).unwrap_or(std::cmp::Ordering::Equal))
-        });
-        next.dedup_by_key(|x| x.0);
+        smallest_per_vertex(&mut next);
         // Split over several members, another may have lowered a vertex further than what
         // this one carries: the next round reads the state instead.
         self.carried = match split.is_cluster() {
             false => next.iter().map(|&(v, x)| (v, x.to_word())).collect(),
             true => Vec::new(),
         };
-        let next = split.union(next.into_iter().map(|x| x.0).collect())?;
-        ctx.finish(
-            start,
-            whole.len() as u64,
-            edges,
-            strategy.profile_name(),
-            of,
-        )?;
-        Ok(VertexSubset::from_list(n, next))
+        let next = match changed_bits {
+            Some(bits) => {
+                next.iter().for_each(|&(v, _)| {
+                    bits.set(v);
+                });
+                drop(next);
+                split.union_bitmap(bits.into_bitmap())?
+            }
+            None => split.union(next.into_iter().map(|x| x.0).collect())?,
+        };
+        ctx.finish(start, frontier.len(), edges, strategy.profile_name(), of)?;
+        Ok(next)
     }
 
     /// The state of the (sorted) frontier `list`: what the previous round carried when it
@@ -394,8 +426,7 @@ impl<'c, 'a, S: GraphStore> EdgeMap<'c, 'a, S> {
             let split = ctx.split();
             split.settle()?;
             let start = ctx.begin();
-            let whole = sorted_list(frontier);
-            let (list, deal) = ctx.push_sources(&whole, dirs);
+            let (list, deal) = ctx.frontier_sources(frontier, dirs);
             let values = match from {
                 Some(from) => from.read_at(&list)?,
                 None => Vec::new(),
@@ -425,6 +456,7 @@ impl<'c, 'a, S: GraphStore> EdgeMap<'c, 'a, S> {
                             buf.clear();
                             Ok(reached)
                         },
+                        sort_distinct,
                     )?
                 }
                 _ => {
@@ -442,14 +474,8 @@ impl<'c, 'a, S: GraphStore> EdgeMap<'c, 'a, S> {
             touched = reached;
             touched.sort_unstable();
             touched.dedup();
-            touched = split.union(touched)?;
-            ctx.finish(
-                start,
-                whole.len() as u64,
-                edges,
-                strategy.profile_name(),
-                of,
-            )?;
+            touched = split.union(touched)?.to_list();
+            ctx.finish(start, frontier.len(), edges, strategy.profile_name(), of)?;
         }
         touched.sort_unstable();
         touched.dedup();
@@ -800,12 +826,20 @@ fn source_values<T: Copy>(list: &[u32], values: &[T], chunk: &[u32]) -> Vec<Opti
         .collect()
 }
 
-fn sorted_list(frontier: &VertexSubset) -> Vec<u32> {
-    let mut list = frontier.to_list();
-    if !list.is_sorted() {
-        list.sort_unstable();
-    }
-    list
+/// Sorts `list` and drops repeats: a round's changed vertices, compacted.
+fn sort_distinct(list: &mut Vec<u32>) {
+    list.sort_unstable();
+    list.dedup();
+}
+
+/// Sorts `changes` by vertex and keeps one entry per vertex, with the smallest value it was
+/// given: a min-update round's changes, compacted.
+fn smallest_per_vertex<T: StateValue>(changes: &mut Vec<(u32, T)>) {
+    changes.sort_unstable_by(|a, b| {
+        a.0.cmp(&b.0)
+            .then(a.1.partial_cmp(&b.1).unwrap_or(std::cmp::Ordering::Equal))
+    });
+    changes.dedup_by_key(|x| x.0);
 }
 
 /// A claim on local cells: `unset → value`, once per vertex.

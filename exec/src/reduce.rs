@@ -229,6 +229,9 @@ impl<'c, 'a, S: GraphStore> EdgeReduce<'c, 'a, S> {
                 edges,
             });
         }
+        // Direct update pushes from the owned range in spans: the list of sources (4 B per
+        // owned vertex) is not needed past the deal.
+        drop(sources);
         let buffer = ctx.placement().buffer_len(ctx.pool.threads());
         let owned = split.owned();
         let ranges: Vec<(u32, u32)> = owned
@@ -275,6 +278,7 @@ impl<'c, 'a, S: GraphStore> EdgeReduce<'c, 'a, S> {
                     buf.clear();
                     Ok(Vec::<()>::new())
                 },
+                |_: &mut Vec<()>| {},
             )?;
             edges += hub_edges;
         }

@@ -210,8 +210,7 @@ where
             .map(|(v, _)| v)
             .collect::<Vec<u32>>()
     })?;
-    let selected = ctx.split().union(parts.concat())?;
-    Ok(VertexSubset::from_list(array.len(), selected))
+    ctx.split().union(parts.concat())
 }
 
 /// The smallest `key(value)` over `array` (values whose key is `None` skipped), or `None`.

@@ -160,7 +160,8 @@ impl Reschedule {
             .fetch_add(hubs.len() as u64, Ordering::Relaxed);
     }
 
-    fn dealt_ranges(&self) -> Vec<Range<u32>> {
+    /// The owned ranges of the members whose hubs are dealt out so far.
+    pub(crate) fn dealt_ranges(&self) -> Vec<Range<u32>> {
         self.dealt.lock().unwrap_or_else(|p| p.into_inner()).clone()
     }
 

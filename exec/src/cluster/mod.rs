@@ -27,7 +27,9 @@ use std::ops::Range;
 
 use storage::cluster::{Collectives, Member};
 
+use crate::bitmap::Bitmap;
 use crate::error::ExecError;
+use crate::subset::VertexSubset;
 
 /// Figures each member reports for an iteration: time (µs), edges, round trips, remote
 /// operations, bytes sent, hubs processed whole, and its owned range's start and end.
@@ -143,29 +145,39 @@ impl<'a> Split<'a> {
             .min())
     }
 
-    /// The union of every member's vertices `mine` (each below `vertices`), sorted and
-    /// distinct: the next frontier of a split round. Travels as a bitmap over |V|.
-    pub fn union(&self, mine: Vec<u32>) -> Result<Vec<u32>, ExecError> {
+    /// The union of every member's distinct vertices `mine` (each below `vertices`): the next
+    /// frontier of a split round. Travels as a bitmap over |V| and stays one (|V|/8 bytes on
+    /// every member, not 4 bytes per vertex of the whole frontier); without a cluster `mine`.
+    pub fn union(&self, mine: Vec<u32>) -> Result<VertexSubset, ExecError> {
         let Some(c) = self.collectives() else {
-            return Ok(mine);
+            return Ok(VertexSubset::from_list(self.vertices, mine));
         };
-        let n = self.vertices as usize;
-        let mut words = vec![0u64; n.div_ceil(64)];
+        let mut bits = Bitmap::new(self.vertices);
         for v in mine {
-            if let Some(w) = words.get_mut(v as usize / 64) {
-                *w |= 1 << (v % 64);
+            if v < self.vertices {
+                bits.set(v);
             }
         }
+        self.union_bits(c, bits)
+    }
+
+    /// [`Split::union`] of every member's `mine` given as a bitmap over |V| (a member that
+    /// collects what it changed in bits never lists it); without a cluster, `mine` itself.
+    pub fn union_bitmap(&self, mine: Bitmap) -> Result<VertexSubset, ExecError> {
+        match self.collectives() {
+            None => Ok(VertexSubset::from_bitmap(self.vertices, mine)),
+            Some(c) => self.union_bits(c, mine),
+        }
+    }
+
+    fn union_bits(&self, c: &dyn Collectives, bits: Bitmap) -> Result<VertexSubset, ExecError> {
+        let mut words = bits.into_words();
+        words.resize((self.vertices as usize).div_ceil(64), 0);
         c.or_words(&mut words)?;
-        let mut out = Vec::new();
-        for (i, &w) in words.iter().enumerate() {
-            let mut w = w;
-            while w != 0 {
-                out.push((i * 64) as u32 + w.trailing_zeros());
-                w &= w - 1;
-            }
-        }
-        Ok(out)
+        Ok(VertexSubset::from_bitmap(
+            self.vertices,
+            Bitmap::from_words(words),
+        ))
     }
 
     /// Every member's figures for one iteration, in one collective: each member fills its own
@@ -232,7 +244,7 @@ mod tests {
         let s = Split::new(None, 10);
         assert_eq!(s.owned(), 0..10);
         assert_eq!(s.owned_part(&[1, 5, 9]), &[1, 5, 9]);
-        assert_eq!(s.union(vec![3, 1]).unwrap(), vec![3, 1]);
+        assert_eq!(s.union(vec![3, 1]).unwrap().to_list(), vec![3, 1]);
         assert_eq!(s.sum_f64(2.5).unwrap(), 2.5);
     }
 
@@ -247,6 +259,8 @@ mod tests {
                         let split = Split::new(Some(m), 200);
                         let part = split.owned_part(&[0, 50, 99, 100, 150, 199]).to_vec();
                         let union = split.union(part.clone()).unwrap();
+                        assert!(union.as_bitmap().is_some(), "a split frontier is a bitmap");
+                        let union = union.to_list();
                         let sum = split.sum_u64(part.len() as u64).unwrap();
                         let min = split.min_u64(part.first().map(|&v| v as u64)).unwrap();
                         let figures = split.gather_iteration([7, 1, 2, 3, 4, 0, 0, 9]).unwrap();

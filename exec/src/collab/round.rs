@@ -530,6 +530,10 @@ where
     if any || a.finish.is_some() || a.start_zero {
         state.write_range(range.start, &acc)?;
     }
+    if round.fresh {
+        // A fresh round reports nothing (every vertex it wrote would be 16 bytes here).
+        return Ok(Vec::new());
+    }
     Ok(changed
         .iter()
         .enumerate()

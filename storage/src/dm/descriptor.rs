@@ -133,12 +133,9 @@ impl GraphDescriptor {
         GraphDescriptor::read_payload(bytes, &mut SliceSource(payload))
     }
 
-    /// Decodes the payload from `src` section by section, checking each length against what
-    /// is left before allocating. The degree and id arrays are read in pieces of at most
-    /// [`READ_PIECE`] bytes, so a compute node holds them once, not also their bytes.
-    fn read_payload(header: &[u8], src: &mut dyn Source) -> Result<GraphDescriptor> {
-        let crc = |at: usize| u32_at(header, at).unwrap_or(0);
-        let (head_crc, out_crc, in_crc, ids_crc) = (crc(16), crc(20), crc(24), crc(28));
+    /// Reads the shape and the layout, the payload's first part, checked against the header.
+    fn read_head(header: &[u8], src: &mut dyn Source) -> Result<(GraphShape, DmLayout)> {
+        let head_crc = u32_at(header, 16).unwrap_or(0);
         let fixed = src.take(26)?;
         let mut r = Reader(&fixed);
         let vertices = r.u32()?;
@@ -161,6 +158,24 @@ impl GraphDescriptor {
         {
             return Err(bad("the layout does not match the shape"));
         }
+        let shape = GraphShape {
+            vertices,
+            arcs,
+            edges,
+            directed,
+            weighted,
+        };
+        Ok((shape, layout))
+    }
+
+    /// Decodes the payload from `src` section by section, checking each length against what
+    /// is left before allocating. The degree and id arrays are read in pieces of at most
+    /// [`READ_PIECE`] bytes, so a compute node holds them once, not also their bytes.
+    fn read_payload(header: &[u8], src: &mut dyn Source) -> Result<GraphDescriptor> {
+        let crc = |at: usize| u32_at(header, at).unwrap_or(0);
+        let (out_crc, in_crc, ids_crc) = (crc(20), crc(24), crc(28));
+        let (shape, layout) = GraphDescriptor::read_head(header, src)?;
+        let (vertices, directed) = (shape.vertices, shape.directed);
         let n = vertices as usize;
         let out_degrees = read_array(src, n, 4, out_crc, u32_from)
             .map_err(|e| e.unwrap_or_else(|| bad("the out-degrees fail their checksum")))?;
@@ -190,13 +205,7 @@ impl GraphDescriptor {
             return Err(bad("the input ids fail their checksum"));
         }
         Ok(GraphDescriptor {
-            shape: GraphShape {
-                vertices,
-                arcs,
-                edges,
-                directed,
-                weighted,
-            },
+            shape,
             layout,
             out_degrees,
             in_degrees,
@@ -234,6 +243,103 @@ impl GraphDescriptor {
             },
         )
     }
+}
+
+/// Where a checked descriptor's per-vertex sections are in the memory node: what a compute
+/// node pages degrees and ids from instead of holding them
+/// ([`DescriptorPages`](super::descriptor_pages::DescriptorPages)).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Located {
+    pub shape: GraphShape,
+    pub layout: DmLayout,
+    /// The out-degrees, `u32` each.
+    pub out_degrees: GlobalAddr,
+    /// The in-degrees of a directed graph.
+    pub in_degrees: Option<GlobalAddr>,
+    /// The input ids (`u64` each), when they are not the internal ids.
+    pub ids: Option<GlobalAddr>,
+}
+
+impl GraphDescriptor {
+    /// Checks the descriptor at `addr` like [`GraphDescriptor::fetch`], streaming each section
+    /// through its checksum in pieces of at most [`READ_PIECE`] bytes without keeping it, and
+    /// returns where the sections are.
+    pub fn locate(transport: &dyn Transport, addr: GlobalAddr) -> Result<Located> {
+        let header = transport.read(addr, HEADER_BYTES as u32)?;
+        let left = GraphDescriptor::payload_len(&header)?;
+        let at = addr
+            .checked_add(HEADER_BYTES as u64)
+            .ok_or_else(|| bad("beyond its node"))?;
+        let src = &mut RemoteSource {
+            transport,
+            at,
+            left,
+        };
+        let crc = |at: usize| u32_at(&header, at).unwrap_or(0);
+        let (shape, layout) = GraphDescriptor::read_head(&header, src)?;
+        let n = shape.vertices as u64;
+        let section = |src: &mut RemoteSource, width: u64, crc: u32, what: &str| {
+            let at = src.at;
+            let mut hasher = crc32fast::Hasher::new();
+            skip_hashed(src, n * width, &mut hasher)?;
+            if hasher.finalize() != crc {
+                return Err(bad(what));
+            }
+            Ok(at)
+        };
+        let out_degrees = section(src, 4, crc(20), "the out-degrees fail their checksum")?;
+        let in_degrees = if shape.directed {
+            Some(section(
+                src,
+                4,
+                crc(24),
+                "the in-degrees fail their checksum",
+            )?)
+        } else if crc(24) != 0 {
+            return Err(bad("in-degree checksum on an undirected graph"));
+        } else {
+            None
+        };
+        let kind = (src as &mut dyn Source).take(1)?;
+        let mut ids_hash = crc32fast::Hasher::new();
+        ids_hash.update(&kind);
+        let ids_at = src.at;
+        let ids = match kind[0] {
+            0 => None,
+            1 => {
+                skip_hashed(src, n * 8, &mut ids_hash)?;
+                Some(ids_at)
+            }
+            _ => return Err(bad("unknown ids kind")),
+        };
+        if src.left != 0 {
+            return Err(bad("trailing bytes"));
+        }
+        if ids_hash.finalize() != crc(28) {
+            return Err(bad("the input ids fail their checksum"));
+        }
+        Ok(Located {
+            shape,
+            layout,
+            out_degrees,
+            in_degrees,
+            ids,
+        })
+    }
+}
+
+/// Feeds the next `bytes` of `src` to `hasher` in pieces, keeping none of them.
+fn skip_hashed(src: &mut dyn Source, bytes: u64, hasher: &mut crc32fast::Hasher) -> Result<()> {
+    if bytes > src.left() {
+        return Err(bad("truncated"));
+    }
+    let mut left = bytes;
+    while left > 0 {
+        let k = left.min(READ_PIECE as u64);
+        hasher.update(&src.take(k as usize)?);
+        left -= k;
+    }
+    Ok(())
 }
 
 /// Where a payload is read from, in order.
@@ -490,12 +596,19 @@ mod tests {
             d.ids = directed.then(|| (0..n as u64).map(|v| v * 7).collect());
             let addr = d.store(&t).unwrap();
             assert_eq!(GraphDescriptor::fetch(&t, addr).unwrap(), d);
+            let located = GraphDescriptor::locate(&t, addr).unwrap();
+            assert_eq!((located.shape, &located.layout), (d.shape, &d.layout));
+            assert_eq!(located.in_degrees.is_some(), directed);
+            assert_eq!(located.ids.is_some(), directed);
+            let first = t.read(located.out_degrees, 8).unwrap();
+            assert_eq!(first, [0, 0, 0, 0, 1, 0, 0, 0]);
             assert_eq!(GraphDescriptor::decode(&d.encode()).unwrap(), d);
             // A flipped byte in the last piece of the arrays is caught when fetched too.
             let last = addr.checked_add(d.encode().len() as u64 - 3).unwrap();
             let byte = t.read(last, 1).unwrap()[0];
             t.write(last, &[byte ^ 0x10]).unwrap();
             assert!(GraphDescriptor::fetch(&t, addr).is_err());
+            assert!(GraphDescriptor::locate(&t, addr).is_err());
         }
     }
 

@@ -13,9 +13,11 @@
 //! is used: a memory node's damaged copy is an error naming the graph, node and region, never a
 //! different answer.
 //!
-//! What the compute node keeps locally: the vertex id map and degrees (read from the durable
-//! block file; the trait's `degree` and `input_id` are synchronous), and the buffers of the
-//! windows in flight, sized from `cn_cache`. No edge data is cached between calls.
+//! What the compute node keeps locally: in the session's process the vertex id map and degrees
+//! (read from the durable block file; the trait's `degree` and `input_id` are synchronous); in
+//! a compute-node worker pages of them from the graph's descriptor, through a cache charged to
+//! `cn_cache` ([`DescriptorPages`]); and the buffers of the windows in flight, sized from
+//! `cn_cache`. No edge data is cached between calls.
 //!
 //! Connections: one transport (TCP, RDMA or in-process: the store is generic over its
 //! [`Connector`]) per memory node per concurrent caller (part 1's
@@ -31,6 +33,7 @@ use std::sync::{Arc, Mutex};
 use super::addr::GlobalAddr;
 use super::attrs::{NodeSet, RemoteArray};
 use super::descriptor::GraphDescriptor;
+use super::descriptor_pages::DescriptorPages;
 use super::layout::{self, Entry, ENTRY_BYTES};
 use super::load::{header, DmLayout, PoolConfig};
 use super::protocol::VerbReply;
@@ -145,14 +148,11 @@ enum Local {
         file: GraphFile,
         keys: Option<crate::blockfile::keys::VertexKeys>,
     },
-    /// A compute-node worker: the descriptor read from the memory nodes (shape and degrees,
-    /// 4 bytes per vertex per direction); ids are internal ids, no string keys.
+    /// A compute-node worker: the shape, and degrees and input ids paged from the graph's
+    /// descriptor in the memory nodes through a cache charged to `cn_cache`; no string keys.
     Descriptor {
         shape: GraphShape,
-        out_degrees: Vec<u32>,
-        in_degrees: Option<Vec<u32>>,
-        /// Input ids when they differ from internal ids (8 bytes per vertex then).
-        ids: Option<Vec<u64>>,
+        pages: DescriptorPages,
     },
 }
 
@@ -164,17 +164,32 @@ impl Local {
         }
     }
 
-    fn degrees(&self, dir: Direction) -> &[u32] {
+    /// The degree of `v` along `dir`; 0 out of range.
+    fn degree(&self, dir: Direction, v: u32) -> u32 {
         match self {
-            Local::File { file, .. } => &file.index(dir).degrees,
-            Local::Descriptor {
-                out_degrees,
-                in_degrees,
-                ..
-            } => match (dir, in_degrees) {
-                (Direction::In, Some(d)) => d,
-                _ => out_degrees,
-            },
+            Local::File { file, .. } => file
+                .index(dir)
+                .degrees
+                .get(v as usize)
+                .copied()
+                .unwrap_or(0),
+            Local::Descriptor { pages, .. } => pages.degree(dir, v),
+        }
+    }
+
+    /// The traffic of a worker's degree and id pages.
+    fn page_stats(&self) -> StatsSnapshot {
+        match self {
+            Local::File { .. } => StatsSnapshot::default(),
+            Local::Descriptor { pages, .. } => pages.stats(),
+        }
+    }
+
+    /// A descriptor page that could not be read since the last call (a worker's degrees).
+    fn take_failure(&self) -> Option<StoreError> {
+        match self {
+            Local::File { .. } => None,
+            Local::Descriptor { pages, .. } => pages.take_failure(),
         }
     }
 }
@@ -305,13 +320,10 @@ impl<C: Connector> DmStore<C> {
                 descriptor.node()
             ))
         })?;
-        let d = GraphDescriptor::fetch(&t, descriptor)?;
-        drop(t);
+        let d = GraphDescriptor::locate(&t, descriptor)?;
         let local = Local::Descriptor {
             shape: d.shape,
-            out_degrees: d.out_degrees,
-            in_degrees: d.in_degrees,
-            ids: d.ids,
+            pages: DescriptorPages::new(Box::new(t), &d, opts.cn_cache),
         };
         DmStore::assemble(local, d.layout, opts, connector)
     }
@@ -455,7 +467,7 @@ impl<C: Connector> DmStore<C> {
     /// Every remote operation of this store's readers so far (loading excluded).
     pub fn remote_stats(&self) -> StatsSnapshot {
         let r = *self.retired.lock().unwrap_or_else(|e| e.into_inner());
-        let now = self.pool.stats().plus(&r);
+        let now = self.pool.stats().plus(&r).plus(&self.local.page_stats());
         let mut last = self.reported.lock().unwrap_or_else(|e| e.into_inner());
         // Field-wise maximum: last + max(now − last, 0).
         *last = last.plus(&now.since(&last));
@@ -473,7 +485,7 @@ impl<C: Connector> DmStore<C> {
     }
 
     fn bytes_of(&self, dir: Direction, v: u32, want_weights: bool) -> u64 {
-        let d = self.local.degrees(dir)[v as usize];
+        let d = self.local.degree(dir, v);
         if d <= layout::in_place_capacity(self.layout.weighted) {
             0
         } else {
@@ -515,6 +527,10 @@ impl<C: Connector> DmStore<C> {
     where
         F: FnMut(u32, &[u32], Option<&[f64]>),
     {
+        // A degree page that failed since the last read fails this one, naming the node.
+        if let Some(e) = self.local.take_failure() {
+            return Err(e);
+        }
         if verts.is_empty() {
             return Ok(());
         }
@@ -532,6 +548,11 @@ impl<C: Connector> DmStore<C> {
         };
         let set = self.pool.checkout()?;
         let r = self.pipeline(&set, dir, verts, want_weights, visit);
+        // A degree page that failed meanwhile explains the read better than what followed.
+        let r = match self.local.take_failure() {
+            Some(e) => Err(e),
+            None => r,
+        };
         match r {
             Ok(()) => self.pool.checkin(set),
             Err(_) => {
@@ -751,7 +772,7 @@ impl<C: Connector> DmStore<C> {
                 node: self.node_label(node, set),
                 message: format!("{dir:?} index entry of vertex {v}: {e}"),
             })?;
-            let expect = self.local.degrees(dir)[v as usize];
+            let expect = self.local.degree(dir, v);
             let got = match &e {
                 Entry::InPlace { targets, .. } => targets.len() as u32,
                 Entry::OutOfPlace { degree, .. } => *degree,
@@ -924,32 +945,25 @@ impl<C: Connector> GraphStore for DmStore<C> {
     }
 
     fn degree(&self, dir: Direction, v: u32) -> u64 {
-        self.local
-            .degrees(dir)
-            .get(v as usize)
-            .copied()
-            .unwrap_or(0) as u64
+        self.local.degree(dir, v) as u64
     }
 
     fn input_id(&self, v: u32) -> u64 {
         match &self.local {
             Local::File { file, .. } => file.ids.get(v as usize).copied().unwrap_or(u64::MAX),
-            Local::Descriptor { ids: None, .. } => v as u64,
-            Local::Descriptor { ids: Some(ids), .. } => {
-                ids.get(v as usize).copied().unwrap_or(u64::MAX)
-            }
+            Local::Descriptor { pages, .. } => pages.input_id(v),
         }
     }
 
     fn internal_id(&self, id: u64) -> Option<u32> {
         match &self.local {
             Local::File { file, .. } => file.internal_id(id),
-            Local::Descriptor {
-                shape, ids: None, ..
-            } => u32::try_from(id).ok().filter(|&v| v < shape.vertices),
+            Local::Descriptor { shape, pages } if !pages.has_ids() => {
+                u32::try_from(id).ok().filter(|&v| v < shape.vertices)
+            }
             // Workers get sources as internal ids and never look one up: a scan is enough.
-            Local::Descriptor { ids: Some(ids), .. } => {
-                ids.iter().position(|&x| x == id).map(|v| v as u32)
+            Local::Descriptor { shape, pages } => {
+                (0..shape.vertices).find(|&v| pages.input_id(v) == id)
             }
         }
     }

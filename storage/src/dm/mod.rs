@@ -18,6 +18,7 @@ pub mod attrs;
 pub mod collectives;
 pub mod compute_protocol;
 pub mod descriptor;
+pub mod descriptor_pages;
 pub mod graph_store;
 pub mod inproc;
 pub mod layout;
