@@ -15,7 +15,6 @@ use exec::testing::{memory_nodes, VecGraph};
 use exec::{run, ExecError, ResultTable, RunConfig};
 use planner::{AlgoCall, DmUpdate};
 use storage::cluster::{split_ranges, Collectives, LocalCollectives, Member};
-use storage::dm::MemoryNode;
 use storage::{Direction, GraphStore, StoreError};
 
 /// A random graph with weights, a few hubs and a second component.

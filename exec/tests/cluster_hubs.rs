@@ -7,28 +7,20 @@
 mod common;
 
 use std::ops::Range;
-use std::sync::Arc;
 
 use common::members::{same_result, GraphData, Split};
 use common::Lcg;
 use exec::algorithms::call;
-use exec::testing::{memory_nodes, VecGraph};
+use exec::testing::VecGraph;
 use exec::{run, ResultTable, RunConfig};
 use planner::{AlgoCall, DmUpdate};
-use storage::cluster::{LocalCollectives, Member};
-use storage::dm::MemoryNode;
 
 /// The limit of `exec::cluster::hubs`: busiest member's edges over the mean.
 const LIMIT: f64 = 1.2;
 
 /// `hubs` stars (centres `0..hubs`, `leaves` distinct leaves each, drawn from all of `0..n`)
 /// over a ring through every vertex; weighted.
-fn stars_and_ring(
-    n: u64,
-    hubs: u64,
-    leaves: u64,
-    directed: bool,
-) -> GraphData {
+fn stars_and_ring(n: u64, hubs: u64, leaves: u64, directed: bool) -> GraphData {
     let ids: Vec<u64> = (0..n).map(|i| 3 * i + 1).collect();
     let mut rng = Lcg(17);
     let mut edges = std::collections::BTreeSet::new();

@@ -17,7 +17,8 @@ use super::{f64_col, i64_col, u64_col};
 pub type GraphData = (Vec<u64>, Vec<(u64, u64)>, Vec<f64>);
 
 /// Wraps a member's collectives (by rank), e.g. to inject a failure.
-pub type WrapCollectives<'a> = &'a (dyn Fn(usize, Arc<dyn Collectives>) -> Arc<dyn Collectives> + Sync);
+pub type WrapCollectives<'a> =
+    &'a (dyn Fn(usize, Arc<dyn Collectives>) -> Arc<dyn Collectives> + Sync);
 
 /// One split run: the graph, where its state lives and how the members divide it.
 pub struct Split<'a> {
