@@ -167,10 +167,7 @@ impl CompactIds {
         let n = p.len();
         match n {
             0 => CompactIds::Contiguous { first: 0, n: 0 },
-            _ if p.get(n - 1) - p.get(0) == n - 1 => CompactIds::Contiguous {
-                first: p.get(0),
-                n,
-            },
+            _ if p.get(n - 1) - p.get(0) == n - 1 => CompactIds::Contiguous { first: p.get(0), n },
             _ => CompactIds::Packed(p),
         }
     }
@@ -206,7 +203,10 @@ impl CompactIds {
                 (d < *n).then_some(d as u32)
             }
             CompactIds::Packed(p) => {
-                let g = p.group_bases().partition_point(|&b| b <= input).checked_sub(1)?;
+                let g = p
+                    .group_bases()
+                    .partition_point(|&b| b <= input)
+                    .checked_sub(1)?;
                 let lo = (g * GROUP) as u64;
                 let hi = (lo + GROUP as u64).min(p.len());
                 let (mut a, mut b) = (lo, hi);

@@ -190,7 +190,11 @@ mod tests {
                     64 => xorshift(&mut seed),
                     _ => xorshift(&mut seed) & ((1u64 << w) - 1),
                 };
-                values.push(if w == 64 { off } else { base.saturating_add(off) });
+                values.push(if w == 64 {
+                    off
+                } else {
+                    base.saturating_add(off)
+                });
             }
         }
         // A ragged last group.
