@@ -90,7 +90,6 @@ impl CompactIndex {
             + (self.empty_starts.capacity() * std::mem::size_of::<(u32, u64)>()) as u64
     }
 
-    #[cold]
     fn empty_start(&self, v: u32) -> u64 {
         match self.empty_starts.binary_search_by_key(&v, |e| e.0) {
             Ok(i) => self.empty_starts[i].1,
@@ -167,7 +166,7 @@ impl CompactIds {
         let n = p.len();
         match n {
             0 => CompactIds::Contiguous { first: 0, n: 0 },
-            _ if p.get(n - 1) - p.get(0) == n - 1 => CompactIds::Contiguous { first: p.get(0), n },
+            _ if p.get(n - 1).checked_sub(p.get(0)) == Some(n - 1) => CompactIds::Contiguous { first: p.get(0), n },
             _ => CompactIds::Packed(p),
         }
     }
