@@ -166,7 +166,9 @@ impl CompactIds {
         let n = p.len();
         match n {
             0 => CompactIds::Contiguous { first: 0, n: 0 },
-            _ if p.get(n - 1).checked_sub(p.get(0)) == Some(n - 1) => CompactIds::Contiguous { first: p.get(0), n },
+            _ if p.get(n - 1).checked_sub(p.get(0)) == Some(n - 1) => {
+                CompactIds::Contiguous { first: p.get(0), n }
+            }
             _ => CompactIds::Packed(p),
         }
     }
