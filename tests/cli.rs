@@ -141,11 +141,12 @@ fn explain_shows_reads_and_the_memory_estimate() {
     let s = text(&out.stdout);
     assert!(s.contains("reader:    out of core"), "{s}");
     assert!(s.contains("reads:     about"), "{s}");
-    // 10 vertices x (24 bytes of PageRank state + a 16-byte result row + 8 of id map + 2 x 12
-    // of vertex index, read out of core), plus the 8 KB (7.8 KiB) cache.
+    // 10 vertices x (24 bytes of PageRank state + a 16-byte result row), plus the 8 KB
+    // (7.8 KiB) cache, which out of core also holds the compact id map and vertex index.
     assert!(
         s.contains(
-            "memory:    about 8.5 KiB: cache 7.8 KiB + per-vertex arrays 720 B (72 B x 10 vertices)"
+            "memory:    about 8.2 KiB: cache (vertex index and ids included) 7.8 KiB + \
+             per-vertex arrays 400 B (40 B x 10 vertices)"
         ),
         "{s}"
     );

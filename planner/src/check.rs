@@ -428,10 +428,11 @@ fn in_memory(g: &GraphMeta, settings: &Settings) -> bool {
 /// What a run is expected to hold in memory, in bytes, by part.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct MemoryEstimate {
-    /// The graph when it is loaded whole, otherwise the reader's cache budget.
+    /// The graph when it is loaded whole, otherwise the reader's cache budget (which out of
+    /// core holds the compact id map and vertex index as well as the blocks).
     pub graph: u64,
-    /// Per-vertex bytes: the largest call's attribute arrays and frontiers, every call's result
-    /// columns, the id map and the vertex index.
+    /// Per-vertex bytes: the largest call's attribute arrays and frontiers and every call's
+    /// result columns.
     pub per_vertex: u64,
     /// Of `per_vertex`, per vertex: the largest call's state and frontiers (the calls run one
     /// after another) and the sum of the calls' result rows.
@@ -489,13 +490,6 @@ pub fn estimate_memory(plan: &RunPlan, settings: &Settings) -> MemoryEstimate {
         .map(|c| c.call.spec.result_bytes_per_vertex())
         .fold(0u64, u64::saturating_add);
     let bytes_per_vertex = working.saturating_add(results);
-    // Out of core the id map (8 bytes) and each stored direction's vertex index (12 bytes:
-    // start slot and degree) stay in memory; loaded whole, they are part of the graph.
-    let index = if in_memory || g.storage != storage::catalog::StorageKind::Blockfile {
-        0
-    } else {
-        8 + if g.directed { 24 } else { 12 }
-    };
     // A string-keyed graph's result columns of vertices hold keys: about the keys' bytes each.
     let key_columns = plan
         .columns
@@ -506,7 +500,7 @@ pub fn estimate_memory(plan: &RunPlan, settings: &Settings) -> MemoryEstimate {
         graph,
         per_vertex: g
             .vertices
-            .saturating_mul(bytes_per_vertex + index)
+            .saturating_mul(bytes_per_vertex)
             .saturating_add(g.key_bytes.saturating_mul(key_columns)),
         working_row: working,
         result_row: results,

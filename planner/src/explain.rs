@@ -121,7 +121,11 @@ pub fn explain(plan: &RunPlan, reader: &ReaderInfo, settings: &Settings) -> Stri
     out.push_str(&format!(
         "  memory:    about {}: {} {} + per-vertex arrays {} ({} B x {} vertices{}){}\n",
         format_size(mem.total()),
-        if reader.in_memory { "graph" } else { "cache" },
+        if reader.in_memory {
+            "graph"
+        } else {
+            "cache (vertex index and ids included)"
+        },
         format_size(mem.graph),
         format_size(mem.per_vertex),
         mem.per_vertex / g.vertices.max(1),

@@ -16,7 +16,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use crate::blockfile::format::{Section, SectionKind, BLOCK_SIZE};
-use crate::blockfile::open::GraphFile;
+use crate::blockfile::open::FileHeader;
 use crate::cache::{BlockCache, BlockRef};
 use crate::error::{Result, StoreError};
 use crate::io::{AlignedBuf, IoCounters};
@@ -58,7 +58,7 @@ pub const MIN_KEY_CACHE: u64 = 4 * BLOCK_SIZE as u64;
 
 impl VertexKeys {
     /// Reads and checks both sections whole; `None` when the graph has integer ids.
-    pub fn load(gf: &GraphFile) -> Result<Option<VertexKeys>> {
+    pub fn load(gf: &FileHeader) -> Result<Option<VertexKeys>> {
         let Some((off_s, bytes_s)) = sections(gf) else {
             return Ok(None);
         };
@@ -81,7 +81,7 @@ impl VertexKeys {
 
     /// Reads the sections block by block through a cache of `cache_bytes` (at least
     /// [`MIN_KEY_CACHE`]); `None` when the graph has integer ids.
-    pub fn by_block(gf: &GraphFile, cache_bytes: u64) -> Result<Option<VertexKeys>> {
+    pub fn by_block(gf: &FileHeader, cache_bytes: u64) -> Result<Option<VertexKeys>> {
         let Some((offsets, bytes)) = sections(gf) else {
             return Ok(None);
         };
@@ -269,12 +269,12 @@ impl VertexKeys {
     }
 
     /// Bytes the keys take in the file (both sections).
-    pub fn file_bytes(gf: &GraphFile) -> u64 {
+    pub fn file_bytes(gf: &FileHeader) -> u64 {
         sections(gf).map_or(0, |(o, b)| o.length + b.length)
     }
 }
 
-fn sections(gf: &GraphFile) -> Option<(Section, Section)> {
+fn sections(gf: &FileHeader) -> Option<(Section, Section)> {
     let sb = &gf.superblock;
     Some((
         *sb.section(SectionKind::KeyOffsets)?,

@@ -1,5 +1,6 @@
 //! The block-file graph store: format, writer, and the in-memory and out-of-core readers.
 
+pub mod compact;
 pub mod format;
 pub mod keys;
 pub mod list_budget;
@@ -7,5 +8,6 @@ pub mod memory;
 pub mod ooc;
 pub mod open;
 pub mod open_store;
+pub mod packed;
 pub mod verify;
 pub mod writer;

@@ -27,10 +27,10 @@ use std::sync::Arc;
 
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
+use crate::blockfile::compact::{CompactFile, CompactIndex};
 use crate::blockfile::format::{BLOCK_SIZE, SLOTS_PER_BLOCK};
 use crate::blockfile::keys::VertexKeys;
 use crate::blockfile::list_budget::{try_filled, ListBudget};
-use crate::blockfile::open::{GraphFile, VertexIndex};
 use crate::cache::{BlockCache, BlockRef, Lookup, Pending};
 use crate::error::{Result, StoreError};
 use crate::io::{
@@ -66,7 +66,8 @@ pub const KEY_CACHE_MAX: u64 = 8 << 20;
 
 /// A graph file read out of core. `Send + Sync`: worker threads call it concurrently.
 pub struct OutOfCoreStore {
-    file: GraphFile,
+    /// The id map and vertex indexes, compact, counted against the cache budget.
+    file: CompactFile,
     /// The vertices' string keys, read through their own share of the cache budget.
     keys: Option<VertexKeys>,
     engine: IoEngine,
@@ -117,7 +118,7 @@ impl std::fmt::Debug for OutOfCoreStore {
 /// Where one direction's data lives.
 #[derive(Clone, Copy)]
 struct Lay<'a> {
-    idx: &'a VertexIndex,
+    idx: &'a CompactIndex,
     /// First absolute block of the edge section.
     e0: u64,
     /// First absolute block of the weight section, when weights are wanted and exist.
@@ -137,8 +138,7 @@ struct Span {
 
 impl Lay<'_> {
     fn span(&self, v: u32) -> Span {
-        let start = self.idx.starts[v as usize];
-        let deg = self.idx.degrees[v as usize];
+        let (start, deg) = self.idx.entry(v);
         let last_slot = start + (deg.max(1) as u64) - 1;
         Span {
             start,
@@ -175,16 +175,20 @@ struct Job {
 impl OutOfCoreStore {
     /// Opens `path` out of core with a cache of `cache_bytes` and the given engine options.
     pub fn open(path: &Path, cache_bytes: u64, engine: &EngineOptions) -> Result<OutOfCoreStore> {
-        let file = GraphFile::open(path)?;
+        let file = CompactFile::open(path)?;
         Self::from_file(file, cache_bytes, engine)
     }
 
     /// Wraps an already opened and checked file.
     pub fn from_file(
-        file: GraphFile,
+        file: CompactFile,
         cache_bytes: u64,
         engine: &EngineOptions,
     ) -> Result<OutOfCoreStore> {
+        // The id map, indexes and block checksums are part of the budget: the rest is for
+        // blocks, keys and buffers. When they alone exceed it, the readers get nothing and
+        // the reader holds their size plus the smallest caches.
+        let cache_bytes = cache_bytes.saturating_sub(file.lookup_bytes());
         let counters = Arc::new(IoCounters::default());
         let engine = IoEngine::open(&file.path, engine, counters.clone())?;
         // String keys are read block by block through a cache of their own, taken out of
@@ -251,7 +255,7 @@ impl OutOfCoreStore {
     }
 
     /// The opened file (id map, indexes, checksums).
-    pub fn graph_file(&self) -> &GraphFile {
+    pub fn graph_file(&self) -> &CompactFile {
         &self.file
     }
 
@@ -322,13 +326,10 @@ impl OutOfCoreStore {
 }
 
 /// Whether some list of `file` is long enough to span edge blocks.
-fn has_long_lists(file: &GraphFile) -> bool {
-    [Direction::Out, Direction::In].iter().any(|&d| {
-        file.vertex_index(d)
-            .degrees
-            .iter()
-            .any(|&x| x as u64 >= SLOTS)
-    })
+fn has_long_lists(file: &CompactFile) -> bool {
+    [Direction::Out, Direction::In]
+        .iter()
+        .any(|&d| file.vertex_index(d).max_degree() as u64 >= SLOTS)
 }
 
 /// Bytes of the buffers that assemble a list of `deg` neighbours (and weights).
@@ -1202,15 +1203,15 @@ impl GraphStore for OutOfCoreStore {
     }
 
     fn degree(&self, dir: Direction, v: u32) -> u64 {
-        self.file.vertex_index(dir).degrees[v as usize] as u64
+        self.file.vertex_index(dir).degree(v) as u64
     }
 
     fn input_id(&self, v: u32) -> u64 {
-        self.file.input_id(v)
+        self.file.ids.input_id(v)
     }
 
     fn internal_id(&self, id: u64) -> Option<u32> {
-        self.file.internal_id(id)
+        self.file.ids.internal_id(id)
     }
 
     fn vertex_keys(&self) -> Option<&VertexKeys> {
@@ -1270,12 +1271,17 @@ impl GraphStore for OutOfCoreStore {
 
     fn describe_reader(&self) -> String {
         format!(
-            "out of core ({}, depth {}, cache {}: {} of blocks, {} of scan buffers{})",
+            "out of core ({}, depth {}, cache {}: {} of vertex index and ids, {} of blocks, \
+             {} of scan buffers{})",
             self.engine.describe(),
             self.engine.depth(),
             base::format_size(
-                self.cache.capacity_bytes() + self.scan_reserve + self.lists.reserve()
+                self.file.lookup_bytes()
+                    + self.cache.capacity_bytes()
+                    + self.scan_reserve
+                    + self.lists.reserve()
             ),
+            base::format_size(self.file.lookup_bytes()),
             base::format_size(self.cache.capacity_bytes()),
             base::format_size(self.scan_reserve),
             match self.lists.reserve() {

@@ -1,6 +1,8 @@
-//! Opening a graph file: the superblock and the small sections (id map, vertex indexes, block
-//! checksums) are read, checked and kept in memory; edge and weight sections are left on disk
-//! for the reader that sits on top (in-memory or out-of-core).
+//! Opening a graph file: the superblock, identity and block checksums are read and checked
+//! ([`FileHeader`]); the id map and vertex indexes are streamed in pieces, checked, and built
+//! into plain arrays ([`GraphFile`], for the in-memory and DM paths) or compact ones
+//! ([`CompactFile`](crate::blockfile::compact::CompactFile), for the out-of-core reader). Edge
+//! and weight sections are left on disk for the reader that sits on top.
 //!
 //! Everything a reader later trusts without re-checking is checked here once: section CRCs,
 //! id-map order, index entries that stay inside their edge section, degree sums equal to the
@@ -35,9 +37,12 @@ impl VertexIndex {
     }
 }
 
-/// An opened, checked graph file with its small sections in memory.
+/// What every reader of a graph file needs besides its per-vertex lookups: the checked
+/// superblock, identity and block checksums. [`GraphFile`] adds the id map and indexes as plain
+/// arrays; the out-of-core reader adds compact ones
+/// ([`CompactFile`](crate::blockfile::compact::CompactFile)).
 #[derive(Debug, Clone)]
-pub struct GraphFile {
+pub struct FileHeader {
     /// The file's path (named in every error).
     pub path: PathBuf,
     /// The file's size in bytes when it was opened.
@@ -46,22 +51,39 @@ pub struct GraphFile {
     pub superblock: Superblock,
     /// What the file says about itself; `None` for version 1 files, which predate it.
     pub identity: Option<FileIdentity>,
+    /// CRC-32 of every block before the `BlockCrcs` section, by absolute block number
+    /// (entry 0, the superblock, is 0: the superblock has its own checksum).
+    pub block_crcs: Vec<u32>,
+}
+
+/// An opened, checked graph file with its small sections in memory as plain arrays.
+#[derive(Debug, Clone)]
+pub struct GraphFile {
+    header: FileHeader,
     /// Input id of each internal vertex, strictly ascending.
     pub ids: Vec<u64>,
     /// Out-adjacency index.
     pub out: VertexIndex,
     /// In-adjacency index; `None` for undirected graphs (in-lists are the out-lists).
     pub inn: Option<VertexIndex>,
-    /// CRC-32 of every block before the `BlockCrcs` section, by absolute block number
-    /// (entry 0, the superblock, is 0: the superblock has its own checksum).
-    pub block_crcs: Vec<u32>,
     /// `Some(first id)` when the input ids are contiguous, making `internal_id` O(1).
     contiguous_base: Option<u64>,
 }
 
-impl GraphFile {
-    /// Opens `path`, checks the superblock and every small section, and loads them.
-    pub fn open(path: impl AsRef<Path>) -> Result<GraphFile> {
+/// The superblock, identity and checksums are what every reader shares; `GraphFile` only adds
+/// the arrays.
+impl std::ops::Deref for GraphFile {
+    type Target = FileHeader;
+    fn deref(&self) -> &FileHeader {
+        &self.header
+    }
+}
+
+impl FileHeader {
+    /// Opens `path` and checks the superblock, the section table, the identity and the block
+    /// checksums; the id map and indexes are left for [`FileHeader::read_ids`] and
+    /// [`FileHeader::read_index`].
+    pub fn open(path: impl AsRef<Path>) -> Result<(FileHeader, File)> {
         let path = path.as_ref().to_path_buf();
         let file = File::open(&path).map_err(|e| StoreError::io(&path, e))?;
         let file_len = file.metadata().map_err(|e| StoreError::io(&path, e))?.len();
@@ -174,8 +196,6 @@ impl GraphFile {
         let n = sb.vertices;
         let section = |k: SectionKind| *sb.section(k).expect("checked above");
         let identity = read_identity_section(&file, &path, &sb)?;
-
-        // Id map.
         let idmap = section(IdMap);
         if idmap.length != n * 8 {
             return Err(bad(format!(
@@ -185,21 +205,9 @@ impl GraphFile {
                 n * 8
             )));
         }
-        let raw = read_section(&file, &path, &idmap)?;
-        let ids: Vec<u64> = raw
-            .chunks_exact(8)
-            .map(|c| u64::from_le_bytes(c.try_into().expect("8 bytes")))
-            .collect();
-        drop(raw);
-        if let Some(i) = ids.windows(2).position(|w| w[0] >= w[1]) {
-            return Err(bad(format!(
-                "IdMap is not strictly ascending at internal vertex {}",
-                i + 1
-            )));
-        }
 
         // Edge sections: whole blocks, weights parallel.
-        let check_edges = |edges: &Section, weights: Option<&Section>| -> Result<u64> {
+        let check_edges = |edges: &Section, weights: Option<&Section>| -> Result<()> {
             if edges.length & (BLOCK_SIZE as u64 - 1) != 0 {
                 return Err(bad(format!(
                     "{:?} is {} bytes, not a whole number of blocks",
@@ -218,23 +226,26 @@ impl GraphFile {
                     )));
                 }
             }
-            Ok(slots)
+            Ok(())
         };
-        let out_slots = check_edges(&section(OutEdges), sb.section(OutWeights))?;
-        let out = read_index(&file, &path, &section(OutIndex), n, out_slots, sb.arcs)?;
-        let inn = if sb.directed {
-            let in_slots = check_edges(&section(InEdges), sb.section(InWeights))?;
-            Some(read_index(
-                &file,
-                &path,
-                &section(InIndex),
-                n,
-                in_slots,
-                sb.arcs,
-            )?)
-        } else {
-            None
-        };
+        check_edges(&section(OutEdges), sb.section(OutWeights))?;
+        let mut index_kinds = vec![OutIndex];
+        if sb.directed {
+            check_edges(&section(InEdges), sb.section(InWeights))?;
+            index_kinds.push(InIndex);
+        }
+        for k in index_kinds {
+            let s = section(k);
+            if s.length != n * INDEX_ENTRY_BYTES as u64 {
+                return Err(bad(format!(
+                    "{:?} is {} bytes, {} vertices need {}",
+                    s.kind,
+                    s.length,
+                    n,
+                    n * INDEX_ENTRY_BYTES as u64
+                )));
+            }
+        }
 
         // Block checksums: one per block before the BlockCrcs section, covering every
         // edge and weight block.
@@ -245,11 +256,14 @@ impl GraphFile {
                 crcs.length
             )));
         }
-        let raw = read_section(&file, &path, &crcs)?;
-        let block_crcs: Vec<u32> = raw
-            .chunks_exact(4)
-            .map(|c| u32::from_le_bytes(c.try_into().expect("4 bytes")))
-            .collect();
+        let mut block_crcs: Vec<u32> = Vec::with_capacity((crcs.length / 4) as usize);
+        read_section_streaming(&file, &path, &crcs, |b| {
+            block_crcs.extend(
+                b.chunks_exact(4)
+                    .map(|c| u32::from_le_bytes(c.try_into().expect("4 bytes"))),
+            );
+            Ok(())
+        })?;
         for s in &sb.sections {
             if s.kind != BlockCrcs && s.first_block() + s.blocks() > block_crcs.len() as u64 {
                 return Err(bad(format!(
@@ -260,20 +274,164 @@ impl GraphFile {
                 )));
             }
         }
+        Ok((
+            FileHeader {
+                path,
+                file_len,
+                superblock: sb,
+                identity,
+                block_crcs,
+            },
+            file,
+        ))
+    }
 
+    /// Streams the id map to `sink`, checking its checksum and that it is strictly ascending.
+    pub fn read_ids(&self, file: &File, mut sink: impl FnMut(u64)) -> Result<()> {
+        let s = *self.section(SectionKind::IdMap);
+        let mut prev: Option<u64> = None;
+        let mut v: u64 = 0;
+        read_section_streaming(file, &self.path, &s, |b| {
+            for c in b.chunks_exact(8) {
+                let id = u64::from_le_bytes(c.try_into().expect("8 bytes"));
+                if prev.is_some_and(|p| p >= id) {
+                    return Err(self.corrupt(format!(
+                        "IdMap is not strictly ascending at internal vertex {v}"
+                    )));
+                }
+                prev = Some(id);
+                v += 1;
+                sink(id);
+            }
+            Ok(())
+        })
+    }
+
+    /// Streams the vertex index of `dir` to `sink` as (start slot, degree), checking its
+    /// checksum, that every list stays inside its edge section and that the degrees sum to the
+    /// superblock's arc count.
+    pub fn read_index(
+        &self,
+        file: &File,
+        dir: Direction,
+        mut sink: impl FnMut(u64, u32),
+    ) -> Result<()> {
+        let kind = match dir {
+            Direction::In if self.superblock.directed => SectionKind::InIndex,
+            _ => SectionKind::OutIndex,
+        };
+        let s = *self.section(kind);
+        let slots = self.edge_section(dir).length / 4;
+        let mut sum: u64 = 0;
+        let mut v: u64 = 0;
+        read_section_streaming(file, &self.path, &s, |b| {
+            for e in b.chunks_exact(INDEX_ENTRY_BYTES) {
+                let start = u64::from_le_bytes(e[0..8].try_into().expect("8 bytes"));
+                let degree = u64::from_le_bytes(e[8..16].try_into().expect("8 bytes"));
+                if degree > u32::MAX as u64 {
+                    return Err(self.corrupt(format!(
+                        "{kind:?}: vertex {v} has degree {degree}, more than 2^32-1"
+                    )));
+                }
+                if start.checked_add(degree).is_none_or(|end| end > slots) {
+                    return Err(self.corrupt(format!(
+                        "{kind:?}: the list of vertex {v} runs outside its edge section"
+                    )));
+                }
+                sum += degree;
+                v += 1;
+                sink(start, degree as u32);
+            }
+            Ok(())
+        })?;
+        if sum != self.superblock.arcs {
+            return Err(self.corrupt(format!(
+                "{kind:?}: degrees sum to {sum}, the superblock says {} arcs",
+                self.superblock.arcs
+            )));
+        }
+        Ok(())
+    }
+
+    fn corrupt(&self, why: String) -> StoreError {
+        StoreError::Corrupt {
+            path: self.path.clone(),
+            why,
+        }
+    }
+
+    fn section(&self, kind: SectionKind) -> &Section {
+        self.superblock.section(kind).expect("checked at open")
+    }
+
+    /// Whether the vertices have string keys (the file has the key sections).
+    pub fn string_keys(&self) -> bool {
+        self.superblock.section(SectionKind::KeyOffsets).is_some()
+    }
+
+    /// |V|, |E|, directed, weighted.
+    pub fn shape(&self) -> GraphShape {
+        GraphShape {
+            vertices: self.superblock.vertices as u32,
+            arcs: self.superblock.arcs,
+            edges: self.superblock.edges,
+            directed: self.superblock.directed,
+            weighted: self.superblock.weighted,
+        }
+    }
+
+    /// The edge section of `dir` (undirected graphs answer `In` with `OutEdges`).
+    pub fn edge_section(&self, dir: Direction) -> &Section {
+        let kind = match dir {
+            Direction::In if self.superblock.directed => SectionKind::InEdges,
+            _ => SectionKind::OutEdges,
+        };
+        self.section(kind)
+    }
+
+    /// The weight section of `dir`, when the graph is weighted.
+    pub fn weight_section(&self, dir: Direction) -> Option<&Section> {
+        let kind = match dir {
+            Direction::In if self.superblock.directed => SectionKind::InWeights,
+            _ => SectionKind::OutWeights,
+        };
+        self.superblock.section(kind)
+    }
+}
+
+impl GraphFile {
+    /// Opens `path`, checks the superblock and every small section, and loads them.
+    pub fn open(path: impl AsRef<Path>) -> Result<GraphFile> {
+        let (header, file) = FileHeader::open(path)?;
+        let n = header.superblock.vertices as usize;
+        let mut ids = Vec::with_capacity(n);
+        header.read_ids(&file, |id| ids.push(id))?;
+        let read = |dir| -> Result<VertexIndex> {
+            let mut idx = VertexIndex {
+                starts: Vec::with_capacity(n),
+                degrees: Vec::with_capacity(n),
+            };
+            header.read_index(&file, dir, |s, d| {
+                idx.starts.push(s);
+                idx.degrees.push(d);
+            })?;
+            Ok(idx)
+        };
+        let out = read(Direction::Out)?;
+        let inn = if header.superblock.directed {
+            Some(read(Direction::In)?)
+        } else {
+            None
+        };
         let contiguous_base = match (ids.first(), ids.last()) {
-            (Some(&f), Some(&l)) if l - f == n - 1 => Some(f),
+            (Some(&f), Some(&l)) if l - f == n as u64 - 1 => Some(f),
             _ => None,
         };
         Ok(GraphFile {
-            path,
-            file_len,
-            superblock: sb,
-            identity,
+            header,
             ids,
             out,
             inn,
-            block_crcs,
             contiguous_base,
         })
     }
@@ -294,22 +452,6 @@ impl GraphFile {
         self.ids[v as usize]
     }
 
-    /// Whether the vertices have string keys (the file has the key sections).
-    pub fn string_keys(&self) -> bool {
-        self.superblock.section(SectionKind::KeyOffsets).is_some()
-    }
-
-    /// |V|, |E|, directed, weighted.
-    pub fn shape(&self) -> GraphShape {
-        GraphShape {
-            vertices: self.superblock.vertices as u32,
-            arcs: self.superblock.arcs,
-            edges: self.superblock.edges,
-            directed: self.superblock.directed,
-            weighted: self.superblock.weighted,
-        }
-    }
-
     /// The vertex index of `dir` (undirected graphs answer `In` with the out-index).
     #[allow(clippy::should_implement_trait)]
     pub fn index(&self, dir: Direction) -> &VertexIndex {
@@ -323,24 +465,6 @@ impl GraphFile {
             Direction::In => self.inn.as_ref().unwrap_or(&self.out),
             Direction::Out => &self.out,
         }
-    }
-
-    /// The edge section of `dir` (undirected graphs answer `In` with `OutEdges`).
-    pub fn edge_section(&self, dir: Direction) -> &Section {
-        let kind = match dir {
-            Direction::In if self.superblock.directed => SectionKind::InEdges,
-            _ => SectionKind::OutEdges,
-        };
-        self.superblock.section(kind).expect("checked at open")
-    }
-
-    /// The weight section of `dir`, when the graph is weighted.
-    pub fn weight_section(&self, dir: Direction) -> Option<&Section> {
-        let kind = match dir {
-            Direction::In if self.superblock.directed => SectionKind::InWeights,
-            _ => SectionKind::OutWeights,
-        };
-        self.superblock.section(kind)
     }
 }
 
@@ -412,57 +536,38 @@ pub(crate) fn read_section(file: &File, path: &Path, s: &Section) -> Result<Vec<
     Ok(buf)
 }
 
-/// Reads and checks one vertex index: `n` entries, every list inside `slots`, degrees summing
-/// to `arcs`.
-fn read_index(
+/// Bytes per read while streaming a section: the id map and indexes are read in pieces, so
+/// opening never holds a section's raw bytes besides what is built from them.
+const STREAM_CHUNK: usize = 1 << 20;
+
+/// Reads a section in pieces, handing each to `sink`, and checks the section's CRC. A checksum
+/// mismatch is reported before any error `sink` raised (damage explains both); after a `sink`
+/// error the rest is only hashed.
+pub(crate) fn read_section_streaming(
     file: &File,
     path: &Path,
     s: &Section,
-    n: u64,
-    slots: u64,
-    arcs: u64,
-) -> Result<VertexIndex> {
-    let bad = |why: String| StoreError::Corrupt {
-        path: path.to_path_buf(),
-        why,
-    };
-    if s.length != n * INDEX_ENTRY_BYTES as u64 {
-        return Err(bad(format!(
-            "{:?} is {} bytes, {} vertices need {}",
-            s.kind,
-            s.length,
-            n,
-            n * INDEX_ENTRY_BYTES as u64
-        )));
-    }
-    let raw = read_section(file, path, s)?;
-    let mut starts = Vec::with_capacity(n as usize);
-    let mut degrees = Vec::with_capacity(n as usize);
-    let mut sum: u64 = 0;
-    for (v, e) in raw.chunks_exact(INDEX_ENTRY_BYTES).enumerate() {
-        let start = u64::from_le_bytes(e[0..8].try_into().expect("8 bytes"));
-        let degree = u64::from_le_bytes(e[8..16].try_into().expect("8 bytes"));
-        if degree > u32::MAX as u64 {
-            return Err(bad(format!(
-                "{:?}: vertex {v} has degree {degree}, more than 2^32-1",
-                s.kind
-            )));
+    mut sink: impl FnMut(&[u8]) -> Result<()>,
+) -> Result<()> {
+    let mut buf = vec![0u8; STREAM_CHUNK.min(s.length as usize)];
+    let mut hasher = crc32fast::Hasher::new();
+    let mut failed: Option<StoreError> = None;
+    let mut at = 0u64;
+    while at < s.length {
+        let n = (s.length - at).min(STREAM_CHUNK as u64) as usize;
+        file.read_exact_at(&mut buf[..n], s.offset + at)
+            .map_err(|e| StoreError::io(path, e))?;
+        hasher.update(&buf[..n]);
+        if failed.is_none() {
+            failed = sink(&buf[..n]).err();
         }
-        if start.checked_add(degree).is_none_or(|end| end > slots) {
-            return Err(bad(format!(
-                "{:?}: the list of vertex {v} runs outside its edge section",
-                s.kind
-            )));
-        }
-        sum += degree;
-        starts.push(start);
-        degrees.push(degree as u32);
+        at += n as u64;
     }
-    if sum != arcs {
-        return Err(bad(format!(
-            "{:?}: degrees sum to {sum}, the superblock says {arcs} arcs",
-            s.kind
-        )));
+    if hasher.finalize() != s.crc {
+        return Err(StoreError::Corrupt {
+            path: path.to_path_buf(),
+            why: format!("section {:?} checksum mismatch", s.kind),
+        });
     }
-    Ok(VertexIndex { starts, degrees })
+    failed.map_or(Ok(()), Err)
 }

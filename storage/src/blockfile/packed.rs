@@ -1,0 +1,234 @@
+//! A read-only array of `u64`s bit-packed in groups of 64: each group stores its smallest value
+//! and the others as offsets from it, at the width its largest offset needs.
+//!
+//! This is what lets the out-of-core reader keep a vertex index and an id map in a few bytes per
+//! vertex (see [`crate::blockfile::compact`]): values that are close to their neighbours
+//! (list starts packed into nearby blocks, ascending ids with small gaps, degrees) pack into a
+//! handful of bits, while one outlier only widens its own group. Lookups are O(1): one group
+//! header and one or two words.
+
+/// Values per group: one group header (17 bytes) per 64 values.
+pub const GROUP: usize = 64;
+
+/// A bit-packed `u64` array, built once with [`PackedBuilder`].
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PackedU64s {
+    len: u64,
+    /// Smallest value of each group.
+    bases: Vec<u64>,
+    /// Bit position of each group's first offset in `bits`.
+    offsets: Vec<u64>,
+    /// Bits per offset in each group (0: every value equals the base).
+    widths: Vec<u8>,
+    bits: Vec<u64>,
+}
+
+impl PackedU64s {
+    /// Number of values.
+    pub fn len(&self) -> u64 {
+        self.len
+    }
+
+    /// Whether there are no values.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// The value at `i` (`i < len`).
+    #[inline]
+    pub fn get(&self, i: u64) -> u64 {
+        let g = (i / GROUP as u64) as usize;
+        let base = self.bases[g];
+        let w = self.widths[g] as u64;
+        if w == 0 {
+            return base;
+        }
+        let pos = self.offsets[g] + (i % GROUP as u64) * w;
+        let word = (pos / 64) as usize;
+        let shift = pos % 64;
+        let mut x = self.bits[word] >> shift;
+        if shift + w > 64 {
+            x |= self.bits[word + 1] << (64 - shift);
+        }
+        if w < 64 {
+            x &= (1u64 << w) - 1;
+        }
+        base + x
+    }
+
+    /// The smallest value of each group of [`GROUP`] values (ascending when the values are).
+    pub fn group_bases(&self) -> &[u64] {
+        &self.bases
+    }
+
+    /// Heap bytes held (what the reader counts against its cache).
+    pub fn heap_bytes(&self) -> u64 {
+        (self.bases.capacity() * 8
+            + self.offsets.capacity() * 8
+            + self.widths.capacity()
+            + self.bits.capacity() * 8) as u64
+    }
+}
+
+/// Builds a [`PackedU64s`] from a stream of values, holding one group at a time besides the
+/// packed result.
+#[derive(Debug, Default)]
+pub struct PackedBuilder {
+    /// The current group; `None` is a value nobody will read (see [`PackedBuilder::push_any`]).
+    group: Vec<Option<u64>>,
+    bit_len: u64,
+    out: PackedU64s,
+}
+
+impl PackedBuilder {
+    /// A builder expecting about `len` values (sizes the group headers once).
+    pub fn with_capacity(len: u64) -> PackedBuilder {
+        let groups = len.div_ceil(GROUP as u64) as usize;
+        PackedBuilder {
+            group: Vec::with_capacity(GROUP),
+            bit_len: 0,
+            out: PackedU64s {
+                len: 0,
+                bases: Vec::with_capacity(groups),
+                offsets: Vec::with_capacity(groups),
+                widths: Vec::with_capacity(groups),
+                bits: Vec::new(),
+            },
+        }
+    }
+
+    /// Appends `value`.
+    pub fn push(&mut self, value: u64) {
+        self.push_slot(Some(value));
+    }
+
+    /// Appends a placeholder whose value will never be read: it takes the group's base, so it
+    /// does not widen the group.
+    pub fn push_any(&mut self) {
+        self.push_slot(None);
+    }
+
+    fn push_slot(&mut self, value: Option<u64>) {
+        self.group.push(value);
+        self.out.len += 1;
+        if self.group.len() == GROUP {
+            self.flush();
+        }
+    }
+
+    fn flush(&mut self) {
+        if self.group.is_empty() {
+            return;
+        }
+        let known = self.group.iter().flatten();
+        let base = known.clone().copied().min().unwrap_or(0);
+        let top = known.copied().max().unwrap_or(0);
+        let w = 64 - (top - base).leading_zeros() as u64;
+        self.out.bases.push(base);
+        self.out.offsets.push(self.bit_len);
+        self.out.widths.push(w as u8);
+        if w > 0 {
+            for v in &self.group {
+                let d = v.map_or(0, |v| v - base);
+                let word = (self.bit_len / 64) as usize;
+                let shift = self.bit_len % 64;
+                if word == self.out.bits.len() {
+                    self.out.bits.push(0);
+                }
+                self.out.bits[word] |= d << shift;
+                if shift + w > 64 {
+                    self.out.bits.push(d >> (64 - shift));
+                }
+                self.bit_len += w;
+            }
+        }
+        self.group.clear();
+    }
+
+    /// The packed array.
+    pub fn finish(mut self) -> PackedU64s {
+        self.flush();
+        self.out.bits.shrink_to_fit();
+        self.out.bases.shrink_to_fit();
+        self.out.offsets.shrink_to_fit();
+        self.out.widths.shrink_to_fit();
+        self.out
+    }
+}
+
+impl FromIterator<u64> for PackedU64s {
+    fn from_iter<T: IntoIterator<Item = u64>>(iter: T) -> Self {
+        let mut b = PackedBuilder::default();
+        for v in iter {
+            b.push(v);
+        }
+        b.finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn xorshift(seed: &mut u64) -> u64 {
+        *seed ^= *seed << 13;
+        *seed ^= *seed >> 7;
+        *seed ^= *seed << 17;
+        *seed
+    }
+
+    #[test]
+    fn every_width_round_trips() {
+        // Groups of every width 0..=64, including values that straddle words.
+        let mut seed = 0x9e37_79b9_7f4a_7c15;
+        let mut values = Vec::new();
+        for w in 0..=64u32 {
+            let base = xorshift(&mut seed) >> 1;
+            for _ in 0..GROUP {
+                let off = match w {
+                    0 => 0,
+                    64 => xorshift(&mut seed),
+                    _ => xorshift(&mut seed) & ((1u64 << w) - 1),
+                };
+                values.push(if w == 64 {
+                    off
+                } else {
+                    base.saturating_add(off)
+                });
+            }
+        }
+        // A ragged last group.
+        values.extend([5, 3, u64::MAX]);
+        let p: PackedU64s = values.iter().copied().collect();
+        assert_eq!(p.len(), values.len() as u64);
+        for (i, &v) in values.iter().enumerate() {
+            assert_eq!(p.get(i as u64), v, "value {i}");
+        }
+    }
+
+    #[test]
+    fn placeholders_do_not_widen_a_group() {
+        let mut b = PackedBuilder::with_capacity(64);
+        for i in 0..64u64 {
+            if i % 2 == 0 {
+                b.push(1_000_000 + i);
+            } else {
+                b.push_any();
+            }
+        }
+        let p = b.finish();
+        for i in (0..64u64).step_by(2) {
+            assert_eq!(p.get(i), 1_000_000 + i);
+        }
+        // 62 needs 6 bits: 64 values of 6 bits fit in 6 words.
+        assert_eq!(p.bits.len(), 6);
+    }
+
+    #[test]
+    fn equal_values_take_no_bits() {
+        let p: PackedU64s = std::iter::repeat_n(7u64, 200).collect();
+        assert!(p.bits.is_empty());
+        assert_eq!(p.group_bases(), &[7, 7, 7, 7]);
+        assert!((0..200).all(|i| p.get(i) == 7));
+    }
+}
