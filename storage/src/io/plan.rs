@@ -192,10 +192,16 @@ mod tests {
         let needed: std::collections::BTreeSet<u64> =
             spans.iter().flat_map(|&(a, z)| a..=z).collect();
         for w in reads.windows(2) {
-            assert!(w[0].end <= w[1].start, "reads overlap or are unsorted: {reads:?}");
+            assert!(
+                w[0].end <= w[1].start,
+                "reads overlap or are unsorted: {reads:?}"
+            );
         }
         for r in reads {
-            assert!(!r.is_empty() && r.end - r.start <= max_read, "bad read {r:?}");
+            assert!(
+                !r.is_empty() && r.end - r.start <= max_read,
+                "bad read {r:?}"
+            );
             assert!(needed.contains(&r.start) && needed.contains(&(r.end - 1)));
         }
         for b in &needed {
@@ -249,7 +255,13 @@ mod tests {
         let size = plan_size(spans.iter().copied(), 2, 256);
         assert_eq!(size.reads, reads.len() as u64);
         assert_eq!(size.blocks, blocks_of(&reads));
-        assert_eq!(size, PlanSize { reads: 5, blocks: 3 + 1 + 2 + 301 });
+        assert_eq!(
+            size,
+            PlanSize {
+                reads: 5,
+                blocks: 3 + 1 + 2 + 301
+            }
+        );
     }
 
     #[test]
@@ -300,7 +312,10 @@ mod tests {
         assert_eq!(c.random_reads_per_sec, 81427.0);
         assert_eq!(c.seq_bytes_per_sec, 965.6e6);
         assert!(DeviceCosts::from_device_json(r#"{ "peak_reads_per_sec": 1.0 }"#).is_none());
-        assert!(DeviceCosts::from_device_json(r#"{ "peak_reads_per_sec": 0, "seq_mb_per_sec": 5 }"#).is_none());
+        assert!(DeviceCosts::from_device_json(
+            r#"{ "peak_reads_per_sec": 0, "seq_mb_per_sec": 5 }"#
+        )
+        .is_none());
         let dir = tempfile::tempdir().expect("temp dir");
         assert_eq!(DeviceCosts::of_data_dir(dir.path()), DeviceCosts::FALLBACK);
     }
