@@ -302,7 +302,7 @@ if [ "$OOC" = 1 ]; then
         drop_caches
         fio --name=probe --filename="$1" --readonly --direct=1 --ioengine=io_uring --rw="$2" \
             --bs="$3" --iodepth="$4" --runtime=3 --time_based --numjobs=1 --output-format=terse \
-            --terse-version=3 2>/dev/null | awk -F';' '{ printf "%.1f", $7 * 1024 / 1e6 }'
+            --terse-version=3 2>/dev/null | awk -F';' '$7 > 0 { printf "%.1f", $7 * 1024 / 1e6 }' || true
     }
     # One PROFILE run: "algo_s blocks peak_rss_kb" (ERR on failure).
     profile_run() { # cache_bytes query
@@ -373,7 +373,7 @@ if [ "$OOC" = 1 ]; then
     echo "|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
     awk -F, 'NR > 1 {
         q = ($2 == "pagerank") ? "PageRank, " $8 " iterations" : toupper($2)
-        printf "| %s | %s | %.0f | %s | %s / %s | %.3f | %s | %.3f | %.3f | %.3f | **%s** | %.0f | %.0f | %.0f | %s |\n", $1, q, $3 / 1e6, $5, $6, $7, $9, $8, $10, $11, $12, $13, $14, $15 / 1e6, $16, $17
+        printf "| %s | %s | %.1f | %s | %s / %s | %.3f | %s | %.3f | %.3f | %.3f | **%s** | %.0f | %.1f | %.0f | %s |\n", $1, q, $3 / 1e6, $5, $6, $7, $9, $8, $10, $11, $12, $13, $14, $15 / 1e6, $16, $17
     }' "$ORESULTS"
     echo
     echo "(results: $ORESULTS; every run's time in its last two columns; MB read = blocks read x 4 KiB)"
