@@ -276,7 +276,7 @@ mod tests {
                 })
                 .collect();
             let gap = round % 7;
-            let max_read = 1 + (round as u64 * 13) % 40;
+            let max_read = 1 + (round * 13) % 40;
             let reads = coalesce(&mut spans, gap, max_read);
             check(&spans, &reads, max_read);
             // Two consecutive reads that could have joined would have: their gap is larger
