@@ -949,12 +949,15 @@ impl OutOfCoreStore {
         // The reads: the wanted lists' blocks, joined through gaps the device reads faster
         // than it starts a new read, each at most a scan chunk long. A "chunk" below is one of
         // these reads.
-        let mut spans: Vec<(u64, u64)> = wanted
-            .iter()
-            .map(|&v| lay.span(v))
-            .filter(|s| s.deg > 0)
-            .map(|s| (s.e_first, s.e_last))
-            .collect();
+        // Lists sharing a block give the same span: kept once, so a range of short lists
+        // yields about one span per block.
+        let mut spans: Vec<(u64, u64)> = Vec::new();
+        for &v in &wanted {
+            let s = lay.span(v);
+            if s.deg > 0 && spans.last() != Some(&(s.e_first, s.e_last)) {
+                spans.push((s.e_first, s.e_last));
+            }
+        }
         if spans.is_empty() {
             for &v in &wanted {
                 visit(v, &[], want_w.then_some(&[]));
