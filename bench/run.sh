@@ -4,6 +4,7 @@
 #   bench/run.sh [--quick] [--scales "18 20"] [--caches "100 25 3"] [--modes "auto push block pull"]
 #                [--algos "bfs pagerank wcc sssp"] [--threads 2] [--work DIR] [--timeout SECS]
 #                [--repeat N] [--calibrate] [--networkit | --no-networkit] [--gapbs DIR]
+#                [--ooc [--ooc-cache-pct 3]]
 #
 # For every scale: generates a Graph500 R-MAT graph (edge factor 16, weighted edge list) with
 # `frontier gen rmat`, imports it UNDIRECTED (and UNDIRECTED WEIGHTED for sssp), then runs every
@@ -31,6 +32,19 @@
 # without loading. PageRank runs 20 iterations in both (GAPBS `-i 20 -t 0`), sssp uses GAPBS's
 # delta-stepping with `-d 2`. `--caches ""` skips the out-of-core matrix.
 #
+# With --ooc (the out-of-core report of issue 16; replaces the matrix above and NetworKit): for
+# every scale, fio measures the graph's block file itself (O_DIRECT, io_uring, 3 s each: 1 MiB
+# sequential reads at depth 8, 4 KiB random reads at depths 32 and 64), then BFS, WCC and PageRank
+# (--algos, default those three) run in memory (cache = the file) and out of core (cache =
+# --ooc-cache-pct, default 3, of the file), REPEAT times each (3 when --repeat is not given),
+# alternated, the page cache dropped before every run (`echo 3 > /proc/sys/vm/drop_caches`,
+# which needs root; the report says when it could not). Per query: the median algorithm time out
+# of core, blocks and bytes read (PROFILE's counters: load-independent), the limit =
+# max(passes x one pass over the file at fio's sequential speed, the median in-memory time), with
+# passes = 1 for BFS and WCC and the iterations for PageRank, time / limit, and the peak RSS
+# (largest of the runs) beside EXPLAIN's estimate (cache + per-vertex arrays). Results also go
+# to WORK/ooc.csv.
+#
 # FRONTIER_BIN=path uses that binary instead of building `cargo build --release --bin frontier`.
 # --quick: scale 8, caches "100 3", modes "auto block", a tiny probe, no NetworKit (the smoke test).
 # Results also go to WORK/results.csv. Nothing here is a pass/fail check on time.
@@ -50,6 +64,9 @@ GAPBS_SRC=""
 CALIBRATE=0
 NETWORKIT=auto
 QUICK=0
+OOC=0
+OOC_CACHE_PCT=3
+ALGOS_GIVEN=0
 EDGE_FACTOR=16
 PR_ITER=10
 
@@ -59,7 +76,7 @@ while [ $# -gt 0 ]; do
         --scales) SCALES="$2"; shift ;;
         --caches) CACHES="$2"; shift ;;
         --modes) MODES="$2"; shift ;;
-        --algos) ALGOS="$2"; shift ;;
+        --algos) ALGOS="$2"; ALGOS_GIVEN=1; shift ;;
         --threads) THREADS="$2"; shift ;;
         --work) WORK="$2"; shift ;;
         --timeout) TIMEOUT="$2"; shift ;;
@@ -68,7 +85,9 @@ while [ $# -gt 0 ]; do
         --networkit) NETWORKIT=yes ;;
         --no-networkit) NETWORKIT=no ;;
         --gapbs) GAPBS_SRC="$2"; shift ;;
-        -h|--help) sed -n '2,35p' "$0"; exit 0 ;;
+        --ooc) OOC=1 ;;
+        --ooc-cache-pct) OOC_CACHE_PCT="$2"; shift ;;
+        -h|--help) sed -n '2,48p' "$0"; exit 0 ;;
         *) echo "bench/run.sh: unknown argument $1 (see --help)" >&2; exit 2 ;;
     esac
     shift
@@ -81,6 +100,11 @@ if [ "$QUICK" = 1 ]; then
     [ "$MODES" = "auto push block pull" ] && MODES="auto block"
     [ "$NETWORKIT" = auto ] && NETWORKIT=no
     TIMEOUT=120
+fi
+if [ "$OOC" = 1 ]; then
+    CACHES=""
+    NETWORKIT=no
+    [ "$ALGOS_GIVEN" = 1 ] || ALGOS="bfs wcc pagerank"
 fi
 WORK="${WORK:-$ROOT/bench/work}"
 mkdir -p "$WORK"
@@ -261,6 +285,98 @@ awk -F, -v base="$BASE_RSS_KB" 'NR == 1 { next }
     }' "$RESULTS"
 echo
 echo "(results: $RESULTS)"
+fi
+
+# ---- the out-of-core report (--ooc) --------------------------------------------------------
+if [ "$OOC" = 1 ]; then
+    command -v fio > /dev/null || { echo "bench/run.sh: --ooc needs fio (apt-get install fio)" >&2; exit 1; }
+    OREPEAT="$REPEAT"
+    [ "$REPEAT_GIVEN" = 1 ] || OREPEAT=3
+    DROP_NOTE="page cache dropped before every run"
+    if ! { sync && echo 3 > /proc/sys/vm/drop_caches; } 2>/dev/null; then
+        DROP_NOTE="page cache NOT dropped (writing /proc/sys/vm/drop_caches needs root): out-of-core times may be low"
+        echo "# warning: $DROP_NOTE" >&2
+    fi
+    drop_caches() { { sync && echo 3 > /proc/sys/vm/drop_caches; } 2>/dev/null || true; }
+    fio_mb_s() { # file rw bs depth -> MB/s (10^6 B/s)
+        drop_caches
+        fio --name=probe --filename="$1" --readonly --direct=1 --ioengine=io_uring --rw="$2" \
+            --bs="$3" --iodepth="$4" --runtime=3 --time_based --numjobs=1 --output-format=terse \
+            --terse-version=3 2>/dev/null | awk -F';' '$7 > 0 { printf "%.1f", $7 * 1024 / 1e6 }' || true
+    }
+    # One PROFILE run: "algo_s blocks peak_rss_kb" (ERR on failure).
+    profile_run() { # cache_bytes query
+        local rc=0 p r
+        drop_caches
+        /usr/bin/time -f "RSS_KB %M" -o "$WORK/ooc.time" timeout "$TIMEOUT" "$BIN" --data "$DATA" \
+            -c "SET threads = $THREADS; SET cache = $1; SET mode = auto; PROFILE RUN $2 LIMIT 1;" \
+            > "$WORK/ooc.out" 2> "$WORK/ooc.err" || rc=$?
+        if [ "$rc" != 0 ]; then sed 's/^/#   /' "$WORK/ooc.err" | head -5 >&2; echo ERR; return; fi
+        p="$(parse_profile < "$WORK/ooc.out")"
+        [ "$p" = ERR ] && { echo ERR; return; }
+        r="$(sed -n 's/^RSS_KB //p' "$WORK/ooc.time" | tail -1)"
+        read -r t _ b _ _ <<< "$p"
+        echo "$t $b ${r:-0}"
+    }
+    ORESULTS="$WORK/ooc.csv"
+    echo "scale,algo,file_bytes,cache_bytes,seq_mb_s,rand32_mb_s,rand64_mb_s,passes,pass_s,mem_s,limit_s,ooc_s,ratio,blocks,bytes,peak_rss_mb,estimate_mb,ooc_runs,mem_runs" > "$ORESULTS"
+    for S in $SCALES; do
+        EL="$WORK/rmat-$S.el"
+        SRC="$(awk 'NR == 1 { print $1; exit }' "$EL")"
+        G="r$S"
+        read -r FB NV NE <<< "$(graph_stats "$G")"
+        FILE="$("$BIN" --data "$DATA" --format csv -c "DESCRIBE GRAPH $G;" 2>/dev/null | awk -F, '$1 == "file" { print $2 }')"
+        echo "# scale $S: fio on $FILE ($FB bytes)" >&2
+        SEQ="$(fio_mb_s "$FILE" read 1M 8)"
+        R32="$(fio_mb_s "$FILE" randread 4k 32)"
+        R64="$(fio_mb_s "$FILE" randread 4k 64)"
+        echo "# fio: sequential 1 MiB depth 8: $SEQ MB/s; random 4 KiB depth 32: $R32 MB/s, depth 64: $R64 MB/s" >&2
+        CB=$(( FB * OOC_CACHE_PCT / 100 ))
+        for A in $ALGOS; do
+            passes=1
+            case "$A" in
+                bfs) q="bfs ON $G FROM $SRC" ;;
+                pagerank) q="pagerank ON $G ITER $PR_ITER"; passes="$PR_ITER" ;;
+                *) q="$A ON $G" ;;
+            esac
+            mts=""; ots=""; rss=0; blocks=""
+            for ((i = 0; i < OREPEAT; i++)); do
+                echo "# scale $S $A round $((i + 1))/$OREPEAT: in memory, then out of core (cache $OOC_CACHE_PCT % = $CB B)" >&2
+                m="$(profile_run "$FB" "$q")"
+                [ "$m" != ERR ] && mts="$mts ${m%% *}"
+                o="$(profile_run "$CB" "$q")"
+                if [ "$o" != ERR ]; then
+                    read -r t b r <<< "$o"
+                    ots="$ots $t"; blocks="$b"
+                    [ "$r" -gt "$rss" ] && rss="$r"
+                fi
+            done
+            est="$("$BIN" --data "$DATA" -c "SET threads = $THREADS; SET cache = $CB; EXPLAIN RUN $q;" 2>/dev/null |
+                awk '/^  memory: / { v = $3; u = $4; sub(/:$/, "", u)
+                    m = (u == "GiB") ? 1073741824 : (u == "MiB") ? 1048576 : (u == "KiB") ? 1024 : 1
+                    printf "%.1f", v * m / 1e6 }')"
+            awk -v s="$S" -v a="$A" -v fb="$FB" -v cb="$CB" -v seq="$SEQ" -v r32="$R32" -v r64="$R64" \
+                -v passes="$passes" -v mem="$(echo "$mts" | median)" -v ooc="$(echo "$ots" | median)" \
+                -v blocks="$blocks" -v rss="$rss" -v est="$est" -v or="$ots" -v mr="$mts" 'BEGIN {
+                pass = (seq > 0) ? fb / 1e6 / seq : 0
+                lim = passes * pass; if (mem + 0 > lim) lim = mem
+                ratio = (lim > 0 && ooc != "") ? sprintf("%.2f", ooc / lim) : ""
+                gsub(/^ +| +$/, "", or); gsub(/^ +| +$/, "", mr)
+                printf "%s,%s,%s,%s,%s,%s,%s,%s,%.4f,%s,%.4f,%s,%s,%s,%.0f,%.1f,%s,%s,%s\n", s, a, fb, cb, seq, r32, r64, passes, pass, mem, lim, ooc, ratio, blocks, blocks * 4096, rss / 1024, est, or, mr
+            }' >> "$ORESULTS"
+        done
+    done
+    echo
+    echo "## out of core against the device's limit ($THREADS threads, cache $OOC_CACHE_PCT % of the block file, $DROP_NOTE, medians of $OREPEAT)"
+    echo
+    echo "| scale | query | file MB | fio seq MB/s | fio rand 4 KiB d32 / d64 MB/s | one pass s | passes | in memory s | limit s | out of core s | time / limit | blocks read | MB read | peak RSS MB | cache + state estimate MB |"
+    echo "|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+    awk -F, 'NR > 1 {
+        q = ($2 == "pagerank") ? "PageRank, " $8 " iterations" : toupper($2)
+        printf "| %s | %s | %.1f | %s | %s / %s | %.3f | %s | %.3f | %.3f | %.3f | **%s** | %.0f | %.1f | %.0f | %s |\n", $1, q, $3 / 1e6, $5, $6, $7, $9, $8, $10, $11, $12, $13, $14, $15 / 1e6, $16, $17
+    }' "$ORESULTS"
+    echo
+    echo "(results: $ORESULTS; every run's time in its last two columns; MB read = blocks read x 4 KiB)"
 fi
 
 # ---- NetworKit ---------------------------------------------------------------------------

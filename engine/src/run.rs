@@ -14,6 +14,7 @@ use storage::catalog::{Catalog, GraphMeta, StorageKind};
 use storage::dm::{
     DmConnector, DmLayout, DmOptions, DmStore, PoolConfig, StatsSnapshot, TcpOptions,
 };
+use storage::io::DeviceCosts;
 use storage::{Direction, GraphStore};
 
 use crate::error::{ErrorKind, StatementError};
@@ -149,13 +150,18 @@ impl StoreCache {
                 connector,
             )?)
         } else {
-            OpenStore::Block(open_store(
+            let mut block = open_store(
                 &path,
                 &ReaderOptions {
                     cache_bytes: cache,
                     io_depth: settings.io_depth,
                 },
-            )?)
+            )?;
+            // Out of core, reads are planned with the device's probed costs.
+            if let BlockStore::OutOfCore(s) = &mut block {
+                s.set_device_costs(DeviceCosts::of_data_dir(catalog.dir()));
+            }
+            OpenStore::Block(block)
         };
         let store = Arc::new(store);
         self.open

@@ -12,13 +12,15 @@
 //!   when it no longer wants updates (Beamer's bottom-up step). Out of core only the chunks
 //!   holding such vertices' lists are read.
 //!
-//! * **ScanPush**: out of core under `Mode::Auto`, a push level whose lists lie in more than a
-//!   quarter of the edge blocks reads them with `scan_lists_where` (the frontier as the filter):
-//!   large sequential reads of the chunks holding them instead of one random read per block.
+//! * **ScanPush**: out of core under `Mode::Auto`, a push level whose lists are read with
+//!   `scan_lists_where` (the frontier as the filter): reads of up to 1 MiB that join the needed
+//!   blocks through small gaps, instead of one random read per block.
 //!
 //! `Mode::Auto` picks pull when the frontier's out-degree sum plus its size exceeds |arcs|/20
-//! (Ligra's rule), else push. When the store has a CSR view the same strategies run as tight
-//! loops over slices, with no callbacks.
+//! (Ligra's rule), else push. Out of core it then prices the level's reads with the store's
+//! [`ReadModel`](storage::io::ReadModel) ([`crate::read_cost`]) and runs the cheapest of
+//! block-by-block push, coalesced push and (where Ligra's rule allows it) pull. When the store
+//! has a CSR view the same strategies run as tight loops over slices, with no callbacks.
 //!
 //! Kernels name their update as an operation on a [`VertexArray`]: a claim
 //! ([`EdgeMap::claim`], BFS), a min-update ([`EdgeMap::relax_min`], SSSP, min-label WCC, SCC)
@@ -36,6 +38,7 @@ use std::borrow::Cow;
 use planner::registry::Operator;
 use planner::Mode;
 use rayon::prelude::*;
+use storage::io::ReadModel;
 use storage::{Direction, FetchOrder, GraphStore};
 
 use crate::batched::{self, RoundLists};
@@ -45,6 +48,7 @@ use crate::collab::round::{Combine, Round};
 use crate::collab::{self, UpdateStrategy, Windows};
 use crate::context::RunContext;
 use crate::error::ExecError;
+use crate::read_cost;
 use crate::state::{StateValue, VertexArray};
 use crate::subset::VertexSubset;
 
@@ -76,16 +80,10 @@ pub enum Strategy {
     SparsePush,
     BlockPush,
     DensePull,
-    /// Push whose lists are read by a sequential scan of the chunks holding them: what a
-    /// sparse level becomes out of core under `auto` when it needs so many blocks that random
-    /// reads would cost more than streaming past the others.
+    /// Push whose lists are read by a scan that coalesces their blocks into large reads: what
+    /// a level becomes out of core under `auto` when the device reads it faster that way.
     ScanPush,
 }
-
-/// How many 4 KiB blocks a scan streams in the time of one random 4 KiB read: an SSD's
-/// sequential bandwidth over its random-read rate (fio here: 850–1 350 MB/s against 31–68 k
-/// random reads/s at depth 32, i.e. 3–5).
-const SCAN_BLOCKS_PER_RANDOM_READ: u64 = 4;
 
 impl Strategy {
     /// The name PROFILE prints (`IterationStats::strategy`).
@@ -113,12 +111,6 @@ impl Strategy {
                 }
             }
         }
-    }
-
-    /// Out of core under `auto`: whether a push level needing `needed` distinct edge blocks of
-    /// about `total` reads them faster as a scan than one by one.
-    pub fn scan_is_cheaper(needed: u64, total: u64) -> bool {
-        needed.saturating_mul(SCAN_BLOCKS_PER_RANDOM_READ) > total
     }
 }
 
@@ -500,20 +492,20 @@ impl<'c, 'a, S: GraphStore> EdgeMap<'c, 'a, S> {
         let strategy = match ctx.cfg.mode {
             Mode::Auto => {
                 let sum = self.degree_sum(frontier, dir);
-                Strategy::choose(Mode::Auto, frontier.len(), sum, ctx.store.shape().arcs)
+                let ligra =
+                    Strategy::choose(Mode::Auto, frontier.len(), sum, ctx.store.shape().arcs);
+                match (ctx.store.read_model(), ctx.store.csr(dir)) {
+                    (Some(model), None) => self.priced(frontier, dir, f, ligra, &model),
+                    _ => ligra,
+                }
             }
             m => Strategy::choose(m, 0, 0, 0),
         };
-        let may_scan = ctx.cfg.mode == Mode::Auto;
-        let (next, edges, strategy) = match strategy {
-            Strategy::SparsePush | Strategy::ScanPush => {
-                self.push(frontier, dir, f, FetchOrder::AsGiven, may_scan)?
-            }
-            Strategy::BlockPush => self.push(frontier, dir, f, FetchOrder::ByBlock, false)?,
-            Strategy::DensePull => {
-                let (next, edges) = self.pull(frontier, dir, f)?;
-                (next, edges, strategy)
-            }
+        let (next, edges) = match strategy {
+            Strategy::SparsePush => self.push(frontier, dir, f, FetchOrder::AsGiven)?,
+            Strategy::BlockPush => self.push(frontier, dir, f, FetchOrder::ByBlock)?,
+            Strategy::ScanPush => self.scan_push(frontier, dir, f)?,
+            Strategy::DensePull => self.pull(frontier, dir, f)?,
         };
         ctx.finish(start, frontier.len(), edges, strategy.name(), of)?;
         Ok(next)
@@ -544,27 +536,50 @@ impl<'c, 'a, S: GraphStore> EdgeMap<'c, 'a, S> {
         })
     }
 
-    /// A push round; with `may_scan`, out of core, it reads the lists by a selective scan
-    /// when that is cheaper ([`Strategy::scan_is_cheaper`]). Returns the strategy it ran.
+    /// Out of core under `auto`: the strategy whose reads cost least on this device — push
+    /// block by block or coalesced, or pull when Ligra's rule (`ligra`) chose it and its
+    /// reads are no dearer than push's (pull also stops early, so it wins ties).
+    fn priced<F: EdgeFunc>(
+        &self,
+        frontier: &VertexSubset,
+        dir: Direction,
+        f: &F,
+        ligra: Strategy,
+        model: &ReadModel,
+    ) -> Strategy {
+        let ctx = self.ctx;
+        let n = frontier.universe();
+        let push = read_cost::push_spans(ctx, dir, frontier);
+        let by_block = read_cost::block_by_block_secs(&push, model);
+        let coalesced = read_cost::coalesced_secs(&push, model, n);
+        let (best, secs) = if coalesced < by_block {
+            (Strategy::ScanPush, coalesced)
+        } else {
+            (Strategy::SparsePush, by_block)
+        };
+        if ligra == Strategy::DensePull {
+            let pull = read_cost::pull_spans(ctx, reverse(dir), n, |v| f.cond(v));
+            if read_cost::coalesced_secs(&pull, model, n) <= secs {
+                return Strategy::DensePull;
+            }
+        }
+        best
+    }
+
+    /// A push round, its lists fetched in `order` (out of core always by block).
     fn push<F: EdgeFunc>(
         &mut self,
         frontier: &VertexSubset,
         dir: Direction,
         f: &F,
         order: FetchOrder,
-        may_scan: bool,
-    ) -> Result<(VertexSubset, u64, Strategy), ExecError> {
+    ) -> Result<(VertexSubset, u64), ExecError> {
         let ctx = self.ctx;
         let store = ctx.store;
         let n = frontier.universe();
         let mut list: Cow<[u32]> = match frontier.as_list() {
             Some(l) => Cow::Borrowed(l),
             None => Cow::Owned(frontier.to_list()),
-        };
-        let asked = if order == FetchOrder::ByBlock {
-            Strategy::BlockPush
-        } else {
-            Strategy::SparsePush
         };
         let csr = store.csr(dir);
         // Out of core a sparse level is read in block order too, so no block is read twice in
@@ -588,15 +603,6 @@ impl<'c, 'a, S: GraphStore> EdgeMap<'c, 'a, S> {
         };
         if !F::CLAIMS && self.seen.is_none() {
             self.seen = Some(AtomicBitmap::new(n));
-        }
-        // Memory nodes serve small reads as fast as large ones: the cost model is a disk's.
-        if may_scan && csr.is_none() && store.remote_memory().is_none() {
-            let needed = distinct_blocks(store, dir, &list);
-            let total = store.shape().arcs.div_ceil(1024);
-            if Strategy::scan_is_cheaper(needed, total) {
-                let (next, edges) = self.scan_push(frontier, dir, f)?;
-                return Ok((next, edges, Strategy::ScanPush));
-            }
         }
         let seen = self.seen.as_ref();
         let parts = ctx.pool.install(|| {
@@ -626,8 +632,7 @@ impl<'c, 'a, S: GraphStore> EdgeMap<'c, 'a, S> {
                 })
                 .collect::<Result<Vec<_>, ExecError>>()
         })?;
-        let (next, edges) = self.gather_next(n, parts);
-        Ok((next, edges, asked))
+        Ok(self.gather_next(n, parts))
     }
 
     /// Joins the workers' activated vertices and edge counts, and resets the de-duplication
@@ -666,6 +671,9 @@ impl<'c, 'a, S: GraphStore> EdgeMap<'c, 'a, S> {
             None => Cow::Owned(frontier.to_bitmap()),
         };
         let bits = &*bits;
+        if !F::CLAIMS && self.seen.is_none() {
+            self.seen = Some(AtomicBitmap::new(n));
+        }
         let seen = self.seen.as_ref();
         let ranges = ctx.pool.word_ranges(n, 4096, 65536);
         let parts = ctx.pool.install(|| {
@@ -759,20 +767,6 @@ impl<'c, 'a, S: GraphStore> EdgeMap<'c, 'a, S> {
             edges,
         ))
     }
-}
-
-/// The distinct edge blocks (first block of each list) of `list`, which is sorted by block.
-fn distinct_blocks<S: GraphStore>(store: &S, dir: Direction, list: &[u32]) -> u64 {
-    let mut count = 0;
-    let mut last = None;
-    for &v in list {
-        let b = store.edge_block(dir, v);
-        if last != Some(b) {
-            count += 1;
-            last = Some(b);
-        }
-    }
-    count
 }
 
 /// The frontier as a sorted list.
@@ -1022,14 +1016,6 @@ mod tests {
             Strategy::choose(Mode::Block, 1, 600, 1000),
             Strategy::BlockPush
         );
-    }
-
-    #[test]
-    fn a_scan_wins_when_a_level_needs_a_quarter_of_the_blocks() {
-        assert!(!Strategy::scan_is_cheaper(10, 1000));
-        assert!(!Strategy::scan_is_cheaper(250, 1000));
-        assert!(Strategy::scan_is_cheaper(251, 1000));
-        assert!(!Strategy::scan_is_cheaper(0, 0));
     }
 
     #[test]

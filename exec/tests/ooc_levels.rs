@@ -227,3 +227,68 @@ fn auto_reads_a_push_level_needing_most_blocks_by_a_scan() {
         assert!(forced.iterations.iter().all(|i| i.strategy == "push"));
     }
 }
+
+#[test]
+fn a_selective_scan_reads_the_coalesced_plan_of_the_wanted_lists() {
+    use storage::io::plan::{blocks_of as plan_blocks, coalesce};
+    use storage::io::DeviceCosts;
+    use storage::GraphStore;
+
+    let dir = tempfile::tempdir().unwrap();
+    let n = 30_000;
+    let path = write_sparse_graph(dir.path(), n, 6, 31);
+    let file = GraphFile::open(&path).unwrap();
+    let memory = MemoryStore::load(&path).unwrap();
+    let csr = memory.csr(Direction::Out).unwrap();
+    let idx = file.vertex_index(Direction::Out);
+    let spb = SLOTS_PER_BLOCK as u64;
+    let span = |v: u32| {
+        let s = idx.starts[v as usize];
+        (s / spb, (s + idx.degrees[v as usize] as u64 - 1) / spb)
+    };
+    // The vertices whose lists lie in blocks 0 and 1 of every 9: needed pairs 7 blocks apart.
+    let wanted = |v: u32| idx.degrees[v as usize] > 0 && span(v).0 % 9 < 2;
+    let needed: u64 = (0..n)
+        .filter(|&v| wanted(v))
+        .flat_map(|v| span(v).0..=span(v).1)
+        .collect::<BTreeSet<u64>>()
+        .len() as u64;
+    // A device where no gap is worth reading (gap 0) and one where gaps of 8 are.
+    let fast = DeviceCosts {
+        random_reads_per_sec: 250_000.0,
+        seq_bytes_per_sec: 1.0e9,
+    };
+    let slow = DeviceCosts {
+        random_reads_per_sec: 50_000.0,
+        seq_bytes_per_sec: 2.0e9,
+    };
+    for (costs, gap) in [(fast, 0), (slow, 8)] {
+        // 16 MiB: 1 MiB scan reads and room for every chunk, so nothing is re-read.
+        let mut store = OutOfCoreStore::open(&path, 16 << 20, &EngineOptions::default()).unwrap();
+        store.set_device_costs(costs);
+        let model = store.read_model().unwrap();
+        assert_eq!(model.max_gap, gap);
+        let before = store.io_stats();
+        let mut got = Vec::new();
+        store
+            .scan_lists_where(Direction::Out, 0..n, false, wanted, |v, ns, _| {
+                got.push((v, ns.to_vec()))
+            })
+            .unwrap();
+        let expect: Vec<(u32, Vec<u32>)> = (0..n)
+            .filter(|&v| wanted(v))
+            .map(|v| (v, csr.neighbours(v).to_vec()))
+            .collect();
+        assert_eq!(got, expect);
+        let mut spans: Vec<(u64, u64)> = (0..n).filter(|&v| wanted(v)).map(span).collect();
+        let plan = coalesce(&mut spans, model.max_gap, model.max_read_blocks);
+        let read = store.io_stats().since(&before).blocks_read;
+        assert_eq!(read, plan_blocks(&plan), "gap {gap}");
+        if gap == 0 {
+            assert_eq!(read, needed);
+        } else {
+            // Every 7-block gap is read through: about all of the blocks up to the last needed.
+            assert!(read > 3 * needed, "{read} blocks read, {needed} needed");
+        }
+    }
+}

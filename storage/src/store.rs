@@ -204,4 +204,11 @@ pub trait GraphStore: Send + Sync {
     fn remote_memory(&self) -> Option<&dyn RemoteMemory> {
         None
     }
+
+    /// How the store's scans plan their reads from a disk, when it reads one (out of core):
+    /// kernels price a level's reads with it to choose between block-by-block and coalesced
+    /// reads. `None`: reads cost the same whatever their pattern (memory, remote memory).
+    fn read_model(&self) -> Option<crate::io::ReadModel> {
+        None
+    }
 }

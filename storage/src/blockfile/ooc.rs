@@ -33,6 +33,7 @@ use crate::blockfile::keys::VertexKeys;
 use crate::blockfile::list_budget::{try_filled, ListBudget};
 use crate::cache::{BlockCache, BlockRef, Lookup, Pending};
 use crate::error::{Result, StoreError};
+use crate::io::plan::{self, DeviceCosts, ReadModel};
 use crate::io::{
     AlignedBuf, BufPool, Completion, EngineOptions, IoCounters, IoEngine, ReadRequest, Session,
 };
@@ -86,6 +87,9 @@ pub struct OutOfCoreStore {
     lists: ListBudget,
     /// The most bytes of chunk buffers one scan held at once (read or being read).
     scan_high_water: AtomicU64,
+    /// The device's read costs, which set how scans coalesce (the data directory's probe, once
+    /// the opener hands it over with [`OutOfCoreStore::set_device_costs`]).
+    costs: DeviceCosts,
 }
 
 /// Counts a running scan for as long as it lives.
@@ -231,6 +235,7 @@ impl OutOfCoreStore {
             active_scans: AtomicUsize::new(0),
             lists: ListBudget::new(list_reserve),
             scan_high_water: AtomicU64::new(0),
+            costs: DeviceCosts::FALLBACK,
         })
     }
 
@@ -247,6 +252,16 @@ impl OutOfCoreStore {
     /// The engine (which one runs, its depth).
     pub fn engine(&self) -> &IoEngine {
         &self.engine
+    }
+
+    /// Prices reads with `costs` (the probe of the data directory the graph lives in).
+    pub fn set_device_costs(&mut self, costs: DeviceCosts) {
+        self.costs = costs;
+    }
+
+    /// How scans plan their reads: the device's costs and the longest scan read.
+    fn model(&self) -> ReadModel {
+        ReadModel::new(self.costs, self.scan_chunk)
     }
 
     /// The block cache.
@@ -910,8 +925,9 @@ impl OutOfCoreStore {
     }
 
     /// The body of `scan_lists` and `scan_lists_where`: the edge blocks of the wanted vertices
-    /// of the range in reads of up to 1 MiB, a few in flight, lists visited in vertex order. A
-    /// chunk no wanted vertex needs is never read.
+    /// of the range in coalesced reads of up to 1 MiB ([`plan::coalesce`]), a few in flight,
+    /// lists visited in vertex order. A block is read only if a wanted list needs it or it lies
+    /// in a gap shorter than [`ReadModel::max_gap`] between two that are.
     fn scan<W, F>(
         &self,
         dir: Direction,
@@ -931,25 +947,29 @@ impl OutOfCoreStore {
         let lay = self.lay(dir, want_weights);
         let want_w = lay.w0.is_some();
         let wanted: Vec<u32> = range.filter(|&v| want(v)).collect();
-        // The block span of the range (first-fit packing keeps it close to vertex order).
-        let mut lo = u64::MAX;
-        let mut hi = 0u64;
+        // The reads: the wanted lists' blocks, joined through gaps the device reads faster
+        // than it starts a new read, each at most a scan chunk long. A "chunk" below is one of
+        // these reads.
+        // Lists sharing a block give the same span: kept once, so a range of short lists
+        // yields about one span per block.
+        let mut spans: Vec<(u64, u64)> = Vec::new();
         for &v in &wanted {
             let s = lay.span(v);
-            if s.deg > 0 {
-                lo = lo.min(s.e_first);
-                hi = hi.max(s.e_last);
+            if s.deg > 0 && spans.last() != Some(&(s.e_first, s.e_last)) {
+                spans.push((s.e_first, s.e_last));
             }
         }
-        if lo == u64::MAX {
+        if spans.is_empty() {
             for &v in &wanted {
                 visit(v, &[], want_w.then_some(&[]));
             }
             return Ok(());
         }
         let chunk_len = self.scan_chunk;
-        let chunks = (hi - lo) / chunk_len + 1;
-        let chunk_of = |b: u64| (b - lo) / chunk_len;
+        let reads = plan::coalesce(&mut spans, self.model().max_gap, chunk_len);
+        drop(spans);
+        let chunks = reads.len() as u64;
+        let chunk_of = |b: u64| reads.partition_point(|r| r.end <= b) as u64;
         // This scan's share of the scan buffers, in chunks (edges plus weights): at least the
         // chunk in use and one read ahead.
         let (_active, scans) = ActiveScan::enter(&self.active_scans);
@@ -967,8 +987,8 @@ impl OutOfCoreStore {
             }
         }
         let chunk_blocks = |c: u64| {
-            let f = lo + c * chunk_len;
-            (f, (hi + 1 - f).min(chunk_len))
+            let r = &reads[c as usize];
+            (r.start, r.end - r.start)
         };
         struct Chunk {
             edges: Option<AlignedBuf>,
@@ -1267,6 +1287,10 @@ impl GraphStore for OutOfCoreStore {
 
     fn io_stats(&self) -> IoStats {
         self.counters.snapshot()
+    }
+
+    fn read_model(&self) -> Option<ReadModel> {
+        Some(self.model())
     }
 
     fn describe_reader(&self) -> String {

@@ -17,6 +17,7 @@
 //! therefore at most `io_depth + threads - 1`, and `io_depth` whenever the threads are busy.
 
 pub mod aligned;
+pub mod plan;
 pub mod pread_pool;
 pub mod probe;
 #[cfg(target_os = "linux")]
@@ -29,6 +30,7 @@ use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::Arc;
 
 pub use aligned::{AlignedBuf, BufPool};
+pub use plan::{DeviceCosts, ReadModel};
 pub use probe::{probe_device, DepthResult, ProbeOptions, ProbeReport, SequentialResult};
 
 use crate::blockfile::format::BLOCK_SIZE;
