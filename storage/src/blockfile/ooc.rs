@@ -51,6 +51,11 @@ const SCAN_DEPTH: usize = 4;
 const SCAN_RESERVE_FROM: u64 = 1 << 20;
 /// The most of the cache budget set aside for scan buffers.
 const SCAN_RESERVE_MAX: u64 = 8 << 20;
+/// The least the scans' buffers get once the cache is past `SCAN_RESERVE_FROM`, even when the
+/// cache's share for them is smaller: reads much under 256 KiB stream well below the device's
+/// sequential speed (docs/PERFORMANCE.md, "3 % means 3 %"). What this adds beyond the cache is
+/// part of the out-of-core bound's constant (docs/ARCHITECTURE.md, "Out-of-core memory").
+const SCAN_RESERVE_FLOOR: u64 = 2 << 20;
 /// The share of the block cache's budget set aside for assembling long lists, when the graph
 /// has any and the cache is not tiny (a tiny cache is all blocks; lists are then assembled one
 /// at a time per call) ...
@@ -81,6 +86,9 @@ pub struct OutOfCoreStore {
     scan_chunk: u64,
     /// Bytes of the cache budget the scans' buffers may use (shared by concurrent scans).
     scan_reserve: u64,
+    /// How much of `scan_reserve` is beyond the cache budget (the floor's excess over the
+    /// cache's share).
+    scan_beyond_cache: u64,
     /// Scans running now, so each takes its share of `scan_reserve`.
     active_scans: AtomicUsize,
     /// Buffers of lists assembled from several blocks.
@@ -206,8 +214,13 @@ impl OutOfCoreStore {
         let cache_bytes = cache_bytes - key_cache;
         // `cache` is the reader's whole buffer budget: part of it (up to 8 MiB) holds the large
         // reads of sequential scans, the rest is the block cache.
-        let scan_reserve = if cache_bytes >= SCAN_RESERVE_FROM {
+        let scan_share = if cache_bytes >= SCAN_RESERVE_FROM {
             (cache_bytes / 2).min(SCAN_RESERVE_MAX)
+        } else {
+            0
+        };
+        let scan_reserve = if cache_bytes >= SCAN_RESERVE_FROM {
+            scan_share.max(SCAN_RESERVE_FLOOR)
         } else {
             0
         };
@@ -215,7 +228,7 @@ impl OutOfCoreStore {
             .clamp(SCAN_CHUNK_MIN_BLOCKS, SCAN_CHUNK_MAX_BLOCKS);
         let keep = (scan_reserve / (scan_chunk * BLOCK_SIZE as u64)).max(2) as usize;
         // Long lists are assembled in buffers of their own; their share comes out of the rest.
-        let blocks_share = cache_bytes - scan_reserve;
+        let blocks_share = cache_bytes - scan_share;
         let list_reserve = if cache_bytes >= SCAN_RESERVE_FROM && has_long_lists(&file) {
             (blocks_share / LIST_RESERVE_DIVISOR).min(LIST_RESERVE_MAX)
         } else {
@@ -232,6 +245,7 @@ impl OutOfCoreStore {
             scan_weights: BufPool::new(2 * scan_chunk as usize, keep.div_ceil(2)),
             scan_chunk,
             scan_reserve,
+            scan_beyond_cache: scan_reserve - scan_share,
             active_scans: AtomicUsize::new(0),
             lists: ListBudget::new(list_reserve),
             scan_high_water: AtomicU64::new(0),
@@ -1296,7 +1310,7 @@ impl GraphStore for OutOfCoreStore {
     fn describe_reader(&self) -> String {
         format!(
             "out of core ({}, depth {}, cache {}: {} of vertex index and ids, {} of blocks, \
-             {} of scan buffers{})",
+             {} of scan buffers{}{})",
             self.engine.describe(),
             self.engine.depth(),
             base::format_size(
@@ -1304,13 +1318,21 @@ impl GraphStore for OutOfCoreStore {
                     + self.cache.capacity_bytes()
                     + self.scan_reserve
                     + self.lists.reserve()
+                    - self.scan_beyond_cache
             ),
             base::format_size(self.file.lookup_bytes()),
             base::format_size(self.cache.capacity_bytes()),
-            base::format_size(self.scan_reserve),
+            base::format_size(self.scan_reserve - self.scan_beyond_cache),
             match self.lists.reserve() {
                 0 => String::new(),
                 r => format!(", {} of long lists", base::format_size(r)),
+            },
+            match self.scan_beyond_cache {
+                0 => String::new(),
+                b => format!(
+                    "; and {} more of scan buffers beyond it",
+                    base::format_size(b)
+                ),
             }
         )
     }
