@@ -204,10 +204,17 @@ impl CompactIds {
                 (d < *n).then_some(d as u32)
             }
             CompactIds::Packed(p) => {
-                let g = p
-                    .group_bases()
-                    .partition_point(|&b| b <= input)
-                    .checked_sub(1)?;
+                // The last group whose base is at most `input`.
+                let (mut first, mut past) = (0, p.groups());
+                while first < past {
+                    let mid = (first + past) / 2;
+                    if p.group_base(mid) <= input {
+                        first = mid + 1;
+                    } else {
+                        past = mid;
+                    }
+                }
+                let g = first.checked_sub(1)?;
                 let lo = (g * GROUP) as u64;
                 let hi = (lo + GROUP as u64).min(p.len());
                 let (mut a, mut b) = (lo, hi);

@@ -14,12 +14,10 @@ pub const GROUP: usize = 64;
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct PackedU64s {
     len: u64,
-    /// Smallest value of each group.
-    bases: Vec<u64>,
-    /// Bit position of each group's first offset in `bits`.
-    offsets: Vec<u64>,
-    /// Bits per offset in each group (0: every value equals the base).
-    widths: Vec<u8>,
+    /// Per group, side by side so that a lookup touches one cache line besides `bits`: the
+    /// smallest value, then the bit position of the group's first offset in `bits` shifted
+    /// left by 8 over the bits per offset (0: every value equals the base).
+    groups: Vec<[u64; 2]>,
     bits: Vec<u64>,
 }
 
@@ -37,13 +35,12 @@ impl PackedU64s {
     /// The value at `i` (`i < len`).
     #[inline]
     pub fn get(&self, i: u64) -> u64 {
-        let g = (i / GROUP as u64) as usize;
-        let base = self.bases[g];
-        let w = self.widths[g] as u64;
+        let [base, pos_width] = self.groups[(i / GROUP as u64) as usize];
+        let w = pos_width & 0xff;
         if w == 0 {
             return base;
         }
-        let pos = self.offsets[g] + (i % GROUP as u64) * w;
+        let pos = (pos_width >> 8) + (i % GROUP as u64) * w;
         let word = (pos / 64) as usize;
         let shift = pos % 64;
         let mut x = self.bits[word] >> shift;
@@ -56,17 +53,20 @@ impl PackedU64s {
         base + x
     }
 
-    /// The smallest value of each group of [`GROUP`] values (ascending when the values are).
-    pub fn group_bases(&self) -> &[u64] {
-        &self.bases
+    /// Number of groups of [`GROUP`] values.
+    pub fn groups(&self) -> usize {
+        self.groups.len()
+    }
+
+    /// The smallest value of group `g` (ascending in `g` when the values are).
+    #[inline]
+    pub fn group_base(&self, g: usize) -> u64 {
+        self.groups[g][0]
     }
 
     /// Heap bytes held (what the reader counts against its cache).
     pub fn heap_bytes(&self) -> u64 {
-        (self.bases.capacity() * 8
-            + self.offsets.capacity() * 8
-            + self.widths.capacity()
-            + self.bits.capacity() * 8) as u64
+        (self.groups.capacity() * 16 + self.bits.capacity() * 8) as u64
     }
 }
 
@@ -89,9 +89,7 @@ impl PackedBuilder {
             bit_len: 0,
             out: PackedU64s {
                 len: 0,
-                bases: Vec::with_capacity(groups),
-                offsets: Vec::with_capacity(groups),
-                widths: Vec::with_capacity(groups),
+                groups: Vec::with_capacity(groups),
                 bits: Vec::new(),
             },
         }
@@ -124,9 +122,7 @@ impl PackedBuilder {
         let base = known.clone().copied().min().unwrap_or(0);
         let top = known.copied().max().unwrap_or(0);
         let w = 64 - (top - base).leading_zeros() as u64;
-        self.out.bases.push(base);
-        self.out.offsets.push(self.bit_len);
-        self.out.widths.push(w as u8);
+        self.out.groups.push([base, (self.bit_len << 8) | w]);
         if w > 0 {
             for v in &self.group {
                 let d = v.map_or(0, |v| v - base);
@@ -149,9 +145,7 @@ impl PackedBuilder {
     pub fn finish(mut self) -> PackedU64s {
         self.flush();
         self.out.bits.shrink_to_fit();
-        self.out.bases.shrink_to_fit();
-        self.out.offsets.shrink_to_fit();
-        self.out.widths.shrink_to_fit();
+        self.out.groups.shrink_to_fit();
         self.out
     }
 }
@@ -228,7 +222,10 @@ mod tests {
     fn equal_values_take_no_bits() {
         let p: PackedU64s = std::iter::repeat_n(7u64, 200).collect();
         assert!(p.bits.is_empty());
-        assert_eq!(p.group_bases(), &[7, 7, 7, 7]);
+        assert_eq!(
+            (0..p.groups()).map(|g| p.group_base(g)).collect::<Vec<_>>(),
+            [7, 7, 7, 7]
+        );
         assert!((0..200).all(|i| p.get(i) == 7));
     }
 }
