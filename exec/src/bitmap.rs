@@ -58,38 +58,31 @@ impl Bitmap {
     pub fn ones_in(&self, range: std::ops::Range<u32>) -> impl Iterator<Item = u32> + '_ {
         let first = (range.start >> 6) as usize;
         let last = (range.end as usize).div_ceil(64).min(self.words.len());
-        self.words[first.min(last)..last]
-            .iter()
-            .enumerate()
-            .flat_map(move |(k, &w)| {
-                let wi = (first + k) as u32;
-                let mut w = w;
-                std::iter::from_fn(move || {
-                    if w == 0 {
-                        return None;
-                    }
-                    let b = w.trailing_zeros();
-                    w &= w - 1;
-                    Some(wi * 64 + b)
-                })
-            })
-            .filter(move |v| range.contains(v))
+        let first = first.min(last);
+        ones_of_words(&self.words[first..last], first as u32).filter(move |v| range.contains(v))
     }
 
     /// The set bits in increasing order.
     pub fn iter_ones(&self) -> impl Iterator<Item = u32> + '_ {
-        self.words.iter().enumerate().flat_map(|(wi, &w)| {
-            let mut w = w;
-            std::iter::from_fn(move || {
-                if w == 0 {
-                    return None;
-                }
-                let b = w.trailing_zeros();
-                w &= w - 1;
-                Some(wi as u32 * 64 + b)
-            })
-        })
+        ones_of_words(&self.words, 0)
     }
+}
+
+/// The set bits of `words`, the first of which is word `first_word` of its bitmap, in
+/// increasing order.
+fn ones_of_words(words: &[u64], first_word: u32) -> impl Iterator<Item = u32> + '_ {
+    words.iter().enumerate().flat_map(move |(k, &w)| {
+        let wi = first_word + k as u32;
+        let mut w = w;
+        std::iter::from_fn(move || {
+            if w == 0 {
+                return None;
+            }
+            let b = w.trailing_zeros();
+            w &= w - 1;
+            Some(wi * 64 + b)
+        })
+    })
 }
 
 /// One bit per vertex, set concurrently by workers.
