@@ -490,15 +490,13 @@ impl<'c, 'a, S: GraphStore> EdgeMap<'c, 'a, S> {
         ctx.check()?;
         let start = ctx.begin();
         let strategy = match ctx.cfg.mode {
-            Mode::Auto => {
-                let sum = self.degree_sum(frontier, dir);
-                let ligra =
-                    Strategy::choose(Mode::Auto, frontier.len(), sum, ctx.store.shape().arcs);
-                match (ctx.store.read_model(), ctx.store.csr(dir)) {
-                    (Some(model), None) => self.priced(frontier, dir, f, ligra, &model),
-                    _ => ligra,
+            Mode::Auto => match (ctx.store.read_model(), ctx.store.csr(dir)) {
+                (Some(model), None) => self.priced(frontier, dir, f, &model),
+                _ => {
+                    let sum = self.degree_sum(frontier, dir);
+                    Strategy::choose(Mode::Auto, frontier.len(), sum, ctx.store.shape().arcs)
                 }
-            }
+            },
             m => Strategy::choose(m, 0, 0, 0),
         };
         let (next, edges) = match strategy {
@@ -537,19 +535,21 @@ impl<'c, 'a, S: GraphStore> EdgeMap<'c, 'a, S> {
     }
 
     /// Out of core under `auto`: the strategy whose reads cost least on this device — push
-    /// block by block or coalesced, or pull when Ligra's rule (`ligra`) chose it and its
-    /// reads are no dearer than push's (pull also stops early, so it wins ties).
+    /// block by block or coalesced, or pull, which reads the in-lists of the vertices that
+    /// still want updates (pull also stops early, so it wins ties). Pull is priced at every
+    /// level, not only where Ligra's density rule would pull: a late BFS level's frontier has
+    /// few edges but its lists fill most blocks, while the few unvisited vertices' lists fill
+    /// few. It is not priced when push costs less than the walk any pull scan pays.
     fn priced<F: EdgeFunc>(
         &self,
         frontier: &VertexSubset,
         dir: Direction,
         f: &F,
-        ligra: Strategy,
         model: &ReadModel,
     ) -> Strategy {
         let ctx = self.ctx;
         let n = frontier.universe();
-        let push = read_cost::push_spans(ctx, dir, frontier);
+        let push = read_cost::push_blocks(ctx, dir, frontier);
         let by_block = read_cost::block_by_block_secs(&push, model);
         let coalesced = read_cost::coalesced_secs(&push, model, n);
         let (best, secs) = if coalesced < by_block {
@@ -557,8 +557,8 @@ impl<'c, 'a, S: GraphStore> EdgeMap<'c, 'a, S> {
         } else {
             (Strategy::SparsePush, by_block)
         };
-        if ligra == Strategy::DensePull {
-            let pull = read_cost::pull_spans(ctx, reverse(dir), n, |v| f.cond(v));
+        if secs > read_cost::scan_walk_secs(n) {
+            let pull = read_cost::pull_blocks(ctx, reverse(dir), n, |v| f.cond(v));
             if read_cost::coalesced_secs(&pull, model, n) <= secs {
                 return Strategy::DensePull;
             }

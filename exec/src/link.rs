@@ -5,8 +5,11 @@
 //! compare-exchange), so the work does not grow with the diameter. With the graph in memory it
 //! is Afforest (Sutton et al., as in GAPBS): link along the first two out-edges of every vertex,
 //! find the component most vertices already joined by sampling, and finish only the vertices
-//! outside it (their remaining out-edges, and in-edges on directed graphs). Otherwise one pass
-//! over every out-list links every edge (an undirected edge once, from its higher end).
+//! outside it (their remaining out-edges, and in-edges on directed graphs). Out of core the same,
+//! over scans: the sample is one pass over the file, the finish a selective scan of the few
+//! lists outside the big component. Otherwise (remote memory, where a selective scan reads as
+//! much as a whole one) one pass over every out-list links every edge (an undirected edge
+//! once, from its higher end).
 //! PROFILE calls these rounds `link sample` and `link`.
 
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -17,7 +20,7 @@ use storage::{Direction, GraphStore};
 
 use crate::context::RunContext;
 use crate::error::ExecError;
-use crate::lists::each_list;
+use crate::lists::{each_list, each_list_where};
 use crate::rng::Xoshiro256;
 
 /// Out-edges per vertex linked before sampling (GAPBS's `neighbor_rounds`).
@@ -82,6 +85,7 @@ pub fn link_components<S: GraphStore>(
             compress(ctx, comp);
             ctx.finish(start, n as u64, edges, "link", None)?;
         }
+        _ if store.read_model().is_some() => afforest_by_scans(ctx, comp, directed)?,
         _ => {
             let start = ctx.begin();
             // An undirected graph stores each edge in both lists: linking it from the list of
@@ -98,6 +102,46 @@ pub fn link_components<S: GraphStore>(
         }
     }
     Ok(())
+}
+
+/// Afforest out of core: one scan links the first out-edges of every vertex (the whole file is
+/// read once, but a list costs two links instead of its length), then only the lists of the
+/// vertices outside the largest component are read again, selectively, and linked whole. On an
+/// undirected graph a skipped edge from the big component to another vertex is linked from the
+/// other end's list; on a directed one the other end's in-list is read for it.
+fn afforest_by_scans<S: GraphStore>(
+    ctx: &RunContext<'_, S>,
+    comp: &[AtomicU32],
+    directed: bool,
+) -> Result<(), ExecError> {
+    let n = ctx.n();
+    let start = ctx.begin();
+    // Every list is read, but only its first edges are linked: PROFILE counts those, as in
+    // memory.
+    each_list(ctx, Direction::Out, false, |u, ns, _| {
+        for &v in ns.iter().take(NEIGHBOUR_ROUNDS) {
+            link(u, v, comp);
+        }
+    })?;
+    compress(ctx, comp);
+    ctx.finish(start, n as u64, n as u64, "link sample", None)?;
+    let start = ctx.begin();
+    let big = most_frequent(comp);
+    let outside = |u: u32| comp[u as usize].load(Ordering::Relaxed) != big;
+    let mut edges = each_list_where(ctx, Direction::Out, outside, |u, ns| {
+        for &v in ns.get(NEIGHBOUR_ROUNDS..).unwrap_or(&[]) {
+            link(u, v, comp);
+        }
+    })?;
+    if directed {
+        edges += each_list_where(ctx, Direction::In, outside, |u, ns| {
+            for &v in ns {
+                link(u, v, comp);
+            }
+        })?;
+    }
+    compress(ctx, comp);
+    ctx.finish(start, n as u64, edges, "link", None)
 }
 
 /// Joins the trees of `u` and `v`: the higher root is hooked under the lower one by

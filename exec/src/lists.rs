@@ -103,6 +103,57 @@ where
     })
 }
 
+/// [`each_list`] over only the vertices `want` accepts (asked once per vertex, before its range's
+/// reads are planned): out of core the blocks holding none of their lists are not read.
+pub fn each_list_where<S: GraphStore, W, F>(
+    ctx: &RunContext<'_, S>,
+    dir: Direction,
+    want: W,
+    visit: F,
+) -> Result<u64, ExecError>
+where
+    W: Fn(u32) -> bool + Sync,
+    F: Fn(u32, &[u32]) + Sync,
+{
+    let store = ctx.store;
+    let mode = ctx.cfg.mode;
+    let ranges = ctx.pool.word_ranges(ctx.n(), 1024, 16384);
+    let csr = store.csr(dir);
+    ctx.pool.install(|| {
+        ranges
+            .par_iter()
+            .map(|r| {
+                ctx.check()?;
+                let mut edges = 0u64;
+                let mut each = |v: u32, ns: &[u32], _: Option<&[f64]>| {
+                    edges += ns.len() as u64;
+                    visit(v, ns);
+                };
+                match (csr, mode) {
+                    (Some(csr), _) => {
+                        for v in r.clone().filter(|&v| want(v)) {
+                            each(v, csr.neighbours(v), None);
+                        }
+                    }
+                    (None, Mode::Push | Mode::Block) => {
+                        let order = if mode == Mode::Block {
+                            FetchOrder::ByBlock
+                        } else {
+                            FetchOrder::AsGiven
+                        };
+                        let vertices: Vec<u32> = r.clone().filter(|&v| want(v)).collect();
+                        store.for_each_list(dir, &vertices, order, false, each)?;
+                    }
+                    (None, Mode::Pull | Mode::Auto) => {
+                        store.scan_lists_where(dir, r.clone(), false, &want, each)?
+                    }
+                }
+                Ok(edges)
+            })
+            .try_reduce(|| 0, |a, b| Ok(a + b))
+    })
+}
+
 /// The list-fetch operator: visits the `dir` lists of `vertices` (slices when the store holds
 /// the graph in memory, otherwise one batched `for_each_list` with many reads in flight, by
 /// block under `SET mode = block`). For kernels that follow single lists (DFS, random walks,

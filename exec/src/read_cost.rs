@@ -22,101 +22,220 @@ const SLOTS_PER_BLOCK: u64 = 1024;
 /// in memory, rounded up).
 const SCAN_SECS_PER_VERTEX: f64 = 2e-9;
 
-/// The blocks a list of `deg` neighbours starting in block `first` occupies, inclusive (a
-/// long list's tail may reach one block further than this; the estimate is for pricing).
-fn span(first: u64, deg: u64) -> (u64, u64) {
-    (first, first + deg.saturating_sub(1) / SLOTS_PER_BLOCK)
+/// Vertices per task when marking blocks (each task fills a bitmap of the direction's blocks).
+const MARK_CHUNK: usize = 1 << 14;
+
+/// The edge blocks a level would read, as bits over one direction's edge section: `needed`
+/// holds every block some wanted list occupies, `cont` the blocks a long list continues into
+/// from the block before (the block-by-block path reads those with the list, in one run).
+/// Two bits per block and no sort, whatever the frontier's order or size.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NeededBlocks {
+    needed: Vec<u64>,
+    cont: Vec<u64>,
 }
 
-/// The spans of the `dir` lists of `vertices` that `keep` accepts, sorted by first block, with
-/// neighbouring repeats (vertices sharing a block) dropped.
-fn spans_of<S: GraphStore>(
+impl NeededBlocks {
+    fn empty(blocks: u64) -> NeededBlocks {
+        let words = blocks.div_ceil(64) as usize;
+        NeededBlocks {
+            needed: vec![0; words],
+            cont: vec![0; words],
+        }
+    }
+
+    /// Marks a list of `deg` neighbours starting in (relative) block `first`.
+    fn mark(&mut self, first: u64, deg: u64) {
+        let end = self.needed.len() as u64 * 64;
+        let last = first + deg.saturating_sub(1) / SLOTS_PER_BLOCK;
+        for b in first..(last + 1).min(end) {
+            self.needed[(b / 64) as usize] |= 1 << (b % 64);
+            if b > first {
+                self.cont[(b / 64) as usize] |= 1 << (b % 64);
+            }
+        }
+    }
+
+    fn union(mut self, other: NeededBlocks) -> NeededBlocks {
+        for (a, b) in self.needed.iter_mut().zip(&other.needed) {
+            *a |= b;
+        }
+        for (a, b) in self.cont.iter_mut().zip(&other.cont) {
+            *a |= b;
+        }
+        self
+    }
+
+    fn bit(words: &[u64], b: u64) -> bool {
+        words[(b / 64) as usize] >> (b % 64) & 1 == 1
+    }
+
+    /// Maximal runs of set bits of `words`, as inclusive (first, last) block ranges in order.
+    fn runs(words: &[u64]) -> impl Iterator<Item = (u64, u64)> + '_ {
+        let total = words.len() as u64 * 64;
+        let mut b = 0u64;
+        std::iter::from_fn(move || {
+            // Skip clear words whole, then clear bits.
+            while b < total {
+                let w = words[(b / 64) as usize] >> (b % 64);
+                if w == 0 {
+                    b = (b / 64 + 1) * 64;
+                    continue;
+                }
+                b += w.trailing_zeros() as u64;
+                break;
+            }
+            if b >= total {
+                return None;
+            }
+            let first = b;
+            while b < total {
+                let w = !words[(b / 64) as usize] >> (b % 64);
+                if w == 0 {
+                    b = (b / 64 + 1) * 64;
+                    continue;
+                }
+                b += w.trailing_zeros() as u64;
+                break;
+            }
+            let last = b.min(total) - 1;
+            Some((first, last))
+        })
+    }
+
+    /// Blocks needed.
+    pub fn blocks(&self) -> u64 {
+        self.needed.iter().map(|w| w.count_ones() as u64).sum()
+    }
+
+    /// Reads the block-by-block path makes: one per needed block that does not continue a
+    /// long list, and a long list's further blocks in runs of up to `max_read_blocks`.
+    pub fn block_by_block_reads(&self, max_read_blocks: u64) -> u64 {
+        let starts: u64 = self
+            .needed
+            .iter()
+            .zip(&self.cont)
+            .map(|(n, c)| (n & !c).count_ones() as u64)
+            .sum();
+        let runs: u64 = Self::runs(&self.cont)
+            .map(|(a, z)| (z + 1 - a).div_ceil(max_read_blocks.max(1)))
+            .sum();
+        starts + runs
+    }
+
+    /// Whether block `b` (relative) is needed.
+    pub fn contains(&self, b: u64) -> bool {
+        b < self.needed.len() as u64 * 64 && Self::bit(&self.needed, b)
+    }
+}
+
+/// The blocks of the `dir` lists of the vertices each task's iterator yields; each task marks
+/// its own bitmap and the bitmaps are joined.
+fn needed_blocks<S, T, I>(
     ctx: &RunContext<'_, S>,
     dir: Direction,
-    ranges: Vec<Vec<u32>>,
-) -> Vec<(u64, u64)> {
+    tasks: Vec<T>,
+    vertices: impl Fn(T) -> I + Sync,
+) -> NeededBlocks
+where
+    S: GraphStore,
+    T: Send,
+    I: Iterator<Item = u32>,
+{
     let store = ctx.store;
-    let mut spans: Vec<(u64, u64)> = ctx.pool.install(|| {
-        ranges
+    let n = ctx.n();
+    if n == 0 {
+        return NeededBlocks::empty(0);
+    }
+    let base = store.edge_block(dir, 0);
+    let last = n - 1;
+    let end =
+        store.edge_block(dir, last) + store.degree(dir, last).max(1).div_ceil(SLOTS_PER_BLOCK) + 1;
+    let blocks = end - base;
+    ctx.pool.install(|| {
+        tasks
             .into_par_iter()
-            .flat_map_iter(|vs| {
-                let mut out: Vec<(u64, u64)> = Vec::new();
-                for v in vs {
-                    let deg = store.degree(dir, v);
-                    if deg == 0 {
-                        continue;
+            .fold(
+                || NeededBlocks::empty(blocks),
+                |mut acc, task| {
+                    for v in vertices(task) {
+                        let (first, deg) = store.list_start_block(dir, v);
+                        if deg > 0 {
+                            acc.mark(first - base, deg);
+                        }
                     }
-                    let s = span(store.edge_block(dir, v), deg);
-                    if out.last() != Some(&s) {
-                        out.push(s);
-                    }
-                }
-                out
-            })
-            .collect()
-    });
-    spans.par_sort_unstable();
-    spans.dedup();
-    spans
+                    acc
+                },
+            )
+            .reduce(|| NeededBlocks::empty(blocks), NeededBlocks::union)
+    })
 }
 
-/// The spans of the frontier's `dir` lists (what a push level reads).
-pub fn push_spans<S: GraphStore>(
+/// The blocks of the `dir` lists of the vertices of `0..n` that `member` accepts, looked up in
+/// vertex order (the index is read front to back, not at random).
+fn needed_blocks_where<S: GraphStore>(
+    ctx: &RunContext<'_, S>,
+    dir: Direction,
+    n: u32,
+    member: impl Fn(u32) -> bool + Sync,
+) -> NeededBlocks {
+    let ranges = ctx.pool.word_ranges(n, MARK_CHUNK, MARK_CHUNK * 4);
+    needed_blocks(ctx, dir, ranges, |r| r.filter(|&v| member(v)))
+}
+
+/// The blocks of the frontier's `dir` lists (what a push level reads). A short list is looked
+/// up as it is; a long one (in discovery order) through a bitmap, so in vertex order.
+pub fn push_blocks<S: GraphStore>(
     ctx: &RunContext<'_, S>,
     dir: Direction,
     frontier: &VertexSubset,
-) -> Vec<(u64, u64)> {
-    let list = match frontier.as_list() {
-        Some(l) => l.to_vec(),
-        None => frontier.to_list(),
-    };
-    let chunk = ctx.pool.chunk_len(list.len(), 4096, 65536).max(1);
-    spans_of(ctx, dir, list.chunks(chunk).map(<[u32]>::to_vec).collect())
+) -> NeededBlocks {
+    let n = frontier.universe();
+    match (frontier.as_list(), frontier.as_bitmap()) {
+        (Some(list), _) if list.len() as u64 <= n as u64 / 64 => {
+            let chunks: Vec<&[u32]> = list.chunks(MARK_CHUNK).collect();
+            needed_blocks(ctx, dir, chunks, |c| c.iter().copied())
+        }
+        (_, Some(bits)) => needed_blocks_where(ctx, dir, n, |v| bits.get(v)),
+        _ => {
+            let bits = frontier.to_bitmap();
+            needed_blocks_where(ctx, dir, n, |v| bits.get(v))
+        }
+    }
 }
 
-/// The spans of the `rev` lists of every vertex `wants` accepts (what a pull level reads).
-pub fn pull_spans<S: GraphStore>(
+/// The blocks of the `rev` lists of every vertex `wants` accepts (what a pull level reads).
+pub fn pull_blocks<S: GraphStore>(
     ctx: &RunContext<'_, S>,
     rev: Direction,
     n: u32,
     wants: impl Fn(u32) -> bool + Sync,
-) -> Vec<(u64, u64)> {
-    let ranges = ctx.pool.word_ranges(n, 4096, 65536);
-    let wanted: Vec<Vec<u32>> = ctx.pool.install(|| {
-        ranges
-            .into_par_iter()
-            .map(|r| r.filter(|&v| wants(v)).collect())
-            .collect()
-    });
-    spans_of(ctx, rev, wanted)
+) -> NeededBlocks {
+    needed_blocks_where(ctx, rev, n, wants)
 }
 
-/// Seconds to read `spans` (sorted) as the block-by-block path does: one read per distinct
-/// block of short lists, a long list's blocks in reads of up to the model's longest.
-pub fn block_by_block_secs(spans: &[(u64, u64)], model: &ReadModel) -> f64 {
-    let (mut reads, mut blocks, mut covered) = (0u64, 0u64, 0u64);
-    for &(a, z) in spans {
-        let from = a.max(covered);
-        if from > z {
-            continue;
-        }
-        let n = z + 1 - from;
-        blocks += n;
-        reads += if a == z {
-            1
-        } else {
-            n.div_ceil(model.max_read_blocks)
-        };
-        covered = z + 1;
-    }
-    model.costs.secs(reads, blocks)
+/// Seconds to read `needed` as the block-by-block path does.
+pub fn block_by_block_secs(needed: &NeededBlocks, model: &ReadModel) -> f64 {
+    model.costs.secs(
+        needed.block_by_block_reads(model.max_read_blocks),
+        needed.blocks(),
+    )
 }
 
-/// Seconds to read `spans` (sorted) in a scan of `vertices` vertices that coalesces them as the
-/// store does.
-pub fn coalesced_secs(spans: &[(u64, u64)], model: &ReadModel, vertices: u32) -> f64 {
-    let size = plan_size(spans.iter().copied(), model.max_gap, model.max_read_blocks);
-    model.costs.secs(size.reads, size.blocks) + vertices as f64 * SCAN_SECS_PER_VERTEX
+/// Seconds to read `needed` in a scan of `vertices` vertices that coalesces them as the store
+/// does.
+pub fn coalesced_secs(needed: &NeededBlocks, model: &ReadModel, vertices: u32) -> f64 {
+    let size = plan_size(
+        NeededBlocks::runs(&needed.needed),
+        model.max_gap,
+        model.max_read_blocks,
+    );
+    model.costs.secs(size.reads, size.blocks) + scan_walk_secs(vertices)
+}
+
+/// The least any scan over `vertices` vertices costs: its walk over the range.
+pub fn scan_walk_secs(vertices: u32) -> f64 {
+    vertices as f64 * SCAN_SECS_PER_VERTEX
 }
 
 #[cfg(test)]
@@ -135,19 +254,39 @@ mod tests {
         )
     }
 
+    /// The needed blocks of lists given as (first block, degree), over `blocks` blocks.
+    fn needed(blocks: u64, lists: &[(u64, u64)]) -> NeededBlocks {
+        let mut nb = NeededBlocks::empty(blocks);
+        for &(first, deg) in lists {
+            nb.mark(first, deg);
+        }
+        nb
+    }
+
     #[test]
-    fn spans_cover_long_lists() {
-        assert_eq!(span(7, 1), (7, 7));
-        assert_eq!(span(7, 1024), (7, 7));
-        assert_eq!(span(7, 1025), (7, 8));
-        assert_eq!(span(7, 0), (7, 7));
+    fn marks_cover_long_lists() {
+        let nb = needed(200, &[(7, 1), (9, 1024), (11, 1025), (13, 0)]);
+        let got: Vec<u64> = (0..200).filter(|&b| nb.contains(b)).collect();
+        assert_eq!(got, vec![7, 9, 11, 12, 13]);
+        assert_eq!(nb.blocks(), 5);
+    }
+
+    #[test]
+    fn runs_cross_words_and_end_at_the_last_bit() {
+        let nb = needed(256, &[(3, 1), (60, 1024 * 10), (255, 1)]);
+        let runs: Vec<(u64, u64)> = NeededBlocks::runs(&nb.needed).collect();
+        assert_eq!(runs, vec![(3, 3), (60, 69), (255, 255)]);
+        assert_eq!(
+            NeededBlocks::runs(&NeededBlocks::empty(128).needed).count(),
+            0
+        );
     }
 
     #[test]
     fn a_tiny_frontier_reads_block_by_block() {
         let m = model();
-        let spans = [(10, 10), (11, 11)];
-        assert!(block_by_block_secs(&spans, &m) < coalesced_secs(&spans, &m, 1 << 20));
+        let nb = needed(20_000, &[(10, 1), (11, 1)]);
+        assert!(block_by_block_secs(&nb, &m) < coalesced_secs(&nb, &m, 1 << 20));
     }
 
     #[test]
@@ -155,20 +294,28 @@ mod tests {
         let m = model();
         assert_eq!(m.max_gap, 3);
         // Every other block of 20 000: one random read each, or 79 reads through the gaps.
-        let spans: Vec<(u64, u64)> = (0..10_000).map(|i| (2 * i, 2 * i)).collect();
-        let by_block = block_by_block_secs(&spans, &m);
-        let coalesced = coalesced_secs(&spans, &m, 1 << 20);
+        let lists: Vec<(u64, u64)> = (0..10_000).map(|i| (2 * i, 1)).collect();
+        let nb = needed(20_000, &lists);
+        let by_block = block_by_block_secs(&nb, &m);
+        let coalesced = coalesced_secs(&nb, &m, 1 << 20);
         assert!(coalesced < by_block / 2.0, "{coalesced} vs {by_block}");
         // Far apart blocks gain nothing from coalescing and pay the scan's walk.
-        let far: Vec<(u64, u64)> = (0..1_000).map(|i| (100 * i, 100 * i)).collect();
-        assert!(block_by_block_secs(&far, &m) < coalesced_secs(&far, &m, 1 << 20));
+        let far: Vec<(u64, u64)> = (0..1_000).map(|i| (100 * i, 1)).collect();
+        let nb = needed(100_000, &far);
+        assert!(block_by_block_secs(&nb, &m) < coalesced_secs(&nb, &m, 1 << 20));
     }
 
     #[test]
     fn block_by_block_counts_each_block_once() {
         let m = model();
-        // Two short lists in block 5, a long list over 5..=7: blocks 5, 6, 7 and two reads.
-        let spans = [(5, 5), (5, 7)];
-        assert_eq!(block_by_block_secs(&spans, &m), m.costs.secs(2, 3));
+        // Two short lists in block 5, a long list over 5..=7: blocks 5, 6, 7 and two reads
+        // (block 5, then the list's run 6..=7).
+        let nb = needed(64, &[(5, 1), (5, 3), (5, 2048 + 1)]);
+        assert_eq!(nb.blocks(), 3);
+        assert_eq!(nb.block_by_block_reads(256), 2);
+        assert_eq!(block_by_block_secs(&nb, &m), m.costs.secs(2, 3));
+        // A run longer than the longest read is split.
+        let nb = needed(1024, &[(0, 1024 * 600)]);
+        assert_eq!(nb.block_by_block_reads(256), 1 + 3);
     }
 }

@@ -7,7 +7,7 @@ mod common;
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
-use common::{i64_col, Lcg};
+use common::{i64_col, u64_col, Lcg};
 use exec::algorithms::call;
 use exec::{run, RunConfig};
 use planner::Mode;
@@ -289,6 +289,132 @@ fn a_selective_scan_reads_the_coalesced_plan_of_the_wanted_lists() {
         } else {
             // Every 7-block gap is read through: about all of the blocks up to the last needed.
             assert!(read > 3 * needed, "{read} blocks read, {needed} needed");
+        }
+    }
+}
+
+/// A core of 250 vertices joined to each other (most of the arcs), each with 4 leaves whose ids
+/// sit between the core's (so their one-entry lists are packed among the core's lists, all over
+/// the file), a 3-vertex tail hanging off leaf 6 and, apart, a triangle. BFS from 0: the core
+/// and 0's leaves, then every other leaf (a frontier of short lists spread over most blocks, far
+/// under Ligra's |E|/20, so the density rule pushes), then the tail.
+fn write_core_and_leaves(dir: &Path) -> PathBuf {
+    let core = 250u32;
+    let n = core * 5 + 3 + 3;
+    let mut adj: Vec<BTreeSet<u32>> = vec![BTreeSet::new(); n as usize];
+    let mut join = |a: u32, b: u32| {
+        adj[a as usize].insert(b);
+        adj[b as usize].insert(a);
+    };
+    for i in 0..core {
+        for j in i + 1..core {
+            join(i * 5, j * 5);
+        }
+        for leaf in 1..5 {
+            join(i * 5, i * 5 + leaf);
+        }
+    }
+    let tail = core * 5;
+    join(6, tail);
+    join(tail, tail + 1);
+    join(tail + 1, tail + 2);
+    let tri = tail + 3;
+    join(tri, tri + 1);
+    join(tri + 1, tri + 2);
+    join(tri, tri + 2);
+    write_undirected(dir, &adj)
+}
+
+#[test]
+fn auto_pulls_a_level_whose_unvisited_lists_lie_in_fewer_blocks_than_its_frontiers() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = write_core_and_leaves(dir.path());
+    let file = GraphFile::open(&path).unwrap();
+    let n = file.vertex_index(Direction::Out).degrees.len() as u32;
+    let memory = run(
+        &MemoryStore::load(&path).unwrap(),
+        &call("bfs").from(0),
+        &RunConfig::with_threads(2),
+    )
+    .unwrap();
+    let depths = i64_col(&memory, "depth");
+    let at = |d: i64| -> Vec<u32> { (0..n).filter(|&v| depths[v as usize] == Some(d)).collect() };
+    let after = |d: i64| -> Vec<u32> {
+        (0..n)
+            .filter(|&v| depths[v as usize].is_none_or(|x| x > d))
+            .collect()
+    };
+    // Level 2's frontier (the other cores' leaves) spreads over most blocks; what is still
+    // unvisited then (the tail and the triangle) over very few.
+    let push_blocks = blocks_of(&file, &at(2));
+    let pull_blocks = blocks_of(&file, &after(2));
+    assert!(
+        push_blocks >= 20 && pull_blocks <= 2,
+        "{push_blocks} vs {pull_blocks}"
+    );
+    for threads in [1, 2] {
+        let store = OutOfCoreStore::open(&path, 64 << 10, &EngineOptions::default()).unwrap();
+        let t = run(
+            &store,
+            &call("bfs").from(0),
+            &RunConfig::with_threads(threads),
+        )
+        .unwrap();
+        assert_eq!(i64_col(&t, "depth"), depths);
+        let level = &t.iterations[2];
+        assert_eq!(level.active, at(2).len() as u64);
+        assert_eq!(level.strategy, "pull", "{:?}", t.iterations);
+        // The pull reads the unvisited lists' blocks (and at most a short gap between them),
+        // not the frontier's.
+        assert!(
+            level.blocks_read <= 5,
+            "{threads} threads: level 2 read {} blocks (push needs {push_blocks})",
+            level.blocks_read
+        );
+    }
+}
+
+#[test]
+fn wcc_out_of_core_reads_the_file_once_and_then_only_the_lists_outside_the_big_component() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = write_core_and_leaves(dir.path());
+    let file = GraphFile::open(&path).unwrap();
+    let memory = run(
+        &MemoryStore::load(&path).unwrap(),
+        &call("wcc"),
+        &RunConfig::with_threads(2),
+    )
+    .unwrap();
+    let components = u64_col(&memory, "component");
+    let n = components.len() as u32;
+    let idx = file.vertex_index(Direction::Out);
+    let spb = SLOTS_PER_BLOCK as u64;
+    let edge_blocks = (0..n as usize)
+        .filter(|&v| idx.degrees[v] > 0)
+        .map(|v| (idx.starts[v] + idx.degrees[v] as u64 - 1) / spb + 1)
+        .max()
+        .unwrap();
+    for threads in [1, 2] {
+        for cache in [4096u64, 64 << 10] {
+            let store = OutOfCoreStore::open(&path, cache, &EngineOptions::default()).unwrap();
+            let t = run(&store, &call("wcc"), &RunConfig::with_threads(threads)).unwrap();
+            assert_eq!(u64_col(&t, "component"), components);
+            let rounds: Vec<(&str, u64)> = t
+                .iterations
+                .iter()
+                .map(|i| (i.strategy, i.blocks_read))
+                .collect();
+            assert_eq!(rounds.len(), 2, "{rounds:?}");
+            assert_eq!(rounds[0].0, "link sample");
+            assert_eq!(rounds[1].0, "link");
+            // The sample reads the file about once: a chunk is read again only when a tiny
+            // cache dropped it before a later list of the range needed it.
+            assert!(
+                rounds[0].1 >= edge_blocks && rounds[0].1 <= edge_blocks + edge_blocks / 8,
+                "{rounds:?} of {edge_blocks}"
+            );
+            // The finish reads only the triangle's lists (the rest joined the big component).
+            assert!(rounds[1].1 <= 2, "{rounds:?}");
         }
     }
 }

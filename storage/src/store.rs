@@ -191,6 +191,12 @@ pub trait GraphStore: Send + Sync {
     /// The edge block holding the start of `v`'s list, for grouping a frontier by block.
     fn edge_block(&self, dir: Direction, v: u32) -> u64;
 
+    /// The edge block holding the start of `v`'s list and its degree, for pricing a level's
+    /// reads (one index lookup where the store can do both at once).
+    fn list_start_block(&self, dir: Direction, v: u32) -> (u64, u64) {
+        (self.edge_block(dir, v), self.degree(dir, v))
+    }
+
     /// A snapshot of the store's counters.
     fn io_stats(&self) -> IoStats;
 

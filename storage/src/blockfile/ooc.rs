@@ -45,8 +45,9 @@ const MAX_READ_BLOCKS: u64 = 256;
 const SCAN_CHUNK_MAX_BLOCKS: u64 = 256;
 /// Smallest sequential-scan read (blocks): 64 KiB.
 const SCAN_CHUNK_MIN_BLOCKS: u64 = 16;
-/// Scan reads kept in flight per scan (each is large, so a few saturate the device).
-const SCAN_DEPTH: usize = 4;
+/// Scan reads kept in flight per scan, within its share of the scan buffers: a few large reads
+/// saturate the device, and a sparse level's short reads need many in flight to.
+const SCAN_DEPTH: usize = 32;
 /// Caches below this are all block cache; scans then use the smallest reads.
 const SCAN_RESERVE_FROM: u64 = 1 << 20;
 /// The most of the cache budget set aside for scan buffers.
@@ -966,13 +967,20 @@ impl OutOfCoreStore {
         // these reads.
         // Lists sharing a block give the same span: kept once, so a range of short lists
         // yields about one span per block.
-        let mut spans: Vec<(u64, u64)> = Vec::new();
+        // Each span with the number of wanted lists it stands for, in vertex order (what the
+        // chunks' use counts are made of, without looking the lists up again).
+        let mut runs: Vec<(u64, u64, u32)> = Vec::new();
         for &v in &wanted {
             let s = lay.span(v);
-            if s.deg > 0 && spans.last() != Some(&(s.e_first, s.e_last)) {
-                spans.push((s.e_first, s.e_last));
+            if s.deg == 0 {
+                continue;
+            }
+            match runs.last_mut() {
+                Some(r) if (r.0, r.1) == (s.e_first, s.e_last) => r.2 += 1,
+                _ => runs.push((s.e_first, s.e_last, 1)),
             }
         }
+        let mut spans: Vec<(u64, u64)> = runs.iter().map(|r| (r.0, r.1)).collect();
         if spans.is_empty() {
             for &v in &wanted {
                 visit(v, &[], want_w.then_some(&[]));
@@ -984,22 +992,32 @@ impl OutOfCoreStore {
         drop(spans);
         let chunks = reads.len() as u64;
         let chunk_of = |b: u64| reads.partition_point(|r| r.end <= b) as u64;
-        // This scan's share of the scan buffers, in chunks (edges plus weights): at least the
-        // chunk in use and one read ahead.
+        // This scan's share of the scan buffers, in bytes of the reads it holds (edges plus
+        // weights), so that a sparse level's many short reads fly together: at least the chunk
+        // in use and one read ahead, whatever their size.
         let (_active, scans) = ActiveScan::enter(&self.active_scans);
-        let chunk_bytes = chunk_len * BLOCK_SIZE as u64 * if want_w { 3 } else { 1 };
-        let budget = ((self.scan_reserve / scans as u64 / chunk_bytes) as usize).max(2);
+        let per_block = BLOCK_SIZE as u64 * if want_w { 3 } else { 1 };
+        let share = self.scan_reserve / scans as u64;
+        let bytes_of = |c: u64| (reads[c as usize].end - reads[c as usize].start) * per_block;
+        let held = |loaded: &BTreeMap<u64, Chunk>, issued: &HashSet<u64>| -> u64 {
+            loaded
+                .keys()
+                .chain(issued.iter())
+                .map(|&c| bytes_of(c))
+                .sum()
+        };
+        let room = |loaded: &BTreeMap<u64, Chunk>, issued: &HashSet<u64>, c: u64| {
+            loaded.len() + issued.len() < 2 || held(loaded, issued) + bytes_of(c) <= share
+        };
         // How many lists of the range still need each chunk: a chunk is read only if some list
         // needs it and released as soon as the last one is visited.
         let mut uses = vec![0u32; chunks as usize];
-        for &v in &wanted {
-            let s = lay.span(v);
-            if s.deg > 0 {
-                for c in chunk_of(s.e_first)..=chunk_of(s.e_last) {
-                    uses[c as usize] += 1;
-                }
+        for &(first, last, lists) in &runs {
+            for c in chunk_of(first)..=chunk_of(last) {
+                uses[c as usize] += lists;
             }
         }
+        drop(runs);
         let chunk_blocks = |c: u64| {
             let r = &reads[c as usize];
             (r.start, r.end - r.start)
@@ -1046,7 +1064,7 @@ impl OutOfCoreStore {
             Ok(())
         };
 
-        // Keeps up to SCAN_DEPTH chunks in flight ahead of the one being used, within budget.
+        // Keeps up to SCAN_DEPTH reads in flight ahead of the one being used, within the share.
         let read_ahead = |session: &mut Session<'_>,
                           loaded: &BTreeMap<u64, Chunk>,
                           issued: &mut HashSet<u64>,
@@ -1055,7 +1073,7 @@ impl OutOfCoreStore {
          -> Result<()> {
             while *next_issue < chunks
                 && session.in_flight() < SCAN_DEPTH * reads_per_chunk
-                && loaded.len() + issued.len() < budget
+                && room(loaded, issued, *next_issue)
             {
                 if uses[*next_issue as usize] > 0
                     && !loaded.contains_key(next_issue)
@@ -1125,8 +1143,8 @@ impl OutOfCoreStore {
                         }
                     }
                     read_ahead(&mut session, &loaded, &mut issued, &mut next_issue, &uses)?;
-                    let held = (loaded.len() + issued.len()) as u64 * chunk_bytes;
-                    self.scan_high_water.fetch_max(held, Ordering::Relaxed);
+                    self.scan_high_water
+                        .fetch_max(held(&loaded, &issued), Ordering::Relaxed);
                     session.wait(|c| done.push(c))?;
                     for c in done.drain(..) {
                         self.landed(&c)?;
@@ -1218,7 +1236,10 @@ impl OutOfCoreStore {
             }
             // While over budget, drop the oldest chunks behind this list that later lists still
             // need (they are re-read then).
-            while loaded.len() + issued.len() > budget && loaded.range(..c0).next().is_some() {
+            while loaded.len() + issued.len() > 2
+                && held(&loaded, &issued) > share
+                && loaded.range(..c0).next().is_some()
+            {
                 if let Some((_, ch)) = loaded.pop_first() {
                     recycle(ch);
                 }
@@ -1297,6 +1318,14 @@ impl GraphStore for OutOfCoreStore {
     fn edge_block(&self, dir: Direction, v: u32) -> u64 {
         // Absolute block number, as the in-memory store answers.
         self.file.edge_section(dir).first_block() + self.file.vertex_index(dir).block_of(v)
+    }
+
+    fn list_start_block(&self, dir: Direction, v: u32) -> (u64, u64) {
+        let (start, deg) = self.file.vertex_index(dir).entry(v);
+        (
+            self.file.edge_section(dir).first_block() + start / SLOTS,
+            deg as u64,
+        )
     }
 
     fn io_stats(&self) -> IoStats {

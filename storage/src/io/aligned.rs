@@ -196,9 +196,10 @@ impl BufPool {
         }
     }
 
-    /// A buffer of `blocks` blocks: recycled when it fits the pool's size, new otherwise.
+    /// A buffer of `blocks` blocks: recycled when it fits the pool's size, new otherwise (also
+    /// for a read under a quarter of it, which then holds only what it reads).
     pub fn take(&self, blocks: usize) -> AlignedBuf {
-        if blocks > self.blocks {
+        if blocks > self.blocks || blocks * 4 <= self.blocks {
             return AlignedBuf::new(blocks);
         }
         let recycled = self.free.lock().unwrap_or_else(|p| p.into_inner()).pop();
