@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 use planner::registry::Operator;
 use storage::{Direction, GraphStore, IoStats, RemoteTraffic};
 
-use crate::cluster::hubs::{Deal, Reschedule};
+use crate::cluster::hubs::{Deal, Reschedule, HUB_DEGREE};
 use crate::cluster::Split;
 use crate::config::{Progress, RunConfig};
 use crate::error::ExecError;
@@ -97,30 +97,35 @@ impl<'a, S: GraphStore> RunContext<'a, S> {
             }
             return (list, Deal::none());
         }
-        let mut ranges = self.reschedule.dealt_ranges();
-        ranges.push(split.owned());
-        let mut part: Vec<u32> = Vec::new();
-        for r in ranges {
-            match (frontier.as_bitmap(), frontier.as_list()) {
-                (Some(bits), _) => part.extend(bits.ones_in(r)),
-                (_, Some(list)) => part.extend(list.iter().copied().filter(|v| r.contains(v))),
-                _ => part.extend(frontier.to_list().into_iter().filter(|v| r.contains(v))),
+        let owned = split.owned();
+        let mine = frontier.ones_in(owned.clone());
+        let degree = |v: u32| dirs.iter().map(|&d| self.store.degree(d, v)).sum::<u64>();
+        let mut foreign = Vec::new();
+        for r in self.reschedule.dealt_ranges() {
+            if r != owned {
+                foreign.extend(
+                    frontier
+                        .ones_in(r)
+                        .into_iter()
+                        .filter(|&v| degree(v) > HUB_DEGREE),
+                );
             }
         }
-        part.sort_unstable();
-        part.dedup();
+        foreign.sort_unstable();
+        foreign.dedup();
         self.reschedule
-            .sources(self.store, &part, split.owned(), dirs, split.size_rank())
+            .sources(self.store, mine, &foreign, dirs, split.size_rank())
     }
 
-    /// [`RunContext::frontier_sources`] for a round from every vertex.
-    pub fn push_sources_all(&self, dirs: &[Direction]) -> (Vec<u32>, Deal) {
+    /// [`RunContext::frontier_sources`] for a round from every vertex, as sorted spans (see
+    /// [`crate::collab::sources::Sources`]): a sum over all edges lists no owned vertex.
+    pub fn push_spans_all(&self, dirs: &[Direction]) -> (Vec<std::ops::Range<u32>>, Deal) {
         let split = self.split();
         if !split.is_cluster() {
-            return (split.owned().collect(), Deal::none());
+            return (vec![split.owned()], Deal::none());
         }
         self.reschedule
-            .all_sources(self.store, split.owned(), dirs, split.size_rank())
+            .all_spans(self.store, split.owned(), dirs, split.size_rank())
     }
 
     /// Where this run's vertex arrays live.

@@ -150,6 +150,19 @@ impl VertexSubset {
         }
     }
 
+    /// The vertices within `range`, in increasing order (a dense subset reads only the
+    /// range's words).
+    pub fn ones_in(&self, range: std::ops::Range<u32>) -> Vec<u32> {
+        match &self.repr {
+            Repr::Dense { bits, .. } => bits.ones_in(range).collect(),
+            Repr::Sparse(l) => {
+                let mut out: Vec<u32> = l.iter().copied().filter(|v| range.contains(v)).collect();
+                out.sort_unstable();
+                out
+            }
+        }
+    }
+
     /// Whether `v` is in the subset: O(1) when dense, O(len) when sparse.
     pub fn contains(&self, v: u32) -> bool {
         match &self.repr {
