@@ -29,6 +29,9 @@ pub struct RunContext<'a, S: GraphStore> {
     operators: AtomicU32,
     /// Split over several members: the hubs dealt out across them.
     reschedule: Reschedule,
+    /// An error of a step that could not return it (a collective inside
+    /// [`RunContext::frontier_sources`]), returned by the next [`RunContext::finish`].
+    deferred: Mutex<Option<ExecError>>,
 }
 
 /// Where an iteration started: the store's counters, its remote traffic, and the clock.
@@ -51,6 +54,7 @@ impl<'a, S: GraphStore> RunContext<'a, S> {
             stats: Mutex::new(Vec::new()),
             operators: AtomicU32::new(0),
             reschedule: Reschedule::default(),
+            deferred: Mutex::new(None),
         })
     }
 
@@ -81,9 +85,8 @@ impl<'a, S: GraphStore> RunContext<'a, S> {
     /// The sources this member pushes from in a round from `frontier` along `dirs`, sorted,
     /// and the deal saying which slice of each hub's list is this member's. Without a cluster:
     /// the whole frontier, nothing dealt. Over several members: its owned part plus the hubs
-    /// dealt out; only the frontier's vertices in the owned range and the dealt members'
-    /// ranges are listed (a split frontier is a bitmap over |V|; the
-    /// rest of it is not this member's work).
+    /// dealt out (a collective once any member's hubs are dealt: every member calls this at
+    /// the same points of a round).
     pub fn frontier_sources(
         &self,
         frontier: &VertexSubset,
@@ -99,22 +102,39 @@ impl<'a, S: GraphStore> RunContext<'a, S> {
         }
         let owned = split.owned();
         let mine = frontier.ones_in(owned.clone());
-        let degree = |v: u32| dirs.iter().map(|&d| self.store.degree(d, v)).sum::<u64>();
-        let mut foreign = Vec::new();
-        for r in self.reschedule.dealt_ranges() {
-            if r != owned {
-                foreign.extend(
-                    frontier
-                        .ones_in(r)
-                        .into_iter()
-                        .filter(|&v| degree(v) > HUB_DEGREE),
-                );
+        let dealt = self.reschedule.dealt_ranges();
+        // A member holds only its own part of a split frontier, so the hubs dealt out travel:
+        // each member names those of its part (the same rounds on every member, as the deals
+        // are the same), a short list.
+        let foreign = if dealt.is_empty() {
+            Vec::new()
+        } else {
+            let degree = |v: u32| dirs.iter().map(|&d| self.store.degree(d, v)).sum::<u64>();
+            let own_hubs: Vec<u32> = match dealt.contains(&owned) {
+                true => mine
+                    .iter()
+                    .copied()
+                    .filter(|&v| degree(v) > HUB_DEGREE)
+                    .collect(),
+                false => Vec::new(),
+            };
+            match split.all_gather(&own_hubs) {
+                Ok(all) => all.into_iter().filter(|v| !owned.contains(v)).collect(),
+                Err(e) => {
+                    // Reported when the iteration is recorded; the round's work is void.
+                    self.defer(e);
+                    Vec::new()
+                }
             }
-        }
-        foreign.sort_unstable();
-        foreign.dedup();
+        };
         self.reschedule
             .sources(self.store, mine, &foreign, dirs, split.size_rank())
+    }
+
+    /// Keeps the first error of a step that cannot return one, for [`RunContext::finish`].
+    fn defer(&self, e: ExecError) {
+        let mut d = self.deferred.lock().unwrap_or_else(|p| p.into_inner());
+        d.get_or_insert(e);
     }
 
     /// [`RunContext::frontier_sources`] for a round from every vertex, as sorted spans (see
@@ -198,6 +218,14 @@ impl<'a, S: GraphStore> RunContext<'a, S> {
         strategy: &'static str,
         of: Option<u32>,
     ) -> Result<(), ExecError> {
+        if let Some(e) = self
+            .deferred
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .take()
+        {
+            return Err(e);
+        }
         let io = self.store.io_stats().since(&start.io);
         let remote = self.remote_traffic().since(&start.remote);
         let elapsed = start.at.elapsed();
