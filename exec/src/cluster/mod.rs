@@ -218,7 +218,7 @@ impl<'a> Split<'a> {
             let piece = &mut buf[..len];
             piece.fill(0);
             fill(at, piece);
-            if at + len == total && n % 64 != 0 {
+            if at + len == total && !n.is_multiple_of(64) {
                 piece[len - 1] &= (1u64 << (n % 64)) - 1;
             }
             c.or_words(piece)?;
@@ -233,7 +233,7 @@ impl<'a> Split<'a> {
         if let Some(w) = part.first_mut() {
             *w &= !((1u64 << (owned.start % 64)) - 1);
         }
-        if owned.end % 64 != 0 {
+        if !owned.end.is_multiple_of(64) {
             if let Some(w) = part.last_mut() {
                 *w &= (1u64 << (owned.end % 64)) - 1;
             }
