@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 use planner::registry::Operator;
 use storage::{Direction, GraphStore, IoStats, RemoteTraffic};
 
-use crate::cluster::hubs::{Deal, Reschedule};
+use crate::cluster::hubs::{Deal, Reschedule, HUB_DEGREE};
 use crate::cluster::Split;
 use crate::config::{Progress, RunConfig};
 use crate::error::ExecError;
@@ -29,6 +29,9 @@ pub struct RunContext<'a, S: GraphStore> {
     operators: AtomicU32,
     /// Split over several members: the hubs dealt out across them.
     reschedule: Reschedule,
+    /// An error of a step that could not return it (a collective inside
+    /// [`RunContext::frontier_sources`]), returned by the next [`RunContext::finish`].
+    deferred: Mutex<Option<ExecError>>,
 }
 
 /// Where an iteration started: the store's counters, its remote traffic, and the clock.
@@ -51,6 +54,7 @@ impl<'a, S: GraphStore> RunContext<'a, S> {
             stats: Mutex::new(Vec::new()),
             operators: AtomicU32::new(0),
             reschedule: Reschedule::default(),
+            deferred: Mutex::new(None),
         })
     }
 
@@ -81,9 +85,8 @@ impl<'a, S: GraphStore> RunContext<'a, S> {
     /// The sources this member pushes from in a round from `frontier` along `dirs`, sorted,
     /// and the deal saying which slice of each hub's list is this member's. Without a cluster:
     /// the whole frontier, nothing dealt. Over several members: its owned part plus the hubs
-    /// dealt out; only the frontier's vertices in the owned range and the dealt members'
-    /// ranges are listed (a split frontier is a bitmap over |V|; the
-    /// rest of it is not this member's work).
+    /// dealt out (a collective once any member's hubs are dealt: every member calls this at
+    /// the same points of a round).
     pub fn frontier_sources(
         &self,
         frontier: &VertexSubset,
@@ -97,30 +100,52 @@ impl<'a, S: GraphStore> RunContext<'a, S> {
             }
             return (list, Deal::none());
         }
-        let mut ranges = self.reschedule.dealt_ranges();
-        ranges.push(split.owned());
-        let mut part: Vec<u32> = Vec::new();
-        for r in ranges {
-            match (frontier.as_bitmap(), frontier.as_list()) {
-                (Some(bits), _) => part.extend(bits.ones_in(r)),
-                (_, Some(list)) => part.extend(list.iter().copied().filter(|v| r.contains(v))),
-                _ => part.extend(frontier.to_list().into_iter().filter(|v| r.contains(v))),
+        let owned = split.owned();
+        let mine = frontier.ones_in(owned.clone());
+        let dealt = self.reschedule.dealt_ranges();
+        // A member holds only its own part of a split frontier, so the hubs dealt out travel:
+        // each member names those of its part (the same rounds on every member, as the deals
+        // are the same), a short list.
+        let foreign = if dealt.is_empty() {
+            Vec::new()
+        } else {
+            let degree = |v: u32| dirs.iter().map(|&d| self.store.degree(d, v)).sum::<u64>();
+            let own_hubs: Vec<u32> = match dealt.contains(&owned) {
+                true => mine
+                    .iter()
+                    .copied()
+                    .filter(|&v| degree(v) > HUB_DEGREE)
+                    .collect(),
+                false => Vec::new(),
+            };
+            match split.all_gather(&own_hubs) {
+                Ok(all) => all.into_iter().filter(|v| !owned.contains(v)).collect(),
+                Err(e) => {
+                    // Reported when the iteration is recorded; the round's work is void.
+                    self.defer(e);
+                    Vec::new()
+                }
             }
-        }
-        part.sort_unstable();
-        part.dedup();
+        };
         self.reschedule
-            .sources(self.store, &part, split.owned(), dirs, split.size_rank())
+            .sources(self.store, mine, &foreign, dirs, split.size_rank())
     }
 
-    /// [`RunContext::frontier_sources`] for a round from every vertex.
-    pub fn push_sources_all(&self, dirs: &[Direction]) -> (Vec<u32>, Deal) {
+    /// Keeps the first error of a step that cannot return one, for [`RunContext::finish`].
+    fn defer(&self, e: ExecError) {
+        let mut d = self.deferred.lock().unwrap_or_else(|p| p.into_inner());
+        d.get_or_insert(e);
+    }
+
+    /// [`RunContext::frontier_sources`] for a round from every vertex, as sorted spans (see
+    /// [`crate::collab::sources::Sources`]): a sum over all edges lists no owned vertex.
+    pub fn push_spans_all(&self, dirs: &[Direction]) -> (Vec<std::ops::Range<u32>>, Deal) {
         let split = self.split();
         if !split.is_cluster() {
-            return (split.owned().collect(), Deal::none());
+            return (vec![split.owned()], Deal::none());
         }
         self.reschedule
-            .all_sources(self.store, split.owned(), dirs, split.size_rank())
+            .all_spans(self.store, split.owned(), dirs, split.size_rank())
     }
 
     /// Where this run's vertex arrays live.
@@ -193,6 +218,14 @@ impl<'a, S: GraphStore> RunContext<'a, S> {
         strategy: &'static str,
         of: Option<u32>,
     ) -> Result<(), ExecError> {
+        if let Some(e) = self
+            .deferred
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .take()
+        {
+            return Err(e);
+        }
         let io = self.store.io_stats().since(&start.io);
         let remote = self.remote_traffic().since(&start.remote);
         let elapsed = start.at.elapsed();

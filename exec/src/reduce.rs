@@ -27,6 +27,7 @@ use storage::{Direction, GraphStore};
 use crate::batched;
 use crate::cluster::hubs::Deal;
 use crate::collab::round::{Combine, Round};
+use crate::collab::sources::Sources;
 use crate::collab::{self, UpdateStrategy, Windows};
 use crate::context::RunContext;
 use crate::error::ExecError;
@@ -199,10 +200,11 @@ impl<'c, 'a, S: GraphStore> EdgeReduce<'c, 'a, S> {
         let windows = Windows::for_budget(n, ctx.placement().budget(), ctx.pool.threads());
         let strategy = collab::choose(ctx.cfg.dm_update, ctx.store.shape().arcs, &windows);
         // The owned vertices, plus the hubs dealt out across the members (their slices).
-        let (sources, deal) = ctx.push_sources_all(&[Direction::Out]);
+        let (spans, deal) = ctx.push_spans_all(&[Direction::Out]);
         if strategy != UpdateStrategy::Direct {
+            let sources = Sources::spans(spans);
             let round = Round {
-                sources: &sources,
+                sources: &[],
                 dirs: &[Direction::Out],
                 weighted,
                 strategy,
@@ -222,16 +224,16 @@ impl<'c, 'a, S: GraphStore> EdgeReduce<'c, 'a, S> {
                 };
                 Ok(r.into_iter().map(Some).collect())
             };
+            let emit = |_, x, _, w| Some(x * w);
             let (_, edges) =
-                collab::round::run(ctx, out, round, read, |_, x, _, w| Some(x * w), finish)?;
+                collab::round::run_over(ctx, out, round, &sources, read, emit, finish)?;
             return Ok(Reduced {
                 strategy: strategy.profile_name(),
                 edges,
             });
         }
-        // Direct update pushes from the owned range in spans: the list of sources (4 B per
-        // owned vertex) is not needed past the deal.
-        drop(sources);
+        // Direct update pushes from the owned range in spans of a buffer each.
+        drop(spans);
         let buffer = ctx.placement().buffer_len(ctx.pool.threads());
         let owned = split.owned();
         let ranges: Vec<(u32, u32)> = owned

@@ -19,6 +19,14 @@ enum Repr {
     Sparse(Vec<u32>),
     /// One bit per vertex, with the number of set bits.
     Dense { bits: Bitmap, count: u64 },
+    /// A member's part of a frontier split over several compute nodes: bits only for the
+    /// words of its owned range (bit `i` is vertex `first + i`, `first` a multiple of 64), and
+    /// the size of the whole frontier, so the member holds O(owned) bits, not O(|V|).
+    Part {
+        first: u32,
+        bits: Bitmap,
+        count: u64,
+    },
 }
 
 impl VertexSubset {
@@ -73,6 +81,28 @@ impl VertexSubset {
         }
     }
 
+    /// A member's part of a split frontier of `count` vertices in all: `bits` covers the
+    /// vertices from `first` (a multiple of 64) on, and only the member's own range is set.
+    pub fn from_part(n: u32, first: u32, bits: Bitmap, count: u64) -> VertexSubset {
+        VertexSubset {
+            n,
+            repr: Repr::Part { first, bits, count },
+        }
+    }
+
+    /// Whether this is one member's part of a split frontier (it holds only that part).
+    pub fn is_part(&self) -> bool {
+        matches!(self.repr, Repr::Part { .. })
+    }
+
+    /// The words of bits held (a part holds its owned range's only; for tests and bounds).
+    pub fn held_words(&self) -> usize {
+        match &self.repr {
+            Repr::Sparse(l) => l.len().div_ceil(2),
+            Repr::Dense { bits, .. } | Repr::Part { bits, .. } => bits.words().len(),
+        }
+    }
+
     /// The universe size.
     pub fn universe(&self) -> u32 {
         self.n
@@ -82,7 +112,7 @@ impl VertexSubset {
     pub fn len(&self) -> u64 {
         match &self.repr {
             Repr::Sparse(l) => l.len() as u64,
-            Repr::Dense { count, .. } => *count,
+            Repr::Dense { count, .. } | Repr::Part { count, .. } => *count,
         }
     }
 
@@ -91,18 +121,18 @@ impl VertexSubset {
         self.len() == 0
     }
 
-    /// Whether the subset is held as a bitmap.
+    /// Whether the subset is held as a bitmap over |V|.
     pub fn is_dense(&self) -> bool {
         matches!(self.repr, Repr::Dense { .. })
     }
 
-    /// The subset as a bitmap (converted when sparse).
+    /// The subset as a bitmap over |V| (converted when sparse; of a part, its vertices).
     pub fn to_bitmap(&self) -> Bitmap {
         match &self.repr {
             Repr::Dense { bits, .. } => bits.clone(),
-            Repr::Sparse(list) => {
+            Repr::Sparse(_) | Repr::Part { .. } => {
                 let mut bits = Bitmap::new(self.n);
-                for &v in list {
+                for v in self.to_list() {
                     bits.set(v);
                 }
                 bits
@@ -110,11 +140,11 @@ impl VertexSubset {
         }
     }
 
-    /// The bitmap, when the subset is dense.
+    /// The bitmap over |V|, when the subset is dense (a part has none).
     pub fn as_bitmap(&self) -> Option<&Bitmap> {
         match &self.repr {
             Repr::Dense { bits, .. } => Some(bits),
-            Repr::Sparse(_) => None,
+            Repr::Sparse(_) | Repr::Part { .. } => None,
         }
     }
 
@@ -122,26 +152,29 @@ impl VertexSubset {
     pub fn as_list(&self) -> Option<&[u32]> {
         match &self.repr {
             Repr::Sparse(l) => Some(l),
-            Repr::Dense { .. } => None,
+            Repr::Dense { .. } | Repr::Part { .. } => None,
         }
     }
 
-    /// The vertices as a list (increasing order when converted from a bitmap).
+    /// The vertices as a list (increasing order when converted from bits); of a part, only
+    /// the member's own vertices.
     pub fn to_list(&self) -> Vec<u32> {
         match &self.repr {
             Repr::Sparse(l) => l.clone(),
             Repr::Dense { bits, .. } => bits.iter_ones().collect(),
+            Repr::Part { first, bits, .. } => bits.iter_ones().map(|v| first + v).collect(),
         }
     }
 
-    /// Converts to the sparse form in place.
+    /// Converts to the sparse form in place (a part stays a part: its count is the whole
+    /// frontier's).
     pub fn make_sparse(&mut self) {
         if let Repr::Dense { bits, .. } = &self.repr {
             self.repr = Repr::Sparse(bits.iter_ones().collect());
         }
     }
 
-    /// Converts to the dense form in place.
+    /// Converts to the dense form in place (a part stays a part).
     pub fn make_dense(&mut self) {
         if let Repr::Sparse(list) = &self.repr {
             let count = list.len() as u64;
@@ -150,10 +183,29 @@ impl VertexSubset {
         }
     }
 
-    /// Whether `v` is in the subset: O(1) when dense, O(len) when sparse.
+    /// The vertices within `range`, in increasing order (a dense subset reads only the
+    /// range's words).
+    pub fn ones_in(&self, range: std::ops::Range<u32>) -> Vec<u32> {
+        match &self.repr {
+            Repr::Dense { bits, .. } => bits.ones_in(range).collect(),
+            Repr::Part { first, bits, .. } => {
+                let local = range.start.saturating_sub(*first)..range.end.saturating_sub(*first);
+                bits.ones_in(local).map(|v| first + v).collect()
+            }
+            Repr::Sparse(l) => {
+                let mut out: Vec<u32> = l.iter().copied().filter(|v| range.contains(v)).collect();
+                out.sort_unstable();
+                out
+            }
+        }
+    }
+
+    /// Whether `v` is in the subset: O(1) when dense, O(len) when sparse; a part knows only
+    /// the member's own vertices.
     pub fn contains(&self, v: u32) -> bool {
         match &self.repr {
             Repr::Dense { bits, .. } => bits.get(v),
+            Repr::Part { first, bits, .. } => v >= *first && bits.get(v - first),
             Repr::Sparse(l) => l.contains(&v),
         }
     }
@@ -178,5 +230,26 @@ mod tests {
         assert!(!all.contains(70));
         assert!(VertexSubset::single(5, 9).is_empty());
         assert!(VertexSubset::all(0).is_empty());
+    }
+
+    #[test]
+    fn a_part_holds_its_range_and_counts_the_whole() {
+        let mut bits = Bitmap::new(128);
+        for v in [1, 70, 127] {
+            bits.set(v);
+        }
+        let p = VertexSubset::from_part(1000, 128, bits, 9);
+        assert!(p.is_part() && !p.is_dense());
+        assert_eq!((p.len(), p.universe(), p.held_words()), (9, 1000, 2));
+        assert_eq!(p.to_list(), vec![129, 198, 255]);
+        assert_eq!(p.ones_in(0..200), vec![129, 198]);
+        assert_eq!(p.ones_in(199..1000), vec![255]);
+        assert!(p.ones_in(0..129).is_empty());
+        assert!(p.contains(198) && !p.contains(1) && !p.contains(2000));
+        assert!(p.as_bitmap().is_none() && p.as_list().is_none());
+        assert_eq!(
+            p.to_bitmap().iter_ones().collect::<Vec<_>>(),
+            vec![129, 198, 255]
+        );
     }
 }

@@ -25,6 +25,14 @@ where
 
     ctx.check()?;
     let n = subset.universe();
+    if subset.is_part() {
+        // A member's part of a split frontier: every member filters its own part, and the
+        // union counts the whole.
+        let kept: Vec<u32> = ctx
+            .pool
+            .install(|| subset.to_list().into_par_iter().filter(|&v| f(v)).collect());
+        return ctx.split().union(kept);
+    }
     let out = ctx
         .pool
         .install(|| match (subset.as_list(), subset.as_bitmap()) {

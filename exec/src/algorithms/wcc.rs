@@ -27,7 +27,6 @@ use crate::link::link_components;
 use crate::output::per_vertex_batches;
 use crate::reference::{column, compare, Lists};
 use crate::result::ResultTable;
-use crate::subset::VertexSubset;
 use crate::vertexmap::vertex_transform;
 
 /// Weakly connected components.
@@ -114,7 +113,6 @@ fn compute<S: GraphStore>(ctx: &RunContext<'_, S>) -> Result<Vec<u64>, ExecError
 /// Min-label propagation: the remote-state kernel.
 fn propagate_labels<S: GraphStore>(ctx: &RunContext<'_, S>) -> Result<Vec<u64>, ExecError> {
     let store = ctx.store;
-    let n = ctx.n();
     let label = ctx.vertex_array(0u64)?;
     vertex_transform(ctx, &label, &label, |v, _| (store.input_id(v), 0.0))?;
     let dirs: &[Direction] = if store.shape().directed {
@@ -122,7 +120,8 @@ fn propagate_labels<S: GraphStore>(ctx: &RunContext<'_, S>) -> Result<Vec<u64>, 
     } else {
         &[Direction::Out]
     };
-    let mut frontier = VertexSubset::all(n);
+    // Split over several members, each holds only its owned part of the frontier.
+    let mut frontier = ctx.split().all();
     let mut edge_map = EdgeMap::new(ctx);
     while !frontier.is_empty() {
         frontier = edge_map.relax_min(&frontier, dirs, &label, false, |l, _| Some(l), None)?;

@@ -78,54 +78,68 @@ impl Deal {
 }
 
 impl Reschedule {
-    /// The sources of a push round from the whole (sorted) frontier `whole` along `dirs`, and
-    /// its deal: the member's `owned` part plus every hub of `whole` dealt out this round
-    /// (sorted, distinct). Counts the hubs for the iteration's figures.
+    /// The sources of a push round along `dirs`, and its deal: `mine`, the frontier's part in
+    /// the member's `owned` range (sorted), plus every hub dealt out this round — the hubs of
+    /// `mine` in a dealt range and the hubs of `foreign`, the frontier's vertices in the other
+    /// members' dealt ranges (sorted, distinct). Counts the hubs for the iteration's figures.
     pub fn sources<S: GraphStore>(
         &self,
         store: &S,
-        whole: &[u32],
-        owned: Range<u32>,
+        mine: Vec<u32>,
+        foreign: &[u32],
         dirs: &[Direction],
         (members, rank): (usize, usize),
     ) -> (Vec<u32>, Deal) {
-        let a = whole.partition_point(|&v| v < owned.start);
-        let b = whole.partition_point(|&v| v < owned.end);
-        let mine = &whole[a..b];
         let degree = |v: u32| dirs.iter().map(|&d| store.degree(d, v)).sum::<u64>();
         let dealt = self.dealt_ranges();
-        let mut hubs = Vec::new();
-        for r in &dealt {
-            let a = whole.partition_point(|&v| v < r.start);
-            let b = whole.partition_point(|&v| v < r.end);
-            hubs.extend(
-                whole[a..b]
-                    .iter()
-                    .copied()
-                    .filter(|&v| degree(v) > HUB_DEGREE),
-            );
-        }
-        self.note(mine, &hubs, &degree);
-        self.assemble(mine.to_vec(), hubs, members, rank)
+        let in_dealt = |v: &u32| dealt.iter().any(|r| r.contains(v));
+        let hubs: Vec<u32> = mine
+            .iter()
+            .copied()
+            .filter(in_dealt)
+            .chain(foreign.iter().copied())
+            .filter(|&v| degree(v) > HUB_DEGREE)
+            .collect();
+        self.note(&mine, &hubs, &degree);
+        self.assemble(mine, hubs, members, rank)
     }
 
     /// [`Reschedule::sources`] for a round whose sources are every vertex (a sum over all
-    /// edges): `owned` plus the dealt hubs of the other members.
-    pub fn all_sources<S: GraphStore>(
+    /// edges), as spans: `owned` plus each dealt hub of the other members as a span of one, so
+    /// nothing is listed per owned vertex.
+    pub fn all_spans<S: GraphStore>(
         &self,
         store: &S,
         owned: Range<u32>,
         dirs: &[Direction],
         (members, rank): (usize, usize),
-    ) -> (Vec<u32>, Deal) {
+    ) -> (Vec<Range<u32>>, Deal) {
         let degree = |v: u32| dirs.iter().map(|&d| store.degree(d, v)).sum::<u64>();
         let mut hubs = Vec::new();
         for r in self.dealt_ranges() {
             hubs.extend(r.filter(|&v| degree(v) > HUB_DEGREE));
         }
-        let mine: Vec<u32> = owned.collect();
-        self.note(&mine, &hubs, &degree);
-        self.assemble(mine, hubs, members, rank)
+        hubs.sort_unstable();
+        hubs.dedup();
+        let whole = owned
+            .clone()
+            .filter(|&v| degree(v) > HUB_DEGREE && hubs.binary_search(&v).is_err())
+            .count() as u64;
+        self.whole_hubs.fetch_add(whole, Ordering::Relaxed);
+        self.dealt_hubs
+            .fetch_add(hubs.len() as u64, Ordering::Relaxed);
+        let mut spans = vec![owned.clone()];
+        spans.extend(
+            hubs.iter()
+                .filter(|v| !owned.contains(v))
+                .map(|&v| v..v + 1),
+        );
+        let deal = Deal {
+            hubs,
+            members,
+            rank,
+        };
+        (spans, deal)
     }
 
     fn assemble(

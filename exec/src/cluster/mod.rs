@@ -9,8 +9,9 @@
 //!   owner of each vertex applies it);
 //! * push rounds take the frontier ∩ owned as their sources, pulls and vertex maps compute the
 //!   owned vertices only;
-//! * a frontier it returns is the union of the members' parts ([`Split::union`], a bitmap
-//!   over |V| through `or_words`), a scalar the member-order sum of their parts;
+//! * a frontier it returns is the union of the members' parts ([`Split::union`]: OR-ed in
+//!   pieces through `or_words`, of which each member keeps the bits of its owned range and
+//!   the union's size), a scalar the member-order sum of their parts;
 //! * updates to other members' vertices go directly to remote state (CAS, FAA, the nodes'
 //!   pass-by-value add are atomic there) or, in a collaborative round, into the mailboxes of
 //!   the pieces the owners apply ([`crate::collab::pieces`]).
@@ -30,6 +31,10 @@ use storage::cluster::{Collectives, Member};
 use crate::bitmap::Bitmap;
 use crate::error::ExecError;
 use crate::subset::VertexSubset;
+
+/// Words of a union OR-ed across the members in one collective call (64 KiB): what a member
+/// holds of the union beyond its own part, and what a collective reads from each member.
+pub const UNION_PIECE_WORDS: usize = 1 << 13;
 
 /// Figures each member reports for an iteration: time (µs), edges, round trips, remote
 /// operations, bytes sent, hubs processed whole, and its owned range's start and end.
@@ -145,20 +150,31 @@ impl<'a> Split<'a> {
             .min())
     }
 
-    /// The union of every member's distinct vertices `mine` (each below `vertices`): the next
-    /// frontier of a split round. Travels as a bitmap over |V| and stays one (|V|/8 bytes on
-    /// every member, not 4 bytes per vertex of the whole frontier); without a cluster `mine`.
-    pub fn union(&self, mine: Vec<u32>) -> Result<VertexSubset, ExecError> {
+    /// The union of every member's vertices `mine` (each below `vertices`): the next frontier
+    /// of a split round. Without a cluster `mine` itself; over several members this member's
+    /// part of it ([`VertexSubset::from_part`]): the bits of its owned range and the size of
+    /// the whole union. The union travels as a bitmap over |V| in pieces of
+    /// [`UNION_PIECE_WORDS`] words, each OR-ed across the members, so a member holds one piece
+    /// of the others' bits at a time, never a bitmap over |V|.
+    pub fn union(&self, mut mine: Vec<u32>) -> Result<VertexSubset, ExecError> {
         let Some(c) = self.collectives() else {
             return Ok(VertexSubset::from_list(self.vertices, mine));
         };
-        let mut bits = Bitmap::new(self.vertices);
-        for v in mine {
-            if v < self.vertices {
-                bits.set(v);
-            }
+        if !mine.is_sorted() {
+            mine.sort_unstable();
         }
-        self.union_bits(c, bits)
+        let mut k = 0;
+        self.union_pieces(c, |at, piece| {
+            let end = (at + piece.len()) as u64 * 64;
+            while let Some(&v) = mine.get(k) {
+                if v as u64 >= end {
+                    break;
+                }
+                let i = v as usize - at * 64;
+                piece[i / 64] |= 1 << (i % 64);
+                k += 1;
+            }
+        })
     }
 
     /// [`Split::union`] of every member's `mine` given as a bitmap over |V| (a member that
@@ -166,18 +182,115 @@ impl<'a> Split<'a> {
     pub fn union_bitmap(&self, mine: Bitmap) -> Result<VertexSubset, ExecError> {
         match self.collectives() {
             None => Ok(VertexSubset::from_bitmap(self.vertices, mine)),
-            Some(c) => self.union_bits(c, mine),
+            Some(c) => {
+                let words = mine.words();
+                self.union_pieces(c, |at, piece| {
+                    let end = (at + piece.len()).min(words.len());
+                    if at < end {
+                        piece[..end - at].copy_from_slice(&words[at..end]);
+                    }
+                })
+            }
         }
     }
 
-    fn union_bits(&self, c: &dyn Collectives, bits: Bitmap) -> Result<VertexSubset, ExecError> {
-        let mut words = bits.into_words();
-        words.resize((self.vertices as usize).div_ceil(64), 0);
-        c.or_words(&mut words)?;
-        Ok(VertexSubset::from_bitmap(
-            self.vertices,
-            Bitmap::from_words(words),
+    /// The union of the members' bits, `fill(first_word, piece)` giving this member's words
+    /// of each piece in turn; every member walks the same pieces, so the collectives line up.
+    fn union_pieces(
+        &self,
+        c: &dyn Collectives,
+        mut fill: impl FnMut(usize, &mut [u64]),
+    ) -> Result<VertexSubset, ExecError> {
+        let n = self.vertices;
+        let total = (n as usize).div_ceil(64);
+        let owned = self.owned();
+        let first = owned.start as usize / 64;
+        let end = (owned.end as usize).div_ceil(64).max(first);
+        let mut part = vec![0u64; end - first];
+        let mut count = 0u64;
+        if total == 0 {
+            c.or_words(&mut [])?;
+        }
+        let mut buf = vec![0u64; UNION_PIECE_WORDS.min(total)];
+        let mut at = 0;
+        while at < total {
+            let len = UNION_PIECE_WORDS.min(total - at);
+            let piece = &mut buf[..len];
+            piece.fill(0);
+            fill(at, piece);
+            if at + len == total && !n.is_multiple_of(64) {
+                piece[len - 1] &= (1u64 << (n % 64)) - 1;
+            }
+            c.or_words(piece)?;
+            count += piece.iter().map(|w| w.count_ones() as u64).sum::<u64>();
+            let (a, b) = (at.max(first), (at + len).min(end));
+            if a < b {
+                part[a - first..b - first].copy_from_slice(&piece[a - at..b - at]);
+            }
+            at += len;
+        }
+        // Only the owned range: the words' other bits are the neighbours'.
+        if let Some(w) = part.first_mut() {
+            *w &= !((1u64 << (owned.start % 64)) - 1);
+        }
+        if !owned.end.is_multiple_of(64) {
+            if let Some(w) = part.last_mut() {
+                *w &= (1u64 << (owned.end % 64)) - 1;
+            }
+        }
+        Ok(VertexSubset::from_part(
+            n,
+            (first * 64) as u32,
+            Bitmap::from_words(part),
+            count,
         ))
+    }
+
+    /// Every vertex: the first frontier of a round over all vertices. Over several members
+    /// this member's part of it (its owned range), counted as |V|.
+    pub fn all(&self) -> VertexSubset {
+        if self.member.is_none() {
+            return VertexSubset::all(self.vertices);
+        }
+        let owned = self.owned();
+        let first = owned.start / 64 * 64;
+        let mut bits = Bitmap::new(owned.end - first);
+        for v in owned {
+            bits.set(v - first);
+        }
+        VertexSubset::from_part(self.vertices, first, bits, self.vertices as u64)
+    }
+
+    /// Every member's `mine` (vertices below |V|), concatenated in member order; without a
+    /// cluster `mine` itself. For short lists, such as the hubs of a frontier.
+    pub fn all_gather(&self, mine: &[u32]) -> Result<Vec<u32>, ExecError> {
+        let Some(c) = self.collectives() else {
+            return Ok(mine.to_vec());
+        };
+        let counts = c.gather(mine.len() as u64)?;
+        let total = counts.iter().fold(0u64, |a, &x| a.saturating_add(x));
+        let before = counts
+            .iter()
+            .take(c.rank())
+            .fold(0u64, |a, &x| a.saturating_add(x));
+        // The counts come from the other members: more than |V| in all is a lie.
+        if total > self.vertices as u64 || before + mine.len() as u64 > total {
+            return Err(ExecError::Other(format!(
+                "the compute nodes reported {total} vertices to exchange, more than the graph's \
+                 {}; run the query again",
+                self.vertices
+            )));
+        }
+        let mut table = vec![0u64; total as usize];
+        for (slot, &v) in table[before as usize..].iter_mut().zip(mine) {
+            *slot = v as u64;
+        }
+        c.or_words(&mut table)?;
+        Ok(table
+            .into_iter()
+            .filter(|&w| w < self.vertices as u64)
+            .map(|w| w as u32)
+            .collect())
     }
 
     /// Every member's figures for one iteration, in one collective: each member fills its own
@@ -259,7 +372,8 @@ mod tests {
                         let split = Split::new(Some(m), 200);
                         let part = split.owned_part(&[0, 50, 99, 100, 150, 199]).to_vec();
                         let union = split.union(part.clone()).unwrap();
-                        assert!(union.as_bitmap().is_some(), "a split frontier is a bitmap");
+                        assert!(union.is_part(), "a split frontier is the member's part");
+                        assert_eq!(union.len(), 6);
                         let union = union.to_list();
                         let sum = split.sum_u64(part.len() as u64).unwrap();
                         let min = split.min_u64(part.first().map(|&v| v as u64)).unwrap();
@@ -272,8 +386,8 @@ mod tests {
         });
         assert_eq!(out[0].0, vec![0, 50, 99]);
         assert_eq!(out[1].0, vec![100, 150, 199]);
-        for (_, union, sum, min, figures) in &out {
-            assert_eq!(union, &vec![0, 50, 99, 100, 150, 199]);
+        for (part, union, sum, min, figures) in &out {
+            assert_eq!(union, part, "each member keeps its own part of the union");
             assert_eq!(*sum, 6);
             assert_eq!(*min, Some(0));
             assert_eq!(figures.micros, vec![7, 7]);
@@ -281,6 +395,59 @@ mod tests {
             assert_eq!(figures.bytes_sent, 8);
             assert_eq!(figures.member_edges, vec![1, 1]);
             assert_eq!(figures.owned, vec![0..9, 0..9]);
+        }
+    }
+
+    /// Members whose updates reach each other's vertices: each keeps exactly its owned range's
+    /// bits of the union (no more words than that range spans), the union's size is the
+    /// whole's, lists and bitmaps agree, and short lists gather in member order.
+    #[test]
+    fn a_union_keeps_the_owned_range_of_the_whole() {
+        let n = 3 * UNION_PIECE_WORDS as u32 * 64 + 77;
+        for size in 1..=3 {
+            let group = members(size, n);
+            let out: Vec<_> = std::thread::scope(|s| {
+                let handles: Vec<_> = group
+                    .iter()
+                    .enumerate()
+                    .map(|(rank, m)| {
+                        s.spawn(move || {
+                            let split = Split::new(Some(m), n);
+                            // Every member reaches vertices anywhere, some of them twice.
+                            let mine: Vec<u32> = (0..n)
+                                .filter(|v| (v % 97) as usize % size == rank || v % 1000 == 0)
+                                .rev()
+                                .collect();
+                            let mut bits = Bitmap::new(n);
+                            mine.iter().for_each(|&v| bits.set(v));
+                            let a = split.union(mine).unwrap();
+                            let b = split.union_bitmap(bits).unwrap();
+                            let all = split.all();
+                            let hubs = split.all_gather(&[split.owned().start]).unwrap();
+                            (split.owned(), a, b, all, hubs)
+                        })
+                    })
+                    .collect();
+                handles.into_iter().map(|h| h.join().unwrap()).collect()
+            });
+            let mut seen = Vec::new();
+            for (owned, a, b, all, hubs) in &out {
+                let want: Vec<u32> = owned.clone().collect();
+                assert_eq!(a.to_list(), want, "every vertex is in the union");
+                assert_eq!(a, b);
+                assert_eq!(a.len(), n as u64);
+                assert!(a.held_words() <= owned.len().div_ceil(64) + 1);
+                assert_eq!(all.to_list(), want);
+                assert_eq!(all.len(), n as u64);
+                let starts: Vec<u32> = out.iter().map(|o| o.0.start).collect();
+                assert_eq!(hubs, &starts);
+                seen.extend(a.to_list());
+            }
+            assert_eq!(
+                seen,
+                (0..n).collect::<Vec<_>>(),
+                "the parts partition 0..|V|"
+            );
         }
     }
 }

@@ -40,6 +40,7 @@
 pub mod mail;
 pub mod pieces;
 pub mod round;
+pub mod sources;
 
 use planner::DmUpdate;
 

@@ -13,6 +13,7 @@
 
 use std::collections::hash_map::RandomState;
 use std::hash::BuildHasher;
+use std::ops::Range;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use rayon::prelude::*;
@@ -20,6 +21,7 @@ use storage::{Direction, FetchOrder, GraphStore, RemoteVector};
 
 use super::mail::{self, Mail};
 use super::pieces::Pieces;
+use super::sources::Sources;
 use super::{UpdateStrategy, Windows, QUEUE_LIMIT};
 use crate::cluster::hubs::Deal;
 use crate::context::RunContext;
@@ -28,8 +30,11 @@ use crate::state::{StateValue, VertexArray};
 
 /// Buffers a worker sends in one pipelined push.
 const PUSH_GROUP: usize = 8;
-/// Bytes asked for per mailbox pull (one pull's buffers are held at a time).
-const PULL_BYTES: u32 = 1 << 20;
+/// Bytes asked for per mailbox pull (one pull's buffers are held at a time, about three times
+/// over: the reply frame, its payload and the decoded items), part of the constant in a
+/// worker's memory bound (docs/DM.md, "The bound"). The memory node returns at least one
+/// buffer, so a bucket larger than this still travels whole.
+const PULL_BYTES: u32 = 256 << 10;
 /// RefRD: a list is considered for references from this many edges.
 const REF_LIST: usize = 8;
 /// RefRD: a run of at least this many edges into one window travels as a reference.
@@ -121,6 +126,28 @@ where
     E: Fn(u32, T, u32, f64) -> Option<T> + Sync,
     F: Fn(T) -> T + Sync,
 {
+    let sources = Sources::List(round.sources);
+    run_over(ctx, state, round, &sources, values, emit, finish)
+}
+
+/// [`run`] from `sources` instead of `round.sources` (which is ignored): a round from spans
+/// of vertices lists none of them beyond the chunk at hand.
+pub fn run_over<S, T, V, E, F>(
+    ctx: &RunContext<'_, S>,
+    state: &VertexArray<T>,
+    round: Round<'_>,
+    sources: &Sources<'_>,
+    values: V,
+    emit: E,
+    finish: F,
+) -> Result<(Vec<(u32, T)>, u64), ExecError>
+where
+    S: GraphStore,
+    T: StateValue,
+    V: Fn(&[u32]) -> Result<Vec<Option<T>>, ExecError> + Sync,
+    E: Fn(u32, T, u32, f64) -> Option<T> + Sync,
+    F: Fn(T) -> T + Sync,
+{
     let remote = state
         .remote()
         .ok_or_else(|| ExecError::Other("collaborative update needs remote state".into()))?;
@@ -139,7 +166,7 @@ where
     // Piece k's mail goes to mailbox k of this array: the array keeps its mailboxes apart
     // from every other array's (storage::dm::mailbox), so k alone names it.
     let mailbox = |k: u32| k;
-    let mut phases = phases(ctx.store, round.sources, round.dirs, round.deal);
+    let mut phases = phases(ctx.store, sources, round.dirs, round.deal);
     if let Some(c) = split.collectives() {
         // Every member walks as many phases as the one with the most, each ending at the
         // same collective.
@@ -149,7 +176,8 @@ where
             .max()
             .unwrap_or(1);
         while (phases.len() as u64) < most {
-            phases.push(&[]);
+            let end = sources.len();
+            phases.push(end..end);
         }
     }
     let mut changed = Vec::new();
@@ -158,7 +186,16 @@ where
         ctx.check()?;
         let touched: Vec<AtomicBool> = (0..w.count()).map(|_| AtomicBool::new(false)).collect();
         edges += scatter(
-            ctx, remote, &round, &w, phase, tag, &mailbox, &touched, &values, &emit,
+            ctx,
+            remote,
+            &round,
+            &w,
+            (sources, phase.clone()),
+            tag,
+            &mailbox,
+            &touched,
+            &values,
+            &emit,
         )?;
         // Which pieces received mail from any member; in cluster mode also the barrier after
         // which every member's mail of the phase is in its mailbox.
@@ -201,29 +238,29 @@ where
 }
 
 /// The sources cut into phases of at most [`QUEUE_LIMIT`] bytes of expected mail (at least
-/// one phase, possibly empty).
-fn phases<'s, S: GraphStore>(
+/// one phase, possibly empty), as ranges of their indices.
+fn phases<S: GraphStore>(
     store: &S,
-    sources: &'s [u32],
+    sources: &Sources<'_>,
     dirs: &[Direction],
     deal: &Deal,
-) -> Vec<&'s [u32]> {
+) -> Vec<Range<usize>> {
     let mut out = Vec::new();
     let mut start = 0;
     let mut bytes = 0u64;
-    for (i, &v) in sources.iter().enumerate() {
+    for (i, v) in sources.iter().enumerate() {
         let d: u64 = dirs
             .iter()
             .map(|&dir| deal.part(v, store.degree(dir, v) as usize).len() as u64)
             .sum();
         bytes += d * mail::VALUE_BYTES as u64;
         if bytes > QUEUE_LIMIT && i > start {
-            out.push(&sources[start..i]);
+            out.push(start..i);
             start = i;
             bytes = d * mail::VALUE_BYTES as u64;
         }
     }
-    out.push(&sources[start..]);
+    out.push(start..sources.len());
     out
 }
 
@@ -242,7 +279,7 @@ fn scatter<S, T, V, E>(
     remote: &dyn RemoteVector,
     round: &Round<'_>,
     w: &Pieces,
-    sources: &[u32],
+    (sources, phase): (&Sources<'_>, Range<usize>),
     tag: u64,
     mailbox: &(impl Fn(u32) -> u32 + Sync),
     touched: &[AtomicBool],
@@ -257,7 +294,13 @@ where
 {
     let op = round.combine;
     let refs_wanted = round.strategy == UpdateStrategy::RefRd;
-    let chunk = ctx.pool.chunk_len(sources.len(), 16, 4096);
+    let chunk = ctx.pool.chunk_len(phase.len(), 16, 4096).max(1);
+    // The phase's chunks by index: only the chunk a worker holds is ever listed.
+    let chunks: Vec<Range<usize>> = phase
+        .clone()
+        .step_by(chunk)
+        .map(|a| a..(a + chunk).min(phase.end))
+        .collect();
     let send = |b: &mut Buckets<T>| -> Result<(), ExecError> {
         if !b.ready.is_empty() {
             remote.mailbox_push(std::mem::take(&mut b.ready))?;
@@ -307,9 +350,11 @@ where
         Ok(())
     };
     let edges = ctx.pool.install(|| {
-        sources
-            .par_chunks(chunk.max(1))
-            .map(|chunk| {
+        chunks
+            .par_iter()
+            .map(|at| {
+                let listed = sources.slice(at.clone());
+                let chunk: &[u32] = &listed;
                 ctx.check()?;
                 let vals = values(chunk)?;
                 let mut b = Buckets {

@@ -35,8 +35,11 @@ const MAGIC: &[u8; 8] = b"FRGDESC1";
 pub const HEADER_BYTES: usize = 40;
 /// Largest piece written in one verb.
 const PIECE: usize = 4 << 20;
-/// Largest piece read at a time: a compute node's transient buffer while it opens a graph.
-const READ_PIECE: usize = 1 << 20;
+/// Largest piece read at a time: a compute node's transient buffer while it opens a graph,
+/// held three times over (the piece, the reply frame and its decoded payload), so it is part
+/// of the constant in a worker's memory bound (docs/DM.md, "The bound"); 128 KiB keeps that
+/// under 0.4 MiB for a few more round trips at open.
+const READ_PIECE: usize = 128 << 10;
 
 /// A DM graph as a compute node without the block file sees it.
 #[derive(Debug, Clone, PartialEq)]
