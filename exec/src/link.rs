@@ -128,13 +128,13 @@ fn afforest_by_scans<S: GraphStore>(
     let start = ctx.begin();
     let big = most_frequent(comp);
     let outside = |u: u32| comp[u as usize].load(Ordering::Relaxed) != big;
-    let mut edges = each_list_where(ctx, Direction::Out, outside, |u, ns| {
+    let mut edges = each_list_where(ctx, Direction::Out, false, outside, |u, ns, _| {
         for &v in ns.get(NEIGHBOUR_ROUNDS..).unwrap_or(&[]) {
             link(u, v, comp);
         }
     })?;
     if directed {
-        edges += each_list_where(ctx, Direction::In, outside, |u, ns| {
+        edges += each_list_where(ctx, Direction::In, false, outside, |u, ns, _| {
             for &v in ns {
                 link(u, v, comp);
             }

@@ -42,6 +42,24 @@ pub fn range_lists<S: GraphStore, F>(
 where
     F: FnMut(u32, &[u32], Option<&[f64]>),
 {
+    range_lists_where(store, mode, dir, range, want_weights, |_| true, visit)
+}
+
+/// [`range_lists`] of only the vertices `want` accepts: a scan (`Pull`/`Auto`) then reads only
+/// the blocks holding their lists.
+fn range_lists_where<S: GraphStore, W, F>(
+    store: &S,
+    mode: Mode,
+    dir: Direction,
+    range: Range<u32>,
+    want_weights: bool,
+    want: W,
+    visit: F,
+) -> Result<(), ExecError>
+where
+    W: Fn(u32) -> bool,
+    F: FnMut(u32, &[u32], Option<&[f64]>),
+{
     match mode {
         Mode::Push | Mode::Block => {
             let order = if mode == Mode::Block {
@@ -49,10 +67,10 @@ where
             } else {
                 FetchOrder::AsGiven
             };
-            let vertices: Vec<u32> = range.collect();
+            let vertices: Vec<u32> = range.filter(|&v| want(v)).collect();
             store.for_each_list(dir, &vertices, order, want_weights, visit)?;
         }
-        Mode::Pull | Mode::Auto => store.scan_lists(dir, range, want_weights, visit)?,
+        Mode::Pull | Mode::Auto => store.scan_lists_where(dir, range, want_weights, want, visit)?,
     }
     Ok(())
 }
@@ -69,51 +87,21 @@ pub fn each_list<S: GraphStore, F>(
 where
     F: Fn(u32, &[u32], Option<&[f64]>) + Sync,
 {
-    let store = ctx.store;
-    let mode = ctx.cfg.mode;
-    let ranges = ctx.pool.word_ranges(ctx.n(), 1024, 16384);
-    let csr = store.csr(dir);
-    ctx.pool.install(|| {
-        ranges
-            .par_iter()
-            .map(|r| {
-                ctx.check()?;
-                let mut edges = 0u64;
-                match csr {
-                    Some(csr) => {
-                        for v in r.clone() {
-                            let ns = csr.neighbours(v);
-                            edges += ns.len() as u64;
-                            let ws = if want_weights {
-                                csr.weights_of(v)
-                            } else {
-                                None
-                            };
-                            visit(v, ns, ws);
-                        }
-                    }
-                    None => range_lists(store, mode, dir, r.clone(), want_weights, |v, ns, ws| {
-                        edges += ns.len() as u64;
-                        visit(v, ns, ws);
-                    })?,
-                }
-                Ok(edges)
-            })
-            .try_reduce(|| 0, |a, b| Ok(a + b))
-    })
+    each_list_where(ctx, dir, want_weights, |_| true, visit)
 }
 
-/// [`each_list`] over only the vertices `want` accepts (asked once per vertex, before its range's
-/// reads are planned): out of core the blocks holding none of their lists are not read.
+/// [`each_list`] over only the vertices `want` accepts (asked once per vertex, before its
+/// range's reads are planned): out of core the blocks holding none of their lists are not read.
 pub fn each_list_where<S: GraphStore, W, F>(
     ctx: &RunContext<'_, S>,
     dir: Direction,
+    want_weights: bool,
     want: W,
     visit: F,
 ) -> Result<u64, ExecError>
 where
     W: Fn(u32) -> bool + Sync,
-    F: Fn(u32, &[u32]) + Sync,
+    F: Fn(u32, &[u32], Option<&[f64]>) + Sync,
 {
     let store = ctx.store;
     let mode = ctx.cfg.mode;
@@ -125,27 +113,23 @@ where
             .map(|r| {
                 ctx.check()?;
                 let mut edges = 0u64;
-                let mut each = |v: u32, ns: &[u32], _: Option<&[f64]>| {
+                let mut each = |v: u32, ns: &[u32], ws: Option<&[f64]>| {
                     edges += ns.len() as u64;
-                    visit(v, ns);
+                    visit(v, ns, ws);
                 };
-                match (csr, mode) {
-                    (Some(csr), _) => {
+                match csr {
+                    Some(csr) => {
                         for v in r.clone().filter(|&v| want(v)) {
-                            each(v, csr.neighbours(v), None);
+                            let ws = if want_weights {
+                                csr.weights_of(v)
+                            } else {
+                                None
+                            };
+                            each(v, csr.neighbours(v), ws);
                         }
                     }
-                    (None, Mode::Push | Mode::Block) => {
-                        let order = if mode == Mode::Block {
-                            FetchOrder::ByBlock
-                        } else {
-                            FetchOrder::AsGiven
-                        };
-                        let vertices: Vec<u32> = r.clone().filter(|&v| want(v)).collect();
-                        store.for_each_list(dir, &vertices, order, false, each)?;
-                    }
-                    (None, Mode::Pull | Mode::Auto) => {
-                        store.scan_lists_where(dir, r.clone(), false, &want, each)?
+                    None => {
+                        range_lists_where(store, mode, dir, r.clone(), want_weights, &want, each)?
                     }
                 }
                 Ok(edges)

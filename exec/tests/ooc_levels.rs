@@ -81,6 +81,27 @@ fn write_undirected(dir: &Path, adj: &[BTreeSet<u32>]) -> PathBuf {
 }
 
 /// The distinct edge blocks holding the lists of `vs`.
+/// BFS depths from vertex 0 with the graph in memory (the reference).
+fn bfs_depths_in_memory(path: &Path) -> Vec<Option<i64>> {
+    let t = run(
+        &MemoryStore::load(path).unwrap(),
+        &call("bfs").from(0),
+        &RunConfig::with_threads(2),
+    )
+    .unwrap();
+    i64_col(&t, "depth")
+}
+
+/// BFS from vertex 0 out of core under `auto`.
+fn bfs_out_of_core(store: &OutOfCoreStore, threads: usize) -> exec::ResultTable {
+    run(
+        store,
+        &call("bfs").from(0),
+        &RunConfig::with_threads(threads),
+    )
+    .unwrap()
+}
+
 fn blocks_of(file: &GraphFile, vs: &[u32]) -> usize {
     let idx = file.vertex_index(Direction::Out);
     let spb = SLOTS_PER_BLOCK as u64;
@@ -97,13 +118,7 @@ fn a_push_level_reads_each_block_at_most_once() {
     let n = 30_000;
     let path = write_sparse_graph(dir.path(), n, 6, 11);
     let file = GraphFile::open(&path).unwrap();
-    let memory = run(
-        &MemoryStore::load(&path).unwrap(),
-        &call("bfs").from(0),
-        &RunConfig::with_threads(2),
-    )
-    .unwrap();
-    let depths = i64_col(&memory, "depth");
+    let depths = bfs_depths_in_memory(&path);
     // A cache of a few blocks: a block evicted between two of its vertices would be re-read.
     for cache in [4096u64, 8 << 10, 64 << 10] {
         for threads in [1, 2] {
@@ -146,13 +161,7 @@ fn a_pull_level_reads_only_the_chunks_of_vertices_still_unvisited() {
     let n = 6000;
     let path = write_band_graph(dir.path(), n, 100);
     let file = GraphFile::open(&path).unwrap();
-    let memory = run(
-        &MemoryStore::load(&path).unwrap(),
-        &call("bfs").from(0),
-        &RunConfig::with_threads(2),
-    )
-    .unwrap();
-    let depths = i64_col(&memory, "depth");
+    let depths = bfs_depths_in_memory(&path);
     let idx = file.vertex_index(Direction::Out);
     let spb = SLOTS_PER_BLOCK as u64;
     let blocks = |v: u32| {
@@ -197,21 +206,10 @@ fn auto_reads_a_push_level_needing_most_blocks_by_a_scan() {
     let dir = tempfile::tempdir().unwrap();
     let n = 30_000;
     let path = write_sparse_graph(dir.path(), n, 6, 23);
-    let memory = run(
-        &MemoryStore::load(&path).unwrap(),
-        &call("bfs").from(0),
-        &RunConfig::with_threads(2),
-    )
-    .unwrap();
-    let depths = i64_col(&memory, "depth");
+    let depths = bfs_depths_in_memory(&path);
     for threads in [1, 2] {
         let store = OutOfCoreStore::open(&path, 64 << 10, &EngineOptions::default()).unwrap();
-        let t = run(
-            &store,
-            &call("bfs").from(0),
-            &RunConfig::with_threads(threads),
-        )
-        .unwrap();
+        let t = bfs_out_of_core(&store, threads);
         assert_eq!(i64_col(&t, "depth"), depths);
         let strategies: Vec<&str> = t.iterations.iter().map(|i| i.strategy).collect();
         // The first level needs one block; a later sparse one touches most of them.
@@ -331,13 +329,7 @@ fn auto_pulls_a_level_whose_unvisited_lists_lie_in_fewer_blocks_than_its_frontie
     let path = write_core_and_leaves(dir.path());
     let file = GraphFile::open(&path).unwrap();
     let n = file.vertex_index(Direction::Out).degrees.len() as u32;
-    let memory = run(
-        &MemoryStore::load(&path).unwrap(),
-        &call("bfs").from(0),
-        &RunConfig::with_threads(2),
-    )
-    .unwrap();
-    let depths = i64_col(&memory, "depth");
+    let depths = bfs_depths_in_memory(&path);
     let at = |d: i64| -> Vec<u32> { (0..n).filter(|&v| depths[v as usize] == Some(d)).collect() };
     let after = |d: i64| -> Vec<u32> {
         (0..n)
@@ -354,12 +346,7 @@ fn auto_pulls_a_level_whose_unvisited_lists_lie_in_fewer_blocks_than_its_frontie
     );
     for threads in [1, 2] {
         let store = OutOfCoreStore::open(&path, 64 << 10, &EngineOptions::default()).unwrap();
-        let t = run(
-            &store,
-            &call("bfs").from(0),
-            &RunConfig::with_threads(threads),
-        )
-        .unwrap();
+        let t = bfs_out_of_core(&store, threads);
         assert_eq!(i64_col(&t, "depth"), depths);
         let level = &t.iterations[2];
         assert_eq!(level.active, at(2).len() as u64);

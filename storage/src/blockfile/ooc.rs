@@ -940,8 +940,9 @@ impl OutOfCoreStore {
     }
 
     /// The body of `scan_lists` and `scan_lists_where`: the edge blocks of the wanted vertices
-    /// of the range in coalesced reads of up to 1 MiB ([`plan::coalesce`]), a few in flight,
-    /// lists visited in vertex order. A block is read only if a wanted list needs it or it lies
+    /// of the range in coalesced reads of up to 1 MiB ([`plan::coalesce`]), up to
+    /// [`SCAN_DEPTH`] in flight within the scan's share of the scan buffers (counted in bytes,
+    /// so short reads fly together), lists visited in vertex order. A block is read only if a wanted list needs it or it lies
     /// in a gap shorter than [`ReadModel::max_gap`] between two that are.
     fn scan<W, F>(
         &self,
