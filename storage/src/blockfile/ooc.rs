@@ -1000,15 +1000,10 @@ impl OutOfCoreStore {
         let per_block = BLOCK_SIZE as u64 * if want_w { 3 } else { 1 };
         let share = self.scan_reserve / scans as u64;
         let bytes_of = |c: u64| (reads[c as usize].end - reads[c as usize].start) * per_block;
-        let held = |loaded: &BTreeMap<u64, Chunk>, issued: &HashSet<u64>| -> u64 {
-            loaded
-                .keys()
-                .chain(issued.iter())
-                .map(|&c| bytes_of(c))
-                .sum()
-        };
+        // Bytes of the chunks read or being read (kept as they change, not summed per list).
+        let held = std::cell::Cell::new(0u64);
         let room = |loaded: &BTreeMap<u64, Chunk>, issued: &HashSet<u64>, c: u64| {
-            loaded.len() + issued.len() < 2 || held(loaded, issued) + bytes_of(c) <= share
+            loaded.len() + issued.len() < 2 || held.get() + bytes_of(c) <= share
         };
         // How many lists of the range still need each chunk: a chunk is read only if some list
         // needs it and released as soon as the last one is visited.
@@ -1027,8 +1022,9 @@ impl OutOfCoreStore {
             edges: Option<AlignedBuf>,
             weights: Option<AlignedBuf>,
         }
-        // Hands a used chunk's buffers back to the pools.
-        let recycle = |ch: Chunk| {
+        // Hands used chunk `c`'s buffers back to the pools.
+        let recycle = |c: u64, ch: Chunk| {
+            held.set(held.get() - bytes_of(c));
             if let Some(b) = ch.edges {
                 self.scan_edges.give(b);
             }
@@ -1049,6 +1045,7 @@ impl OutOfCoreStore {
         // Submits both reads of chunk `c`.
         let issue = |session: &mut Session<'_>, c: u64| -> Result<()> {
             let (f, n) = chunk_blocks(c);
+            held.set(held.get() + bytes_of(c));
             session.submit(ReadRequest {
                 tag: c << 1,
                 offset: f * BLOCK_SIZE as u64,
@@ -1145,7 +1142,7 @@ impl OutOfCoreStore {
                     }
                     read_ahead(&mut session, &loaded, &mut issued, &mut next_issue, &uses)?;
                     self.scan_high_water
-                        .fetch_max(held(&loaded, &issued), Ordering::Relaxed);
+                        .fetch_max(held.get(), Ordering::Relaxed);
                     session.wait(|c| done.push(c))?;
                     for c in done.drain(..) {
                         self.landed(&c)?;
@@ -1194,7 +1191,7 @@ impl OutOfCoreStore {
                 *u -= 1;
                 if *u == 0 {
                     if let Some(ch) = loaded.remove(&piece) {
-                        recycle(ch);
+                        recycle(piece, ch);
                     }
                 }
                 if piece == c1 {
@@ -1231,23 +1228,23 @@ impl OutOfCoreStore {
                 *u -= 1;
                 if *u == 0 {
                     if let Some(ch) = loaded.remove(&c0) {
-                        recycle(ch);
+                        recycle(c0, ch);
                     }
                 }
             }
             // While over budget, drop the oldest chunks behind this list that later lists still
             // need (they are re-read then).
             while loaded.len() + issued.len() > 2
-                && held(&loaded, &issued) > share
+                && held.get() > share
                 && loaded.range(..c0).next().is_some()
             {
-                if let Some((_, ch)) = loaded.pop_first() {
-                    recycle(ch);
+                if let Some((c, ch)) = loaded.pop_first() {
+                    recycle(c, ch);
                 }
             }
         }
-        for (_, ch) in std::mem::take(&mut loaded) {
-            recycle(ch);
+        for (c, ch) in std::mem::take(&mut loaded) {
+            recycle(c, ch);
         }
         Ok(())
     }
