@@ -260,9 +260,27 @@ fn claim_and_min_update_rounds_stay_within_cn_cache_plus_a_constant() {
         ("sssp", "direct"),
         ("sssp", "auto"),
     ];
+    // Every job asks for the rows that are wrong, so the worker's rounds are checked, not
+    // only measured: ids are in breadth-first order, so level L holds ids from
+    // 1 + 32 + ... + 32^(L-1), and the level is the depth and the distance from 0; the one
+    // component is labelled 0.
+    let wrong = |column: &str| {
+        let starts = [0u64, 1, 33, 1057, 33825, n];
+        let levels: Vec<String> = (0..5)
+            .map(|l| {
+                format!(
+                    "(vertex >= {} AND vertex < {} AND {column} = {l})",
+                    starts[l],
+                    starts[l + 1]
+                )
+            })
+            .collect();
+        format!("{column} IS NULL OR NOT ({})", levels.join(" OR "))
+    };
     let clause = |algo: &str, graph: &str| match algo {
-        "wcc" => format!("wcc ON {graph}"),
-        _ => format!("{algo} ON {graph} FROM 0"),
+        "wcc" => format!("wcc ON {graph} WHERE component <> 0"),
+        "bfs" => format!("bfs ON {graph} FROM 0 WHERE {}", wrong("depth")),
+        _ => format!("sssp ON {graph} FROM 0 WHERE {}", wrong("distance")),
     };
     let workers: Vec<ComputeNode> = jobs
         .iter()
@@ -295,6 +313,16 @@ fn claim_and_min_update_rounds_stay_within_cn_cache_plus_a_constant() {
         .unwrap();
     let all = format!("{}{}", common::text(&o.stdout), common::text(&o.stderr));
     assert!(o.status.success(), "{all}");
+    // A result row is two fields, a vertex id first (PROFILE's rows have eight).
+    let stdout = common::text(&o.stdout);
+    let rows: Vec<&str> = stdout
+        .lines()
+        .filter(|l| {
+            let f: Vec<&str> = l.split(',').collect();
+            f.len() == 2 && f[0].parse::<u64>().is_ok()
+        })
+        .collect();
+    assert!(rows.is_empty(), "wrong rows on the compute nodes: {rows:?}");
     assert!(
         all.contains("remote valrd") || all.contains("remote refrd"),
         "auto no longer picks collaborative update on the tree: {all}"

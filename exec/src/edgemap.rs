@@ -46,7 +46,7 @@ use crate::bitmap::{AtomicBitmap, Bitmap};
 use crate::cluster::hubs::Deal;
 use crate::collab::round::{Combine, Round};
 use crate::collab::{self, UpdateStrategy, Windows};
-use crate::context::RunContext;
+use crate::context::{RunContext, SOURCE_WINDOW_FLOOR};
 use crate::error::ExecError;
 use crate::read_cost;
 use crate::state::{StateValue, VertexArray};
@@ -388,6 +388,9 @@ impl<'c, 'a, S: GraphStore> EdgeMap<'c, 'a, S> {
             mine += collab::round::expected_updates(ctx.store, &list, dirs, &deal);
         }
         let strategy = strategy_for(ctx, split.sum_u64(mine)?);
+        // A member's count comes from another process: no member has more windows than |V|
+        // holds, so a larger count is not waited through.
+        let most = (frontier.universe() as u64).div_ceil(SOURCE_WINDOW_FLOOR as u64) + 1;
         let count = match split.collectives() {
             Some(c) => c
                 .gather(windows.len() as u64)?
@@ -395,7 +398,8 @@ impl<'c, 'a, S: GraphStore> EdgeMap<'c, 'a, S> {
                 .max()
                 .unwrap_or(1),
             None => windows.len() as u64,
-        };
+        }
+        .min(most);
         // Updates reach any vertex, so what changed is collected in bits over |V| for the
         // union.
         let changed = AtomicBitmap::new(frontier.universe());
