@@ -17,6 +17,10 @@ use crate::result::IterationStats;
 use crate::state::{Placement, StateValue, VertexArray};
 use crate::subset::VertexSubset;
 
+/// Fewest vertices a window of a round's sources spans, whatever `cn_cache`
+/// ([`RunContext::source_windows`]): 16 Ki vertices, at most 192 KiB of ids and values.
+pub const SOURCE_WINDOW_FLOOR: u32 = 1 << 14;
+
 /// One run: the store it reads, its configuration and workers, and what it has done so far.
 pub struct RunContext<'a, S: GraphStore> {
     pub store: &'a S,
@@ -100,35 +104,92 @@ impl<'a, S: GraphStore> RunContext<'a, S> {
             }
             return (list, Deal::none());
         }
-        let owned = split.owned();
-        let mine = frontier.ones_in(owned.clone());
+        let foreign = self.foreign_hubs(frontier, dirs);
+        self.window_sources(frontier, dirs, split.owned(), &foreign, true)
+    }
+
+    /// The owned range cut into windows of at most [`RunContext::source_window`] vertices
+    /// (at least one window, possibly empty), so that a round lists and reads the sources of
+    /// one window at a time: a member's memory for a round's sources does not grow with its
+    /// owned range.
+    pub fn source_windows(&self) -> Vec<std::ops::Range<u32>> {
+        let owned = self.split().owned();
+        let w = self.source_window();
+        let mut out: Vec<std::ops::Range<u32>> = (owned.start..owned.end)
+            .step_by(w as usize)
+            .map(|a| a..a.saturating_add(w).min(owned.end))
+            .collect();
+        if out.is_empty() {
+            out.push(owned.start..owned.start);
+        }
+        out
+    }
+
+    /// Vertices per window of [`RunContext::source_windows`]: a quarter of `cn_cache` over a
+    /// source's bytes (its id and a min-update's value, 12 B), at least
+    /// [`SOURCE_WINDOW_FLOOR`] (part of the constant of the bound, docs/DM.md).
+    pub fn source_window(&self) -> u32 {
+        let per = self.placement.budget() / 4 / 12;
+        per.clamp(SOURCE_WINDOW_FLOOR as u64, u32::MAX as u64 / 2) as u32
+    }
+
+    /// The hubs of other members' parts of `frontier` dealt out this round, which this member
+    /// processes a slice of (sorted, distinct; none unless a member's hubs are dealt). A
+    /// collective once any member's hubs are dealt: every member calls this at the same
+    /// points of a round. A failed exchange is reported by the iteration's finish.
+    pub fn foreign_hubs(&self, frontier: &VertexSubset, dirs: &[Direction]) -> Vec<u32> {
+        let split = self.split();
         let dealt = self.reschedule.dealt_ranges();
+        if !split.is_cluster() || dealt.is_empty() {
+            return Vec::new();
+        }
+        let owned = split.owned();
+        let degree = |v: u32| dirs.iter().map(|&d| self.store.degree(d, v)).sum::<u64>();
         // A member holds only its own part of a split frontier, so the hubs dealt out travel:
         // each member names those of its part (the same rounds on every member, as the deals
         // are the same), a short list.
-        let foreign = if dealt.is_empty() {
-            Vec::new()
-        } else {
-            let degree = |v: u32| dirs.iter().map(|&d| self.store.degree(d, v)).sum::<u64>();
-            let own_hubs: Vec<u32> = match dealt.contains(&owned) {
-                true => mine
-                    .iter()
-                    .copied()
-                    .filter(|&v| degree(v) > HUB_DEGREE)
-                    .collect(),
-                false => Vec::new(),
-            };
-            match split.all_gather(&own_hubs) {
-                Ok(all) => all.into_iter().filter(|v| !owned.contains(v)).collect(),
-                Err(e) => {
-                    // Reported when the iteration is recorded; the round's work is void.
-                    self.defer(e);
-                    Vec::new()
-                }
+        let mut own_hubs: Vec<u32> = Vec::new();
+        if dealt.contains(&owned) {
+            for w in self.source_windows() {
+                own_hubs.extend(
+                    frontier
+                        .ones_in(w)
+                        .into_iter()
+                        .filter(|&v| degree(v) > HUB_DEGREE),
+                );
             }
-        };
-        self.reschedule
-            .sources(self.store, mine, &foreign, dirs, split.size_rank())
+        }
+        match split.all_gather(&own_hubs) {
+            Ok(all) => all.into_iter().filter(|v| !owned.contains(v)).collect(),
+            Err(e) => {
+                // Reported when the iteration is recorded; the round's work is void.
+                self.defer(e);
+                Vec::new()
+            }
+        }
+    }
+
+    /// The sources of one window of this member's part of `frontier` (a range inside its
+    /// owned range) plus `foreign` (the dealt hubs of [`RunContext::foreign_hubs`], given
+    /// with one window only), sorted, and their deal. `note` counts the window's hubs for the
+    /// iteration's figures (once per round per window).
+    pub fn window_sources(
+        &self,
+        frontier: &VertexSubset,
+        dirs: &[Direction],
+        window: std::ops::Range<u32>,
+        foreign: &[u32],
+        note: bool,
+    ) -> (Vec<u32>, Deal) {
+        let mine = frontier.ones_in(window);
+        self.reschedule.sources(
+            self.store,
+            mine,
+            foreign,
+            dirs,
+            self.split().size_rank(),
+            note,
+        )
     }
 
     /// Keeps the first error of a step that cannot return one, for [`RunContext::finish`].

@@ -46,7 +46,7 @@ use crate::bitmap::{AtomicBitmap, Bitmap};
 use crate::cluster::hubs::Deal;
 use crate::collab::round::{Combine, Round};
 use crate::collab::{self, UpdateStrategy, Windows};
-use crate::context::RunContext;
+use crate::context::{RunContext, SOURCE_WINDOW_FLOOR};
 use crate::error::ExecError;
 use crate::read_cost;
 use crate::state::{StateValue, VertexArray};
@@ -181,9 +181,46 @@ impl<'c, 'a, S: GraphStore> EdgeMap<'c, 'a, S> {
             }),
             _ => {}
         }
+        if split.is_cluster() {
+            // Split over several members, the claimed vertices only go into the union: in
+            // bits. The owned sources are listed a window at a time.
+            let claimed = AtomicBitmap::new(n);
+            let foreign = ctx.foreign_hubs(frontier, &[dir]);
+            let mut edges = 0u64;
+            for (i, window) in ctx.source_windows().into_iter().enumerate() {
+                let foreign: &[u32] = if i == 0 { &foreign } else { &[] };
+                let (sources, deal) = ctx.window_sources(frontier, &[dir], window, foreign, true);
+                if sources.is_empty() {
+                    continue;
+                }
+                let lists = RoundLists {
+                    frontier: &sources,
+                    dirs: &[dir],
+                    want_weights: false,
+                    buffer_len: ctx.placement().buffer_len(ctx.pool.threads()),
+                    deal: &deal,
+                };
+                let (_, e) = batched::push(
+                    ctx,
+                    lists,
+                    |_| (),
+                    |_, dst, _| (dst < n && sent.set(dst)).then_some(dst),
+                    |buf: &mut Vec<u32>| {
+                        for v in state.claim_batch(buf, unset, value)? {
+                            claimed.set(v);
+                        }
+                        buf.clear();
+                        Ok(Vec::<u32>::new())
+                    },
+                    sort_distinct,
+                )?;
+                edges += e;
+            }
+            let next = split.union_bitmap(claimed.into_bitmap())?;
+            ctx.finish(start, frontier.len(), edges, batched::STRATEGY, of)?;
+            return Ok(next);
+        }
         let (sources, deal) = ctx.frontier_sources(frontier, &[dir]);
-        // Split over several members, the claimed vertices only go into the union: in bits.
-        let claimed = split.is_cluster().then(|| AtomicBitmap::new(n));
         let lists = RoundLists {
             frontier: &sources,
             dirs: &[dir],
@@ -199,27 +236,13 @@ impl<'c, 'a, S: GraphStore> EdgeMap<'c, 'a, S> {
             |buf: &mut Vec<u32>| {
                 let won = state.claim_batch(buf, unset, value)?;
                 buf.clear();
-                match &claimed {
-                    Some(bits) => {
-                        won.iter().for_each(|&v| {
-                            bits.set(v);
-                        });
-                        Ok(Vec::new())
-                    }
-                    None => Ok(won),
-                }
+                Ok(won)
             },
             sort_distinct,
         )?;
-        let next = match claimed {
-            Some(bits) => split.union_bitmap(bits.into_bitmap())?,
-            None => {
-                // Claims are exclusive, so `next` has no duplicates; sorted, its lists fetch
-                // in order.
-                next.sort_unstable();
-                split.union(next)?
-            }
-        };
+        // Claims are exclusive, so `next` has no duplicates; sorted, its lists fetch in order.
+        next.sort_unstable();
+        let next = split.union(next)?;
         ctx.finish(start, frontier.len(), edges, batched::STRATEGY, of)?;
         Ok(next)
     }
@@ -276,19 +299,16 @@ impl<'c, 'a, S: GraphStore> EdgeMap<'c, 'a, S> {
         let split = ctx.split();
         split.settle()?;
         let start = ctx.begin();
+        if split.is_cluster() {
+            self.carried = Vec::new();
+            let (next, edges, strategy) =
+                self.relax_min_split(frontier, dirs, state, weighted, &relax)?;
+            ctx.finish(start, frontier.len(), edges, strategy.profile_name(), of)?;
+            return Ok(next);
+        }
         let (list, deal) = ctx.frontier_sources(frontier, dirs);
         let values = self.frontier_values(state, &list)?;
-        if split.is_cluster() {
-            // Every member reads its frontier's values before any member lowers them, so a
-            // round is the same whatever the members' timing.
-            split.settle()?;
-        }
         let strategy = remote_strategy(ctx, &list, dirs, &deal)?;
-        // Split over several members, what changed only goes into the union: it is collected
-        // in bits over |V| rather than listed with values (updates reach any vertex).
-        let changed_bits = split
-            .is_cluster()
-            .then(|| AtomicBitmap::new(frontier.universe()));
         let (mut next, edges) = match strategy {
             UpdateStrategy::Direct => {
                 let lists = RoundLists {
@@ -306,15 +326,7 @@ impl<'c, 'a, S: GraphStore> EdgeMap<'c, 'a, S> {
                     |buf: &mut Vec<(u32, T)>| {
                         let changed = state.min_batch(buf)?;
                         buf.clear();
-                        match &changed_bits {
-                            Some(bits) => {
-                                changed.iter().for_each(|&(v, _)| {
-                                    bits.set(v);
-                                });
-                                Ok(Vec::new())
-                            }
-                            None => Ok(changed),
-                        }
+                        Ok(changed)
                     },
                     smallest_per_vertex,
                 )?
@@ -329,24 +341,120 @@ impl<'c, 'a, S: GraphStore> EdgeMap<'c, 'a, S> {
             )?,
         };
         smallest_per_vertex(&mut next);
-        // Split over several members, another may have lowered a vertex further than what
-        // this one carries: the next round reads the state instead.
-        self.carried = match split.is_cluster() {
-            false => next.iter().map(|&(v, x)| (v, x.to_word())).collect(),
-            true => Vec::new(),
-        };
-        let next = match changed_bits {
-            Some(bits) => {
-                next.iter().for_each(|&(v, _)| {
-                    bits.set(v);
-                });
-                drop(next);
-                split.union_bitmap(bits.into_bitmap())?
-            }
-            None => split.union(next.into_iter().map(|x| x.0).collect())?,
-        };
+        self.carried = next.iter().map(|&(v, x)| (v, x.to_word())).collect();
+        let next = split.union(next.into_iter().map(|x| x.0).collect())?;
         ctx.finish(start, frontier.len(), edges, strategy.profile_name(), of)?;
         Ok(next)
+    }
+
+    /// [`EdgeMap::relax_min`] split over several members: returns the next frontier (this
+    /// member's part of the union), the edges examined and the round's strategy. The owned
+    /// sources are listed and their values read one window of
+    /// [`RunContext::source_windows`] at a time, so a member holds one window's sources and
+    /// values, not 12 B per owned frontier vertex; what changed goes into bits as it is
+    /// learnt (a collaborative round's changes piece by piece), not into a list. Every member
+    /// walks as many windows as the member with the most, and each window's values are read
+    /// after every member finished the previous window and before any member lowers them, so
+    /// a round is the same whatever the members' timing. A later window reads what earlier
+    /// windows lowered: the same fixpoint, at most as many rounds as with one window.
+    fn relax_min_split<T, R>(
+        &mut self,
+        frontier: &VertexSubset,
+        dirs: &[Direction],
+        state: &VertexArray<T>,
+        weighted: bool,
+        relax: &R,
+    ) -> Result<(VertexSubset, u64, UpdateStrategy), ExecError>
+    where
+        T: StateValue,
+        R: Fn(T, f64) -> Option<T> + Sync,
+    {
+        let ctx = self.ctx;
+        let split = ctx.split();
+        let foreign = ctx.foreign_hubs(frontier, dirs);
+        let windows = ctx.source_windows();
+        let sources_of = |i: usize, note: bool| match windows.get(i) {
+            Some(w) => {
+                let foreign: &[u32] = if i == 0 { &foreign } else { &[] };
+                ctx.window_sources(frontier, dirs, w.clone(), foreign, note)
+            }
+            None => (Vec::new(), Deal::none()),
+        };
+        // The strategy weighs the whole round's updates: a first pass over the windows lists
+        // their sources for their degrees only.
+        let mut mine = 0u64;
+        for i in 0..windows.len() {
+            let (list, deal) = sources_of(i, false);
+            mine += collab::round::expected_updates(ctx.store, &list, dirs, &deal);
+        }
+        let strategy = strategy_for(ctx, split.sum_u64(mine)?);
+        // A member's count comes from another process: no member has more windows than |V|
+        // holds, so a larger count is not waited through.
+        let most = (frontier.universe() as u64).div_ceil(SOURCE_WINDOW_FLOOR as u64) + 1;
+        let count = match split.collectives() {
+            Some(c) => c
+                .gather(windows.len() as u64)?
+                .into_iter()
+                .max()
+                .unwrap_or(1),
+            None => windows.len() as u64,
+        }
+        .min(most);
+        // Updates reach any vertex, so what changed is collected in bits over |V| for the
+        // union.
+        let changed = AtomicBitmap::new(frontier.universe());
+        let mark = |part: Vec<(u32, T)>| {
+            for (v, _) in part {
+                changed.set(v);
+            }
+        };
+        let mut edges = 0u64;
+        for i in 0..count as usize {
+            if i > 0 {
+                // Every member's updates of the previous window are done.
+                split.settle()?;
+            }
+            let (list, deal) = sources_of(i, true);
+            let values = state.read_at(&list)?;
+            // Every member reads the window's values before any member lowers them.
+            split.settle()?;
+            edges += match strategy {
+                UpdateStrategy::Direct => {
+                    let lists = RoundLists {
+                        frontier: &list,
+                        dirs,
+                        want_weights: weighted,
+                        buffer_len: ctx.placement().buffer_len(ctx.pool.threads()),
+                        deal: &deal,
+                    };
+                    let (_, e) = batched::push(
+                        ctx,
+                        lists,
+                        |v| list.binary_search(&v).ok().map(|k| values[k]),
+                        |&src: &Option<T>, dst, w| relax(src?, w).map(|c| (dst, c)),
+                        |buf: &mut Vec<(u32, T)>| {
+                            mark(state.min_batch(buf)?);
+                            buf.clear();
+                            Ok(Vec::<(u32, T)>::new())
+                        },
+                        smallest_per_vertex,
+                    )?;
+                    e
+                }
+                _ => collab::round::run_into(
+                    ctx,
+                    state,
+                    collab_round(ctx, &list, dirs, weighted, strategy, Combine::Min, &deal),
+                    &collab::sources::Sources::List(&list),
+                    |chunk| Ok(source_values(&list, &values, chunk)),
+                    |_, x, _, w| relax(x, w),
+                    |x| x,
+                    &mark,
+                )?,
+            };
+        }
+        let next = split.union_bitmap(changed.into_bitmap())?;
+        Ok((next, edges, strategy))
     }
 
     /// The state of the (sorted) frontier `list`: what the previous round carried when it
@@ -780,10 +888,15 @@ fn remote_strategy<S: GraphStore>(
     dirs: &[Direction],
     deal: &Deal,
 ) -> Result<UpdateStrategy, ExecError> {
-    let windows = Windows::for_budget(ctx.n(), ctx.placement().budget(), ctx.pool.threads());
     let mine = collab::round::expected_updates(ctx.store, list, dirs, deal);
     let updates = ctx.split().sum_u64(mine)?;
-    Ok(collab::choose(ctx.cfg.dm_update, updates, &windows))
+    Ok(strategy_for(ctx, updates))
+}
+
+/// The update strategy of a remote-state round sending `updates` in all (every member's).
+fn strategy_for<S: GraphStore>(ctx: &RunContext<'_, S>, updates: u64) -> UpdateStrategy {
+    let windows = Windows::for_budget(ctx.n(), ctx.placement().budget(), ctx.pool.threads());
+    collab::choose(ctx.cfg.dm_update, updates, &windows)
 }
 
 /// A collaborative round from `list` along `dirs` under the run's budget.

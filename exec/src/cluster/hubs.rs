@@ -81,7 +81,8 @@ impl Reschedule {
     /// The sources of a push round along `dirs`, and its deal: `mine`, the frontier's part in
     /// the member's `owned` range (sorted), plus every hub dealt out this round — the hubs of
     /// `mine` in a dealt range and the hubs of `foreign`, the frontier's vertices in the other
-    /// members' dealt ranges (sorted, distinct). Counts the hubs for the iteration's figures.
+    /// members' dealt ranges (sorted, distinct). Counts the hubs for the iteration's figures
+    /// when `note` (a round that lists its sources twice counts them once).
     pub fn sources<S: GraphStore>(
         &self,
         store: &S,
@@ -89,6 +90,7 @@ impl Reschedule {
         foreign: &[u32],
         dirs: &[Direction],
         (members, rank): (usize, usize),
+        note: bool,
     ) -> (Vec<u32>, Deal) {
         let degree = |v: u32| dirs.iter().map(|&d| store.degree(d, v)).sum::<u64>();
         let dealt = self.dealt_ranges();
@@ -100,7 +102,9 @@ impl Reschedule {
             .chain(foreign.iter().copied())
             .filter(|&v| degree(v) > HUB_DEGREE)
             .collect();
-        self.note(&mine, &hubs, &degree);
+        if note {
+            self.note(&mine, &hubs, &degree);
+        }
         self.assemble(mine, hubs, members, rank)
     }
 

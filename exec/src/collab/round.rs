@@ -148,6 +148,41 @@ where
     E: Fn(u32, T, u32, f64) -> Option<T> + Sync,
     F: Fn(T) -> T + Sync,
 {
+    let changed = std::sync::Mutex::new(Vec::new());
+    let edges = run_into(ctx, state, round, sources, values, emit, finish, &|part| {
+        changed
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .extend(part)
+    })?;
+    Ok((
+        changed.into_inner().unwrap_or_else(|p| p.into_inner()),
+        edges,
+    ))
+}
+
+/// [`run_over`] handing what changed to `sink` piece by piece as the pieces are applied,
+/// instead of returning it: a caller that only marks the changed vertices holds one piece's
+/// changes per worker, not a list over everything the round lowered. Returns the edges
+/// examined.
+#[allow(clippy::too_many_arguments)]
+pub fn run_into<S, T, V, E, F>(
+    ctx: &RunContext<'_, S>,
+    state: &VertexArray<T>,
+    round: Round<'_>,
+    sources: &Sources<'_>,
+    values: V,
+    emit: E,
+    finish: F,
+    sink: &(dyn Fn(Vec<(u32, T)>) + Sync),
+) -> Result<u64, ExecError>
+where
+    S: GraphStore,
+    T: StateValue,
+    V: Fn(&[u32]) -> Result<Vec<Option<T>>, ExecError> + Sync,
+    E: Fn(u32, T, u32, f64) -> Option<T> + Sync,
+    F: Fn(T) -> T + Sync,
+{
     let remote = state
         .remote()
         .ok_or_else(|| ExecError::Other("collaborative update needs remote state".into()))?;
@@ -180,7 +215,6 @@ where
             phases.push(end..end);
         }
     }
-    let mut changed = Vec::new();
     let mut edges = 0u64;
     for (i, phase) in phases.iter().enumerate() {
         ctx.check()?;
@@ -214,7 +248,7 @@ where
         let pieces: Vec<u32> = (0..w.count())
             .filter(|&k| w.owner(k) as usize == rank && (round.fresh || has_mail(k)))
             .collect();
-        let parts = ctx.pool.install(|| {
+        ctx.pool.install(|| {
             pieces
                 .par_iter()
                 .map(|&k| {
@@ -226,15 +260,16 @@ where
                         start_zero,
                         finish: (round.fresh && last).then_some(&finish),
                     };
-                    apply(ctx, state, &round, ctx_apply, &emit)
+                    let part = apply(ctx, state, &round, ctx_apply, &emit)?;
+                    if !round.fresh && !part.is_empty() {
+                        sink(part);
+                    }
+                    Ok(())
                 })
-                .collect::<Result<Vec<_>, ExecError>>()
+                .collect::<Result<(), ExecError>>()
         })?;
-        if !round.fresh {
-            changed.extend(parts.into_iter().flatten());
-        }
     }
-    Ok((changed, edges))
+    Ok(edges)
 }
 
 /// The sources cut into phases of at most [`QUEUE_LIMIT`] bytes of expected mail (at least
