@@ -43,6 +43,39 @@ fn owned(line: &str) -> u64 {
     b.parse::<u64>().unwrap() - a.parse::<u64>().unwrap()
 }
 
+/// One session against the pool `set` names: graphs `small` and `big` created from the two
+/// files (`how`: the CREATE clause's format and shape) on DM, `cn_cache` set, then `runs`.
+/// Returns its standard output, and that with its standard error (asserting it succeeded).
+fn small_then_big(
+    work: &std::path::Path,
+    set: &str,
+    small: &std::path::Path,
+    big: &std::path::Path,
+    how: &str,
+    cn_cache: u64,
+    runs: &str,
+) -> (String, String) {
+    let o = Command::new(BIN)
+        .arg("--data")
+        .arg(work.join("data"))
+        .args(["--format", "csv", "-c"])
+        .arg(format!(
+            "{set} SET threads = 1; \
+             CREATE GRAPH small FROM '{}' {how} STORAGE dm; \
+             CREATE GRAPH big FROM '{}' {how} STORAGE dm; \
+             SET cn_cache = '{cn_cache}B'; {runs}",
+            small.display(),
+            big.display(),
+        ))
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let stdout = common::text(&o.stdout);
+    let all = format!("{stdout}{}", common::text(&o.stderr));
+    assert!(o.status.success(), "{all}");
+    (stdout, all)
+}
+
 /// A directed ring of `n` vertices, as an edge list in `dir`.
 fn ring(dir: &std::path::Path, n: u64) -> std::path::PathBuf {
     let path = dir.join(format!("ring{n}.txt"));
@@ -82,23 +115,15 @@ fn a_workers_peak_rss_stays_within_cn_cache_plus_a_constant() {
             runs += &format!("PROFILE RUN pagerank ON {graph} ITER 1 LIMIT 1; ");
         }
     }
-    let o = Command::new(BIN)
-        .arg("--data")
-        .arg(work.path().join("data"))
-        .args(["--format", "csv", "-c"])
-        .arg(format!(
-            "{set} SET threads = 1; \
-             CREATE GRAPH small FROM '{}' FORMAT edgelist STORAGE dm; \
-             CREATE GRAPH big FROM '{}' FORMAT edgelist STORAGE dm; \
-             SET cn_cache = '{cn_cache}B'; {runs}",
-            small.display(),
-            big.display(),
-        ))
-        .stdin(Stdio::null())
-        .output()
-        .unwrap();
-    let all = format!("{}{}", common::text(&o.stdout), common::text(&o.stderr));
-    assert!(o.status.success(), "{all}");
+    let (_, all) = small_then_big(
+        work.path(),
+        &set,
+        &small,
+        &big,
+        "FORMAT edgelist",
+        cn_cache,
+        &runs,
+    );
     assert!(
         all.contains("remote valrd"),
         "auto no longer picks collaborative update on the ring: {all}"
@@ -296,25 +321,16 @@ fn claim_and_min_update_rounds_stay_within_cn_cache_plus_a_constant() {
             runs += &format!("PROFILE RUN {} LIMIT 1; ", clause(algo, graph));
         }
     }
-    let o = Command::new(BIN)
-        .arg("--data")
-        .arg(work.path().join("data"))
-        .args(["--format", "csv", "-c"])
-        .arg(format!(
-            "{set} SET threads = 1; \
-             CREATE GRAPH small FROM '{}' UNDIRECTED WEIGHTED STORAGE dm; \
-             CREATE GRAPH big FROM '{}' UNDIRECTED WEIGHTED STORAGE dm; \
-             SET cn_cache = '{cn_cache}B'; {runs}",
-            small.display(),
-            big.display(),
-        ))
-        .stdin(Stdio::null())
-        .output()
-        .unwrap();
-    let all = format!("{}{}", common::text(&o.stdout), common::text(&o.stderr));
-    assert!(o.status.success(), "{all}");
+    let (stdout, all) = small_then_big(
+        work.path(),
+        &set,
+        &small,
+        &big,
+        "UNDIRECTED WEIGHTED",
+        cn_cache,
+        &runs,
+    );
     // A result row is two fields, a vertex id first (PROFILE's rows have eight).
-    let stdout = common::text(&o.stdout);
     let rows: Vec<&str> = stdout
         .lines()
         .filter(|l| {
