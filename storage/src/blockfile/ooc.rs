@@ -1000,7 +1000,7 @@ impl OutOfCoreStore {
         let per_block = BLOCK_SIZE as u64 * if want_w { 3 } else { 1 };
         let share = self.scan_reserve / scans as u64;
         let bytes_of = |c: u64| (reads[c as usize].end - reads[c as usize].start) * per_block;
-        // Bytes of the chunks read or being read (kept as they change, not summed per list).
+        // Bytes of the chunks read or being read, counted as chunks are issued and recycled.
         let held = std::cell::Cell::new(0u64);
         let room = |loaded: &BTreeMap<u64, Chunk>, issued: &HashSet<u64>, c: u64| {
             loaded.len() + issued.len() < 2 || held.get() + bytes_of(c) <= share
