@@ -22,10 +22,10 @@ const CONSTANT: u64 = 44 << 20;
 /// floors of the buffers a round sizes from `cn_cache` (docs/DM.md, "The bound"). A worker
 /// that listed its owned vertices (4 B each, 2 MiB on half the 2^20 ring) exceeds it.
 const GROWTH_CONSTANT: u64 = 3 << 20;
-/// Bytes per vertex of the whole graph a min-update or claim round may still hold on a
-/// worker: the claim round's `sent` and `claimed` bitmaps, or a min-update round's `changed`
-/// bitmap beside the union's piece (docs/DM.md, "The bound"). Nothing per owned vertex.
-const BITMAPS_PER_VERTEX: f64 = 0.25;
+/// Bytes per vertex of the worker's owned range that its rounds may hold: bits over that
+/// range only — the frontier it was given and the one it returns, a claim round's filter and
+/// a round's marks (docs/DM.md, "The bound"). Nothing per vertex of the whole graph.
+const OWNED_BITS: f64 = 0.5;
 /// What a collaborative min-update round may add besides: the changes of the pieces being
 /// applied, handed on piece by piece (a piece spans at least 2^16 vertices, 16 B a change).
 const PIECE_CHANGES: u64 = 1 << 20;
@@ -234,7 +234,8 @@ fn on_an_edge_heavy_graph_a_workers_peak_rss_stays_within_cn_cache_plus_a_consta
         .iter()
         .enumerate()
         .filter_map(|(i, (line, peak))| {
-            let bound = caches[i / 4] + CONSTANT + (BITMAPS_PER_VERTEX * n as f64) as u64;
+            let bits = (OWNED_BITS * owned(line) as f64) as u64;
+            let bound = caches[i / 4] + CONSTANT + bits;
             (*peak == 0 || *peak > bound).then(|| format!("{line}: bound {bound} B"))
         })
         .collect();
@@ -268,8 +269,8 @@ fn tree(dir: &std::path::Path, fanout: u64, depth: u32) -> std::path::PathBuf {
 /// collaborative change: 28 B over the half million vertices a worker owns) would show.
 /// As in the ring test each kind of job runs on its own worker, on a tiny tree twice and then
 /// on the big one; the big job's peak may exceed the tiny one's by `cn_cache` plus the
-/// constant plus the bitmaps over |V| the rounds still hold (and, collaborative, a piece's
-/// changes), nothing per owned vertex.
+/// constant plus the bits over its owned range the rounds hold (and, collaborative, a piece's
+/// changes), nothing per vertex of the whole graph.
 #[test]
 fn claim_and_min_update_rounds_stay_within_cn_cache_plus_a_constant() {
     let work = tempfile::tempdir().unwrap();
@@ -343,7 +344,6 @@ fn claim_and_min_update_rounds_stay_within_cn_cache_plus_a_constant() {
         all.contains("remote valrd") || all.contains("remote refrd"),
         "auto no longer picks collaborative update on the tree: {all}"
     );
-    let bitmaps = (BITMAPS_PER_VERTEX * n as f64) as u64;
     let mut over = Vec::new();
     for ((algo, update), worker) in jobs.iter().zip(&workers) {
         let peaks = worker_peaks(&all, &worker.addr);
@@ -357,6 +357,7 @@ fn claim_and_min_update_rounds_stay_within_cn_cache_plus_a_constant() {
              anything: {line}"
         );
         let growth = peak.saturating_sub(small_peak);
+        let bitmaps = (OWNED_BITS * owned(&line) as f64) as u64;
         let pieces = if *update == "direct" {
             0
         } else {

@@ -43,7 +43,9 @@ use storage::{Direction, FetchOrder, GraphStore};
 
 use crate::batched::{self, RoundLists};
 use crate::bitmap::{AtomicBitmap, Bitmap};
+use crate::claim_filter::ClaimFilter;
 use crate::cluster::hubs::Deal;
+use crate::cluster::marks::{Marks, Owners};
 use crate::collab::round::{Combine, Round};
 use crate::collab::{self, UpdateStrategy, Windows};
 use crate::context::{RunContext, SOURCE_WINDOW_FLOOR};
@@ -128,7 +130,10 @@ pub struct EdgeMap<'c, 'a, S: GraphStore> {
     ctx: &'c RunContext<'a, S>,
     seen: Option<AtomicBitmap>,
     /// Remote claims: the vertices this node has sent a claim for (claims never revert).
-    sent: Option<AtomicBitmap>,
+    sent: Option<ClaimFilter>,
+    /// Split over several members: who owns what, for the rounds' marks (learnt in the
+    /// first split round).
+    owners: Option<Owners>,
     /// Remote min-updates: the previous round's changed vertices, sorted, with the value each
     /// was given (as words).
     carried: Vec<(u32, u64)>,
@@ -141,6 +146,7 @@ impl<'c, 'a, S: GraphStore> EdgeMap<'c, 'a, S> {
             ctx,
             seen: None,
             sent: None,
+            owners: None,
             carried: Vec::new(),
         }
     }
@@ -171,20 +177,30 @@ impl<'c, 'a, S: GraphStore> EdgeMap<'c, 'a, S> {
         split.settle()?;
         let start = ctx.begin();
         let n = frontier.universe();
-        let sent = &*self.sent.get_or_insert_with(|| AtomicBitmap::new(n));
+        let owned = split.owned();
+        let budget = ctx.placement().budget();
+        let sent = &*self
+            .sent
+            .get_or_insert_with(|| ClaimFilter::new(n, owned.clone(), budget));
         match (frontier.as_list(), frontier.as_bitmap()) {
             (Some(list), _) => list.iter().for_each(|&v| {
-                sent.set(v);
+                sent.first_time(v);
             }),
             (_, Some(bits)) => bits.iter_ones().for_each(|v| {
-                sent.set(v);
+                sent.first_time(v);
             }),
-            _ => {}
+            _ => frontier.ones_in(owned.clone()).into_iter().for_each(|v| {
+                sent.first_time(v);
+            }),
         }
         if split.is_cluster() {
-            // Split over several members, the claimed vertices only go into the union: in
-            // bits. The owned sources are listed a window at a time.
-            let claimed = AtomicBitmap::new(n);
+            // Split over several members, the claimed vertices only go into the marks of the
+            // round. The owned sources are listed a window at a time.
+            let owners = match &mut self.owners {
+                Some(o) => o,
+                None => self.owners.insert(Owners::learn(&split)?),
+            };
+            let marks = Marks::new(n, owned, state.remote(), owners, budget);
             let foreign = ctx.foreign_hubs(frontier, &[dir]);
             let mut edges = 0u64;
             for (i, window) in ctx.source_windows().into_iter().enumerate() {
@@ -204,11 +220,9 @@ impl<'c, 'a, S: GraphStore> EdgeMap<'c, 'a, S> {
                     ctx,
                     lists,
                     |_| (),
-                    |_, dst, _| (dst < n && sent.set(dst)).then_some(dst),
+                    |_, dst, _| (dst < n && sent.first_time(dst)).then_some(dst),
                     |buf: &mut Vec<u32>| {
-                        for v in state.claim_batch(buf, unset, value)? {
-                            claimed.set(v);
-                        }
+                        marks.add(state.claim_batch(buf, unset, value)?);
                         buf.clear();
                         Ok(Vec::<u32>::new())
                     },
@@ -216,7 +230,7 @@ impl<'c, 'a, S: GraphStore> EdgeMap<'c, 'a, S> {
                 )?;
                 edges += e;
             }
-            let next = split.union_bitmap(claimed.into_bitmap())?;
+            let next = marks.finish(&split)?;
             ctx.finish(start, frontier.len(), edges, batched::STRATEGY, of)?;
             return Ok(next);
         }
@@ -232,7 +246,7 @@ impl<'c, 'a, S: GraphStore> EdgeMap<'c, 'a, S> {
             ctx,
             lists,
             |_| (),
-            |_, dst, _| (dst < n && sent.set(dst)).then_some(dst),
+            |_, dst, _| (dst < n && sent.first_time(dst)).then_some(dst),
             |buf: &mut Vec<u32>| {
                 let won = state.claim_batch(buf, unset, value)?;
                 buf.clear();
@@ -400,14 +414,20 @@ impl<'c, 'a, S: GraphStore> EdgeMap<'c, 'a, S> {
             None => windows.len() as u64,
         }
         .min(most);
-        // Updates reach any vertex, so what changed is collected in bits over |V| for the
-        // union.
-        let changed = AtomicBitmap::new(frontier.universe());
-        let mark = |part: Vec<(u32, T)>| {
-            for (v, _) in part {
-                changed.set(v);
-            }
+        // Updates reach any vertex: the round's marks keep the owned ones in bits and send
+        // the others to their owners.
+        let owners = match &mut self.owners {
+            Some(o) => o,
+            None => self.owners.insert(Owners::learn(&split)?),
         };
+        let marks = Marks::new(
+            frontier.universe(),
+            split.owned(),
+            state.remote(),
+            owners,
+            ctx.placement().budget(),
+        );
+        let mark = |part: Vec<(u32, T)>| marks.add(part.into_iter().map(|x| x.0));
         let mut edges = 0u64;
         for i in 0..count as usize {
             if i > 0 {
@@ -453,7 +473,7 @@ impl<'c, 'a, S: GraphStore> EdgeMap<'c, 'a, S> {
                 )?,
             };
         }
-        let next = split.union_bitmap(changed.into_bitmap())?;
+        let next = marks.finish(&split)?;
         Ok((next, edges, strategy))
     }
 

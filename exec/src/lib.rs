@@ -7,6 +7,7 @@
 pub mod algorithms;
 pub mod batched;
 pub mod bitmap;
+pub mod claim_filter;
 pub mod cluster;
 pub mod collab;
 pub mod config;

@@ -565,3 +565,43 @@ fn a_member_failing_before_any_collective_releases_the_others() {
         assert_eq!(n.used(), 0);
     }
 }
+
+/// A round whose changes to other members' vertices fill the list of marks several times over
+/// sends them to their owners mid-round (vertex 0 in the first member's range joined to
+/// every vertex of the second's, and the second's last vertex to most of the first's):
+/// every member still returns the in-memory result, directly and collaboratively.
+#[test]
+fn changes_beyond_the_list_of_marks_reach_their_owners() {
+    use exec::cluster::marks::MARKS_FLOOR;
+    let half = 3 * MARKS_FLOOR as u64;
+    let n = 2 * half;
+    let ids: Vec<u64> = (0..n).map(|i| 7 + 3 * i).collect();
+    let mut edges: Vec<(u64, u64)> = (half..n).map(|v| (0, v)).collect();
+    edges.extend((2..half).map(|v| (n - 1, v)));
+    edges.extend((0..half - 1).step_by(7).map(|v| (v, v + 1)));
+    let edges: Vec<(u64, u64)> = edges
+        .into_iter()
+        .map(|(u, v)| (ids[u as usize], ids[v as usize]))
+        .collect();
+    let weights: Vec<f64> = (0..edges.len()).map(|i| 1.0 + (i % 5) as f64).collect();
+    let data: GraphData = (ids, edges, weights);
+    let local = VecGraph::new(data.0.clone(), data.1.clone(), false, Some(data.2.clone()));
+    for c in [call("bfs").from(0), call("wcc"), call("sssp").from(0)] {
+        let name = c.spec.name;
+        let want = run(&local, &c, &RunConfig::with_threads(2)).unwrap();
+        for dm_update in [DmUpdate::Direct, DmUpdate::Auto] {
+            let split = Split {
+                data: &data,
+                directed: false,
+                budget: 16,
+                owned: vec![0..half as u32, half as u32..n as u32],
+                dm_update,
+            };
+            for (rank, got) in split.run(&c, &|_, c| c).into_iter().enumerate() {
+                let what = format!("{name}, dm_update {}, member {rank}", dm_update.name());
+                let got = got.unwrap_or_else(|e| panic!("{what}: {e}"));
+                result_on_member_0(rank, name, &got, &want, &what);
+            }
+        }
+    }
+}

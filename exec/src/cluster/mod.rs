@@ -9,9 +9,11 @@
 //!   owner of each vertex applies it);
 //! * push rounds take the frontier ∩ owned as their sources, pulls and vertex maps compute the
 //!   owned vertices only;
-//! * a frontier it returns is the union of the members' parts ([`Split::union`]: OR-ed in
-//!   pieces through `or_words`, of which each member keeps the bits of its owned range and
-//!   the union's size), a scalar the member-order sum of their parts;
+//! * a frontier it returns is the union of the members' parts, of which each member keeps the
+//!   bits of its owned range and the union's size: a vertex map's through [`Split::union`]
+//!   (OR-ed in pieces through `or_words`), a claim or min-update round's through its
+//!   [`marks`] (changes to other members' vertices mailed to their owners); a scalar is the
+//!   member-order sum of their parts;
 //! * updates to other members' vertices go directly to remote state (CAS, FAA, the nodes'
 //!   pass-by-value add are atomic there) or, in a collaborative round, into the mailboxes of
 //!   the pieces the owners apply ([`crate::collab::pieces`]).
@@ -23,6 +25,7 @@
 //! ([`hubs`]).
 
 pub mod hubs;
+pub mod marks;
 
 use std::ops::Range;
 
@@ -175,23 +178,6 @@ impl<'a> Split<'a> {
                 k += 1;
             }
         })
-    }
-
-    /// [`Split::union`] of every member's `mine` given as a bitmap over |V| (a member that
-    /// collects what it changed in bits never lists it); without a cluster, `mine` itself.
-    pub fn union_bitmap(&self, mine: Bitmap) -> Result<VertexSubset, ExecError> {
-        match self.collectives() {
-            None => Ok(VertexSubset::from_bitmap(self.vertices, mine)),
-            Some(c) => {
-                let words = mine.words();
-                self.union_pieces(c, |at, piece| {
-                    let end = (at + piece.len()).min(words.len());
-                    if at < end {
-                        piece[..end - at].copy_from_slice(&words[at..end]);
-                    }
-                })
-            }
-        }
     }
 
     /// The union of the members' bits, `fill(first_word, piece)` giving this member's words
@@ -418,23 +404,19 @@ mod tests {
                                 .filter(|v| (v % 97) as usize % size == rank || v % 1000 == 0)
                                 .rev()
                                 .collect();
-                            let mut bits = Bitmap::new(n);
-                            mine.iter().for_each(|&v| bits.set(v));
                             let a = split.union(mine).unwrap();
-                            let b = split.union_bitmap(bits).unwrap();
                             let all = split.all();
                             let hubs = split.all_gather(&[split.owned().start]).unwrap();
-                            (split.owned(), a, b, all, hubs)
+                            (split.owned(), a, all, hubs)
                         })
                     })
                     .collect();
                 handles.into_iter().map(|h| h.join().unwrap()).collect()
             });
             let mut seen = Vec::new();
-            for (owned, a, b, all, hubs) in &out {
+            for (owned, a, all, hubs) in &out {
                 let want: Vec<u32> = owned.clone().collect();
                 assert_eq!(a.to_list(), want, "every vertex is in the union");
-                assert_eq!(a, b);
                 assert_eq!(a.len(), n as u64);
                 assert!(a.held_words() <= owned.len().div_ceil(64) + 1);
                 assert_eq!(all.to_list(), want);

@@ -4,6 +4,9 @@
 //! header   u64 round tag, u32 kind (0 values, 1 references), u32 item count
 //! value    u32 destination vertex, u64 value (the state's word)          — ValRD
 //! ref      u32 source vertex, u32 direction (0 out, 1 in), u64 value     — RefRD
+//! mark     u32 vertex                                                     — a split round's
+//!                                                                           changes, for
+//!                                                                           their owner
 //! ```
 //!
 //! Little-endian. Mailboxes belong to one array (one query), and the round tag is random per
@@ -21,9 +24,12 @@ pub const HEADER_BYTES: usize = 16;
 pub const VALUE_BYTES: usize = 12;
 /// Bytes of one reference item.
 pub const REF_BYTES: usize = 16;
+/// Bytes of one mark item.
+pub const MARK_BYTES: usize = 4;
 
 const KIND_VALUES: u32 = 0;
 const KIND_REFS: u32 = 1;
+const KIND_MARKS: u32 = 2;
 
 /// One decoded buffer.
 #[derive(Debug, Clone, PartialEq)]
@@ -32,6 +38,9 @@ pub enum Mail {
     Values(Vec<(u32, u64)>),
     /// `(source, direction of its list, value word)`.
     Refs(Vec<(u32, Direction, u64)>),
+    /// Vertices another member changed, for their owner's next frontier
+    /// ([`crate::cluster::marks`]).
+    Marks(Vec<u32>),
 }
 
 fn header(out: &mut Vec<u8>, tag: u64, kind: u32, count: usize) {
@@ -60,6 +69,16 @@ pub fn encode_refs(tag: u64, items: &[(u32, Direction, u64)]) -> Vec<u8> {
         let dir: u32 = if dir == Direction::In { 1 } else { 0 };
         out.extend_from_slice(&dir.to_le_bytes());
         out.extend_from_slice(&w.to_le_bytes());
+    }
+    out
+}
+
+/// A buffer of mark items.
+pub fn encode_marks(tag: u64, items: &[u32]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(HEADER_BYTES + items.len() * MARK_BYTES);
+    header(&mut out, tag, KIND_MARKS, items.len());
+    for &v in items {
+        out.extend_from_slice(&v.to_le_bytes());
     }
     out
 }
@@ -100,6 +119,7 @@ pub fn decode(buf: &[u8], tag: u64, what: &str) -> Result<Mail, ExecError> {
     let size = match kind {
         KIND_VALUES => VALUE_BYTES,
         KIND_REFS => REF_BYTES,
+        KIND_MARKS => MARK_BYTES,
         k => return Err(bad(format!("item kind {k}"))),
     };
     if count.checked_mul(size) != Some(body.len()) {
@@ -108,6 +128,7 @@ pub fn decode(buf: &[u8], tag: u64, what: &str) -> Result<Mail, ExecError> {
     let items = body.chunks_exact(size);
     Ok(match kind {
         KIND_VALUES => Mail::Values(items.map(|c| (u32_at(c, 0), u64_at(c, 4))).collect()),
+        KIND_MARKS => Mail::Marks(items.map(|c| u32_at(c, 0)).collect()),
         _ => Mail::Refs(
             items
                 .map(|c| {
@@ -149,6 +170,14 @@ mod tests {
         let mut long = r.clone();
         long.push(0);
         assert!(decode(&long, 7, "m").is_err());
+        let m = encode_marks(7, &[0, u32::MAX, 5]);
+        assert_eq!(
+            decode(&m, 7, "m").unwrap(),
+            Mail::Marks(vec![0, u32::MAX, 5])
+        );
+        for cut in 0..m.len() {
+            assert!(decode(&m[..cut], 7, "m").is_err());
+        }
         let mut bad_dir = r.clone();
         bad_dir[HEADER_BYTES + 4] = 2;
         assert!(decode(&bad_dir, 7, "m").is_err());

@@ -5,11 +5,13 @@
 
 use std::ops::Range;
 
-use storage::dm::mailbox::MAX_MAILBOX;
-
 use super::Windows;
 use crate::cluster::Split;
 use crate::error::ExecError;
+
+/// Mailboxes of an array that pieces may use (`0..PIECE_MAILBOXES`, one per piece); the
+/// array's last ones carry a split round's marks ([`crate::cluster::marks`]).
+pub const PIECE_MAILBOXES: u32 = crate::cluster::marks::FIRST_MARKS_MAILBOX;
 
 /// The pieces of one round, with their owners.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -56,11 +58,10 @@ impl Pieces {
         bounds.sort_unstable();
         bounds.dedup();
         let count = bounds.len().saturating_sub(1);
-        if count > MAX_MAILBOX as usize + 1 {
+        if count > PIECE_MAILBOXES as usize {
             return Err(ExecError::Other(format!(
-                "{count} windows of collaborative update exceed the {} mailboxes an array \
-                 has; SET dm_update = 'direct'",
-                MAX_MAILBOX as usize + 1
+                "{count} windows of collaborative update exceed the {PIECE_MAILBOXES} mailboxes \
+                 an array has for them; SET dm_update = 'direct'"
             )));
         }
         let owners = bounds[..count]
