@@ -20,7 +20,6 @@ use storage::remote_memory::RemoteVector;
 use super::Split;
 use crate::bitmap::AtomicBitmap;
 use crate::collab::mail::{self, Mail, MARK_BYTES};
-use crate::collab::round::PULL_BYTES;
 use crate::error::ExecError;
 use crate::subset::VertexSubset;
 
@@ -31,8 +30,11 @@ pub const FIRST_MARKS_MAILBOX: u32 = MAX_MAILBOX + 1 - MAX_MEMBERS;
 /// (64 KiB; part of the constant of the bound, docs/DM.md).
 pub const MARKS_FLOOR: usize = 16 << 10;
 
-/// Most marks in one mailbox buffer (256 KiB).
-const MARKS_PER_BUFFER: usize = 64 << 10;
+/// Most marks in one mailbox buffer (64 KiB).
+const MARKS_PER_BUFFER: usize = 16 << 10;
+/// Bytes asked for per pull of a marks mailbox: one buffer, held as the reply, its payload
+/// and the decoded marks while they are set (part of the constant of the bound).
+const MARKS_PULL_BYTES: u32 = (MARKS_PER_BUFFER * MARK_BYTES) as u32;
 
 /// Who owns which vertices and the tag of the run's marks: learnt once per run, by a
 /// collective every member calls at the same point (its first split round).
@@ -227,7 +229,8 @@ impl<'r> Marks<'r> {
             );
             let mailbox = FIRST_MARKS_MAILBOX + self.owners.rank as u32;
             loop {
-                let got = remote.mailbox_pull(self.owned.start as u64, mailbox, PULL_BYTES)?;
+                let got =
+                    remote.mailbox_pull(self.owned.start as u64, mailbox, MARKS_PULL_BYTES)?;
                 if got.is_empty() {
                     break;
                 }

@@ -34,7 +34,7 @@ const PUSH_GROUP: usize = 8;
 /// over: the reply frame, its payload and the decoded items), part of the constant in a
 /// worker's memory bound (docs/DM.md, "The bound"). The memory node returns at least one
 /// buffer, so a bucket larger than this still travels whole.
-pub(crate) const PULL_BYTES: u32 = 256 << 10;
+const PULL_BYTES: u32 = 256 << 10;
 /// RefRD: a list is considered for references from this many edges.
 const REF_LIST: usize = 8;
 /// RefRD: a run of at least this many edges into one window travels as a reference.
