@@ -150,24 +150,29 @@ impl<'r> Marks<'r> {
 
     /// Marks each of `changed` (vertices below |V|).
     pub fn add(&self, changed: impl IntoIterator<Item = u32>) {
-        let mut full = None;
-        {
-            let mut others = self.others.lock().unwrap_or_else(|p| p.into_inner());
-            for v in changed {
-                if self.owned.contains(&v) {
-                    self.bits.set(v - self.first);
-                } else if v < self.n {
-                    others.push(v);
-                    if others.len() >= self.limit {
-                        others.sort_unstable();
-                        others.dedup();
-                        if others.len() > self.limit / 2 {
-                            full = Some(std::mem::take(&mut *others));
-                        }
-                    }
-                }
+        let mut theirs = Vec::new();
+        for v in changed {
+            if self.owned.contains(&v) {
+                self.bits.set(v - self.first);
+            } else if v < self.n {
+                theirs.push(v);
             }
         }
+        if theirs.is_empty() {
+            return;
+        }
+        let full = {
+            let mut others = self.others.lock().unwrap_or_else(|p| p.into_inner());
+            others.append(&mut theirs);
+            if others.len() < self.limit {
+                None
+            } else {
+                // Compacted, a list still half full goes to the owners; else it keeps filling.
+                others.sort_unstable();
+                others.dedup();
+                (others.len() > self.limit / 2).then(|| std::mem::take(&mut *others))
+            }
+        };
         if let Some(list) = full {
             if let Err(e) = self.send(&list) {
                 let mut failed = self.failed.lock().unwrap_or_else(|p| p.into_inner());
