@@ -1,14 +1,16 @@
 //! The vertices a member already sent a remote claim for, so that a claim round sends one
 //! remote CAS per vertex rather than one per edge (claims never revert: a vertex claimed
-//! once stays claimed). Exact over the member's owned range, in bits; for other members'
-//! vertices a fixed table of recent claims, so the filter never grows with |V|: a vertex
-//! the table forgot is claimed again, and that claim fails at the memory node, costing one
-//! remote operation and changing nothing.
+//! once stays claimed). Exact over the member's owned range, in bits, when those fit its
+//! `cn_cache` ([`OwnedSet::fits`]); for other members' vertices (and for every vertex when
+//! they do not fit) a fixed table of recent claims, so the filter never grows with |V|: a
+//! vertex the table forgot is claimed again, and that claim fails at the memory node, costing
+//! one remote operation and changing nothing.
 
 use std::ops::Range;
 use std::sync::atomic::{AtomicU32, Ordering};
 
 use crate::bitmap::AtomicBitmap;
+use crate::remote_part::OwnedSet;
 
 /// Fewest slots of the table of other members' vertices (64 KiB), whatever `cn_cache`.
 pub const RECENT_FLOOR: usize = 1 << 14;
@@ -27,11 +29,18 @@ pub struct ClaimFilter {
 }
 
 impl ClaimFilter {
-    /// A filter exact over `owned` (of `n` vertices) with a table of at most `budget / 16 / 4`
-    /// slots (at least [`RECENT_FLOOR`], a power of two, none when `owned` is every vertex).
+    /// A filter exact over `owned` (of `n` vertices; when its bits fit `budget`, else over
+    /// nothing) with a table of at most `budget / 16 / 4` slots (at least [`RECENT_FLOOR`], a
+    /// power of two, none when `owned` is every vertex and exact).
     pub fn new(n: u32, owned: Range<u32>, budget: u64) -> ClaimFilter {
+        let whole = owned.start == 0 && owned.end >= n;
+        let owned = if whole || OwnedSet::fits(&owned, budget) {
+            owned
+        } else {
+            owned.start..owned.start
+        };
         let first = owned.start / 64 * 64;
-        let slots = if owned.start == 0 && owned.end >= n {
+        let slots = if whole {
             0
         } else {
             let want = (budget / 16 / 4).clamp(RECENT_FLOOR as u64, RECENT_MOST as u64) as usize;
@@ -76,7 +85,7 @@ mod tests {
     #[test]
     fn owned_vertices_pass_once_and_the_rest_within_a_fixed_table() {
         let n = 1 << 22;
-        let f = ClaimFilter::new(n, 1000..5000, 16);
+        let f = ClaimFilter::new(n, 1000..5000, 1 << 20);
         assert!(f.first_time(1000) && !f.first_time(1000));
         assert!(f.first_time(4999) && !f.first_time(4999));
         assert!(
@@ -86,7 +95,7 @@ mod tests {
         // Every vertex of the graph offered: the table does not grow.
         let passed = (0..n).filter(|&v| f.first_time(v)).count();
         assert!(passed >= n as usize - 4000 - 1);
-        assert!(f.held_bytes() <= 4000 / 8 + 64 + RECENT_FLOOR * 4);
+        assert!(f.held_bytes() <= 4000 / 8 + 64 + (1 << 20) / 16);
         // A vertex pushed out of its slot is let through again (its claim fails remotely).
         assert!(!f.first_time(n - 1), "the latest claim is remembered");
         assert!(f.first_time(5000), "an early one was pushed out");
@@ -94,6 +103,13 @@ mod tests {
             (1000..5000).all(|v| !f.first_time(v)),
             "owned vertices stay exact"
         );
+    }
+
+    #[test]
+    fn owned_bits_that_do_not_fit_the_budget_are_not_held() {
+        let f = ClaimFilter::new(1 << 20, 1000..500_000, 16);
+        assert_eq!(f.held_bytes(), RECENT_FLOOR * 4);
+        assert!(f.first_time(2000) && !f.first_time(2000));
     }
 
     #[test]

@@ -151,12 +151,14 @@ impl<'a, S: GraphStore> RunContext<'a, S> {
         let mut own_hubs: Vec<u32> = Vec::new();
         if dealt.contains(&owned) {
             for w in self.source_windows() {
-                own_hubs.extend(
-                    frontier
-                        .ones_in(w)
-                        .into_iter()
-                        .filter(|&v| degree(v) > HUB_DEGREE),
-                );
+                match frontier.ones_in(w) {
+                    Ok(ones) => {
+                        own_hubs.extend(ones.into_iter().filter(|&v| degree(v) > HUB_DEGREE))
+                    }
+                    // Reported when the iteration is recorded; the round's work is void (the
+                    // exchange below still runs, so the members' collectives line up).
+                    Err(e) => self.defer(e),
+                }
             }
         }
         match split.all_gather(&own_hubs) {
@@ -181,7 +183,11 @@ impl<'a, S: GraphStore> RunContext<'a, S> {
         foreign: &[u32],
         note: bool,
     ) -> (Vec<u32>, Deal) {
-        let mine = frontier.ones_in(window);
+        let mine = frontier.ones_in(window).unwrap_or_else(|e| {
+            // Reported when the iteration is recorded; the round's work is void.
+            self.defer(e);
+            Vec::new()
+        });
         self.reschedule.sources(
             self.store,
             mine,

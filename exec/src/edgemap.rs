@@ -189,9 +189,8 @@ impl<'c, 'a, S: GraphStore> EdgeMap<'c, 'a, S> {
             (_, Some(bits)) => bits.iter_ones().for_each(|v| {
                 sent.first_time(v);
             }),
-            _ => frontier.ones_in(owned.clone()).into_iter().for_each(|v| {
-                sent.first_time(v);
-            }),
+            // A part: its vertices were claimed by a previous round of this filter.
+            _ => {}
         }
         if split.is_cluster() {
             // Split over several members, the claimed vertices only go into the marks of the
@@ -200,7 +199,8 @@ impl<'c, 'a, S: GraphStore> EdgeMap<'c, 'a, S> {
                 Some(o) => o,
                 None => self.owners.insert(Owners::learn(&split)?),
             };
-            let marks = Marks::new(n, owned, state.remote(), owners, budget);
+            let memory = ctx.placement().memory();
+            let marks = Marks::new(n, owned, state.remote(), memory, owners, budget)?;
             let foreign = ctx.foreign_hubs(frontier, &[dir]);
             let mut edges = 0u64;
             for (i, window) in ctx.source_windows().into_iter().enumerate() {
@@ -424,9 +424,10 @@ impl<'c, 'a, S: GraphStore> EdgeMap<'c, 'a, S> {
             frontier.universe(),
             split.owned(),
             state.remote(),
+            ctx.placement().memory(),
             owners,
             ctx.placement().budget(),
-        );
+        )?;
         let mark = |part: Vec<(u32, T)>| marks.add(part.into_iter().map(|x| x.0));
         let mut edges = 0u64;
         for i in 0..count as usize {

@@ -29,6 +29,7 @@ pub mod read_cost;
 pub mod reduce;
 pub mod reduce_mode;
 pub mod reference;
+pub mod remote_part;
 pub mod result;
 pub mod rng;
 pub mod run;

@@ -207,6 +207,14 @@ impl<'a> Placement<'a> {
         }
     }
 
+    /// The remote memory, when the state is placed there.
+    pub fn memory(&self) -> Option<&'a dyn RemoteMemory> {
+        match self {
+            Placement::Local => None,
+            Placement::Remote(memory) => Some(*memory),
+        }
+    }
+
     pub fn is_remote(&self) -> bool {
         matches!(self, Placement::Remote(_))
     }

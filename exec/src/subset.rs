@@ -4,16 +4,20 @@
 //! whichever form its producer made and converted on demand, so a sparse frontier never costs
 //! O(|V|) and a dense one never costs a sort.
 
+use std::sync::Arc;
+
 use crate::bitmap::Bitmap;
+use crate::error::ExecError;
+use crate::remote_part::{PartBits, RemotePart};
 
 /// A set of vertices out of `0..n`.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone)]
 pub struct VertexSubset {
     n: u32,
     repr: Repr,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone)]
 enum Repr {
     /// Distinct vertex ids, in no particular order.
     Sparse(Vec<u32>),
@@ -27,6 +31,45 @@ enum Repr {
         bits: Bitmap,
         count: u64,
     },
+    /// A member's part kept in the memory nodes ([`RemotePart`]), for a compute node whose
+    /// `cn_cache` cannot hold its owned range's bits. Read with [`VertexSubset::ones_in`];
+    /// the infallible conversions (`to_list`, `contains`, `to_bitmap`) see it as empty.
+    RemotePart { part: Arc<RemotePart>, count: u64 },
+}
+
+impl PartialEq for VertexSubset {
+    /// The same vertices of the same universe; parts compare their local bits (a part in
+    /// remote memory equals only itself).
+    fn eq(&self, other: &Self) -> bool {
+        if self.n != other.n {
+            return false;
+        }
+        match (&self.repr, &other.repr) {
+            (Repr::RemotePart { part: a, count: x }, Repr::RemotePart { part: b, count: y }) => {
+                Arc::ptr_eq(a, b) && x == y
+            }
+            (Repr::RemotePart { .. }, _) | (_, Repr::RemotePart { .. }) => false,
+            (
+                Repr::Part {
+                    first: f,
+                    bits: a,
+                    count: x,
+                },
+                Repr::Part {
+                    first: g,
+                    bits: b,
+                    count: y,
+                },
+            ) => f == g && a == b && x == y,
+            (Repr::Part { .. }, _) | (_, Repr::Part { .. }) => false,
+            _ => {
+                let (mut a, mut b) = (self.to_list(), other.to_list());
+                a.sort_unstable();
+                b.sort_unstable();
+                a == b
+            }
+        }
+    }
 }
 
 impl VertexSubset {
@@ -90,9 +133,21 @@ impl VertexSubset {
         }
     }
 
+    /// A member's part of a split frontier of `count` vertices in all, its bits wherever
+    /// they are kept.
+    pub fn from_part_bits(n: u32, bits: PartBits, count: u64) -> VertexSubset {
+        match bits {
+            PartBits::Local { first, bits } => VertexSubset::from_part(n, first, bits, count),
+            PartBits::Remote(part) => VertexSubset {
+                n,
+                repr: Repr::RemotePart { part, count },
+            },
+        }
+    }
+
     /// Whether this is one member's part of a split frontier (it holds only that part).
     pub fn is_part(&self) -> bool {
-        matches!(self.repr, Repr::Part { .. })
+        matches!(self.repr, Repr::Part { .. } | Repr::RemotePart { .. })
     }
 
     /// The words of bits held (a part holds its owned range's only; for tests and bounds).
@@ -100,6 +155,7 @@ impl VertexSubset {
         match &self.repr {
             Repr::Sparse(l) => l.len().div_ceil(2),
             Repr::Dense { bits, .. } | Repr::Part { bits, .. } => bits.words().len(),
+            Repr::RemotePart { .. } => 0,
         }
     }
 
@@ -112,7 +168,9 @@ impl VertexSubset {
     pub fn len(&self) -> u64 {
         match &self.repr {
             Repr::Sparse(l) => l.len() as u64,
-            Repr::Dense { count, .. } | Repr::Part { count, .. } => *count,
+            Repr::Dense { count, .. }
+            | Repr::Part { count, .. }
+            | Repr::RemotePart { count, .. } => *count,
         }
     }
 
@@ -130,7 +188,7 @@ impl VertexSubset {
     pub fn to_bitmap(&self) -> Bitmap {
         match &self.repr {
             Repr::Dense { bits, .. } => bits.clone(),
-            Repr::Sparse(_) | Repr::Part { .. } => {
+            Repr::Sparse(_) | Repr::Part { .. } | Repr::RemotePart { .. } => {
                 let mut bits = Bitmap::new(self.n);
                 for v in self.to_list() {
                     bits.set(v);
@@ -144,7 +202,7 @@ impl VertexSubset {
     pub fn as_bitmap(&self) -> Option<&Bitmap> {
         match &self.repr {
             Repr::Dense { bits, .. } => Some(bits),
-            Repr::Sparse(_) | Repr::Part { .. } => None,
+            Repr::Sparse(_) | Repr::Part { .. } | Repr::RemotePart { .. } => None,
         }
     }
 
@@ -152,17 +210,19 @@ impl VertexSubset {
     pub fn as_list(&self) -> Option<&[u32]> {
         match &self.repr {
             Repr::Sparse(l) => Some(l),
-            Repr::Dense { .. } | Repr::Part { .. } => None,
+            Repr::Dense { .. } | Repr::Part { .. } | Repr::RemotePart { .. } => None,
         }
     }
 
     /// The vertices as a list (increasing order when converted from bits); of a part, only
-    /// the member's own vertices.
+    /// the member's own vertices (none of a part in remote memory: read it with
+    /// [`VertexSubset::ones_in`]).
     pub fn to_list(&self) -> Vec<u32> {
         match &self.repr {
             Repr::Sparse(l) => l.clone(),
             Repr::Dense { bits, .. } => bits.iter_ones().collect(),
             Repr::Part { first, bits, .. } => bits.iter_ones().map(|v| first + v).collect(),
+            Repr::RemotePart { .. } => Vec::new(),
         }
     }
 
@@ -184,20 +244,21 @@ impl VertexSubset {
     }
 
     /// The vertices within `range`, in increasing order (a dense subset reads only the
-    /// range's words).
-    pub fn ones_in(&self, range: std::ops::Range<u32>) -> Vec<u32> {
-        match &self.repr {
+    /// range's words, a part in remote memory only the range's; only that read can fail).
+    pub fn ones_in(&self, range: std::ops::Range<u32>) -> Result<Vec<u32>, ExecError> {
+        Ok(match &self.repr {
             Repr::Dense { bits, .. } => bits.ones_in(range).collect(),
             Repr::Part { first, bits, .. } => {
                 let local = range.start.saturating_sub(*first)..range.end.saturating_sub(*first);
                 bits.ones_in(local).map(|v| first + v).collect()
             }
+            Repr::RemotePart { part, .. } => part.ones_in(range)?,
             Repr::Sparse(l) => {
                 let mut out: Vec<u32> = l.iter().copied().filter(|v| range.contains(v)).collect();
                 out.sort_unstable();
                 out
             }
-        }
+        })
     }
 
     /// Whether `v` is in the subset: O(1) when dense, O(len) when sparse; a part knows only
@@ -206,6 +267,7 @@ impl VertexSubset {
         match &self.repr {
             Repr::Dense { bits, .. } => bits.get(v),
             Repr::Part { first, bits, .. } => v >= *first && bits.get(v - first),
+            Repr::RemotePart { .. } => false,
             Repr::Sparse(l) => l.contains(&v),
         }
     }
@@ -242,9 +304,9 @@ mod tests {
         assert!(p.is_part() && !p.is_dense());
         assert_eq!((p.len(), p.universe(), p.held_words()), (9, 1000, 2));
         assert_eq!(p.to_list(), vec![129, 198, 255]);
-        assert_eq!(p.ones_in(0..200), vec![129, 198]);
-        assert_eq!(p.ones_in(199..1000), vec![255]);
-        assert!(p.ones_in(0..129).is_empty());
+        assert_eq!(p.ones_in(0..200).unwrap(), vec![129, 198]);
+        assert_eq!(p.ones_in(199..1000).unwrap(), vec![255]);
+        assert!(p.ones_in(0..129).unwrap().is_empty());
         assert!(p.contains(198) && !p.contains(1) && !p.contains(2000));
         assert!(p.as_bitmap().is_none() && p.as_list().is_none());
         assert_eq!(

@@ -28,9 +28,10 @@ where
     if subset.is_part() {
         // A member's part of a split frontier: every member filters its own part, and the
         // union counts the whole.
+        let mine = subset.ones_in(ctx.split().owned())?;
         let kept: Vec<u32> = ctx
             .pool
-            .install(|| subset.to_list().into_par_iter().filter(|&v| f(v)).collect());
+            .install(|| mine.into_par_iter().filter(|&v| f(v)).collect());
         return ctx.split().union(kept);
     }
     let out = ctx

@@ -1,10 +1,12 @@
 //! What a round split over several members changed — its next frontier — kept without a
-//! bitmap over |V|: a member marks the changes to its own vertices in bits over its owned
-//! range, and lists the changes to other members' vertices, which it sends to their owners'
-//! mailboxes whenever the list fills its share of `cn_cache` and at the round's end. After a
-//! barrier every owner pulls its mailbox into its bits, and the members sum their counts. So
-//! the union of a round costs a member O(owned) bits and a bounded list, and the network 4 B
-//! per change that crosses members (instead of every member OR-ing |V| bits).
+//! bitmap over |V|: a member marks the changes to its own vertices in a set over its owned
+//! range ([`OwnedSet`]: bits when they fit `cn_cache`, else words in the memory nodes), and
+//! lists the changes to other members' vertices, which it sends to their owners' mailboxes
+//! whenever the list fills its share of `cn_cache` and at the round's end. After a barrier
+//! every owner pulls its mailbox into its set, and the members sum their counts. So the union
+//! of a round costs a member a bounded list (and, when they fit, bits over its owned range),
+//! and the network 4 B per change that crosses members (instead of every member OR-ing |V|
+//! bits).
 //!
 //! Mailboxes are the state array's last [`MAX_MEMBERS`] (one per member, see
 //! [`FIRST_MARKS_MAILBOX`]), addressed beside the owner's first vertex, so an owner pulls from
@@ -15,12 +17,12 @@ use std::sync::Mutex;
 
 use storage::dm::compute_protocol::MAX_MEMBERS;
 use storage::dm::mailbox::MAX_MAILBOX;
-use storage::remote_memory::RemoteVector;
+use storage::remote_memory::{RemoteMemory, RemoteVector};
 
 use super::Split;
-use crate::bitmap::AtomicBitmap;
 use crate::collab::mail::{self, Mail, MARK_BYTES};
 use crate::error::ExecError;
+use crate::remote_part::OwnedSet;
 use crate::subset::VertexSubset;
 
 /// The first mailbox of an array that carries marks: member `r`'s is this plus `r`.
@@ -106,9 +108,7 @@ impl Owners {
 pub struct Marks<'r> {
     n: u32,
     owned: Range<u32>,
-    /// `owned.start` rounded down to a word: bit `i` is vertex `first + i`.
-    first: u32,
-    bits: AtomicBitmap,
+    own: OwnedSet,
     /// Other members' vertices changed, not yet sent.
     others: Mutex<Vec<u32>>,
     /// List this many before compacting and sending.
@@ -123,21 +123,21 @@ pub struct Marks<'r> {
 impl<'r> Marks<'r> {
     /// The marks of the next round of a run over `n` vertices whose member owns `owned`,
     /// sending through the mailboxes of `remote` (the round's state array), listing at most
-    /// `budget / 32 / 4` (at least [`MARKS_FLOOR`]) other members' vertices at a time.
+    /// `budget / 32 / 4` (at least [`MARKS_FLOOR`]) other members' vertices at a time, and
+    /// keeping its own in `memory` when their bits do not fit `budget`.
     pub fn new(
         n: u32,
         owned: Range<u32>,
         remote: Option<&'r dyn RemoteVector>,
+        memory: Option<&dyn RemoteMemory>,
         owners: &'r mut Owners,
         budget: u64,
-    ) -> Marks<'r> {
+    ) -> Result<Marks<'r>, ExecError> {
         let tag = owners.next_tag();
-        let first = owned.start / 64 * 64;
         let limit = (budget / 32 / MARK_BYTES as u64).clamp(MARKS_FLOOR as u64, 1 << 26) as usize;
-        Marks {
+        Ok(Marks {
             n,
-            first,
-            bits: AtomicBitmap::new(owned.end.saturating_sub(first)),
+            own: OwnedSet::new(owned.clone(), budget, memory)?,
             owned,
             others: Mutex::new(Vec::new()),
             limit,
@@ -145,19 +145,20 @@ impl<'r> Marks<'r> {
             owners,
             tag,
             failed: Mutex::new(None),
-        }
+        })
     }
 
     /// Marks each of `changed` (vertices below |V|).
     pub fn add(&self, changed: impl IntoIterator<Item = u32>) {
-        let mut theirs = Vec::new();
+        let (mut mine, mut theirs) = (Vec::new(), Vec::new());
         for v in changed {
             if self.owned.contains(&v) {
-                self.bits.set(v - self.first);
+                mine.push(v);
             } else if v < self.n {
                 theirs.push(v);
             }
         }
+        self.own.add_all(&mine);
         if theirs.is_empty() {
             return;
         }
@@ -246,20 +247,18 @@ impl<'r> Marks<'r> {
                              mailbox holds foreign data: run the query again"
                         )));
                     };
-                    for v in items {
-                        if !self.owned.contains(&v) {
-                            return Err(ExecError::Other(format!(
-                                "{what}: a mark for vertex {v}, which another member owns; \
-                                 run the query again"
-                            )));
-                        }
-                        self.bits.set(v - self.first);
+                    if let Some(v) = items.iter().find(|v| !self.owned.contains(v)) {
+                        return Err(ExecError::Other(format!(
+                            "{what}: a mark for vertex {v}, which another member owns; run \
+                             the query again"
+                        )));
                     }
+                    self.own.add_all(&items);
                 }
             }
         }
-        let bits = self.bits.into_bitmap();
-        let count = split.sum_u64(bits.count())?;
-        Ok(VertexSubset::from_part(self.n, self.first, bits, count))
+        let (bits, mine) = self.own.finish()?;
+        let count = split.sum_u64(mine)?;
+        Ok(VertexSubset::from_part_bits(self.n, bits, count))
     }
 }

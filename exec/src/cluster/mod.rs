@@ -30,9 +30,11 @@ pub mod marks;
 use std::ops::Range;
 
 use storage::cluster::{Collectives, Member};
+use storage::remote_memory::RemoteMemory;
 
 use crate::bitmap::Bitmap;
 use crate::error::ExecError;
+use crate::remote_part::{OwnedSet, PartBits, RemotePart};
 use crate::subset::VertexSubset;
 
 /// Words of a union OR-ed across the members in one collective call (64 KiB): what a member
@@ -233,18 +235,37 @@ impl<'a> Split<'a> {
     }
 
     /// Every vertex: the first frontier of a round over all vertices. Over several members
-    /// this member's part of it (its owned range), counted as |V|.
-    pub fn all(&self) -> VertexSubset {
+    /// this member's part of it (its owned range), counted as |V|: bits when they fit
+    /// `budget`, else words in `memory` ([`crate::remote_part`]).
+    pub fn all(
+        &self,
+        memory: Option<&dyn RemoteMemory>,
+        budget: u64,
+    ) -> Result<VertexSubset, ExecError> {
         if self.member.is_none() {
-            return VertexSubset::all(self.vertices);
+            return Ok(VertexSubset::all(self.vertices));
         }
         let owned = self.owned();
+        if let Some(memory) = memory.filter(|_| !OwnedSet::fits(&owned, budget)) {
+            let part = RemotePart::alloc(memory, owned, true)?;
+            let bits = PartBits::Remote(std::sync::Arc::new(part));
+            return Ok(VertexSubset::from_part_bits(
+                self.vertices,
+                bits,
+                self.vertices as u64,
+            ));
+        }
         let first = owned.start / 64 * 64;
         let mut bits = Bitmap::new(owned.end - first);
         for v in owned {
             bits.set(v - first);
         }
-        VertexSubset::from_part(self.vertices, first, bits, self.vertices as u64)
+        Ok(VertexSubset::from_part(
+            self.vertices,
+            first,
+            bits,
+            self.vertices as u64,
+        ))
     }
 
     /// Every member's `mine` (vertices below |V|), concatenated in member order; without a
@@ -405,7 +426,7 @@ mod tests {
                                 .rev()
                                 .collect();
                             let a = split.union(mine).unwrap();
-                            let all = split.all();
+                            let all = split.all(None, u64::MAX).unwrap();
                             let hubs = split.all_gather(&[split.owned().start]).unwrap();
                             (split.owned(), a, all, hubs)
                         })
