@@ -22,10 +22,6 @@ const CONSTANT: u64 = 44 << 20;
 /// floors of the buffers a round sizes from `cn_cache` (docs/DM.md, "The bound"). A worker
 /// that listed its owned vertices (4 B each, 2 MiB on half the 2^20 ring) exceeds it.
 const GROWTH_CONSTANT: u64 = 3 << 20;
-/// Bytes per vertex of the worker's owned range that its rounds may hold: bits over that
-/// range only — the frontier it was given and the one it returns, a claim round's filter and
-/// a round's marks (docs/DM.md, "The bound"). Nothing per vertex of the whole graph.
-const OWNED_BITS: f64 = 0.5;
 /// What a collaborative min-update round may add besides: the changes of the pieces being
 /// applied, handed on piece by piece (a piece spans at least 2^16 vertices, 16 B a change).
 const PIECE_CHANGES: u64 = 1 << 20;
@@ -234,8 +230,7 @@ fn on_an_edge_heavy_graph_a_workers_peak_rss_stays_within_cn_cache_plus_a_consta
         .iter()
         .enumerate()
         .filter_map(|(i, (line, peak))| {
-            let bits = (OWNED_BITS * owned(line) as f64) as u64;
-            let bound = caches[i / 4] + CONSTANT + bits;
+            let bound = caches[i / 4] + CONSTANT;
             (*peak == 0 || *peak > bound).then(|| format!("{line}: bound {bound} B"))
         })
         .collect();
@@ -269,8 +264,8 @@ fn tree(dir: &std::path::Path, fanout: u64, depth: u32) -> std::path::PathBuf {
 /// collaborative change: 28 B over the half million vertices a worker owns) would show.
 /// As in the ring test each kind of job runs on its own worker, on a tiny tree twice and then
 /// on the big one; the big job's peak may exceed the tiny one's by `cn_cache` plus the
-/// constant plus the bits over its owned range the rounds hold (and, collaborative, a piece's
-/// changes), nothing per vertex of the whole graph.
+/// constant (and, collaborative, a piece's changes): nothing per vertex, of the whole graph or
+/// of the owned range (whose bits, at `cn_cache` 16 B, live in the memory nodes).
 #[test]
 fn claim_and_min_update_rounds_stay_within_cn_cache_plus_a_constant() {
     let work = tempfile::tempdir().unwrap();
@@ -357,17 +352,16 @@ fn claim_and_min_update_rounds_stay_within_cn_cache_plus_a_constant() {
              anything: {line}"
         );
         let growth = peak.saturating_sub(small_peak);
-        let bitmaps = (OWNED_BITS * owned(&line) as f64) as u64;
         let pieces = if *update == "direct" {
             0
         } else {
             PIECE_CHANGES
         };
-        let allowed = cn_cache + GROWTH_CONSTANT + pieces + bitmaps;
-        if peak > cn_cache + CONSTANT + bitmaps || growth > allowed {
+        let allowed = cn_cache + GROWTH_CONSTANT + pieces;
+        if peak > cn_cache + CONSTANT || growth > allowed {
             over.push(format!(
                 "{algo} {update}: the big tree's job peaks {growth} B above the tiny tree's \
-                 (allowed cn_cache + {GROWTH_CONSTANT} + {pieces} + {bitmaps} B = {allowed} B), \
+                 (allowed cn_cache + {GROWTH_CONSTANT} + {pieces} B = {allowed} B), \
                  peak {peak} B: {line}"
             ));
         }

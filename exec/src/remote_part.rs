@@ -16,6 +16,9 @@ use crate::error::ExecError;
 
 /// Words read at a time when listing a range of a remote part (128 KiB).
 const READ_WORDS: u32 = 1 << 14;
+/// Vertices added by one batch of CASes (a batch's verbs are built before it is sent: about
+/// 80 B a vertex).
+const ADD_BATCH: usize = 1 << 12;
 
 /// Fewest vertices a set in remote memory buffers before adding them, whatever `cn_cache`
 /// (64 KiB; part of the constant of the bound, docs/DM.md).
@@ -25,18 +28,24 @@ pub const PENDING_FLOOR: usize = 16 << 10;
 #[derive(Debug)]
 pub struct RemotePart {
     owned: Range<u32>,
-    words: Box<dyn RemoteVector>,
+    /// `None`: every vertex of the range (nothing is stored).
+    words: Option<Box<dyn RemoteVector>>,
 }
 
 impl RemotePart {
-    /// An empty part over `owned`, or (`full`) one holding every vertex of it.
-    pub fn alloc(
-        memory: &dyn RemoteMemory,
-        owned: Range<u32>,
-        full: bool,
-    ) -> Result<RemotePart, ExecError> {
-        let words = memory.alloc(owned.len() as u64, ElementKind::U64, full as u64)?;
-        Ok(RemotePart { owned, words })
+    /// An empty part over `owned`.
+    pub fn alloc(memory: &dyn RemoteMemory, owned: Range<u32>) -> Result<RemotePart, ExecError> {
+        let words = memory.alloc(owned.len() as u64, ElementKind::U64, 0)?;
+        Ok(RemotePart {
+            owned,
+            words: Some(words),
+        })
+    }
+
+    /// The part holding every vertex of `owned` (a round from every vertex), which stores
+    /// nothing.
+    pub fn whole(owned: Range<u32>) -> RemotePart {
+        RemotePart { owned, words: None }
     }
 
     /// The owned range.
@@ -44,32 +53,40 @@ impl RemotePart {
         self.owned.clone()
     }
 
-    /// Adds the owned vertices of `list` (sorted or not, repeats allowed); returns how many
-    /// were not in the set before.
+    /// Adds the owned vertices of `list` (sorted or not, repeats allowed) in batches of
+    /// [`ADD_BATCH`]; returns how many were not in the set before.
     fn add(&self, list: &[u32]) -> Result<u64, ExecError> {
-        let at: Vec<u64> = list
-            .iter()
-            .filter(|v| self.owned.contains(v))
-            .map(|&v| (v - self.owned.start) as u64)
-            .collect();
-        if at.is_empty() {
+        let Some(words) = &self.words else {
             return Ok(0);
+        };
+        let mut added = 0;
+        for chunk in list.chunks(ADD_BATCH) {
+            let at: Vec<u64> = chunk
+                .iter()
+                .filter(|v| self.owned.contains(v))
+                .map(|&v| (v - self.owned.start) as u64)
+                .collect();
+            if !at.is_empty() {
+                added += words.claim_batch(&at, 0, 1)?.len() as u64;
+            }
         }
-        Ok(self.words.claim_batch(&at, 0, 1)?.len() as u64)
+        Ok(added)
     }
 
     /// The vertices of the set within `range`, ascending (read a window of words at a time).
     pub fn ones_in(&self, range: Range<u32>) -> Result<Vec<u32>, ExecError> {
         let a = range.start.max(self.owned.start);
         let b = range.end.min(self.owned.end);
+        let Some(words) = &self.words else {
+            return Ok((a..b.max(a)).collect());
+        };
         let mut out = Vec::new();
         let mut buf = Vec::new();
         let mut at = a;
         while at < b {
             let len = READ_WORDS.min(b - at);
             buf.resize(len as usize, 0);
-            self.words
-                .read_range((at - self.owned.start) as u64, &mut buf)?;
+            words.read_range((at - self.owned.start) as u64, &mut buf)?;
             out.extend(
                 buf.iter()
                     .enumerate()
@@ -128,7 +145,7 @@ impl OwnedSet {
             Some(memory) if !OwnedSet::fits(&owned, budget) => {
                 let limit = (budget / 32 / 4).clamp(PENDING_FLOOR as u64, 1 << 24) as usize;
                 Ok(OwnedSet::Remote {
-                    part: RemotePart::alloc(memory, owned, false)?,
+                    part: RemotePart::alloc(memory, owned)?,
                     pending: Mutex::new(Vec::new()),
                     limit,
                     added: AtomicU64::new(0),

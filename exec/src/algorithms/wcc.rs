@@ -123,7 +123,7 @@ fn propagate_labels<S: GraphStore>(ctx: &RunContext<'_, S>) -> Result<Vec<u64>, 
     // Split over several members, each holds only its owned part of the frontier.
     let mut frontier = ctx
         .split()
-        .all(ctx.placement().memory(), ctx.placement().budget())?;
+        .all(ctx.placement().memory(), ctx.placement().budget());
     let mut edge_map = EdgeMap::new(ctx);
     while !frontier.is_empty() {
         frontier = edge_map.relax_min(&frontier, dirs, &label, false, |l, _| Some(l), None)?;

@@ -236,36 +236,23 @@ impl<'a> Split<'a> {
 
     /// Every vertex: the first frontier of a round over all vertices. Over several members
     /// this member's part of it (its owned range), counted as |V|: bits when they fit
-    /// `budget`, else words in `memory` ([`crate::remote_part`]).
-    pub fn all(
-        &self,
-        memory: Option<&dyn RemoteMemory>,
-        budget: u64,
-    ) -> Result<VertexSubset, ExecError> {
+    /// `budget`, else (with remote `memory`) a part that stores nothing
+    /// ([`RemotePart::whole`]).
+    pub fn all(&self, memory: Option<&dyn RemoteMemory>, budget: u64) -> VertexSubset {
         if self.member.is_none() {
-            return Ok(VertexSubset::all(self.vertices));
+            return VertexSubset::all(self.vertices);
         }
         let owned = self.owned();
-        if let Some(memory) = memory.filter(|_| !OwnedSet::fits(&owned, budget)) {
-            let part = RemotePart::alloc(memory, owned, true)?;
-            let bits = PartBits::Remote(std::sync::Arc::new(part));
-            return Ok(VertexSubset::from_part_bits(
-                self.vertices,
-                bits,
-                self.vertices as u64,
-            ));
+        if memory.is_some() && !OwnedSet::fits(&owned, budget) {
+            let bits = PartBits::Remote(std::sync::Arc::new(RemotePart::whole(owned)));
+            return VertexSubset::from_part_bits(self.vertices, bits, self.vertices as u64);
         }
         let first = owned.start / 64 * 64;
         let mut bits = Bitmap::new(owned.end - first);
         for v in owned {
             bits.set(v - first);
         }
-        Ok(VertexSubset::from_part(
-            self.vertices,
-            first,
-            bits,
-            self.vertices as u64,
-        ))
+        VertexSubset::from_part(self.vertices, first, bits, self.vertices as u64)
     }
 
     /// Every member's `mine` (vertices below |V|), concatenated in member order; without a
@@ -426,7 +413,7 @@ mod tests {
                                 .rev()
                                 .collect();
                             let a = split.union(mine).unwrap();
-                            let all = split.all(None, u64::MAX).unwrap();
+                            let all = split.all(None, u64::MAX);
                             let hubs = split.all_gather(&[split.owned().start]).unwrap();
                             (split.owned(), a, all, hubs)
                         })
