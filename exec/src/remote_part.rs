@@ -1,9 +1,11 @@
 //! A member's part of a split frontier kept in the memory nodes, for a compute node whose
 //! `cn_cache` cannot hold the bits of its owned range (DMG keeps activation bits in the memory
 //! pool, beside the attributes): one word per owned vertex, 1 when the vertex is in the set.
-//! Vertices are added in batches of one-sided CASes (0 → 1, so a batch learns how many it
-//! added and concurrent adds compose), and a round reads its sources one window of words at a
-//! time, so what the compute node holds of the part is one window, whatever its range.
+//! Vertices are added from sorted lists: a dense run (at least [`DENSE_RUN`] vertices, each
+//! within [`DENSE_GAP`] of the next) is read, set and written back as one span, and the rest
+//! goes in batches of one-sided CASes (0 → 1, so a batch learns how many it added); a round
+//! reads its sources one window of words at a time, so what the compute node holds of the
+//! part is one window, whatever its range.
 
 use std::ops::Range;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -19,6 +21,13 @@ const READ_WORDS: u32 = 1 << 14;
 /// Vertices added by one batch of CASes (a batch's verbs are built before it is sent: about
 /// 80 B a vertex).
 const ADD_BATCH: usize = 1 << 12;
+/// Fewest vertices of a sorted list written as one span rather than CASed one by one.
+const DENSE_RUN: usize = 64;
+/// Widest step between neighbours of a dense run: a span holds at least one vertex added per
+/// this many words read and written.
+const DENSE_GAP: u32 = 8;
+/// Most words of one span (128 KiB).
+const SPAN_WORDS: u32 = 1 << 14;
 
 /// Fewest vertices a set in remote memory buffers before adding them, whatever `cn_cache`
 /// (64 KiB; part of the constant of the bound, docs/DM.md).
@@ -30,6 +39,8 @@ pub struct RemotePart {
     owned: Range<u32>,
     /// `None`: every vertex of the range (nothing is stored).
     words: Option<Box<dyn RemoteVector>>,
+    /// Held while adding: a span written back must not undo another thread's add.
+    adding: Mutex<()>,
 }
 
 impl RemotePart {
@@ -39,13 +50,18 @@ impl RemotePart {
         Ok(RemotePart {
             owned,
             words: Some(words),
+            adding: Mutex::new(()),
         })
     }
 
     /// The part holding every vertex of `owned` (a round from every vertex), which stores
     /// nothing.
     pub fn whole(owned: Range<u32>) -> RemotePart {
-        RemotePart { owned, words: None }
+        RemotePart {
+            owned,
+            words: None,
+            adding: Mutex::new(()),
+        }
     }
 
     /// The owned range.
@@ -53,22 +69,45 @@ impl RemotePart {
         self.owned.clone()
     }
 
-    /// Adds the owned vertices of `list` (sorted or not, repeats allowed) in batches of
-    /// [`ADD_BATCH`]; returns how many were not in the set before.
+    /// Adds the owned vertices of the sorted, distinct `list`: dense runs as spans, the rest
+    /// in batches of [`ADD_BATCH`] CASes; returns how many were not in the set before.
     fn add(&self, list: &[u32]) -> Result<u64, ExecError> {
         let Some(words) = &self.words else {
             return Ok(0);
         };
+        let _alone = self.adding.lock().unwrap_or_else(|p| p.into_inner());
+        let a = list.partition_point(|&v| v < self.owned.start);
+        let b = list.partition_point(|&v| v < self.owned.end);
+        let list = &list[a..b];
+        let base = self.owned.start;
         let mut added = 0;
-        for chunk in list.chunks(ADD_BATCH) {
-            let at: Vec<u64> = chunk
-                .iter()
-                .filter(|v| self.owned.contains(v))
-                .map(|&v| (v - self.owned.start) as u64)
-                .collect();
-            if !at.is_empty() {
-                added += words.claim_batch(&at, 0, 1)?.len() as u64;
+        let mut single: Vec<u64> = Vec::new();
+        let mut i = 0;
+        while i < list.len() {
+            let mut j = i + 1;
+            while j < list.len()
+                && list[j] - list[j - 1] <= DENSE_GAP
+                && list[j] - list[i] < SPAN_WORDS
+            {
+                j += 1;
             }
+            if j - i >= DENSE_RUN {
+                let first = list[i];
+                let mut span = vec![0u64; (list[j - 1] - first + 1) as usize];
+                words.read_range((first - base) as u64, &mut span)?;
+                for &v in &list[i..j] {
+                    let w = &mut span[(v - first) as usize];
+                    added += (*w == 0) as u64;
+                    *w = 1;
+                }
+                words.write_slice((first - base) as u64, &span)?;
+            } else {
+                single.extend(list[i..j].iter().map(|&v| (v - base) as u64));
+            }
+            i = j;
+        }
+        for chunk in single.chunks(ADD_BATCH) {
+            added += words.claim_batch(chunk, 0, 1)?.len() as u64;
         }
         Ok(added)
     }
@@ -250,7 +289,17 @@ mod tests {
         let owned = 1000..200_000u32;
         let set = OwnedSet::new(owned.clone(), 16, Some(memory)).unwrap();
         assert!(matches!(set, OwnedSet::Remote { .. }));
-        let want: Vec<u32> = owned.clone().filter(|v| v % 3 == 0).collect();
+        // Dense runs (every third vertex) and sparse stretches (every 97th) alternate.
+        let want: Vec<u32> = owned
+            .clone()
+            .filter(|v| {
+                if (v / 5000) % 2 == 0 {
+                    v % 3 == 0
+                } else {
+                    v % 97 == 0
+                }
+            })
+            .collect();
         for chunk in want.chunks(1000) {
             set.add_all(chunk);
             set.add_all(&chunk[..10]);
