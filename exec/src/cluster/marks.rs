@@ -211,7 +211,7 @@ impl<'r> Marks<'r> {
     }
 
     /// Ends the round on every member: sends what is left, waits for every member's sends,
-    /// pulls this member's mailbox into its bits, and returns its part of the next frontier
+    /// pulls this member's mailbox into its set, and returns its part of the next frontier
     /// (with the size of the whole).
     pub fn finish(self, split: &Split<'_>) -> Result<VertexSubset, ExecError> {
         let failed = self.failed.lock().unwrap_or_else(|p| p.into_inner()).take();
