@@ -13,8 +13,8 @@ use crate::bitmap::AtomicBitmap;
 use crate::remote_part::OwnedSet;
 
 /// Fewest slots of the table of recent claims (1 MiB), whatever `cn_cache`: part of the
-/// constant of the bound (docs/DM.md). Fewer made BFS at scale 18 under `cn_cache` 16 B
-/// send several claims per vertex.
+/// constant of the bound (docs/DM.md). A table much smaller than the vertices it sees forgets
+/// most of them between two of their in-edges, and each is claimed again.
 pub const RECENT_FLOOR: usize = 1 << 18;
 /// Most slots of that table (16 MiB).
 const RECENT_MOST: usize = 1 << 22;

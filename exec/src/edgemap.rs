@@ -195,12 +195,7 @@ impl<'c, 'a, S: GraphStore> EdgeMap<'c, 'a, S> {
         if split.is_cluster() {
             // Split over several members, the claimed vertices only go into the marks of the
             // round. The owned sources are listed a window at a time.
-            let owners = match &mut self.owners {
-                Some(o) => o,
-                None => self.owners.insert(Owners::learn(&split)?),
-            };
-            let memory = ctx.placement().memory();
-            let marks = Marks::new(n, owned, state.remote(), memory, owners, budget)?;
+            let marks = round_marks(ctx, &mut self.owners, state)?;
             let foreign = ctx.foreign_hubs(frontier, &[dir]);
             let mut edges = 0u64;
             for (i, window) in ctx.source_windows().into_iter().enumerate() {
@@ -414,20 +409,9 @@ impl<'c, 'a, S: GraphStore> EdgeMap<'c, 'a, S> {
             None => windows.len() as u64,
         }
         .min(most);
-        // Updates reach any vertex: the round's marks keep the owned ones in bits and send
-        // the others to their owners.
-        let owners = match &mut self.owners {
-            Some(o) => o,
-            None => self.owners.insert(Owners::learn(&split)?),
-        };
-        let marks = Marks::new(
-            frontier.universe(),
-            split.owned(),
-            state.remote(),
-            ctx.placement().memory(),
-            owners,
-            ctx.placement().budget(),
-        )?;
+        // Updates reach any vertex: the round's marks keep the owned ones and send the others
+        // to their owners.
+        let marks = round_marks(ctx, &mut self.owners, state)?;
         let mark = |part: Vec<(u32, T)>| marks.add(part.into_iter().map(|x| x.0));
         let mut edges = 0u64;
         for i in 0..count as usize {
@@ -952,6 +936,28 @@ fn source_values<T: Copy>(list: &[u32], values: &[T], chunk: &[u32]) -> Vec<Opti
                 .and_then(|k| values.get(k).copied())
         })
         .collect()
+}
+
+/// The marks of a split round updating `state`, learning who owns what at the run's first
+/// split round (a collective: every member calls this at the same points).
+fn round_marks<'r, S: GraphStore, T: StateValue>(
+    ctx: &RunContext<'_, S>,
+    owners: &'r mut Option<Owners>,
+    state: &'r VertexArray<T>,
+) -> Result<Marks<'r>, ExecError> {
+    let split = ctx.split();
+    let owners = match owners {
+        Some(o) => o,
+        None => owners.insert(Owners::learn(&split)?),
+    };
+    Marks::new(
+        ctx.n(),
+        split.owned(),
+        state.remote(),
+        ctx.placement().memory(),
+        owners,
+        ctx.placement().budget(),
+    )
 }
 
 /// Sorts `list` and drops repeats: a round's changed vertices, compacted.

@@ -64,11 +64,6 @@ impl RemotePart {
         }
     }
 
-    /// The owned range.
-    pub fn owned(&self) -> Range<u32> {
-        self.owned.clone()
-    }
-
     /// Adds the owned vertices of the sorted, distinct `list`: dense runs as spans, the rest
     /// in batches of [`ADD_BATCH`] CASes; returns how many were not in the set before.
     fn add(&self, list: &[u32]) -> Result<u64, ExecError> {
@@ -199,11 +194,6 @@ impl OwnedSet {
                 })
             }
         }
-    }
-
-    /// Adds `v` (an owned vertex).
-    pub fn add(&self, v: u32) {
-        self.add_all(&[v]);
     }
 
     /// Adds every vertex of `list` (owned vertices).
