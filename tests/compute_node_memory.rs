@@ -22,9 +22,11 @@ const CONSTANT: u64 = 44 << 20;
 /// floors of the buffers a round sizes from `cn_cache` (docs/DM.md, "The bound"). A worker
 /// that listed its owned vertices (4 B each, 2 MiB on half the 2^20 ring) exceeds it.
 const GROWTH_CONSTANT: u64 = 3 << 20;
-/// What a collaborative min-update round may add besides: the changes of the pieces being
-/// applied, handed on piece by piece (a piece spans at least 2^16 vertices, 16 B a change).
-const PIECE_CHANGES: u64 = 1 << 20;
+/// What a collaborative min-update round may add besides: the piece being applied
+/// (`collab::round::apply`; a piece spans at least 2^16 vertices): its accumulator (8 B a
+/// vertex, 512 KiB) and change flags (64 KiB), the mail pulled at a time (256 KiB) and its
+/// changes handed on (16 B a change, 1 MiB): 1.8 MiB, whatever |V|.
+const PIECE_CHANGES: u64 = 2 << 20;
 
 /// The owned range's size on a PROFILE line for a worker ("vertices A..B").
 fn owned(line: &str) -> u64 {

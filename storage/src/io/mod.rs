@@ -406,6 +406,17 @@ impl Session<'_> {
         Ok(())
     }
 
+    /// Starts the reads queued by [`Session::submit`] now. Submissions are batched: without a
+    /// flush they reach the device only at the next [`Session::wait`], so a caller that
+    /// computes on landed reads while others should be in flight flushes first.
+    pub fn flush(&mut self) -> Result<()> {
+        match &mut self.inner {
+            #[cfg(target_os = "linux")]
+            SessionInner::Uring(u) => u.flush().map_err(|e| StoreError::io(&self.engine.path, e)),
+            SessionInner::Pread(_) => Ok(()),
+        }
+    }
+
     /// Waits until at least one read completes (returns at once when none is in flight) and
     /// hands every completed read to `f`. Errors here are engine failures; a failed read comes
     /// back as a [`Completion`] with its error.
@@ -587,6 +598,45 @@ mod tests {
             });
             // Four shared, plus at most one overdraft for a session that had nothing in flight.
             assert!(e.counters().snapshot().inflight_high_water <= 5);
+        }
+    }
+
+    #[test]
+    fn a_flush_hands_queued_reads_to_the_kernel_before_any_wait() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = pattern_file(dir.path(), 16);
+        for e in engines(&path, 8) {
+            let mut s = e.session().unwrap();
+            for b in 0..4 {
+                assert!(s.has_room());
+                s.submit(ReadRequest {
+                    tag: b,
+                    offset: b * BLOCK_SIZE as u64,
+                    buf: AlignedBuf::new(1),
+                })
+                .unwrap();
+            }
+            #[cfg(target_os = "linux")]
+            if let SessionInner::Uring(u) = &mut s.inner {
+                assert_eq!(
+                    u.unsubmitted(),
+                    4,
+                    "submissions are batched until a flush or wait"
+                );
+            }
+            s.flush().unwrap();
+            #[cfg(target_os = "linux")]
+            if let SessionInner::Uring(u) = &mut s.inner {
+                assert_eq!(u.unsubmitted(), 0, "the flush left reads in the ring");
+            }
+            let mut left = 4;
+            while left > 0 {
+                s.wait(|c| {
+                    left -= 1;
+                    check(&c.buf, c.tag, c.result.unwrap(), 16);
+                })
+                .unwrap();
+            }
         }
     }
 

@@ -135,6 +135,37 @@ impl UringSession<'_> {
     }
 
     /// Submits what is queued, waits for one completion, and hands over every finished read.
+    /// Reads queued in the submission ring that the kernel has not taken yet.
+    #[cfg(test)]
+    pub(crate) fn unsubmitted(&mut self) -> usize {
+        self.ring.as_mut().map_or(0, |r| r.submission().len())
+    }
+
+    /// Hands the queued reads to the kernel without waiting, so the device works on them while
+    /// the caller computes. A busy or interrupted ring keeps them queued for the next call.
+    pub(crate) fn flush(&mut self) -> io::Result<()> {
+        let Some(ring) = self.ring.as_mut() else {
+            return Ok(());
+        };
+        if ring.submission().is_empty() {
+            return Ok(());
+        }
+        match ring.submit() {
+            Ok(_) => Ok(()),
+            Err(e)
+                if e.raw_os_error() == Some(libc::EINTR)
+                    || e.raw_os_error() == Some(libc::EBUSY)
+                    || e.raw_os_error() == Some(libc::EAGAIN) =>
+            {
+                Ok(())
+            }
+            Err(e) => {
+                self.broken = true;
+                Err(e)
+            }
+        }
+    }
+
     pub(crate) fn wait(&mut self, f: &mut dyn FnMut(Completion)) -> io::Result<()> {
         let mut delivered = 0;
         while delivered == 0 && self.live > 0 {
