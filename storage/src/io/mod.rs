@@ -499,6 +499,19 @@ mod tests {
         }
     }
 
+    /// Submits one-block reads of blocks `0..count`, each tagged with its block, each with room.
+    fn submit_first_blocks(s: &mut Session<'_>, count: u64) {
+        for b in 0..count {
+            assert!(s.has_room());
+            s.submit(ReadRequest {
+                tag: b,
+                offset: b * BLOCK_SIZE as u64,
+                buf: AlignedBuf::new(1),
+            })
+            .unwrap();
+        }
+    }
+
     fn engines(path: &Path, depth: u32) -> Vec<IoEngine> {
         [EnginePreference::Auto, EnginePreference::Pread]
             .into_iter()
@@ -607,15 +620,7 @@ mod tests {
         let path = pattern_file(dir.path(), 16);
         for e in engines(&path, 8) {
             let mut s = e.session().unwrap();
-            for b in 0..4 {
-                assert!(s.has_room());
-                s.submit(ReadRequest {
-                    tag: b,
-                    offset: b * BLOCK_SIZE as u64,
-                    buf: AlignedBuf::new(1),
-                })
-                .unwrap();
-            }
+            submit_first_blocks(&mut s, 4);
             #[cfg(target_os = "linux")]
             if let SessionInner::Uring(u) = &mut s.inner {
                 assert_eq!(
@@ -646,15 +651,7 @@ mod tests {
         let path = pattern_file(dir.path(), 32);
         for e in engines(&path, 8) {
             let mut s = e.session().unwrap();
-            for b in 0..8 {
-                assert!(s.has_room());
-                s.submit(ReadRequest {
-                    tag: b,
-                    offset: b * BLOCK_SIZE as u64,
-                    buf: AlignedBuf::new(1),
-                })
-                .unwrap();
-            }
+            submit_first_blocks(&mut s, 8);
             drop(s);
             // The budget came back: a new session gets the full depth.
             let mut s = e.session().unwrap();
