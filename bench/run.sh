@@ -42,8 +42,10 @@
 # of core, blocks and bytes read (PROFILE's counters: load-independent), the limit =
 # max(passes x one pass over the file at fio's sequential speed, the median in-memory time), with
 # passes = 1 for BFS and WCC and the iterations for PageRank, time / limit, and the peak RSS
-# (largest of the runs) beside EXPLAIN's estimate (cache + per-vertex arrays). Results also go
-# to WORK/ooc.csv.
+# (largest of the runs) beside EXPLAIN's estimate (cache + per-vertex arrays). Beside it, the
+# same limit at fio's figure for THREADS jobs of 1 MiB reads at depth 8, each in its own part of
+# the file: the shape frontier's workers read in, which a virtual disk can serve at half of one
+# job's speed. Results also go to WORK/ooc.csv.
 #
 # FRONTIER_BIN=path uses that binary instead of building `cargo build --release --bin frontier`.
 # --quick: scale 8, caches "100 3", modes "auto block", a tiny probe, no NetworKit (the smoke test).
@@ -298,11 +300,14 @@ if [ "$OOC" = 1 ]; then
         echo "# warning: $DROP_NOTE" >&2
     fi
     drop_caches() { { sync && echo 3 > /proc/sys/vm/drop_caches; } 2>/dev/null || true; }
-    fio_mb_s() { # file rw bs depth -> MB/s (10^6 B/s)
+    fio_mb_s() { # file rw bs depth [jobs file_bytes] -> MB/s (10^6 B/s); jobs > 1: each its own part
+        local jobs="${5:-1}" split=()
+        [ "$jobs" -gt 1 ] && split=(--size=$(( $6 / jobs / 1048576 ))m --offset_increment=$(( $6 / jobs / 1048576 ))m --group_reporting)
         drop_caches
         fio --name=probe --filename="$1" --readonly --direct=1 --ioengine=io_uring --rw="$2" \
-            --bs="$3" --iodepth="$4" --runtime=3 --time_based --numjobs=1 --output-format=terse \
-            --terse-version=3 2>/dev/null | awk -F';' '$7 > 0 { printf "%.1f", $7 * 1024 / 1e6 }' || true
+            --bs="$3" --iodepth="$4" --runtime=3 --time_based --numjobs="$jobs" "${split[@]}" \
+            --output-format=terse --terse-version=3 2>/dev/null |
+            awk -F';' '$7 > 0 { printf "%.1f", $7 * 1024 / 1e6; exit }' || true
     }
     # One PROFILE run: "algo_s blocks peak_rss_kb" (ERR on failure).
     profile_run() { # cache_bytes query
@@ -319,7 +324,7 @@ if [ "$OOC" = 1 ]; then
         echo "$t $b ${r:-0}"
     }
     ORESULTS="$WORK/ooc.csv"
-    echo "scale,algo,file_bytes,cache_bytes,seq_mb_s,rand32_mb_s,rand64_mb_s,passes,pass_s,mem_s,limit_s,ooc_s,ratio,blocks,bytes,peak_rss_mb,estimate_mb,ooc_runs,mem_runs" > "$ORESULTS"
+    echo "scale,algo,file_bytes,cache_bytes,seq_mb_s,rand32_mb_s,rand64_mb_s,passes,pass_s,mem_s,limit_s,ooc_s,ratio,blocks,bytes,peak_rss_mb,estimate_mb,ooc_runs,mem_runs,seq_jobs_mb_s,ratio_jobs" > "$ORESULTS"
     for S in $SCALES; do
         EL="$WORK/rmat-$S.el"
         SRC="$(awk 'NR == 1 { print $1; exit }' "$EL")"
@@ -330,7 +335,10 @@ if [ "$OOC" = 1 ]; then
         SEQ="$(fio_mb_s "$FILE" read 1M 8)"
         R32="$(fio_mb_s "$FILE" randread 4k 32)"
         R64="$(fio_mb_s "$FILE" randread 4k 64)"
-        echo "# fio: sequential 1 MiB depth 8: $SEQ MB/s; random 4 KiB depth 32: $R32 MB/s, depth 64: $R64 MB/s" >&2
+        # The shape frontier's workers read in: one job per thread, each in its own part of the
+        # file (on a virtual disk this can be far below one job's figure).
+        SEQJ="$(fio_mb_s "$FILE" read 1M 8 "$THREADS" "$FB")"
+        echo "# fio: sequential 1 MiB depth 8: $SEQ MB/s ($THREADS jobs in separate parts: $SEQJ MB/s); random 4 KiB depth 32: $R32 MB/s, depth 64: $R64 MB/s" >&2
         CB=$(( FB * OOC_CACHE_PCT / 100 ))
         for A in $ALGOS; do
             passes=1
@@ -357,23 +365,26 @@ if [ "$OOC" = 1 ]; then
                     printf "%.1f", v * m / 1e6 }')"
             awk -v s="$S" -v a="$A" -v fb="$FB" -v cb="$CB" -v seq="$SEQ" -v r32="$R32" -v r64="$R64" \
                 -v passes="$passes" -v mem="$(echo "$mts" | median)" -v ooc="$(echo "$ots" | median)" \
-                -v blocks="$blocks" -v rss="$rss" -v est="$est" -v or="$ots" -v mr="$mts" 'BEGIN {
+                -v blocks="$blocks" -v rss="$rss" -v est="$est" -v or="$ots" -v mr="$mts" \
+                -v seqj="$SEQJ" 'BEGIN {
                 pass = (seq > 0) ? fb / 1e6 / seq : 0
                 lim = passes * pass; if (mem + 0 > lim) lim = mem
                 ratio = (lim > 0 && ooc != "") ? sprintf("%.2f", ooc / lim) : ""
+                limj = (seqj > 0) ? passes * fb / 1e6 / seqj : 0; if (mem + 0 > limj) limj = mem
+                ratioj = (limj > 0 && ooc != "") ? sprintf("%.2f", ooc / limj) : ""
                 gsub(/^ +| +$/, "", or); gsub(/^ +| +$/, "", mr)
-                printf "%s,%s,%s,%s,%s,%s,%s,%s,%.4f,%s,%.4f,%s,%s,%s,%.0f,%.1f,%s,%s,%s\n", s, a, fb, cb, seq, r32, r64, passes, pass, mem, lim, ooc, ratio, blocks, blocks * 4096, rss / 1024, est, or, mr
+                printf "%s,%s,%s,%s,%s,%s,%s,%s,%.4f,%s,%.4f,%s,%s,%s,%.0f,%.1f,%s,%s,%s,%s,%s\n", s, a, fb, cb, seq, r32, r64, passes, pass, mem, lim, ooc, ratio, blocks, blocks * 4096, rss / 1024, est, or, mr, seqj, ratioj
             }' >> "$ORESULTS"
         done
     done
     echo
     echo "## out of core against the device's limit ($THREADS threads, cache $OOC_CACHE_PCT % of the block file, $DROP_NOTE, medians of $OREPEAT)"
     echo
-    echo "| scale | query | file MB | fio seq MB/s | fio rand 4 KiB d32 / d64 MB/s | one pass s | passes | in memory s | limit s | out of core s | time / limit | blocks read | MB read | peak RSS MB | cache + state estimate MB |"
-    echo "|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+    echo "| scale | query | file MB | fio seq MB/s | fio rand 4 KiB d32 / d64 MB/s | one pass s | passes | in memory s | limit s | out of core s | time / limit | blocks read | MB read | peak RSS MB | cache + state estimate MB | fio seq, $THREADS jobs MB/s | time / limit at that |"
+    echo "|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
     awk -F, 'NR > 1 {
         q = ($2 == "pagerank") ? "PageRank, " $8 " iterations" : toupper($2)
-        printf "| %s | %s | %.1f | %s | %s / %s | %.3f | %s | %.3f | %.3f | %.3f | **%s** | %.0f | %.1f | %.0f | %s |\n", $1, q, $3 / 1e6, $5, $6, $7, $9, $8, $10, $11, $12, $13, $14, $15 / 1e6, $16, $17
+        printf "| %s | %s | %.1f | %s | %s / %s | %.3f | %s | %.3f | %.3f | %.3f | **%s** | %.0f | %.1f | %.0f | %s | %s | %s |\n", $1, q, $3 / 1e6, $5, $6, $7, $9, $8, $10, $11, $12, $13, $14, $15 / 1e6, $16, $17, $20, $21
     }' "$ORESULTS"
     echo
     echo "(results: $ORESULTS; every run's time in its last two columns; MB read = blocks read x 4 KiB)"
