@@ -44,8 +44,7 @@
 # passes = 1 for BFS and WCC and the iterations for PageRank, time / limit, and the peak RSS
 # (largest of the runs) beside EXPLAIN's estimate (cache + per-vertex arrays). Beside it, the
 # same limit at fio's figure for THREADS jobs of 1 MiB reads at depth 8, each in its own part of
-# the file: the shape frontier's workers read in, which a virtual disk can serve at half of one
-# job's speed. Results also go to WORK/ooc.csv.
+# the file: the shape frontier's workers read in. Results also go to WORK/ooc.csv.
 #
 # FRONTIER_BIN=path uses that binary instead of building `cargo build --release --bin frontier`.
 # --quick: scale 8, caches "100 3", modes "auto block", a tiny probe, no NetworKit (the smoke test).
@@ -336,7 +335,7 @@ if [ "$OOC" = 1 ]; then
         R32="$(fio_mb_s "$FILE" randread 4k 32)"
         R64="$(fio_mb_s "$FILE" randread 4k 64)"
         # The shape frontier's workers read in: one job per thread, each in its own part of the
-        # file (on a virtual disk this can be far below one job's figure).
+        # file.
         SEQJ="$(fio_mb_s "$FILE" read 1M 8 "$THREADS" "$FB")"
         echo "# fio: sequential 1 MiB depth 8: $SEQ MB/s ($THREADS jobs in separate parts: $SEQJ MB/s); random 4 KiB depth 32: $R32 MB/s, depth 64: $R64 MB/s" >&2
         CB=$(( FB * OOC_CACHE_PCT / 100 ))

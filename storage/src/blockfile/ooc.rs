@@ -892,15 +892,9 @@ impl OutOfCoreStore {
         let mut cursor = 0usize;
         let mut done: Vec<Completion> = Vec::new();
         loop {
-            let mut submitted = false;
             while !b.queue.is_empty() && session.has_room() {
                 let read = b.queue.pop_front().expect("queue is not empty");
                 session.submit(read.into_request())?;
-                submitted = true;
-            }
-            // Admitting the next lists visits those already cached: the reads go out first.
-            if submitted {
-                session.flush()?;
             }
             // Admit the next vertex (ByBlock: the next group), unless its long list must wait
             // for the ones this call holds.

@@ -408,7 +408,9 @@ impl Session<'_> {
 
     /// Starts the reads queued by [`Session::submit`] now. Submissions are batched: without a
     /// flush they reach the device only at the next [`Session::wait`], so a caller that
-    /// computes on landed reads while others should be in flight flushes first.
+    /// computes on landed reads while others should be in flight flushes first. Each flush
+    /// that finds reads queued is a system call (and, in a VM, a doorbell), so flush once per
+    /// batch of reads, not per read.
     pub fn flush(&mut self) -> Result<()> {
         match &mut self.inner {
             #[cfg(target_os = "linux")]

@@ -134,7 +134,6 @@ impl UringSession<'_> {
         Ok(())
     }
 
-    /// Submits what is queued, waits for one completion, and hands over every finished read.
     /// Reads queued in the submission ring that the kernel has not taken yet.
     #[cfg(test)]
     pub(crate) fn unsubmitted(&mut self) -> usize {
@@ -152,13 +151,7 @@ impl UringSession<'_> {
         }
         match ring.submit() {
             Ok(_) => Ok(()),
-            Err(e)
-                if e.raw_os_error() == Some(libc::EINTR)
-                    || e.raw_os_error() == Some(libc::EBUSY)
-                    || e.raw_os_error() == Some(libc::EAGAIN) =>
-            {
-                Ok(())
-            }
+            Err(e) if busy_or_interrupted(&e) => Ok(()),
             Err(e) => {
                 self.broken = true;
                 Err(e)
@@ -166,6 +159,7 @@ impl UringSession<'_> {
         }
     }
 
+    /// Submits what is queued, waits for one completion, and hands over every finished read.
     pub(crate) fn wait(&mut self, f: &mut dyn FnMut(Completion)) -> io::Result<()> {
         let mut delivered = 0;
         while delivered == 0 && self.live > 0 {
@@ -175,9 +169,7 @@ impl UringSession<'_> {
                 .ok_or_else(|| io::Error::other("ring gone"))?;
             match ring.submit_and_wait(1) {
                 Ok(_) => {}
-                Err(e)
-                    if e.raw_os_error() == Some(libc::EINTR)
-                        || e.raw_os_error() == Some(libc::EBUSY) => {}
+                Err(e) if busy_or_interrupted(&e) => {}
                 Err(e) => {
                     self.broken = true;
                     return Err(e);
@@ -225,6 +217,15 @@ impl UringSession<'_> {
         }
         Ok(())
     }
+}
+
+/// An `io_uring_enter` that did nothing for now (a signal, or the rings are full) and is
+/// simply called again later.
+fn busy_or_interrupted(e: &io::Error) -> bool {
+    matches!(
+        e.raw_os_error(),
+        Some(libc::EINTR) | Some(libc::EBUSY) | Some(libc::EAGAIN)
+    )
 }
 
 impl Drop for UringSession<'_> {
