@@ -348,7 +348,17 @@ fn pull_local<S: GraphStore>(
                     None => {
                         let range = first..first + out.len() as u32;
                         range_lists(store, mode, Direction::In, range, weighted, |v, ns, ws| {
-                            let sum = weighted_terms(ns, ws, value);
+                            let sum = match ws {
+                                Some(_) => weighted_terms(ns, ws, value),
+                                // The in-memory pull's loop, so both add in the same order.
+                                None => {
+                                    let mut sum = 0.0;
+                                    for &u in ns {
+                                        sum += f64::load(&values[u as usize]);
+                                    }
+                                    sum
+                                }
+                            };
                             if let Some(slot) = out.get_mut((v - first) as usize) {
                                 *slot.get_mut() = finish(sum).to_bits();
                             }
