@@ -1048,8 +1048,10 @@ impl OutOfCoreStore {
             edges: Option<AlignedBuf>,
             weights: Option<AlignedBuf>,
         }
-        // Counts the events after which more can be read ahead (a chunk recycled, reads
-        // completed), so that the read-ahead between lists runs only when one happened.
+        // Counts the events after which this scan can read further ahead (a chunk recycled
+        // frees share, completed reads free depth), so that the read-ahead between lists runs
+        // only when one happened. Room that other scans free in the engine's shared budget is
+        // taken at this scan's next event, or before its next wait at the latest.
         let progress = std::cell::Cell::new(0u64);
         let mut ahead_at = u64::MAX;
         // Hands used chunk `c`'s buffers back to the pools.
