@@ -331,10 +331,7 @@ fn pull_local<S: GraphStore>(
                 match csr {
                     Some(csr) if !weighted => {
                         for (i, slot) in out.iter_mut().enumerate() {
-                            let mut sum = 0.0;
-                            for &u in csr.neighbours(first + i as u32) {
-                                sum += f64::load(&values[u as usize]);
-                            }
+                            let sum = plain_sum(csr.neighbours(first + i as u32), values);
                             *slot.get_mut() = finish(sum).to_bits();
                         }
                     }
@@ -350,14 +347,7 @@ fn pull_local<S: GraphStore>(
                         range_lists(store, mode, Direction::In, range, weighted, |v, ns, ws| {
                             let sum = match ws {
                                 Some(_) => weighted_terms(ns, ws, value),
-                                // The in-memory pull's loop, so both add in the same order.
-                                None => {
-                                    let mut sum = 0.0;
-                                    for &u in ns {
-                                        sum += f64::load(&values[u as usize]);
-                                    }
-                                    sum
-                                }
+                                None => plain_sum(ns, values),
                             };
                             if let Some(slot) = out.get_mut((v - first) as usize) {
                                 *slot.get_mut() = finish(sum).to_bits();
@@ -444,6 +434,17 @@ fn push_range<S: GraphStore>(
 #[inline]
 fn weight_at(ws: Option<&[f64]>, k: usize) -> f64 {
     ws.and_then(|w| w.get(k)).copied().unwrap_or(1.0)
+}
+
+/// `Σ values[u]` over one in-list, in list order: the unweighted pull's sum in memory and out
+/// of core alike, so both give the same bits.
+#[inline]
+fn plain_sum(ns: &[u32], values: &[<f64 as StateValue>::Cell]) -> f64 {
+    let mut sum = 0.0;
+    for &u in ns {
+        sum += f64::load(&values[u as usize]);
+    }
+    sum
 }
 
 /// `Σ value(u) · weight` over one in-list.
