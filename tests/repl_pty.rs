@@ -95,3 +95,31 @@ fn a_person_at_the_repl() {
     let history = std::fs::read_to_string(dir.path().join("data/history")).unwrap();
     assert!(history.contains("SHOW GRAPHS;"), "{history}");
 }
+
+/// Lines that arrive together (typed ahead, or pasted where the terminal does not mark pastes)
+/// are each run: the line editor keeps what it read past the first line for the next prompt.
+#[test]
+fn lines_typed_ahead_are_each_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let edges = dir.path().join("g.txt");
+    std::fs::write(&edges, "0 1\n1 2\n2 0\n").unwrap();
+    let mut cmd = Command::new(BIN);
+    cmd.arg("--data").arg(dir.path().join("data"));
+    cmd.env("TERM", "xterm");
+    let mut p = spawn_command(cmd, Some(60_000)).unwrap();
+    p.exp_string("frontier> ").unwrap();
+    // One write: the editor reads both lines at once.
+    keys(
+        &mut p,
+        &format!(
+            "CREATE GRAPH g FROM '{}' FORMAT edgelist;\rSHOW GRAPHS;\r",
+            edges.display()
+        ),
+    )
+    .unwrap();
+    p.exp_string("created graph g").unwrap();
+    p.exp_string("blockfile").unwrap();
+    p.exp_string("frontier> ").unwrap();
+    p.send_control('d').unwrap();
+    p.exp_eof().unwrap();
+}
