@@ -115,3 +115,68 @@ fn verify_names_a_flipped_edge_block() {
         assert!(err.contains(&format!("block {block}")), "{err}");
     }
 }
+
+/// `good` with slot 0 of the first out-edge block set to `id`, every checksum over it made
+/// right again: a file only a wrong writer (or a forger) makes.
+fn with_first_slot(good: &[u8], id: u32, path: &Path) {
+    let gf_path = path.with_extension("good");
+    std::fs::write(&gf_path, good).unwrap();
+    let sb = GraphFile::open(&gf_path).unwrap().superblock.clone();
+    let mut b = good.to_vec();
+    let edges = *sb.section(SectionKind::OutEdges).unwrap();
+    let crcs = *sb.section(SectionKind::BlockCrcs).unwrap();
+    let at = edges.offset as usize;
+    b[at..at + 4].copy_from_slice(&id.to_le_bytes());
+    let block = at / BLOCK_SIZE;
+    let crc = crc32fast::hash(&b[at..at + BLOCK_SIZE]);
+    let entry = crcs.offset as usize + 4 * block;
+    b[entry..entry + 4].copy_from_slice(&crc.to_le_bytes());
+    // The section table's checksums of both sections, then the superblock's own.
+    for (i, s) in sb.sections.iter().enumerate() {
+        let from = s.offset as usize;
+        let crc = crc32fast::hash(&b[from..from + s.length as usize]);
+        let at = 48 + 32 * i + 24;
+        b[at..at + 4].copy_from_slice(&crc.to_le_bytes());
+    }
+    let crc = crc32fast::hash(&b[..BLOCK_SIZE - 4]);
+    b[BLOCK_SIZE - 4..BLOCK_SIZE].copy_from_slice(&crc.to_le_bytes());
+    std::fs::write(path, b).unwrap();
+}
+
+#[test]
+fn a_neighbour_past_the_vertices_in_a_checksum_valid_file_is_refused() {
+    use storage::blockfile::ooc::OutOfCoreStore;
+    use storage::{Direction, FetchOrder, GraphStore};
+    let dir = tempfile::tempdir().unwrap();
+    let g = make(dir.path());
+    let good = std::fs::read(&g).unwrap();
+    let n = GraphFile::open(&g).unwrap().superblock.vertices as u32;
+    let bad = dir.path().join("bad.frontier");
+    // The slot rewritten with a vertex passes every check: the checksums are right.
+    with_first_slot(&good, n - 1, &bad);
+    let ooc = OutOfCoreStore::open(&bad, 64 << 10, &Default::default()).unwrap();
+    ooc.scan_lists(Direction::Out, 0..n, false, |_, _, _| {})
+        .unwrap();
+    for id in [n, n + 7, u32::MAX - 1] {
+        with_first_slot(&good, id, &bad);
+        let ooc = OutOfCoreStore::open(&bad, 64 << 10, &Default::default()).unwrap();
+        let mut visited_bad = false;
+        let scanned = ooc.scan_lists(Direction::Out, 0..n, false, |_, ns, _| {
+            visited_bad |= ns.iter().any(|&u| u >= n);
+        });
+        let err = scanned.unwrap_err().to_string();
+        assert!(err.contains(&format!("holds {id}, not a vertex")), "{err}");
+        assert!(!visited_bad, "a list with {id} was visited");
+        let fetched = ooc.for_each_list(
+            Direction::Out,
+            &(0..n).collect::<Vec<_>>(),
+            FetchOrder::ByBlock,
+            false,
+            |_, _, _| {},
+        );
+        let err = fetched.unwrap_err().to_string();
+        assert!(err.contains(&format!("holds {id}, not a vertex")), "{err}");
+        let err = MemoryStore::load(&bad).unwrap_err().to_string();
+        assert!(err.contains(&id.to_string()), "{err}");
+    }
+}

@@ -29,6 +29,7 @@ use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
 use crate::blockfile::compact::{CompactFile, CompactIndex};
 use crate::blockfile::format::{BLOCK_SIZE, SLOTS_PER_BLOCK};
+use crate::blockfile::ids_check::{first_outside, first_stray_slot};
 use crate::blockfile::keys::VertexKeys;
 use crate::blockfile::list_budget::{try_filled, ListBudget};
 use crate::cache::{BlockCache, BlockRef, Lookup, Pending};
@@ -342,6 +343,18 @@ impl OutOfCoreStore {
         }
     }
 
+    /// Checks every neighbour slot of a scan's read of edge blocks from `first_block` at once,
+    /// so the scan visits its lists unchecked.
+    fn check_slots(&self, first_block: u64, slots: &[u32]) -> Result<()> {
+        match first_stray_slot(slots, self.file.superblock.vertices) {
+            None => Ok(()),
+            Some((i, x)) => Err(self.corrupt(format!(
+                "edge block {} holds {x}, not a vertex",
+                first_block + (i / SLOTS_PER_BLOCK) as u64
+            ))),
+        }
+    }
+
     fn check_vertex(&self, v: u32) -> Result<()> {
         if (v as u64) < self.file.superblock.vertices {
             Ok(())
@@ -352,17 +365,6 @@ impl OutOfCoreStore {
             )))
         }
     }
-}
-
-/// The first id in `nbrs` that is not one of `vertices` vertices. Every list visited out of core
-/// is checked, so the common case is one branch-free pass: an OR of the comparisons vectorises
-/// (even without SSE4's unsigned maximum), and an early-exit search does not.
-fn first_outside(nbrs: &[u32], vertices: u64) -> Option<u32> {
-    let n = u32::try_from(vertices).ok()?; // otherwise every u32 is a vertex
-    if !nbrs.iter().fold(false, |any, &x| any | (x >= n)) {
-        return None;
-    }
-    nbrs.iter().copied().find(|&x| x >= n)
 }
 
 /// Whether some list of `file` is long enough to span edge blocks.
@@ -1189,6 +1191,9 @@ impl OutOfCoreStore {
                                 &c.buf.as_bytes()[i * BLOCK_SIZE..(i + 1) * BLOCK_SIZE],
                             )?;
                         }
+                        if c.tag & 1 == 0 {
+                            self.check_slots(first, c.buf.as_u32s())?;
+                        }
                         let idx = c.tag >> 1;
                         let e = pending.entry(idx).or_insert(Chunk {
                             edges: None,
@@ -1238,18 +1243,15 @@ impl OutOfCoreStore {
                 }
                 piece += 1;
             }
+            // Every slot of a chunk was checked when it landed.
             if pieces {
-                let checked = self.check_list(v, &assembled);
-                if checked.is_ok() {
-                    visit(v, &assembled, want_w.then_some(&wassembled[..]));
-                }
+                visit(v, &assembled, want_w.then_some(&wassembled[..]));
                 // A hub's capacity is not kept for the small lists that follow.
                 if assembled.capacity() * 4 > SCAN_ASSEMBLY_KEEP {
                     assembled = Vec::new();
                     wassembled = Vec::new();
                 }
                 drop(loan);
-                checked?;
             } else {
                 // All of v's list is in chunk c0.
                 let ch = &loaded[&c0];
@@ -1257,7 +1259,6 @@ impl OutOfCoreStore {
                 let (f, _) = chunk_blocks(c0);
                 let off = (s.start - (f - lay.e0) * SLOTS) as usize;
                 let nbrs = &e.as_u32s()[off..off + s.deg as usize];
-                self.check_list(v, nbrs)?;
                 let w = ch
                     .weights
                     .as_ref()
@@ -1401,21 +1402,5 @@ impl GraphStore for OutOfCoreStore {
                 ),
             }
         )
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::first_outside;
-
-    #[test]
-    fn an_id_at_or_past_the_vertex_count_is_found() {
-        let long: Vec<u32> = (0..1000).collect();
-        assert_eq!(first_outside(&long, 1000), None);
-        assert_eq!(first_outside(&long, 999), Some(999));
-        assert_eq!(first_outside(&[5, 2, u32::MAX, 7], 8), Some(u32::MAX));
-        assert_eq!(first_outside(&[], 0), None);
-        assert_eq!(first_outside(&[0], 0), Some(0));
-        assert_eq!(first_outside(&[u32::MAX], 1 << 32), None);
     }
 }
