@@ -72,6 +72,18 @@ impl CompactIndex {
         }
     }
 
+    /// A reader of this index for vertices looked up in ascending order; `dense`: about a
+    /// quarter or more of the vertices passed will be looked up, so whole groups are decoded.
+    pub fn cursor(&self, dense: bool) -> IndexCursor<'_> {
+        IndexCursor {
+            idx: self,
+            decode: dense,
+            group: usize::MAX,
+            starts: [0; GROUP],
+            degrees: [0; GROUP],
+        }
+    }
+
     /// The edge block (relative to the edge section) holding the start of `v`'s list.
     #[inline]
     pub fn block_of(&self, v: u32) -> u64 {
@@ -94,6 +106,40 @@ impl CompactIndex {
         match self.empty_starts.binary_search_by_key(&v, |e| e.0) {
             Ok(i) => self.empty_starts[i].1,
             Err(_) => 0,
+        }
+    }
+}
+
+/// Reads a [`CompactIndex`] a group of [`GROUP`] entries at a time: a scan looks its lists up in
+/// vertex order, and decoding a group in one pass costs a fraction of looking each of its
+/// entries up on its own, but more than looking up a few. So a cursor decodes only when told
+/// that most entries will be wanted ([`CompactIndex::cursor`]). Any order gives the same answers.
+pub struct IndexCursor<'a> {
+    idx: &'a CompactIndex,
+    decode: bool,
+    /// The group decoded into `starts` and `degrees` (`usize::MAX`: none yet).
+    group: usize,
+    starts: [u64; GROUP],
+    degrees: [u64; GROUP],
+}
+
+impl IndexCursor<'_> {
+    /// (start slot, degree) of `v`, as [`CompactIndex::entry`] gives it.
+    #[inline(always)]
+    pub fn entry(&mut self, v: u32) -> (u64, u32) {
+        if !self.decode {
+            return self.idx.entry(v);
+        }
+        let g = v as usize / GROUP;
+        if g != self.group {
+            self.idx.starts.decode_group(g, &mut self.starts);
+            self.idx.degrees.decode_group(g, &mut self.degrees);
+            self.group = g;
+        }
+        let i = v as usize % GROUP;
+        match self.degrees[i] as u32 {
+            0 => (self.idx.empty_start(v), 0),
+            d => (self.starts[i], d),
         }
     }
 }
@@ -309,5 +355,35 @@ impl CompactFile {
             + self.out.heap_bytes()
             + self.inn.as_ref().map_or(0, CompactIndex::heap_bytes)
             + (self.block_crcs.capacity() * 4) as u64
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_cursor_answers_as_the_index_in_any_order() {
+        // Hubs, empty lists (one with a start slot of its own) and a ragged last group.
+        let entries: Vec<(u64, u32)> = (0..200u64)
+            .map(|v| match v % 7 {
+                0 => (0, 0),
+                3 => (v * 1000, 5000),
+                _ => (v * 11, (v % 5) as u32 + 1),
+            })
+            .chain([(7777, 0), (9999, 3)])
+            .collect();
+        let idx = CompactIndex::from_entries(entries.iter().copied());
+        for dense in [true, false] {
+            let mut ascending = idx.cursor(dense);
+            for (v, &e) in entries.iter().enumerate() {
+                assert_eq!(ascending.entry(v as u32), e, "vertex {v}");
+            }
+            let mut jumping = idx.cursor(dense);
+            for v in [201u32, 0, 130, 64, 63, 200, 5, 201] {
+                assert_eq!(jumping.entry(v), entries[v as usize], "vertex {v}");
+                assert_eq!(idx.entry(v), entries[v as usize], "vertex {v}");
+            }
+        }
     }
 }

@@ -53,6 +53,33 @@ impl PackedU64s {
         base + x
     }
 
+    /// Writes the values of group `g` to the front of `out` and returns how many there are
+    /// (fewer than [`GROUP`] only in the last group): what [`PackedU64s::get`] would give for
+    /// each, decoded in one pass for readers that walk the values in order.
+    pub fn decode_group(&self, g: usize, out: &mut [u64; GROUP]) -> usize {
+        let count = (self.len - (g * GROUP) as u64).min(GROUP as u64) as usize;
+        let [base, pos_width] = self.groups[g];
+        let w = pos_width & 0xff;
+        let out = &mut out[..count];
+        if w == 0 {
+            out.fill(base);
+            return count;
+        }
+        let mask = if w < 64 { (1u64 << w) - 1 } else { u64::MAX };
+        let mut pos = pos_width >> 8;
+        for o in out {
+            let word = (pos / 64) as usize;
+            let shift = pos % 64;
+            let mut x = self.bits[word] >> shift;
+            if shift + w > 64 {
+                x |= self.bits[word + 1] << (64 - shift);
+            }
+            *o = base + (x & mask);
+            pos += w;
+        }
+        count
+    }
+
     /// Number of groups of [`GROUP`] values.
     pub fn groups(&self) -> usize {
         self.groups.len()
@@ -197,6 +224,13 @@ mod tests {
         assert_eq!(p.len(), values.len() as u64);
         for (i, &v) in values.iter().enumerate() {
             assert_eq!(p.get(i as u64), v, "value {i}");
+        }
+        // Group by group, the ragged one included.
+        let mut out = [0u64; GROUP];
+        for g in 0..p.groups() {
+            let count = p.decode_group(g, &mut out);
+            let want = &values[g * GROUP..((g + 1) * GROUP).min(values.len())];
+            assert_eq!(&out[..count], want, "group {g}");
         }
     }
 
