@@ -17,7 +17,9 @@
 //!   arrives, and drop each chunk once copied, rather than holding all of a hub's chunks at once.
 //! - `ByBlock` sorts the vertices by first edge block and admits each block's vertices together,
 //!   so each needed block is read at most once per call, even with a cache of one block.
-//! - Every block read is checked against the file's block checksums before anyone sees it.
+//! - Every block read is checked against the file's block checksums before anyone sees it, and
+//!   its neighbour ids against the vertex count ([`crate::blockfile::ids_check`]): a scan checks
+//!   each read's slots once as it lands, a fetch each list it visits.
 
 use std::collections::{BTreeMap, VecDeque};
 use std::ops::Range;
