@@ -174,54 +174,107 @@ mod single_blocks {
     }
 }
 
-/// A small free list of equally sized buffers, for the large sequential-scan reads.
+/// Free lists of buffers for the sequential-scan reads, by size class: powers of two blocks up
+/// to the pool's size, which is the last class.
 ///
-/// Scans allocate and drop 1–2 MiB buffers at a high rate; glibc keeps such freed chunks in
-/// its arenas, so without reuse the process's RSS grows far past the cache budget (figures in
-/// docs/PERFORMANCE.md, "Why the code is as it is") and every fresh buffer is zeroed for
-/// nothing. The pool hands back recycled buffers instead and keeps at most `keep` idle.
+/// Scans allocate and drop buffers at a high rate; glibc keeps such freed chunks in its arenas,
+/// so without reuse the process's RSS grows far past the cache budget (figures in
+/// docs/PERFORMANCE.md, "Why the code is as it is"), and every fresh buffer is zeroed and
+/// faulted in for nothing (a sparse level's thousands of short reads made a tenth of BFS's
+/// instructions). A read takes a recycled buffer of its class or a little larger, so it holds
+/// less than four times what it reads; the idle buffers kept are bounded in bytes.
 pub struct BufPool {
     blocks: usize,
-    keep: usize,
-    free: Mutex<Vec<AlignedBuf>>,
+    keep_bytes: usize,
+    free: Mutex<Idle>,
+}
+
+/// The idle buffers: `(capacity in blocks, buffers)` per class, and their bytes in all.
+#[derive(Default)]
+struct Idle {
+    classes: Vec<(usize, Vec<AlignedBuf>)>,
+    bytes: usize,
 }
 
 impl BufPool {
-    /// A pool of `blocks`-block buffers keeping at most `keep` idle ones.
+    /// A pool of buffers of up to `blocks` blocks keeping at most `keep` full-size buffers'
+    /// worth of idle ones.
     pub fn new(blocks: usize, keep: usize) -> BufPool {
+        let blocks = blocks.max(1);
         BufPool {
-            blocks: blocks.max(1),
-            keep,
-            free: Mutex::new(Vec::new()),
+            blocks,
+            keep_bytes: keep * blocks * BLOCK_SIZE,
+            free: Mutex::new(Idle::default()),
         }
     }
 
-    /// A buffer of `blocks` blocks: recycled when it fits the pool's size, new otherwise (also
-    /// for a read under a quarter of it, which then holds only what it reads).
+    /// The capacity of the buffers that serve a read of `blocks` blocks (at most the pool's).
+    fn class(&self, blocks: usize) -> usize {
+        blocks.max(1).next_power_of_two().min(self.blocks)
+    }
+
+    /// A buffer of `blocks` blocks: recycled when one of its class (or up to two classes above)
+    /// is idle, new otherwise (also when it is larger than the pool's size, which is then never
+    /// pooled).
     pub fn take(&self, blocks: usize) -> AlignedBuf {
-        if blocks > self.blocks || blocks * 4 <= self.blocks {
+        if blocks > self.blocks {
             return AlignedBuf::new(blocks);
         }
-        let recycled = self.free.lock().unwrap_or_else(|p| p.into_inner()).pop();
-        let mut buf = recycled.unwrap_or_else(|| AlignedBuf::new(self.blocks));
+        let cap = self.class(blocks);
+        let recycled = {
+            let mut idle = self.free.lock().unwrap_or_else(|p| p.into_inner());
+            // The smallest idle buffer of the class or up to two classes above it: a read holds
+            // at most four times what it reads (as a read of over a quarter of the pool's size
+            // always did), and the classes the scan just used serve it.
+            let got = idle
+                .classes
+                .iter_mut()
+                .filter(|(c, list)| (cap..=4 * cap).contains(c) && !list.is_empty())
+                .min_by_key(|(c, _)| *c)
+                .and_then(|(_, list)| list.pop());
+            if let Some(b) = &got {
+                idle.bytes -= b.capacity_blocks() * BLOCK_SIZE;
+            }
+            got
+        };
+        let mut buf = recycled.unwrap_or_else(|| AlignedBuf::new(cap));
         buf.set_blocks(blocks);
         buf
     }
 
-    /// Returns a buffer for reuse (dropped when it is not the pool's size or the pool is full).
+    /// Returns a buffer for reuse (dropped when it is not of a class, or when the idle bytes
+    /// would pass the bound even without the idle buffers smaller than it).
     pub fn give(&self, buf: AlignedBuf) {
-        if buf.capacity_blocks() != self.blocks {
+        let cap = buf.capacity_blocks();
+        if cap > self.blocks || self.class(cap) != cap {
             return;
         }
-        let mut free = self.free.lock().unwrap_or_else(|p| p.into_inner());
-        if free.len() < self.keep {
-            free.push(buf);
+        let bytes = cap * BLOCK_SIZE;
+        let mut idle = self.free.lock().unwrap_or_else(|p| p.into_inner());
+        // Room is made by dropping smaller idle buffers, the cheaper ones to make again.
+        while idle.bytes + bytes > self.keep_bytes {
+            let smaller = idle
+                .classes
+                .iter_mut()
+                .filter(|(c, list)| *c < cap && !list.is_empty())
+                .min_by_key(|(c, _)| *c)
+                .and_then(|(_, list)| list.pop());
+            match smaller {
+                Some(b) => idle.bytes -= b.capacity_blocks() * BLOCK_SIZE,
+                None => return,
+            }
+        }
+        idle.bytes += bytes;
+        match idle.classes.iter_mut().find(|(c, _)| *c == cap) {
+            Some((_, list)) => list.push(buf),
+            None => idle.classes.push((cap, vec![buf])),
         }
     }
 
     /// Idle buffers held right now.
     pub fn idle(&self) -> usize {
-        self.free.lock().unwrap_or_else(|p| p.into_inner()).len()
+        let idle = self.free.lock().unwrap_or_else(|p| p.into_inner());
+        idle.classes.iter().map(|(_, l)| l.len()).sum()
     }
 }
 
@@ -271,25 +324,54 @@ mod tests {
     }
 
     #[test]
-    fn pool_recycles_its_size_and_bounds_idle_buffers() {
-        let pool = BufPool::new(4, 2);
-        let mut a = pool.take(3);
-        assert_eq!(a.blocks(), 3);
-        assert_eq!(a.capacity_blocks(), 4);
+    fn pool_recycles_by_class_and_bounds_idle_bytes() {
+        let pool = BufPool::new(8, 2);
+        let mut a = pool.take(7);
+        assert_eq!(a.blocks(), 7);
+        assert_eq!(a.capacity_blocks(), 8);
         let ptr = a.as_mut_ptr();
         pool.give(a);
-        let mut b = pool.take(4);
-        assert_eq!(b.as_mut_ptr(), ptr, "the idle buffer is reused");
-        assert_eq!(b.blocks(), 4);
+        let mut b = pool.take(5);
+        assert_eq!(
+            b.as_mut_ptr(),
+            ptr,
+            "the idle buffer of the class is reused"
+        );
+        assert_eq!(b.blocks(), 5);
+        // A short read takes a buffer of its own class, under twice its size.
+        let mut s = pool.take(3);
+        assert_eq!(s.capacity_blocks(), 4);
+        let sp = s.as_mut_ptr();
+        pool.give(s);
+        let mut s2 = pool.take(4);
+        assert_eq!(s2.as_mut_ptr(), sp, "a short read's buffer is reused");
+        assert_eq!(pool.take(2).capacity_blocks(), 2);
+        // A class up to two above serves a read; further above, it does not.
+        pool.give(AlignedBuf::new(8));
+        assert_eq!(pool.take(1).capacity_blocks(), 1);
+        assert_eq!(pool.take(2).capacity_blocks(), 8);
+        pool.give(pool.take(8));
+        let _ = pool.take(8);
         // Larger than the pool's size: a fresh buffer, never pooled.
         let big = pool.take(9);
         assert_eq!(big.blocks(), 9);
         pool.give(big);
         assert_eq!(pool.idle(), 0);
+        // Not of a class: dropped.
+        pool.give(AlignedBuf::new(3));
+        assert_eq!(pool.idle(), 0);
+        // At most two full buffers' worth idle (16 blocks): 8 + 4 fit; another 8 makes room by
+        // dropping the smaller 4, the cheaper to make again; then nothing smaller fits.
         pool.give(b);
-        pool.give(pool.take(1));
+        pool.give(s2);
+        assert_eq!(pool.idle(), 2);
+        pool.give(AlignedBuf::new(8));
+        assert_eq!(pool.idle(), 2);
         pool.give(AlignedBuf::new(4));
-        pool.give(AlignedBuf::new(4));
-        assert_eq!(pool.idle(), 2, "at most `keep` idle buffers");
+        pool.give(AlignedBuf::new(1));
+        assert_eq!(pool.idle(), 2, "past the bound");
+        assert_eq!(pool.take(5).capacity_blocks(), 8);
+        assert_eq!(pool.take(5).capacity_blocks(), 8);
+        assert_eq!(pool.idle(), 0);
     }
 }
