@@ -182,7 +182,7 @@ mod single_blocks {
 /// docs/PERFORMANCE.md, "Why the code is as it is"), and every fresh buffer is zeroed and
 /// faulted in for nothing (a sparse level's thousands of short reads made a tenth of BFS's
 /// instructions). A read takes a recycled buffer of its class or a little larger, so it holds
-/// less than four times what it reads; the idle buffers kept are bounded in bytes.
+/// at most four times what it reads; the idle buffers kept are bounded in bytes.
 pub struct BufPool {
     blocks: usize,
     keep_bytes: usize,
@@ -213,8 +213,8 @@ impl BufPool {
         blocks.max(1).next_power_of_two().min(self.blocks)
     }
 
-    /// A buffer of `blocks` blocks: recycled when one of its class (or up to two classes above)
-    /// is idle, new otherwise (also when it is larger than the pool's size, which is then never
+    /// A buffer of `blocks` blocks: recycled when one of its class (or a larger one of at most
+    /// four times the read) is idle, new otherwise (also when it is larger than the pool's size, which is then never
     /// pooled).
     pub fn take(&self, blocks: usize) -> AlignedBuf {
         if blocks > self.blocks {
@@ -223,13 +223,14 @@ impl BufPool {
         let cap = self.class(blocks);
         let recycled = {
             let mut idle = self.free.lock().unwrap_or_else(|p| p.into_inner());
-            // The smallest idle buffer of the class or up to two classes above it: a read holds
-            // at most four times what it reads (as a read of over a quarter of the pool's size
-            // always did), and the classes the scan just used serve it.
+            // The smallest idle buffer of the class or a larger one of at most four times the
+            // read (as a read of over a quarter of the pool's size always held), so that the
+            // classes the scan just used serve it.
+            let most = 4 * blocks.max(1);
             let got = idle
                 .classes
                 .iter_mut()
-                .filter(|(c, list)| (cap..=4 * cap).contains(c) && !list.is_empty())
+                .filter(|(c, list)| (cap..=most).contains(c) && !list.is_empty())
                 .min_by_key(|(c, _)| *c)
                 .and_then(|(_, list)| list.pop());
             if let Some(b) = &got {
@@ -346,7 +347,7 @@ mod tests {
         let mut s2 = pool.take(4);
         assert_eq!(s2.as_mut_ptr(), sp, "a short read's buffer is reused");
         assert_eq!(pool.take(2).capacity_blocks(), 2);
-        // A class up to two above serves a read; further above, it does not.
+        // A larger class serves a read of over a quarter of it, not a shorter one.
         pool.give(AlignedBuf::new(8));
         assert_eq!(pool.take(1).capacity_blocks(), 1);
         assert_eq!(pool.take(2).capacity_blocks(), 8);
@@ -372,6 +373,15 @@ mod tests {
         assert_eq!(pool.idle(), 2, "past the bound");
         assert_eq!(pool.take(5).capacity_blocks(), 8);
         assert_eq!(pool.take(5).capacity_blocks(), 8);
+        assert_eq!(pool.idle(), 0);
+        // A pool whose size is not a power of two: its size is the last class, and it serves
+        // only reads of at least a quarter of it.
+        let pool = BufPool::new(12, 2);
+        pool.give(AlignedBuf::new(12));
+        assert_eq!(pool.take(2).capacity_blocks(), 2);
+        assert_eq!(pool.take(9).capacity_blocks(), 12);
+        pool.give(AlignedBuf::new(12));
+        assert_eq!(pool.take(3).capacity_blocks(), 12);
         assert_eq!(pool.idle(), 0);
     }
 }
