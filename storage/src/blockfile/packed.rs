@@ -41,12 +41,7 @@ impl PackedU64s {
             return base;
         }
         let pos = (pos_width >> 8) + (i % GROUP as u64) * w;
-        let word = (pos / 64) as usize;
-        let shift = pos % 64;
-        let mut x = self.bits[word] >> shift;
-        if shift + w > 64 {
-            x |= self.bits[word + 1] << (64 - shift);
-        }
+        let mut x = self.bits_at(pos, w);
         if w < 64 {
             x &= (1u64 << w) - 1;
         }
@@ -68,16 +63,23 @@ impl PackedU64s {
         let mask = if w < 64 { (1u64 << w) - 1 } else { u64::MAX };
         let mut pos = pos_width >> 8;
         for o in out {
-            let word = (pos / 64) as usize;
-            let shift = pos % 64;
-            let mut x = self.bits[word] >> shift;
-            if shift + w > 64 {
-                x |= self.bits[word + 1] << (64 - shift);
-            }
-            *o = base + (x & mask);
+            *o = base + (self.bits_at(pos, w) & mask);
             pos += w;
         }
         count
+    }
+
+    /// The `w` bits at bit position `pos` of `bits` in the low bits of the result, with
+    /// whatever follows them above (callers mask).
+    #[inline]
+    fn bits_at(&self, pos: u64, w: u64) -> u64 {
+        let word = (pos / 64) as usize;
+        let shift = pos % 64;
+        let mut x = self.bits[word] >> shift;
+        if shift + w > 64 {
+            x |= self.bits[word + 1] << (64 - shift);
+        }
+        x
     }
 
     /// Number of groups of [`GROUP`] values.
