@@ -180,8 +180,7 @@ mod single_blocks {
 /// Scans allocate and drop buffers at a high rate; glibc keeps such freed chunks in its arenas,
 /// so without reuse the process's RSS grows far past the cache budget (figures in
 /// docs/PERFORMANCE.md, "Why the code is as it is"), and every fresh buffer is zeroed and
-/// faulted in for nothing (a sparse level's thousands of short reads made a tenth of BFS's
-/// instructions). A read takes a recycled buffer of its class or a little larger, so it holds
+/// faulted in for nothing (a sparse level makes thousands of short reads). A read takes a recycled buffer of its class or a little larger, so it holds
 /// at most four times what it reads; the idle buffers kept are bounded in bytes.
 pub struct BufPool {
     blocks: usize,
@@ -224,8 +223,8 @@ impl BufPool {
         let recycled = {
             let mut idle = self.free.lock().unwrap_or_else(|p| p.into_inner());
             // The smallest idle buffer of the class or a larger one of at most four times the
-            // read (as a read of over a quarter of the pool's size always held), so that the
-            // classes the scan just used serve it.
+            // read, so that the classes the scan just used serve it while a read never holds
+            // more than four times what the scan counts for it.
             let most = 4 * blocks.max(1);
             let got = idle
                 .classes
