@@ -180,8 +180,9 @@ mod single_blocks {
 /// Scans allocate and drop buffers at a high rate; glibc keeps such freed chunks in its arenas,
 /// so without reuse the process's RSS grows far past the cache budget (figures in
 /// docs/PERFORMANCE.md, "Why the code is as it is"), and every fresh buffer is zeroed and
-/// faulted in for nothing (a sparse level makes thousands of short reads). A read takes a recycled buffer of its class or a little larger, so it holds
-/// at most four times what it reads; the idle buffers kept are bounded in bytes.
+/// faulted in for nothing (a sparse level makes thousands of short reads). A read takes a
+/// recycled buffer of its class or a little larger, so it holds at most four times what it
+/// reads; the idle buffers kept are bounded in bytes.
 pub struct BufPool {
     blocks: usize,
     keep_bytes: usize,
