@@ -353,3 +353,16 @@ fn structural_algorithms_equal_networkx_on_dm_with_remote_state() {
         work.path(),
     );
 }
+
+#[test]
+fn graphs_in_degree_order_equal_networkx_in_memory_and_out_of_core() {
+    let work = tempfile::tempdir().unwrap();
+    let data = work.path().join("data");
+    for settings in [
+        "SET cache = '1GB';",
+        "SET cache = '8KB'; SET threads = 2; SET mode = block;",
+    ] {
+        check_all(settings, "LAYOUT degree", &data, work.path());
+        check_pagerank(settings, "LAYOUT degree", &data, work.path());
+    }
+}

@@ -16,11 +16,15 @@ use common::BIN;
 use rexpect::session::spawn_command;
 
 fn run_suite(settings: &str) -> usize {
+    run_suite_created(settings, "STORAGE dm")
+}
+
+fn run_suite_created(settings: &str, create_suffix: &str) -> usize {
     let work = tempfile::tempdir().unwrap();
     let (_a, _b, set) = pool(work.path());
     common::graphalytics::run_suite(
         &format!("{set} {settings}"),
-        "STORAGE dm",
+        create_suffix,
         |name, stdout| {
             assert!(
                 stdout.contains("memory nodes"),
@@ -46,6 +50,17 @@ fn all_reference_outputs_pass_over_dm_with_a_tiny_cn_cache() {
     for strategy in ["direct", "valrd", "refrd"] {
         let forced = format!("{TINY} SET dm_update = {strategy};");
         assert_eq!(run_suite(&forced), 24, "dm_update = {strategy}");
+    }
+}
+
+#[test]
+fn graphs_in_degree_order_pass_over_dm_with_state_local_and_remote() {
+    for settings in ["SET cn_cache = '1GB';", TINY] {
+        assert_eq!(
+            run_suite_created(settings, "STORAGE dm LAYOUT degree"),
+            24,
+            "{settings}"
+        );
     }
 }
 

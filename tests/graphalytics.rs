@@ -30,3 +30,14 @@ fn results_do_not_depend_on_threads_or_mode() {
         assert_eq!(run_suite(settings, "", |_, _| {}), 24, "{settings}");
     }
 }
+
+#[test]
+fn graphs_in_degree_order_give_the_reference_outputs_in_memory_and_out_of_core() {
+    for prelude in ["SET cache = '1GB';", "SET cache = '8KB'; SET io_depth = 8;"] {
+        assert_eq!(
+            run_suite(prelude, "LAYOUT degree", |_, _| {}),
+            24,
+            "{prelude}"
+        );
+    }
+}

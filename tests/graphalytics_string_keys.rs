@@ -169,3 +169,10 @@ fn string_keyed_copies_pass_over_dm() {
         24
     );
 }
+
+#[test]
+fn string_keyed_copies_in_degree_order_pass_in_memory_and_out_of_core() {
+    for prelude in ["SET cache = '1GB';", "SET cache = '8KB'; SET io_depth = 8;"] {
+        assert_eq!(suite(prelude, "LAYOUT degree"), 24, "{prelude}");
+    }
+}

@@ -151,7 +151,7 @@ pub fn create(
     let meta = GraphMeta {
         name: name.clone(),
         file: new_file.file,
-        format_version: storage::blockfile::format::FORMAT_VERSION,
+        format_version: summary.format_version,
         vertices: summary.vertices,
         edges: summary.edges,
         arcs: summary.arcs,
@@ -331,6 +331,14 @@ pub fn describe(s: &mut Session, name: &Ident) -> Result<Vec<Output>, StatementE
             )
         } else {
             "integer".into()
+        },
+    );
+    add(
+        "layout",
+        if file.superblock.degree_order {
+            "degree (internal ids by degree bucket, hubs first)".into()
+        } else {
+            "key (internal ids in key order)".into()
         },
     );
     add("storage", meta.storage.name().to_string());

@@ -86,7 +86,13 @@ pub fn resolve_vertex(
             let store = |e: storage::StoreError| {
                 err(format!("reading the keys of graph `{}`: {e}", graph.name))
             };
-            match keys.find(&key).map_err(store)? {
+            // The key's rank is the vertex's input id, which the id map turns into its
+            // internal id (the same number unless the graph is in degree order).
+            match keys
+                .find(&key)
+                .map_err(store)?
+                .and_then(|rank| (vertices.by_id)(rank as u64))
+            {
                 Some(internal) => Ok(Resolved {
                     internal,
                     shown: key,

@@ -8,8 +8,9 @@
 //!    changes; a vertex's colour is then the smallest vertex that reaches it;
 //! 2. **backward**: the vertices whose colour is their own id (the roots) spread a mark along
 //!    in-edges, to vertices of their colour only; the marked vertices reach their root and are
-//!    reached by it, so they are its component, labelled with the root (its smallest id, as
-//!    internal ids follow input ids).
+//!    reached by it, so they are its component, with the root (its smallest internal id) as
+//!    label; at the end each label becomes the component's smallest input id (the same
+//!    vertex unless the graph is in degree order).
 //!
 //! Before the first round and between rounds, **trimming** peels off the vertices with no
 //! in-neighbour or no out-neighbour among the unassigned ones: each is a component of its own,
@@ -116,7 +117,9 @@ impl Algorithm for Scc {
     fn config(_: &AlgoCall) {}
 
     fn compute<S: GraphStore>(ctx: &RunContext<'_, S>, _: &()) -> Result<Vec<u64>, ExecError> {
-        compute(ctx)
+        let mut root = compute(ctx)?;
+        label_by_smallest_input_id(ctx.store, &mut root);
+        Ok(root)
     }
 
     fn batches<S: GraphStore>(
@@ -125,13 +128,27 @@ impl Algorithm for Scc {
         root: &Vec<u64>,
     ) -> Result<Vec<RecordBatch>, ExecError> {
         per_vertex_batches(store, schema, |r| {
-            let ids: UInt64Array = root[r].iter().map(|&v| store.input_id(v as u32)).collect();
+            let ids: UInt64Array = root[r].iter().copied().collect();
             vec![Arc::new(ids) as ArrayRef]
         })
     }
 
     fn verify<S: GraphStore>(store: &S, _: &(), table: &ResultTable) -> Result<(), String> {
         super::checks::scc::verify(store, table)
+    }
+}
+
+/// Turns every vertex's root (an internal id) into its component's label: the smallest input
+/// id among the members. The root is the member of smallest internal id, which is the one of
+/// smallest input id only when the graph is in key order.
+fn label_by_smallest_input_id<S: GraphStore>(store: &S, root: &mut [u64]) {
+    let mut smallest = vec![u64::MAX; root.len()];
+    for (v, &r) in root.iter().enumerate() {
+        let s = &mut smallest[r as usize];
+        *s = (*s).min(store.input_id(v as u32));
+    }
+    for r in root.iter_mut() {
+        *r = smallest[*r as usize];
     }
 }
 

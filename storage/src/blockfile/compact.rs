@@ -11,6 +11,7 @@
 use std::path::Path;
 
 use crate::blockfile::format::SLOTS_PER_BLOCK;
+use crate::blockfile::id_runs::IdRuns;
 use crate::blockfile::open::FileHeader;
 use crate::blockfile::packed::{PackedBuilder, PackedU64s, GROUP};
 use crate::error::Result;
@@ -196,6 +197,8 @@ pub enum CompactIds {
     Contiguous { first: u64, n: u64 },
     /// Strictly ascending ids, bit-packed.
     Packed(PackedU64s),
+    /// Ids in a few strictly ascending runs (a degree-ordered file), bit-packed.
+    Runs(PackedU64s, IdRuns),
 }
 
 impl CompactIds {
@@ -205,11 +208,16 @@ impl CompactIds {
         for id in ids {
             b.push(id);
         }
-        Self::from_packed(b.finish())
+        let p = b.finish();
+        let runs = IdRuns::single(p.len() as u32);
+        Self::from_packed(p, runs)
     }
 
-    fn from_packed(p: PackedU64s) -> CompactIds {
+    fn from_packed(p: PackedU64s, runs: IdRuns) -> CompactIds {
         let n = p.len();
+        if !runs.is_single() {
+            return CompactIds::Runs(p, runs);
+        }
         match n {
             0 => CompactIds::Contiguous { first: 0, n: 0 },
             _ if p.get(n - 1).checked_sub(p.get(0)) == Some(n - 1) => {
@@ -223,7 +231,7 @@ impl CompactIds {
     pub fn len(&self) -> u64 {
         match self {
             CompactIds::Contiguous { n, .. } => *n,
-            CompactIds::Packed(p) => p.len(),
+            CompactIds::Packed(p) | CompactIds::Runs(p, _) => p.len(),
         }
     }
 
@@ -237,7 +245,7 @@ impl CompactIds {
     pub fn input_id(&self, v: u32) -> u64 {
         match self {
             CompactIds::Contiguous { first, .. } => first + v as u64,
-            CompactIds::Packed(p) => p.get(v as u64),
+            CompactIds::Packed(p) | CompactIds::Runs(p, _) => p.get(v as u64),
         }
     }
 
@@ -274,6 +282,7 @@ impl CompactIds {
                 }
                 None
             }
+            CompactIds::Runs(p, runs) => runs.find(input, |v| p.get(v as u64)),
         }
     }
 
@@ -281,7 +290,7 @@ impl CompactIds {
     pub fn heap_bytes(&self) -> u64 {
         match self {
             CompactIds::Contiguous { .. } => 0,
-            CompactIds::Packed(p) => p.heap_bytes(),
+            CompactIds::Packed(p) | CompactIds::Runs(p, _) => p.heap_bytes(),
         }
     }
 }
@@ -319,8 +328,8 @@ impl CompactFile {
         let (header, file) = FileHeader::open(path)?;
         let n = header.superblock.vertices;
         let mut ids = PackedBuilder::with_capacity(n);
-        header.read_ids(&file, |id| ids.push(id))?;
-        let ids = CompactIds::from_packed(ids.finish());
+        let runs = header.read_ids(&file, |id| ids.push(id))?;
+        let ids = CompactIds::from_packed(ids.finish(), runs);
         let read = |dir| -> Result<CompactIndex> {
             let mut b = CompactIndexBuilder::with_capacity(n);
             header.read_index(&file, dir, |s, d| b.push(s, d))?;

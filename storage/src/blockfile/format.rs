@@ -1,4 +1,4 @@
-//! The on-disk block-file format (version 3): the one place its layout is written down.
+//! The on-disk block-file format (versions 3 and 4): the one place its layout is written down.
 //!
 //! ```text
 //! block 0            superblock (see below)
@@ -11,7 +11,7 @@
 //! |------------|-------------------------------------------------------------------|
 //! | 0..8       | magic `FRONTIER`                                                  |
 //! | 8..12      | format version (`u32`: [`FORMAT_VERSION`], or an older readable one) |
-//! | 12..16     | flags (`u32`): bit 0 directed, bit 1 weighted                     |
+//! | 12..16     | flags (`u32`): bit 0 directed, bit 1 weighted, bit 2 degree order |
 //! | 16..24     | vertices (`u64`)                                                  |
 //! | 24..32     | arcs per direction (`u64`; an undirected edge counts twice)       |
 //! | 32..40     | edges as the user counts them (`u64`)                             |
@@ -24,11 +24,15 @@
 //! `u64`, CRC-32 of the section's `length` bytes `u32`, reserved `u32`.
 //!
 //! Sections:
-//! - `IdMap`: `u64` input id of each internal vertex, strictly ascending (internal id = rank of
-//!   the input id, so input → internal is a binary search).
+//! - `IdMap`: `u64` input id of each internal vertex. In key order (no flag bit 2) strictly
+//!   ascending: internal id = rank of the input id, so input → internal is a binary search. In
+//!   degree order (flag bit 2, version 4; `ORDER degree` at import) the vertices are grouped by
+//!   degree bucket, the bucket of the largest degrees first, and ascending within each bucket,
+//!   so the map is at most [`MAX_ID_RUNS`] strictly ascending runs and input → internal is one
+//!   binary search per run. Lists and neighbour ids are in internal order either way.
 //! - `KeyOffsets` / `KeyBytes` (version 3 on, only when the vertices have string keys): the
-//!   string key of every internal vertex, ascending byte-wise (internal id = rank of the key,
-//!   so key → internal id is a binary search and `IdMap` is then `0..n`). `KeyOffsets` holds
+//!   keys ascending byte-wise, and `IdMap` holds each internal vertex's key rank (the index of
+//!   its key): `0..n` in key order, ascending runs in degree order. `KeyOffsets` holds
 //!   `n + 1` `u64` byte offsets into `KeyBytes` (key `v` is bytes `offsets[v]..offsets[v+1]`),
 //!   `KeyBytes` the keys' UTF-8 bytes back to back. Both are covered by `BlockCrcs`, so a
 //!   reader can check and read them block by block instead of loading them whole.
@@ -53,7 +57,9 @@
 //!
 //! Version 1 files (written before the `Identity` section existed) are read as before; they
 //! just cannot tell which graph they belong to. Version 2 files are version 3 files without
-//! string keys.
+//! string keys. Version 4 is written only for degree-ordered files (so that a build that reads
+//! version 3 refuses them by version, not by a misread id map); files in key order are still
+//! written as version 3.
 //!
 //! Undirected graphs have no `In*` sections: in-lists are the out-lists.
 //! Addressing: slots are `u64`, so more than 2^32 edges and degrees above 2^24 are covered.
@@ -69,8 +75,21 @@ pub const BLOCK_SIZE: usize = 4096;
 pub const SLOTS_PER_BLOCK: usize = BLOCK_SIZE / 4;
 /// The first eight bytes of every graph file.
 pub const MAGIC: &[u8; 8] = b"FRONTIER";
-/// The format version this build writes.
-pub const FORMAT_VERSION: u32 = 3;
+/// The newest format version this build reads and writes (degree-ordered files).
+pub const FORMAT_VERSION: u32 = 4;
+/// The format version this build writes for files in key order.
+pub const KEY_ORDER_VERSION: u32 = 3;
+/// The version written for a file in degree order or in key order.
+pub fn version_written(degree_order: bool) -> u32 {
+    if degree_order {
+        FORMAT_VERSION
+    } else {
+        KEY_ORDER_VERSION
+    }
+}
+/// Most ascending runs a degree-ordered id map may have (one per degree bucket: degrees are
+/// below 2^32, so 33 buckets suffice); more means the file is damaged.
+pub const MAX_ID_RUNS: usize = 33;
 /// The oldest format version this build still reads (version 1 has no `Identity` section).
 pub const OLDEST_READABLE_VERSION: u32 = 1;
 /// Bytes of one section-table entry.
@@ -89,6 +108,7 @@ pub const EMPTY_SLOT: u32 = u32::MAX;
 
 const FLAG_DIRECTED: u32 = 1;
 const FLAG_WEIGHTED: u32 = 2;
+const FLAG_DEGREE_ORDER: u32 = 4;
 
 /// The kinds of section a file may hold.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -161,6 +181,8 @@ pub struct Superblock {
     pub edges: u64,
     pub directed: bool,
     pub weighted: bool,
+    /// Internal ids grouped by degree bucket (flag bit 2); otherwise in key order.
+    pub degree_order: bool,
     pub sections: Vec<Section>,
 }
 
@@ -177,7 +199,12 @@ impl Superblock {
         b[0..8].copy_from_slice(MAGIC);
         b[8..12].copy_from_slice(&self.version.to_le_bytes());
         let flags = if self.directed { FLAG_DIRECTED } else { 0 }
-            | if self.weighted { FLAG_WEIGHTED } else { 0 };
+            | if self.weighted { FLAG_WEIGHTED } else { 0 }
+            | if self.degree_order {
+                FLAG_DEGREE_ORDER
+            } else {
+                0
+            };
         b[12..16].copy_from_slice(&flags.to_le_bytes());
         b[16..24].copy_from_slice(&self.vertices.to_le_bytes());
         b[24..32].copy_from_slice(&self.arcs.to_le_bytes());
@@ -227,8 +254,13 @@ impl Superblock {
             )));
         }
         let flags = u32_at(12);
-        if flags & !(FLAG_DIRECTED | FLAG_WEIGHTED) != 0 {
+        if flags & !(FLAG_DIRECTED | FLAG_WEIGHTED | FLAG_DEGREE_ORDER) != 0 {
             return Err(bad(format!("unknown flags {flags:#x}")));
+        }
+        if flags & FLAG_DEGREE_ORDER != 0 && version < 4 {
+            return Err(bad(format!(
+                "format version {version} with the degree-order flag, which version 4 added"
+            )));
         }
         let count = u32_at(40) as usize;
         if count > MAX_SECTIONS {
@@ -266,6 +298,7 @@ impl Superblock {
             edges: u64_at(32),
             directed: flags & FLAG_DIRECTED != 0,
             weighted: flags & FLAG_WEIGHTED != 0,
+            degree_order: flags & FLAG_DEGREE_ORDER != 0,
             sections,
         };
         if sb.vertices > u32::MAX as u64 {
@@ -345,6 +378,7 @@ mod tests {
             edges: 17,
             directed: true,
             weighted: true,
+            degree_order: true,
             sections: vec![Section {
                 kind: SectionKind::IdMap,
                 offset: 4096,
@@ -358,8 +392,13 @@ mod tests {
     fn version_1_files_still_decode_and_unknown_versions_say_what_to_do() {
         let mut old = sample();
         old.version = 1;
+        old.degree_order = false;
         let back = Superblock::decode(&old.encode(), Path::new("g"), 8192).unwrap();
         assert_eq!(back.version, 1);
+        // The degree-order flag came with version 4: an older file carrying it is damaged.
+        old.degree_order = true;
+        let err = Superblock::decode(&old.encode(), Path::new("g"), 8192).unwrap_err();
+        assert!(err.to_string().contains("version 4 added"), "{err}");
         let mut future = sample();
         future.version = FORMAT_VERSION + 1;
         let err = Superblock::decode(&future.encode(), Path::new("g"), 8192).unwrap_err();

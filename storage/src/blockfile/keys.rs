@@ -249,7 +249,8 @@ impl VertexKeys {
         Ok(Err(lo))
     }
 
-    /// The internal id of the vertex with key `key`, if there is one.
+    /// The rank of key `key` (the vertex's input id; its internal id unless the graph is in
+    /// degree order), if there is one.
     pub fn find(&self, key: &str) -> Result<Option<u32>> {
         Ok(self.search(key.as_bytes())?.ok())
     }

@@ -2,6 +2,7 @@
 
 pub mod compact;
 pub mod format;
+pub mod id_runs;
 pub mod ids_check;
 pub mod keys;
 pub mod list_budget;

@@ -16,6 +16,7 @@ use std::path::{Path, PathBuf};
 use crate::blockfile::format::{
     FileIdentity, Section, SectionKind, Superblock, BLOCK_SIZE, INDEX_ENTRY_BYTES,
 };
+use crate::blockfile::id_runs::{IdRuns, IdRunsBuilder};
 use crate::error::{Result, StoreError};
 use crate::store::{Direction, GraphShape};
 
@@ -60,8 +61,10 @@ pub struct FileHeader {
 #[derive(Debug, Clone)]
 pub struct GraphFile {
     header: FileHeader,
-    /// Input id of each internal vertex, strictly ascending.
+    /// Input id of each internal vertex (for string keys its key rank), in [`IdRuns`].
     pub ids: Vec<u64>,
+    /// The id map's ascending runs: one in key order.
+    pub runs: IdRuns,
     /// Out-adjacency index.
     pub out: VertexIndex,
     /// In-adjacency index; `None` for undirected graphs (in-lists are the out-lists).
@@ -286,25 +289,20 @@ impl FileHeader {
         ))
     }
 
-    /// Streams the id map to `sink`, checking its checksum and that it is strictly ascending.
-    pub fn read_ids(&self, file: &File, mut sink: impl FnMut(u64)) -> Result<()> {
+    /// Streams the id map to `sink`, checking its checksum and its order (strictly ascending in
+    /// key order, a few strictly ascending runs in degree order); returns the runs.
+    pub fn read_ids(&self, file: &File, mut sink: impl FnMut(u64)) -> Result<IdRuns> {
         let s = *self.section(SectionKind::IdMap);
-        let mut prev: Option<u64> = None;
-        let mut v: u64 = 0;
+        let mut runs = IdRunsBuilder::new(self.superblock.degree_order);
         read_section_streaming(file, &self.path, &s, |b| {
             for c in b.chunks_exact(8) {
                 let id = u64::from_le_bytes(c.try_into().expect("8 bytes"));
-                if prev.is_some_and(|p| p >= id) {
-                    return Err(self.corrupt(format!(
-                        "IdMap is not strictly ascending at internal vertex {v}"
-                    )));
-                }
-                prev = Some(id);
-                v += 1;
+                runs.push(id).map_err(|why| self.corrupt(why))?;
                 sink(id);
             }
             Ok(())
-        })
+        })?;
+        Ok(runs.finish())
     }
 
     /// Streams the vertex index of `dir` to `sink` as (start slot, degree), checking its
@@ -405,7 +403,7 @@ impl GraphFile {
         let (header, file) = FileHeader::open(path)?;
         let n = header.superblock.vertices as usize;
         let mut ids = Vec::with_capacity(n);
-        header.read_ids(&file, |id| ids.push(id))?;
+        let runs = header.read_ids(&file, |id| ids.push(id))?;
         let read = |dir| -> Result<VertexIndex> {
             let mut idx = VertexIndex {
                 starts: Vec::with_capacity(n),
@@ -424,12 +422,13 @@ impl GraphFile {
             None
         };
         let contiguous_base = match (ids.first(), ids.last()) {
-            (Some(&f), Some(&l)) if l - f == n as u64 - 1 => Some(f),
+            (Some(&f), Some(&l)) if runs.is_single() && l - f == n as u64 - 1 => Some(f),
             _ => None,
         };
         Ok(GraphFile {
             header,
             ids,
+            runs,
             out,
             inn,
             contiguous_base,
@@ -437,13 +436,16 @@ impl GraphFile {
     }
 
     /// The internal id of input id `input`: O(1) when the ids are contiguous, a binary search
-    /// otherwise.
+    /// per run otherwise.
     pub fn internal_id(&self, input: u64) -> Option<u32> {
         if let Some(base) = self.contiguous_base {
             let d = input.checked_sub(base)?;
             return (d < self.ids.len() as u64).then_some(d as u32);
         }
-        self.ids.binary_search(&input).ok().map(|i| i as u32)
+        if self.runs.is_single() {
+            return self.ids.binary_search(&input).ok().map(|i| i as u32);
+        }
+        self.runs.find(input, |v| self.ids[v as usize])
     }
 
     /// The input id of internal vertex `v`.

@@ -14,7 +14,7 @@ use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 
 use crate::blockfile::format::{
-    FileIdentity, Section, SectionKind, Superblock, BLOCK_SIZE, EMPTY_SLOT, FORMAT_VERSION,
+    version_written, FileIdentity, Section, SectionKind, Superblock, BLOCK_SIZE, EMPTY_SLOT,
     SLOTS_PER_BLOCK,
 };
 use crate::blockfile::open::VertexIndex;
@@ -330,8 +330,11 @@ impl Drop for TmpGuard {
 pub struct GraphFileContents {
     /// What the file says about itself: the graph, generation, file id, source.
     pub identity: FileIdentity,
-    /// Input id of every internal vertex, strictly ascending (for string keys `0..n`).
+    /// Input id (for string keys: key rank) of every internal vertex: strictly ascending in key
+    /// order, ascending runs by degree bucket when `degree_order`.
     pub ids: Vec<u64>,
+    /// Whether internal ids are grouped by degree bucket (see the format's `IdMap`).
+    pub degree_order: bool,
     /// The string key of every internal vertex, ascending, when the vertices have string keys.
     pub keys: Option<crate::import::keys::SortedKeys>,
     /// Edges as the user counts them.
@@ -498,12 +501,13 @@ pub fn write_graph_file(dest: &Path, c: &GraphFileContents) -> Result<u64> {
     sink.end(SectionKind::BlockCrcs)?;
 
     let sb = Superblock {
-        version: FORMAT_VERSION,
+        version: version_written(c.degree_order),
         vertices: c.ids.len() as u64,
         arcs: c.out.arcs,
         edges: c.edges,
         directed: c.directed,
         weighted: c.weighted,
+        degree_order: c.degree_order,
         sections: std::mem::take(&mut sink.sections),
     };
     let file_len = sink.pos;

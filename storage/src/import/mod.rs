@@ -26,6 +26,7 @@ pub mod graphalytics;
 pub mod idmap;
 mod input;
 pub mod keys;
+pub mod layout;
 mod mtx;
 pub mod parquet;
 pub mod report;
@@ -42,6 +43,7 @@ pub use detect::detect_format;
 use external_sort::{Arc, InputEdge, Merged, Record, Sorter, FAN_IN};
 use idmap::{IdCollector, IdMapper};
 use keys::{KeyInterner, KeyMode, SortedKeys};
+use layout::Layout;
 pub use report::{DuplicatePolicy, ImportReport, SelfLoopPolicy};
 use report::{Policies, POLICY_OPTIONS, SKIPPED_EXAMPLES};
 
@@ -147,6 +149,8 @@ pub struct ImportSummary {
     pub string_keys: bool,
     /// Bytes of the string keys in the file (offsets and text); 0 for integer ids.
     pub key_bytes: u64,
+    /// The format version of the file written (4 for `LAYOUT degree`, else 3).
+    pub format_version: u32,
     /// What was read, kept, merged and skipped, and under which policies.
     pub report: ImportReport,
 }
@@ -398,6 +402,7 @@ fn check_options(req: &ImportRequest, allowed: &[&str]) -> Result<()> {
     for (k, _) in &req.options {
         if POLICY_OPTIONS.iter().any(|a| a.eq_ignore_ascii_case(k))
             || k.eq_ignore_ascii_case("keys")
+            || k.eq_ignore_ascii_case("layout")
         {
             continue;
         }
@@ -546,6 +551,7 @@ fn import_from(
     }
 
     let key_mode = KeyMode::from_options(&req.options)?;
+    let layout = Layout::from_options(&req.options)?;
     if req.format == InputFormat::MatrixMarket && key_mode == KeyMode::String {
         return Err(StoreError::Other(
             "FORMAT mtx numbers its vertices 1..n; drop `KEYS string`".into(),
@@ -669,7 +675,10 @@ fn import_from(
     // directed graph's out-lists are sorted again too (into `out_again`).
     let resident = ids.len() as u64 * (8 + 12 * if directed { 2 } else { 1 }) + mapper.bytes();
     let sorter2_bytes = (budget / 2).saturating_sub(resident).max(budget / 8) as usize;
-    let resort_out = directed && matches!(mapper, InternalIds::Ranks(_));
+    // Degree order renumbers every vertex once the degrees are known, after this merge, so
+    // out-lists cannot be written as the merge produces them either.
+    let resort_out =
+        directed && (matches!(mapper, InternalIds::Ranks(_)) || layout == Layout::Degree);
     let sorter2_bytes = if resort_out {
         sorter2_bytes / 2
     } else {
@@ -696,6 +705,12 @@ fn import_from(
     let mut self_loops_kept = 0u64;
     let mut negative_weights = 0u64;
     let mut merged_count = 0u64;
+    // Both directions' degrees by key-order id, for `LAYOUT degree`.
+    let mut degrees: Vec<u32> = if layout == Layout::Degree {
+        vec![0; n as usize]
+    } else {
+        Vec::new()
+    };
     let unknown =
         |id: u64| StoreError::Other(format!("import: vertex {id} missing from the id map"));
     // One distinct edge, its duplicates merged: map ids and pass it on.
@@ -709,6 +724,12 @@ fn import_from(
         }
         let a = mapper.map(e.src).ok_or_else(|| unknown(e.src))?;
         let b = mapper.map(e.dst).ok_or_else(|| unknown(e.dst))?;
+        if !degrees.is_empty() {
+            degrees[a as usize] = degrees[a as usize].saturating_add(1);
+            if a != b || directed {
+                degrees[b as usize] = degrees[b as usize].saturating_add(1);
+            }
+        }
         if let Some(w) = &mut out_writer {
             list.add(w, a, b, e.weight, weighted)?;
             again.push(Arc {
@@ -770,6 +791,49 @@ fn import_from(
         emit(p)?;
     }
     drop(merged);
+    let (mut ids, mut again, mut out_again) = (ids, again, out_again);
+    if layout == Layout::Degree {
+        let new_id = layout::degree_order(&degrees);
+        drop(degrees);
+        let mut relabel = |s: Sorter<Arc>, name: &str| -> Result<Sorter<Arc>> {
+            let mut merged = s.finish_counting(&mut runs_spilled)?;
+            let mut again = Sorter::new(tmp.path(), name, sorter2_bytes, false, read_buffer);
+            let mut count = 0u64;
+            while let Some(a) = merged.next()? {
+                count += 1;
+                if count & (REPORT_EVERY - 1) == 0 {
+                    progress(ImportProgress {
+                        phase: ImportPhase::Sorting,
+                        bytes_read,
+                        edges: count,
+                    });
+                    check_cancel(cancel)?;
+                }
+                again.push(Arc {
+                    from: new_id[a.from as usize],
+                    to: new_id[a.to as usize],
+                    weight: a.weight,
+                })?;
+            }
+            Ok(again)
+        };
+        again = relabel(
+            again,
+            if directed {
+                "in-degree-order"
+            } else {
+                "both-degree-order"
+            },
+        )?;
+        out_again = out_again
+            .map(|s| relabel(s, "out-degree-order"))
+            .transpose()?;
+        let mut by_new = vec![0u64; ids.len()];
+        for (rank, &id) in ids.iter().enumerate() {
+            by_new[new_id[rank] as usize] = id;
+        }
+        ids = by_new;
+    }
     let (out, inn) = match (out_writer, out_again) {
         (Some(mut w), _) => {
             list.flush(&mut w, weighted)?;
@@ -860,6 +924,7 @@ fn import_from(
             InternalIds::Ids(_) => None,
         },
         ids,
+        degree_order: layout == Layout::Degree,
         edges,
         directed,
         weighted,
@@ -868,6 +933,7 @@ fn import_from(
     };
     let file_bytes = write_graph_file(&req.dest, &contents)?;
     let string_keys = contents.keys.is_some();
+    let format_version = crate::blockfile::format::version_written(contents.degree_order);
     let key_bytes = contents.keys.as_ref().map_or(0, |k| k.file_bytes());
     drop(contents);
     drop(tmp);
@@ -884,6 +950,7 @@ fn import_from(
         runs_spilled,
         string_keys,
         key_bytes,
+        format_version,
         report: ImportReport {
             lines_read: lines,
             edges_kept: edges,

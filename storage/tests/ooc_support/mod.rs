@@ -87,6 +87,7 @@ pub fn write_graph(dir: &Path, name: &str, adj: &Adj, directed: bool, weighted: 
     write_graph_file(
         &dest,
         &GraphFileContents {
+            degree_order: false,
             identity: storage::blockfile::format::FileIdentity::new(
                 name,
                 1,
