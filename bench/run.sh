@@ -4,7 +4,7 @@
 #   bench/run.sh [--quick] [--scales "18 20"] [--caches "100 25 3"] [--modes "auto push block pull"]
 #                [--algos "bfs pagerank wcc sssp"] [--threads 2] [--work DIR] [--timeout SECS]
 #                [--repeat N] [--calibrate] [--networkit | --no-networkit] [--gapbs DIR]
-#                [--ooc [--ooc-cache-pct 3]]
+#                [--ooc [--ooc-cache-pct 3]] [--layout key|degree]
 #
 # For every scale: generates a Graph500 R-MAT graph (edge factor 16, weighted edge list) with
 # `frontier gen rmat`, imports it UNDIRECTED (and UNDIRECTED WEIGHTED for sssp), then runs every
@@ -46,6 +46,10 @@
 # same limit at fio's figure for THREADS jobs of 1 MiB reads at depth 8, each in its own part of
 # the file: the shape frontier's workers read in. Results also go to WORK/ooc.csv.
 #
+# --layout degree imports the graphs with `LAYOUT degree` (internal ids grouped by degree bucket,
+# hubs first) under the names d20, dw20, dwi20 (r20, rw20, rwi20 for the default, key order), so
+# both layouts can live in one work directory and be compared.
+#
 # FRONTIER_BIN=path uses that binary instead of building `cargo build --release --bin frontier`.
 # --quick: scale 8, caches "100 3", modes "auto block", a tiny probe, no NetworKit (the smoke test).
 # Results also go to WORK/results.csv. Nothing here is a pass/fail check on time.
@@ -70,6 +74,7 @@ OOC_CACHE_PCT=3
 ALGOS_GIVEN=0
 EDGE_FACTOR=16
 PR_ITER=10
+LAYOUT=key
 
 while [ $# -gt 0 ]; do
     case "$1" in
@@ -88,11 +93,17 @@ while [ $# -gt 0 ]; do
         --gapbs) GAPBS_SRC="$2"; shift ;;
         --ooc) OOC=1 ;;
         --ooc-cache-pct) OOC_CACHE_PCT="$2"; shift ;;
-        -h|--help) sed -n '2,48p' "$0"; exit 0 ;;
+        --layout) LAYOUT="$2"; shift ;;
+        -h|--help) sed -n '2,52p' "$0"; exit 0 ;;
         *) echo "bench/run.sh: unknown argument $1 (see --help)" >&2; exit 2 ;;
     esac
     shift
 done
+case "$LAYOUT" in
+    key) GP=r ;;
+    degree) GP=d ;;
+    *) echo "bench/run.sh: --layout takes key or degree, not $LAYOUT" >&2; exit 2 ;;
+esac
 if [ "$QUICK" = 1 ]; then
     # Explicit options given before or after --quick still win for scales/caches/modes only if
     # they differ from the defaults; --quick is meant for the smoke test.
@@ -238,15 +249,15 @@ for S in $SCALES; do
         mv "$EL.tmp" "$EL"
     fi
     SRC="$(awk 'NR == 1 { print $1; exit }' "$EL")"
-    G="r$S"; GW="rw$S"
+    G="$GP$S"; GW="${GP}w$S"
     if [ -z "$(graph_stats "$G")" ]; then
-        echo "# importing $G: CREATE OR REPLACE GRAPH $G FROM '$EL' FORMAT edgelist UNDIRECTED;" >&2
-        "$BIN" --data "$DATA" -c "CREATE OR REPLACE GRAPH $G FROM '$EL' FORMAT edgelist UNDIRECTED;" >&2
+        echo "# importing $G: CREATE OR REPLACE GRAPH $G FROM '$EL' FORMAT edgelist UNDIRECTED LAYOUT $LAYOUT;" >&2
+        "$BIN" --data "$DATA" -c "CREATE OR REPLACE GRAPH $G FROM '$EL' FORMAT edgelist UNDIRECTED LAYOUT $LAYOUT;" >&2
     fi
     case " $ALGOS " in *" sssp "*)
         if [ -z "$(graph_stats "$GW")" ]; then
-            echo "# importing $GW: CREATE OR REPLACE GRAPH $GW FROM '$EL' FORMAT edgelist UNDIRECTED WEIGHTED;" >&2
-            "$BIN" --data "$DATA" -c "CREATE OR REPLACE GRAPH $GW FROM '$EL' FORMAT edgelist UNDIRECTED WEIGHTED;" >&2
+            echo "# importing $GW: CREATE OR REPLACE GRAPH $GW FROM '$EL' FORMAT edgelist UNDIRECTED WEIGHTED LAYOUT $LAYOUT;" >&2
+            "$BIN" --data "$DATA" -c "CREATE OR REPLACE GRAPH $GW FROM '$EL' FORMAT edgelist UNDIRECTED WEIGHTED LAYOUT $LAYOUT;" >&2
         fi ;;
     esac
     for A in $ALGOS; do
@@ -327,7 +338,7 @@ if [ "$OOC" = 1 ]; then
     for S in $SCALES; do
         EL="$WORK/rmat-$S.el"
         SRC="$(awk 'NR == 1 { print $1; exit }' "$EL")"
-        G="r$S"
+        G="$GP$S"
         read -r FB NV NE <<< "$(graph_stats "$G")"
         FILE="$("$BIN" --data "$DATA" --format csv -c "DESCRIBE GRAPH $G;" 2>/dev/null | awk -F, '$1 == "file" { print $2 }')"
         echo "# scale $S: fio on $FILE ($FB bytes)" >&2
@@ -442,16 +453,17 @@ if [ -n "$GAPBS_SRC" ]; then
         if [ ! -s "$WORK/rmat-$S.wsg" ]; then
             "$GBIN/converter" -sf "$WEL" -wb "$WORK/rmat-$S.wsg" >&2
         fi
-        GI="rwi$S"
+        GI="${GP}wi$S"
         if [ -z "$(graph_stats "$GI")" ]; then
-            echo "# importing $GI: CREATE OR REPLACE GRAPH $GI FROM '$WEL' FORMAT edgelist UNDIRECTED WEIGHTED;" >&2
-            "$BIN" --data "$DATA" -c "CREATE OR REPLACE GRAPH $GI FROM '$WEL' FORMAT edgelist UNDIRECTED WEIGHTED;" >&2
+            echo "# importing $GI: CREATE OR REPLACE GRAPH $GI FROM '$WEL' FORMAT edgelist UNDIRECTED WEIGHTED LAYOUT $LAYOUT;" >&2
+            "$BIN" --data "$DATA" -c "CREATE OR REPLACE GRAPH $GI FROM '$WEL' FORMAT edgelist UNDIRECTED WEIGHTED LAYOUT $LAYOUT;" >&2
         fi
+        G="$GP$S"
         for K in bfs pr cc sssp; do
             case "$K" in
-                bfs) fg="r$S"; fq="bfs ON r$S FROM $SRC"; gq=("$GBIN/bfs" -f "$WORK/rmat-$S.sg" -n 1 -r "$SRC") ;;
-                pr) fg="r$S"; fq="pagerank ON r$S ITER 20"; gq=("$GBIN/pr" -f "$WORK/rmat-$S.sg" -n 1 -i 20 -t 0) ;;
-                cc) fg="r$S"; fq="wcc ON r$S"; gq=("$GBIN/cc" -f "$WORK/rmat-$S.sg" -n 1) ;;
+                bfs) fg="$G"; fq="bfs ON $G FROM $SRC"; gq=("$GBIN/bfs" -f "$WORK/rmat-$S.sg" -n 1 -r "$SRC") ;;
+                pr) fg="$G"; fq="pagerank ON $G ITER 20"; gq=("$GBIN/pr" -f "$WORK/rmat-$S.sg" -n 1 -i 20 -t 0) ;;
+                cc) fg="$G"; fq="wcc ON $G"; gq=("$GBIN/cc" -f "$WORK/rmat-$S.sg" -n 1) ;;
                 sssp) fg="$GI"; fq="sssp ON $GI FROM $SRC"; gq=("$GBIN/sssp" -f "$WORK/rmat-$S.wsg" -n 1 -r "$SRC" -d 2) ;;
             esac
             [ -n "$(graph_stats "$fg")" ] || { echo "# no graph $fg: skipping $K" >&2; continue; }

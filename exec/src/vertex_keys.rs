@@ -1,6 +1,6 @@
 //! Results of a string-keyed graph name vertices by their keys: every column the registry
-//! declares as [`ColumnType::VertexKey`] holds internal ids (which for such a graph are the
-//! keys' ranks) while the run orders and limits it, and is turned into a Utf8 column of keys
+//! declares as [`ColumnType::VertexKey`] holds input ids (which for such a graph are the keys'
+//! ranks) while the run orders and limits it, and is turned into a Utf8 column of keys
 //! last, so only the rows that are kept are looked up.
 
 use std::sync::Arc;
@@ -72,7 +72,7 @@ pub fn with_keys<S: GraphStore>(
     })
 }
 
-/// The keys of a column of internal ids (nulls stay null).
+/// The keys of a column of key ranks (nulls stay null).
 fn key_column(col: &ArrayRef, keys: &VertexKeys) -> Result<ArrayRef, ExecError> {
     let ids = col
         .as_primitive_opt::<UInt64Type>()

@@ -673,7 +673,11 @@ fn import_from(
     // Phase 2: merge, drop duplicates, map ids, write out-lists (directed) and sort again.
     // String keys: the merged stream is in temporary-id order, not internal-id order, so a
     // directed graph's out-lists are sorted again too (into `out_again`).
-    let resident = ids.len() as u64 * (8 + 12 * if directed { 2 } else { 1 }) + mapper.bytes();
+    // Per vertex: its id, the list writers' index entries, and for degree order its degree and
+    // then its new id.
+    let per_vertex =
+        8 + 12 * if directed { 2 } else { 1 } + if layout == Layout::Degree { 8 } else { 0 };
+    let resident = ids.len() as u64 * per_vertex + mapper.bytes();
     let sorter2_bytes = (budget / 2).saturating_sub(resident).max(budget / 8) as usize;
     // Degree order renumbers every vertex once the degrees are known, after this merge, so
     // out-lists cannot be written as the merge produces them either.
