@@ -21,6 +21,7 @@ pub mod gather;
 pub mod intersect;
 pub mod join;
 pub mod link;
+pub mod list_sum;
 pub mod lists;
 pub mod output;
 pub mod pipeline;

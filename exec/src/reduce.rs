@@ -32,6 +32,7 @@ use crate::collab::{self, UpdateStrategy, Windows};
 use crate::context::RunContext;
 use crate::error::ExecError;
 use crate::gather::SegmentedPull;
+use crate::list_sum::list_sum;
 use crate::lists::{each_list, pass_name, range_lists};
 use crate::state::{StateValue, VertexArray};
 
@@ -316,6 +317,9 @@ fn pull_local<S: GraphStore>(
     let csr = store.csr(Direction::In);
     let mode = ctx.cfg.mode;
     let value = |u: u32| values.get(u as usize).map_or(0.0, f64::load);
+    // Where the blocked pull would cut the lists: the same order of additions, the same bits.
+    let cut = planner::blocking::segment_width(values.len() as u64)
+        .map(|w| w.min(u32::MAX as u64) as u32);
     // Out of core each chunk is one sequential scan: larger chunks keep more of the scan's
     // read-ahead in flight. The sums do not depend on the chunking.
     let chunk = match csr {
@@ -331,7 +335,7 @@ fn pull_local<S: GraphStore>(
                 match csr {
                     Some(csr) if !weighted => {
                         for (i, slot) in out.iter_mut().enumerate() {
-                            let sum = plain_sum(csr.neighbours(first + i as u32), values);
+                            let sum = list_sum(csr.neighbours(first + i as u32), values, cut);
                             *slot.get_mut() = finish(sum).to_bits();
                         }
                     }
@@ -347,7 +351,7 @@ fn pull_local<S: GraphStore>(
                         range_lists(store, mode, Direction::In, range, weighted, |v, ns, ws| {
                             let sum = match ws {
                                 Some(_) => weighted_terms(ns, ws, value),
-                                None => plain_sum(ns, values),
+                                None => list_sum(ns, values, cut),
                             };
                             if let Some(slot) = out.get_mut((v - first) as usize) {
                                 *slot.get_mut() = finish(sum).to_bits();
@@ -434,17 +438,6 @@ fn push_range<S: GraphStore>(
 #[inline]
 fn weight_at(ws: Option<&[f64]>, k: usize) -> f64 {
     ws.and_then(|w| w.get(k)).copied().unwrap_or(1.0)
-}
-
-/// `Σ values[u]` over one in-list, in list order: the unweighted pull's sum in memory and out
-/// of core alike, so both give the same bits.
-#[inline]
-fn plain_sum(ns: &[u32], values: &[<f64 as StateValue>::Cell]) -> f64 {
-    let mut sum = 0.0;
-    for &u in ns {
-        sum += f64::load(&values[u as usize]);
-    }
-    sum
 }
 
 /// `Σ value(u) · weight` over one in-list.

@@ -19,6 +19,13 @@ pub fn segments(sources: u64) -> Option<u64> {
     (sources >= 2 * SEGMENT_VERTICES).then(|| sources.div_ceil(SEGMENT_VERTICES).min(MAX_SEGMENTS))
 }
 
+/// How many source ids one segment spans (the last may span fewer), or `None` when a pull over
+/// `sources` ids is not blocked. The plain pull cuts its sums at the same ids (see
+/// `exec::list_sum`), so both pulls add in the same order.
+pub fn segment_width(sources: u64) -> Option<u64> {
+    segments(sources).map(|count| sources.div_ceil(count))
+}
+
 /// Bytes of the segmented copy for `vertices` destinations and `arcs` in-edges: the edges once
 /// (4 B each) and one 4-byte offset per vertex per segment. `None` when not worth blocking.
 pub fn copy_bytes(vertices: u64, arcs: u64) -> Option<u64> {
