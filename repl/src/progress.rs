@@ -7,7 +7,7 @@ use std::time::Duration;
 use engine::RunProgress;
 use indicatif::{ProgressBar, ProgressStyle};
 use planner::RunPlan;
-use storage::import::ImportProgress;
+use storage::import::{ImportPhase, ImportProgress};
 
 /// The bars of one session: at most one import bar and one run bar at a time.
 #[derive(Default)]
@@ -33,11 +33,16 @@ impl engine::Watcher for Bars {
             spinner("{spinner} importing {prefix}: {msg} [{elapsed}]", source)
         });
         let secs = b.elapsed().as_secs_f64().max(1e-9);
+        // Later phases count their own passes over the edges; only reading has a rate.
+        let rate = match p.phase {
+            ImportPhase::Reading => format!(" ({:.0} edges/s)", p.edges as f64 / secs),
+            _ => String::new(),
+        };
         b.set_message(format!(
-            "{} read, {} edges ({:.0} edges/s)",
+            "{}: {} read, {} edges{rate}",
+            p.phase.name(),
             planner::settings::format_size(p.bytes_read),
             p.edges,
-            p.edges as f64 / secs
         ));
     }
 

@@ -112,8 +112,22 @@ pub enum ImportPhase {
     Reading,
     /// Merging sorted runs and packing adjacency lists.
     Sorting,
+    /// `LAYOUT degree`: sorting the arcs again under the new ids.
+    Renumbering,
     /// Assembling the graph file.
     Writing,
+}
+
+impl ImportPhase {
+    /// What the phase does, for progress lines.
+    pub fn name(self) -> &'static str {
+        match self {
+            ImportPhase::Reading => "reading",
+            ImportPhase::Sorting => "sorting",
+            ImportPhase::Renumbering => "renumbering by degree",
+            ImportPhase::Writing => "writing",
+        }
+    }
 }
 
 /// A progress report, sent about every million edges.
@@ -807,7 +821,7 @@ fn import_from(
                 count += 1;
                 if count & (REPORT_EVERY - 1) == 0 {
                     progress(ImportProgress {
-                        phase: ImportPhase::Sorting,
+                        phase: ImportPhase::Renumbering,
                         bytes_read,
                         edges: count,
                     });
