@@ -58,7 +58,7 @@ fn create(c: &mut Catalog, name: &str, vertices: u64, replace: bool) -> GraphMet
     let meta = GraphMeta {
         name: name.into(),
         file: new.file,
-        format_version: FORMAT_VERSION,
+        format_version: s.format_version,
         vertices: s.vertices,
         edges: s.edges,
         arcs: s.arcs,
