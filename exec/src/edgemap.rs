@@ -41,6 +41,7 @@ use rayon::prelude::*;
 use storage::io::ReadModel;
 use storage::{Direction, FetchOrder, GraphStore};
 
+use crate::balance;
 use crate::batched::{self, RoundLists};
 use crate::bitmap::{AtomicBitmap, Bitmap};
 use crate::claim_filter::ClaimFilter;
@@ -788,7 +789,7 @@ impl<'c, 'a, S: GraphStore> EdgeMap<'c, 'a, S> {
             self.seen = Some(AtomicBitmap::new(n));
         }
         let seen = self.seen.as_ref();
-        let ranges = ctx.pool.word_ranges(n, 4096, 65536);
+        let ranges = balance::list_ranges(ctx, dir, n, 4096, 65536);
         let parts = ctx.pool.install(|| {
             ranges
                 .par_iter()
@@ -829,7 +830,7 @@ impl<'c, 'a, S: GraphStore> EdgeMap<'c, 'a, S> {
         let bits = &*bits;
         let rev = reverse(dir);
         let csr = store.csr(rev);
-        let ranges = ctx.pool.word_ranges(n, 4096, 65536);
+        let ranges = balance::list_ranges(ctx, rev, n, 4096, 65536);
         let parts = ctx.pool.install(|| {
             ranges
                 .par_iter()

@@ -13,11 +13,13 @@
 //! edges into one segment are one run of its list and each sum still adds in list order: the
 //! result is bit-for-bit the plain pull's. An unsorted list would still be summed exactly once.
 
+use std::ops::Range;
 use std::sync::atomic::AtomicU64;
 
 use rayon::prelude::*;
 use storage::CsrView;
 
+use crate::balance;
 use crate::error::ExecError;
 use crate::list_sum::lane_sum;
 
@@ -39,6 +41,9 @@ struct Segment {
     /// `targets[offsets[v]..offsets[v + 1]]` are `v`'s in-neighbours in this segment.
     offsets: Vec<u32>,
     targets: Vec<u32>,
+    /// Destination ranges of about equal edges in this segment, one parallel task each: with
+    /// hubs numbered first, equal destination counts would leave one worker most of a sweep.
+    ranges: Vec<Range<u32>>,
 }
 
 impl SegmentedPull {
@@ -87,6 +92,7 @@ impl SegmentedPull {
             .map(|&t| Segment {
                 offsets: storage::huge::zeroed(destinations + 1),
                 targets: storage::huge::zeroed(t as usize),
+                ranges: Vec::new(),
             })
             .collect();
         // Pass 2: every destination chunk gets its own piece of each segment's offsets and
@@ -127,6 +133,11 @@ impl SegmentedPull {
                     }
                 }
             });
+        for seg in &mut segments {
+            let offsets = &seg.offsets;
+            let cost = |v: u32| offsets[v as usize] as u64 + v as u64 * balance::VERTEX_COST;
+            seg.ranges = balance::cut_by_cost(destinations as u32, chunks, 1, cost);
+        }
         Some(SegmentedPull {
             segments,
             destinations,
@@ -153,17 +164,20 @@ impl SegmentedPull {
         let last = self.segments.len() - 1;
         for (s, seg) in self.segments.iter().enumerate() {
             check()?;
-            out.par_chunks_mut(CHUNK).enumerate().for_each(|(ci, out)| {
-                let base = ci * CHUNK;
-                for (i, slot) in out.iter_mut().enumerate() {
-                    let v = base + i;
-                    let run = seg.offsets[v] as usize..seg.offsets[v + 1] as usize;
-                    let slot = slot.get_mut();
-                    let before = if s == 0 { 0.0 } else { f64::from_bits(*slot) };
-                    let sum = before + lane_sum(&seg.targets[run], values);
-                    *slot = if s == last { finish(sum) } else { sum }.to_bits();
-                }
-            });
+            let parts = balance::split_by_ranges(&mut *out, &seg.ranges);
+            parts
+                .into_par_iter()
+                .zip(seg.ranges.par_iter())
+                .for_each(|(out, r)| {
+                    for (i, slot) in out.iter_mut().enumerate() {
+                        let v = r.start as usize + i;
+                        let run = seg.offsets[v] as usize..seg.offsets[v + 1] as usize;
+                        let slot = slot.get_mut();
+                        let before = if s == 0 { 0.0 } else { f64::from_bits(*slot) };
+                        let sum = before + lane_sum(&seg.targets[run], values);
+                        *slot = if s == last { finish(sum) } else { sum }.to_bits();
+                    }
+                });
         }
         Ok(())
     }

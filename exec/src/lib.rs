@@ -5,6 +5,7 @@
 //! Knows no file formats or sockets: it reads graphs through `storage::GraphStore`.
 
 pub mod algorithms;
+pub mod balance;
 pub mod batched;
 pub mod bitmap;
 pub mod claim_filter;

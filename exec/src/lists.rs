@@ -10,6 +10,7 @@ use planner::Mode;
 use rayon::prelude::*;
 use storage::{Direction, FetchOrder, GraphStore};
 
+use crate::balance;
 use crate::context::RunContext;
 use crate::error::ExecError;
 
@@ -105,7 +106,7 @@ where
 {
     let store = ctx.store;
     let mode = ctx.cfg.mode;
-    let ranges = ctx.pool.word_ranges(ctx.n(), 1024, 16384);
+    let ranges = balance::list_ranges(ctx, dir, ctx.n(), 1024, 16384);
     let csr = store.csr(dir);
     ctx.pool.install(|| {
         ranges

@@ -24,6 +24,7 @@ use planner::registry::Operator;
 use rayon::prelude::*;
 use storage::{Direction, GraphStore};
 
+use crate::balance;
 use crate::batched;
 use crate::cluster::hubs::Deal;
 use crate::collab::round::{Combine, Round};
@@ -320,18 +321,22 @@ fn pull_local<S: GraphStore>(
     // Where the blocked pull would cut the lists: the same order of additions, the same bits.
     let cut = planner::blocking::segment_width(values.len() as u64)
         .map(|w| w.min(u32::MAX as u64) as u32);
-    // Out of core each chunk is one sequential scan: larger chunks keep more of the scan's
-    // read-ahead in flight. The sums do not depend on the chunking.
-    let chunk = match csr {
-        Some(_) => CHUNK,
-        None => ctx.pool.chunk_len(out.len(), CHUNK, 16 * CHUNK),
+    // Out of core each range is one sequential scan: larger ranges keep more of the scan's
+    // read-ahead in flight. Ranges hold equal work, not equal vertex counts (hubs may come
+    // first); the sums do not depend on the cutting.
+    let (min, max) = match csr {
+        Some(_) => (CHUNK, CHUNK),
+        None => (CHUNK, 16 * CHUNK),
     };
+    let ranges = balance::list_ranges(ctx, Direction::In, out.len() as u32, min, max);
+    let parts = balance::split_by_ranges(out, &ranges);
     ctx.pool.install(|| {
-        out.par_chunks_mut(chunk)
-            .enumerate()
-            .try_for_each(|(ci, out)| {
+        parts
+            .into_par_iter()
+            .zip(ranges.par_iter())
+            .try_for_each(|(out, r)| {
                 ctx.check()?;
-                let first = (ci * chunk) as u32;
+                let first = r.start;
                 match csr {
                     Some(csr) if !weighted => {
                         for (i, slot) in out.iter_mut().enumerate() {

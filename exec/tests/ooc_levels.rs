@@ -395,11 +395,13 @@ fn wcc_out_of_core_reads_the_file_once_and_then_only_the_lists_outside_the_big_c
             assert_eq!(rounds.len(), 2, "{rounds:?}");
             assert_eq!(rounds[0].0, "link sample");
             assert_eq!(rounds[1].0, "link");
-            // The sample reads the file about once: a chunk is read again only when a tiny
-            // cache dropped it before a later list of the range needed it.
+            // The sample reads the file about once: a block is read again only when a tiny
+            // cache dropped it before another list needed it. Short lists fill the gaps of
+            // earlier blocks (first-fit), so the range after a cut between two workers' ranges
+            // reads again some blocks of the range before it (here 9 at a cut mid-core).
             assert!(
-                rounds[0].1 >= edge_blocks && rounds[0].1 <= edge_blocks + edge_blocks / 8,
-                "{rounds:?} of {edge_blocks}"
+                rounds[0].1 >= edge_blocks && rounds[0].1 <= edge_blocks + edge_blocks / 4,
+                "{threads} threads, cache {cache}: {rounds:?} of {edge_blocks}"
             );
             // The finish reads only the triangle's lists (the rest joined the big component).
             assert!(rounds[1].1 <= 2, "{rounds:?}");

@@ -197,6 +197,14 @@ pub trait GraphStore: Send + Sync {
         (self.edge_block(dir, v), self.degree(dir, v))
     }
 
+    /// Where `v`'s list starts among the store's edges (a slot of its edge section), so vertex
+    /// ranges can be cut into equal work: with hubs numbered first (`LAYOUT degree`) equal
+    /// vertex counts are far from equal edge counts. `None`: the store cannot tell cheaply,
+    /// and ranges hold equal numbers of vertices.
+    fn list_offset(&self, _dir: Direction, _v: u32) -> Option<u64> {
+        None
+    }
+
     /// A snapshot of the store's counters.
     fn io_stats(&self) -> IoStats;
 

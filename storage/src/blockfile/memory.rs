@@ -259,6 +259,10 @@ impl GraphStore for MemoryStore {
         self.file.edge_section(dir).first_block() + self.file.index(dir).block_of(v)
     }
 
+    fn list_offset(&self, dir: Direction, v: u32) -> Option<u64> {
+        self.file.index(dir).starts.get(v as usize).copied()
+    }
+
     fn io_stats(&self) -> IoStats {
         self.stats
     }

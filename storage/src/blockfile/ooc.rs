@@ -1369,6 +1369,10 @@ impl GraphStore for OutOfCoreStore {
         self.file.edge_section(dir).first_block() + self.file.vertex_index(dir).block_of(v)
     }
 
+    fn list_offset(&self, dir: Direction, v: u32) -> Option<u64> {
+        Some(self.file.vertex_index(dir).start(v))
+    }
+
     fn list_start_block(&self, dir: Direction, v: u32) -> (u64, u64) {
         let (start, deg) = self.file.vertex_index(dir).entry(v);
         (
