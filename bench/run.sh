@@ -33,18 +33,21 @@
 # delta-stepping with `-d 2`. `--caches ""` skips the out-of-core matrix.
 #
 # With --ooc (the out-of-core report of issue 16; replaces the matrix above and NetworKit): for
-# every scale, fio measures the graph's block file itself (O_DIRECT, io_uring, 3 s each: 1 MiB
-# sequential reads at depth 8, 4 KiB random reads at depths 32 and 64), then BFS, WCC and PageRank
-# (--algos, default those three) run in memory (cache = the file) and out of core (cache =
-# --ooc-cache-pct, default 3, of the file), REPEAT times each (3 when --repeat is not given),
-# alternated, the page cache dropped before every run (`echo 3 > /proc/sys/vm/drop_caches`,
-# which needs root; the report says when it could not). Per query: the median algorithm time out
-# of core, blocks and bytes read (PROFILE's counters: load-independent), the limit =
-# max(passes x one pass over the file at fio's sequential speed, the median in-memory time), with
-# passes = 1 for BFS and WCC and the iterations for PageRank, time / limit, and the peak RSS
-# (largest of the runs) beside EXPLAIN's estimate (cache + per-vertex arrays). Beside it, the
-# same limit at fio's figure for THREADS jobs of 1 MiB reads at depth 8, each in its own part of
-# the file: the shape frontier's workers read in. Results also go to WORK/ooc.csv.
+# every scale, fio measures the graph's block file itself (O_DIRECT, io_uring, 3 s each: 4 KiB
+# random reads at depths 32 and 64), then BFS, WCC and PageRank (--algos, default those three)
+# run in memory (cache = the file) and out of core (cache = --ooc-cache-pct, default 3, of the
+# file), REPEAT times each (3 when --repeat is not given), alternated, the page cache dropped
+# before every run (`echo 3 > /proc/sys/vm/drop_caches`, which needs root; the report says when
+# it could not). Right before each out-of-core run fio measures 1 MiB sequential reads at depth 8,
+# in one job and in THREADS jobs each in its own part of the file (the shape frontier's workers
+# read in): a shared virtual disk's speed drifts by 2-3x within minutes, so each run is set
+# against the device as it was then. Per query: the median algorithm time out of core, blocks
+# and bytes read (PROFILE's counters: load-independent), the limit = max(passes x one pass over
+# the file at fio's sequential speed, the median in-memory time), with passes = 1 for BFS and
+# WCC and the iterations for PageRank, time / limit (the median over the rounds of each round's
+# time against its own fio figure; the fio and limit columns show the median figure), and the
+# peak RSS (largest of the runs) beside EXPLAIN's estimate (cache + per-vertex arrays). Results
+# also go to WORK/ooc.csv, with every round's times and fio figures.
 #
 # --layout degree imports the graphs with `LAYOUT degree` (internal ids grouped by degree bucket,
 # hubs first) under the names d20, dw20, dwi20 (r20, rw20, rwi20 for the default, key order), so
@@ -334,7 +337,7 @@ if [ "$OOC" = 1 ]; then
         echo "$t $b ${r:-0}"
     }
     ORESULTS="$WORK/ooc.csv"
-    echo "scale,algo,file_bytes,cache_bytes,seq_mb_s,rand32_mb_s,rand64_mb_s,passes,pass_s,mem_s,limit_s,ooc_s,ratio,blocks,bytes,peak_rss_mb,estimate_mb,ooc_runs,mem_runs,seq_jobs_mb_s,ratio_jobs" > "$ORESULTS"
+    echo "scale,algo,file_bytes,cache_bytes,seq_mb_s,rand32_mb_s,rand64_mb_s,passes,pass_s,mem_s,limit_s,ooc_s,ratio,blocks,bytes,peak_rss_mb,estimate_mb,ooc_runs,mem_runs,seq_jobs_mb_s,ratio_jobs,seq_runs,seq_jobs_runs" > "$ORESULTS"
     for S in $SCALES; do
         EL="$WORK/rmat-$S.el"
         SRC="$(awk 'NR == 1 { print $1; exit }' "$EL")"
@@ -342,13 +345,10 @@ if [ "$OOC" = 1 ]; then
         read -r FB NV NE <<< "$(graph_stats "$G")"
         FILE="$("$BIN" --data "$DATA" --format csv -c "DESCRIBE GRAPH $G;" 2>/dev/null | awk -F, '$1 == "file" { print $2 }')"
         echo "# scale $S: fio on $FILE ($FB bytes)" >&2
-        SEQ="$(fio_mb_s "$FILE" read 1M 8)"
+        # Sequential figures are measured in every round (below); the random ones once.
         R32="$(fio_mb_s "$FILE" randread 4k 32)"
         R64="$(fio_mb_s "$FILE" randread 4k 64)"
-        # The shape frontier's workers read in: one job per thread, each in its own part of the
-        # file.
-        SEQJ="$(fio_mb_s "$FILE" read 1M 8 "$THREADS" "$FB")"
-        echo "# fio: sequential 1 MiB depth 8: $SEQ MB/s ($THREADS jobs in separate parts: $SEQJ MB/s); random 4 KiB depth 32: $R32 MB/s, depth 64: $R64 MB/s" >&2
+        echo "# fio: random 4 KiB depth 32: $R32 MB/s, depth 64: $R64 MB/s" >&2
         CB=$(( FB * OOC_CACHE_PCT / 100 ))
         for A in $ALGOS; do
             passes=1
@@ -357,15 +357,19 @@ if [ "$OOC" = 1 ]; then
                 pagerank) q="pagerank ON $G ITER $PR_ITER"; passes="$PR_ITER" ;;
                 *) q="$A ON $G" ;;
             esac
-            mts=""; ots=""; rss=0; blocks=""
+            mts=""; ots=""; rss=0; blocks=""; seqs=""; seqjs=""
             for ((i = 0; i < OREPEAT; i++)); do
-                echo "# scale $S $A round $((i + 1))/$OREPEAT: in memory, then out of core (cache $OOC_CACHE_PCT % = $CB B)" >&2
+                echo "# scale $S $A round $((i + 1))/$OREPEAT: in memory, fio, then out of core (cache $OOC_CACHE_PCT % = $CB B)" >&2
                 m="$(profile_run "$FB" "$q")"
                 [ "$m" != ERR ] && mts="$mts ${m%% *}"
+                # The device's figure right before this round's run: its speed drifts by 2-3x
+                # within minutes on shared virtual disks.
+                s1="$(fio_mb_s "$FILE" read 1M 8)"
+                sj="$(fio_mb_s "$FILE" read 1M 8 "$THREADS" "$FB")"
                 o="$(profile_run "$CB" "$q")"
                 if [ "$o" != ERR ]; then
                     read -r t b r <<< "$o"
-                    ots="$ots $t"; blocks="$b"
+                    ots="$ots $t"; blocks="$b"; seqs="$seqs ${s1:-0}"; seqjs="$seqjs ${sj:-0}"
                     [ "$r" -gt "$rss" ] && rss="$r"
                 fi
             done
@@ -373,17 +377,32 @@ if [ "$OOC" = 1 ]; then
                 awk '/^  memory: / { v = $3; u = $4; sub(/:$/, "", u)
                     m = (u == "GiB") ? 1073741824 : (u == "MiB") ? 1048576 : (u == "KiB") ? 1024 : 1
                     printf "%.1f", v * m / 1e6 }')"
-            awk -v s="$S" -v a="$A" -v fb="$FB" -v cb="$CB" -v seq="$SEQ" -v r32="$R32" -v r64="$R64" \
+            awk -v s="$S" -v a="$A" -v fb="$FB" -v cb="$CB" -v r32="$R32" -v r64="$R64" \
                 -v passes="$passes" -v mem="$(echo "$mts" | median)" -v ooc="$(echo "$ots" | median)" \
-                -v blocks="$blocks" -v rss="$rss" -v est="$est" -v or="$ots" -v mr="$mts" \
-                -v seqj="$SEQJ" 'BEGIN {
+                -v blocks="$blocks" -v rss="$rss" -v est="$est" -v oruns="$ots" -v mruns="$mts" \
+                -v seqs="$seqs" -v seqjs="$seqjs" '
+                function med(a, n,   i, j, t) {   # median of a[1..n] (sorts a)
+                    for (i = 2; i <= n; i++) for (j = i; j > 1 && a[j - 1] > a[j]; j--) { t = a[j]; a[j] = a[j - 1]; a[j - 1] = t }
+                    return (n == 0) ? "" : (n % 2) ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
+                }
+                # time / limit of each round against the fio figures measured right before it.
+                function ratios(figs, out,   f, t, n, i, lim) {
+                    n = split(figs, f, " "); split(oruns, t, " ")
+                    for (i = 1; i <= n; i++) {
+                        lim = (f[i] > 0) ? passes * fb / 1e6 / f[i] : 0; if (mem + 0 > lim) lim = mem
+                        out[i] = (lim > 0) ? t[i] / lim : 0
+                    }
+                    return n
+                }
+                BEGIN {
+                n = split(seqs, sq, " "); seq = med(sq, n)
+                n = split(seqjs, sqj, " "); seqj = med(sqj, n)
                 pass = (seq > 0) ? fb / 1e6 / seq : 0
                 lim = passes * pass; if (mem + 0 > lim) lim = mem
-                ratio = (lim > 0 && ooc != "") ? sprintf("%.2f", ooc / lim) : ""
-                limj = (seqj > 0) ? passes * fb / 1e6 / seqj : 0; if (mem + 0 > limj) limj = mem
-                ratioj = (limj > 0 && ooc != "") ? sprintf("%.2f", ooc / limj) : ""
-                gsub(/^ +| +$/, "", or); gsub(/^ +| +$/, "", mr)
-                printf "%s,%s,%s,%s,%s,%s,%s,%s,%.4f,%s,%.4f,%s,%s,%s,%.0f,%.1f,%s,%s,%s,%s,%s\n", s, a, fb, cb, seq, r32, r64, passes, pass, mem, lim, ooc, ratio, blocks, blocks * 4096, rss / 1024, est, or, mr, seqj, ratioj
+                n = ratios(seqs, rr); ratio = (n > 0 && ooc != "") ? sprintf("%.2f", med(rr, n)) : ""
+                n = ratios(seqjs, rj); ratioj = (n > 0 && ooc != "") ? sprintf("%.2f", med(rj, n)) : ""
+                gsub(/^ +| +$/, "", oruns); gsub(/^ +| +$/, "", mruns); gsub(/^ +| +$/, "", seqs); gsub(/^ +| +$/, "", seqjs)
+                printf "%s,%s,%s,%s,%s,%s,%s,%s,%.4f,%s,%.4f,%s,%s,%s,%.0f,%.1f,%s,%s,%s,%s,%s,%s,%s\n", s, a, fb, cb, seq, r32, r64, passes, pass, mem, lim, ooc, ratio, blocks, blocks * 4096, rss / 1024, est, oruns, mruns, seqj, ratioj, seqs, seqjs
             }' >> "$ORESULTS"
         done
     done
@@ -397,7 +416,8 @@ if [ "$OOC" = 1 ]; then
         printf "| %s | %s | %.1f | %s | %s / %s | %.3f | %s | %.3f | %.3f | %.3f | **%s** | %.0f | %.1f | %.0f | %s | %s | %s |\n", $1, q, $3 / 1e6, $5, $6, $7, $9, $8, $10, $11, $12, $13, $14, $15 / 1e6, $16, $17, $20, $21
     }' "$ORESULTS"
     echo
-    echo "(results: $ORESULTS; every run's time in its last two columns; MB read = blocks read x 4 KiB)"
+    echo "(fio seq: the median of the figures measured right before each out-of-core run; time / limit: the median of each run against its own figure;"
+    echo " results: $ORESULTS, with every run's time and fio figure; MB read = blocks read x 4 KiB)"
 fi
 
 # ---- NetworKit ---------------------------------------------------------------------------
