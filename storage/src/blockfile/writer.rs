@@ -24,6 +24,13 @@ use crate::error::{Result, StoreError};
 /// dense (few empty slots) while memory stays a few dozen KiB.
 pub const PACKING_WINDOW: usize = 16;
 
+/// An open block is retired once this many blocks were started after it, even with room left:
+/// a scan holds a block only while it is within a few of its reads behind, so a list placed far
+/// behind the lists around it is read twice. Without the bound a degree-ordered file (lists
+/// by falling length) left blocks open for up to 20 622 blocks, and a PageRank pass read 5 %
+/// more blocks than the file holds; the bound costs a few blocks in a hundred thousand.
+pub const MAX_OPEN_AGE: u64 = 128;
+
 struct OpenBlock {
     block: u64,
     used: usize,
@@ -130,6 +137,15 @@ impl ListWriter {
             return Ok(());
         }
         if len < SLOTS_PER_BLOCK {
+            let mut i = 0;
+            while i < self.open.len() {
+                if self.next_block - self.open[i].block > MAX_OPEN_AGE {
+                    let b = self.open.remove(i);
+                    self.flush(&b)?;
+                } else {
+                    i += 1;
+                }
+            }
             let fit = self
                 .open
                 .iter()
@@ -529,4 +545,35 @@ pub fn write_graph_file(dest: &Path, c: &GraphFileContents) -> Result<u64> {
         d.sync_all().map_err(|e| StoreError::io(&dir, e))?;
     }
     Ok(file_len)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Lists of falling length (a degree-ordered file) leave a gap in an early block that only
+    /// a much later, short list fits: that list goes to a new block near the others instead.
+    #[test]
+    fn a_short_list_is_not_placed_far_behind_the_newest_block() {
+        let dir = tempfile::tempdir().unwrap();
+        let long_ones = 200u32;
+        let mut w = ListWriter::new(dir.path(), "out", long_ones + 2, false).unwrap();
+        w.push(0, &(0..600).collect::<Vec<u32>>(), None).unwrap();
+        let nearly_full: Vec<u32> = (0..1000).collect();
+        for v in 1..=long_ones {
+            w.push(v, &nearly_full, None).unwrap();
+        }
+        let newest = w.next_block - 1;
+        w.push(long_ones + 1, &(0..100).collect::<Vec<u32>>(), None)
+            .unwrap();
+        let written = w.finish().unwrap();
+        let block = written.index.starts[(long_ones + 1) as usize] / SLOTS_PER_BLOCK as u64;
+        assert!(
+            block + MAX_OPEN_AGE >= newest,
+            "placed in block {block}, the newest was {newest}"
+        );
+        // The gap was real: without the bound the list would have gone to block 0.
+        assert_eq!(written.index.starts[0], 0);
+        assert_eq!(written.blocks, long_ones as u64 + 2);
+    }
 }
