@@ -225,9 +225,10 @@ fn vertices_out_of_range_are_an_error_not_a_panic() {
 }
 
 /// A list that first-fit packing placed thousands of blocks behind its neighbours in vertex
-/// order: a sequential scan keeps the chunk holding it while a later list still needs it, so
-/// every block is read once per scan, however far apart its users are. (Scans read 1 MiB
-/// chunks and release a chunk as soon as no remaining list of the range needs it.)
+/// order (files written before the writer retired blocks after `MAX_OPEN_AGE`; written here
+/// without that bound): a sequential scan keeps the chunk holding it while a later list still
+/// needs it, so every block is read once per scan, however far apart its users are. (Scans
+/// read 1 MiB chunks and release a chunk as soon as no remaining list of the range needs it.)
 #[test]
 fn a_scan_reads_each_block_once_even_when_packing_reaches_far_back() {
     let dir = tempfile::tempdir().unwrap();
@@ -249,7 +250,7 @@ fn a_scan_reads_each_block_once_even_when_packing_reaches_far_back() {
         adj.push(list(600, &mut rng));
     }
     adj.push(list(400, &mut rng));
-    let path = write_graph(dir.path(), "far", &adj, true, false);
+    let path = write_graph_packed(dir.path(), "far", &adj, true, false, u64::MAX);
     let file = GraphFile::open(&path).unwrap();
     let idx = file.vertex_index(Direction::Out);
     let spb = SLOTS_PER_BLOCK as u64;

@@ -50,6 +50,7 @@ pub struct ListWriter {
     next_vertex: u64,
     next_block: u64,
     open: Vec<OpenBlock>,
+    max_open_age: u64,
     arcs: u64,
     scratch: Vec<u8>,
 }
@@ -103,9 +104,17 @@ impl ListWriter {
             next_vertex: 0,
             next_block: 0,
             open: Vec::with_capacity(PACKING_WINDOW),
+            max_open_age: MAX_OPEN_AGE,
             arcs: 0,
             scratch: Vec::new(),
         })
+    }
+
+    /// Keeps open blocks for `blocks` blocks instead of [`MAX_OPEN_AGE`] (`u64::MAX`: until the
+    /// window needs the room, as files written before the bound were packed).
+    pub fn with_max_open_age(mut self, blocks: u64) -> ListWriter {
+        self.max_open_age = blocks;
+        self
     }
 
     /// Adds the list of `v` (neighbours sorted ascending; `weights` parallel when weighted).
@@ -139,7 +148,7 @@ impl ListWriter {
         if len < SLOTS_PER_BLOCK {
             let mut i = 0;
             while i < self.open.len() {
-                if self.next_block - self.open[i].block > MAX_OPEN_AGE {
+                if self.next_block - self.open[i].block > self.max_open_age {
                     let b = self.open.remove(i);
                     self.flush(&b)?;
                 } else {

@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use storage::blockfile::writer::{write_graph_file, GraphFileContents, ListWriter};
+use storage::blockfile::writer::{write_graph_file, GraphFileContents, ListWriter, MAX_OPEN_AGE};
 use storage::{Direction, FetchOrder, GraphStore};
 
 /// The project's generator, re-exported for the tests that share this module.
@@ -68,8 +68,11 @@ fn write_lists(
     name: &str,
     adj: &Adj,
     weighted: bool,
+    max_open_age: u64,
 ) -> storage::blockfile::writer::WrittenLists {
-    let mut w = ListWriter::new(dir, name, adj.len() as u32, weighted).unwrap();
+    let mut w = ListWriter::new(dir, name, adj.len() as u32, weighted)
+        .unwrap()
+        .with_max_open_age(max_open_age);
     for (v, l) in adj.iter().enumerate() {
         let ns: Vec<u32> = l.iter().map(|x| x.0).collect();
         let ws: Vec<f64> = l.iter().map(|x| x.1).collect();
@@ -80,8 +83,28 @@ fn write_lists(
 
 /// Writes a graph file: `adj` is the out-adjacency (symmetric when undirected).
 pub fn write_graph(dir: &Path, name: &str, adj: &Adj, directed: bool, weighted: bool) -> PathBuf {
-    let out = write_lists(dir, &format!("{name}-out"), adj, weighted);
-    let inn = directed.then(|| write_lists(dir, &format!("{name}-in"), &transpose(adj), weighted));
+    write_graph_packed(dir, name, adj, directed, weighted, MAX_OPEN_AGE)
+}
+
+/// [`write_graph`] with the writer keeping open blocks for `max_open_age` blocks.
+pub fn write_graph_packed(
+    dir: &Path,
+    name: &str,
+    adj: &Adj,
+    directed: bool,
+    weighted: bool,
+    max_open_age: u64,
+) -> PathBuf {
+    let out = write_lists(dir, &format!("{name}-out"), adj, weighted, max_open_age);
+    let inn = directed.then(|| {
+        write_lists(
+            dir,
+            &format!("{name}-in"),
+            &transpose(adj),
+            weighted,
+            max_open_age,
+        )
+    });
     let arcs: u64 = adj.iter().map(|l| l.len() as u64).sum();
     let dest = dir.join(format!("{name}.frontier"));
     write_graph_file(
