@@ -40,7 +40,7 @@ pub fn lane_sum(piece: &[u32], values: &[AtomicU64]) -> f64 {
 ///
 /// Adds exactly as [`lane_sum`] over each piece would, but finds a piece's end in the same pass
 /// (a quad is whole when its last id is below the bound; lists are sorted): most pieces are a
-/// few ids long, and a binary search for each end cost more than summing the piece.
+/// few ids long, and a binary search for each end costs more than summing the piece.
 #[inline]
 pub fn list_sum(list: &[u32], values: &[AtomicU64], width: Option<u32>) -> f64 {
     let Some(width) = width.filter(|&w| w > 0) else {
@@ -51,9 +51,8 @@ pub fn list_sum(list: &[u32], values: &[AtomicU64], width: Option<u32>) -> f64 {
     while let Some(&first) = rest.first() {
         let bound = (first / width).saturating_add(1).saturating_mul(width);
         let mut lanes = [0.0f64; 4];
-        let mut quads = rest.chunks_exact(4);
         let mut taken = 0;
-        for q in &mut quads {
+        for q in rest.chunks_exact(4) {
             if q[3] >= bound {
                 break;
             }
