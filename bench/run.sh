@@ -4,7 +4,7 @@
 #   bench/run.sh [--quick] [--scales "18 20"] [--caches "100 25 3"] [--modes "auto push block pull"]
 #                [--algos "bfs pagerank wcc sssp"] [--threads 2] [--work DIR] [--timeout SECS]
 #                [--repeat N] [--calibrate] [--networkit | --no-networkit] [--gapbs DIR]
-#                [--ooc [--ooc-cache-pct 3]] [--layout key|degree]
+#                [--ooc [--ooc-cache-pct 3]] [--layout degree|key]
 #
 # For every scale: generates a Graph500 R-MAT graph (edge factor 16, weighted edge list) with
 # `frontier gen rmat`, imports it UNDIRECTED (and UNDIRECTED WEIGHTED for sssp), then runs every
@@ -49,9 +49,9 @@
 # peak RSS (largest of the runs) beside EXPLAIN's estimate (cache + per-vertex arrays). Results
 # also go to WORK/ooc.csv, with every round's times and fio figures.
 #
-# --layout degree imports the graphs with `LAYOUT degree` (internal ids grouped by degree bucket,
-# hubs first) under the names d20, dw20, dwi20 (r20, rw20, rwi20 for the default, key order), so
-# both layouts can live in one work directory and be compared.
+# --layout degree (the default, as in frontier: internal ids grouped by degree bucket, hubs first)
+# imports the graphs under the names d20, dw20, dwi20; --layout key (internal ids in key order)
+# under r20, rw20, rwi20, so both layouts can live in one work directory and be compared.
 #
 # FRONTIER_BIN=path uses that binary instead of building `cargo build --release --bin frontier`.
 # --quick: scale 8, caches "100 3", modes "auto block", a tiny probe, no NetworKit (the smoke test).
@@ -77,7 +77,7 @@ OOC_CACHE_PCT=3
 ALGOS_GIVEN=0
 EDGE_FACTOR=16
 PR_ITER=10
-LAYOUT=key
+LAYOUT=degree
 
 while [ $# -gt 0 ]; do
     case "$1" in

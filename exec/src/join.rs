@@ -1,6 +1,6 @@
 //! Several algorithms' results side by side, one row per vertex.
 //!
-//! Every per-vertex result is built in internal-id order in batches of [`BATCH_ROWS`]
+//! Every per-vertex result is built in key order in batches of [`BATCH_ROWS`]
 //! (`output::per_vertex_batches`), so the i-th batches of all results hold the same vertices:
 //! the join takes the first result's `vertex` column and every result's other columns as they
 //! are, without copying a value.

@@ -1,6 +1,8 @@
 //! Output schemas, derived from the algorithm registry, and the Arrow batches results are built
 //! into.
 
+use std::cmp::Reverse;
+use std::collections::binary_heap::{BinaryHeap, PeekMut};
 use std::ops::Range;
 use std::sync::Arc;
 
@@ -36,23 +38,132 @@ pub fn arrow_type(ty: ColumnType) -> DataType {
     }
 }
 
-/// Builds one row per vertex in internal-id order, at most [`BATCH_ROWS`] rows per batch: the
-/// `vertex` column holds input ids, `values(range)` builds the other columns for those rows.
+/// Builds one row per vertex in key order (see [`key_order`]), at most [`BATCH_ROWS`] rows per
+/// batch: the `vertex` column holds input ids, `values(vertices)` builds the other columns for
+/// the rows of those internal ids, in that order ([`pick`] gathers a value array).
 pub(crate) fn per_vertex_batches<S: GraphStore>(
     store: &S,
     schema: &SchemaRef,
-    values: impl Fn(Range<usize>) -> Vec<ArrayRef>,
+    values: impl Fn(&[u32]) -> Vec<ArrayRef>,
 ) -> Result<Vec<RecordBatch>, ExecError> {
     let n = store.shape().vertices as usize;
     let mut batches = Vec::with_capacity(n.div_ceil(BATCH_ROWS));
-    let mut start = 0;
-    while start < n {
-        let end = (start + BATCH_ROWS).min(n);
-        let ids: UInt64Array = (start..end).map(|v| store.input_id(v as u32)).collect();
-        let mut cols: Vec<ArrayRef> = vec![Arc::new(ids)];
-        cols.extend(values(start..end));
+    let mut order = key_order(store);
+    let (mut vertices, mut ids) = (Vec::new(), Vec::new());
+    while order.next_batch(BATCH_ROWS, &mut vertices, &mut ids) {
+        let mut cols: Vec<ArrayRef> = vec![Arc::new(UInt64Array::from(std::mem::take(&mut ids)))];
+        cols.extend(values(&vertices));
         batches.push(RecordBatch::try_new(schema.clone(), cols)?);
-        start = end;
     }
     Ok(batches)
+}
+
+/// `values[v]` for each vertex `v` of `vertices`, in that order.
+pub(crate) fn pick<T: Copy>(values: &[T], vertices: &[u32]) -> Vec<T> {
+    vertices.iter().map(|&v| values[v as usize]).collect()
+}
+
+/// The vertices of `store` in ascending input id (key) order, merged from its key runs
+/// ([`GraphStore::key_runs`]): result rows come in key order whatever the layout, so a result,
+/// a file written from it and the rows a `LIMIT` keeps do not depend on how the graph was
+/// imported.
+pub fn key_order<S: GraphStore>(store: &S) -> KeyOrder<impl Fn(u32) -> u64 + '_> {
+    KeyOrder::new(store.key_runs(), |v| store.input_id(v))
+}
+
+/// A merge of runs of vertices whose input ids (`id_of`) ascend within each run: one run (key
+/// order) is a plain count; under `LAYOUT degree` (at most 33 runs) a heap of cursors.
+pub struct KeyOrder<F> {
+    id_of: F,
+    /// Each run's next input id, next vertex and end, smallest input id on top.
+    heap: BinaryHeap<Reverse<(u64, u32, u32)>>,
+}
+
+impl<F: Fn(u32) -> u64> KeyOrder<F> {
+    pub fn new(runs: Vec<Range<u32>>, id_of: F) -> KeyOrder<F> {
+        let heap = runs
+            .into_iter()
+            .filter(|r| !r.is_empty())
+            .map(|r| Reverse((id_of(r.start), r.start, r.end)))
+            .collect();
+        KeyOrder { id_of, heap }
+    }
+
+    /// Replaces `vertices` and `ids` with the next (up to) `max` vertices in key order and
+    /// their input ids; false once every vertex was given.
+    pub fn next_batch(&mut self, max: usize, vertices: &mut Vec<u32>, ids: &mut Vec<u64>) -> bool {
+        vertices.clear();
+        ids.clear();
+        if self.heap.len() == 1 {
+            let Reverse((_, next, end)) = self.heap.pop().expect("one run");
+            let stop = end.min(next.saturating_add(max as u32));
+            vertices.extend(next..stop);
+            ids.extend((next..stop).map(&self.id_of));
+            if stop < end {
+                self.heap.push(Reverse(((self.id_of)(stop), stop, end)));
+            }
+        } else {
+            while vertices.len() < max {
+                let Some(mut top) = self.heap.peek_mut() else {
+                    break;
+                };
+                let Reverse((id, v, end)) = *top;
+                vertices.push(v);
+                ids.push(id);
+                if v + 1 < end {
+                    *top = Reverse(((self.id_of)(v + 1), v + 1, end));
+                } else {
+                    PeekMut::pop(top);
+                }
+            }
+        }
+        !vertices.is_empty()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every vertex once, input ids ascending, whatever the batch size and the runs.
+    #[test]
+    fn runs_merge_into_key_order_across_batches() {
+        // 40 runs (degree buckets) over 1000 vertices with scattered ascending ids.
+        let mut ids = vec![0u64; 1000];
+        let mut runs = Vec::new();
+        let mut start = 0u32;
+        for r in 0..40u32 {
+            let end = if r == 39 { 1000 } else { start + (r * 7) % 45 };
+            let mut run_ids: Vec<u64> = (start..end)
+                .map(|v| u64::from(v) * 2_654_435_761 % 1_000_003)
+                .collect();
+            run_ids.sort_unstable();
+            ids[start as usize..end as usize].copy_from_slice(&run_ids);
+            runs.push(start..end);
+            start = end;
+        }
+        let mut want: Vec<(u64, u32)> = ids.iter().copied().zip(0..).collect();
+        want.sort_unstable();
+        for max in [1, 7, 64, 5000] {
+            let mut order = KeyOrder::new(runs.clone(), |v| ids[v as usize]);
+            let (mut vs, mut got_ids, mut got) = (Vec::new(), Vec::new(), Vec::new());
+            while order.next_batch(max, &mut vs, &mut got_ids) {
+                assert!(vs.len() <= max);
+                got.extend(got_ids.iter().copied().zip(vs.iter().copied()));
+            }
+            assert_eq!(got, want, "batches of {max}");
+        }
+        // One run is counted, not merged.
+        let one_run = std::iter::once(0..10).collect();
+        let mut order = KeyOrder::new(one_run, |v| u64::from(v) + 100);
+        let (mut vs, mut got_ids) = (Vec::new(), Vec::new());
+        assert!(order.next_batch(4, &mut vs, &mut got_ids));
+        assert_eq!(
+            (vs.clone(), got_ids.clone()),
+            (vec![0, 1, 2, 3], vec![100, 101, 102, 103])
+        );
+        assert!(order.next_batch(100, &mut vs, &mut got_ids));
+        assert_eq!(vs, (4..10).collect::<Vec<u32>>());
+        assert!(!order.next_batch(100, &mut vs, &mut got_ids));
+    }
 }

@@ -1,6 +1,6 @@
 //! What the kernels' verifiers share (GAPBS style: every kernel file carries a `verify` that
 //! checks a run's result against a plain sequential computation of the definition): the graph
-//! read once into lists, and a result table's value column in vertex order.
+//! read once into lists, and a result table's value column by vertex.
 
 use arrow_array::{Array, Float64Array, Int64Array, UInt32Array, UInt64Array};
 use storage::{Direction, GraphStore};
@@ -66,6 +66,34 @@ pub fn column(table: &ResultTable, name: &str) -> Result<Vec<Option<f64>>, Strin
                 return Err(format!("column `{name}` is not numeric"));
             });
         }
+    }
+    Ok(out)
+}
+
+/// The values of column `name` by internal vertex id: each row goes to the vertex its `vertex`
+/// column names (rows come in key order, internal ids may not).
+pub fn vertex_column<S: GraphStore>(
+    store: &S,
+    table: &ResultTable,
+    name: &str,
+) -> Result<Vec<Option<f64>>, String> {
+    let values = column(table, name)?;
+    let vertices = column(table, "vertex")?;
+    let n = store.shape().vertices as usize;
+    if values.len() != n {
+        return Err(format!("{} rows for {n} vertices", values.len()));
+    }
+    let mut out = vec![None; n];
+    let mut seen = vec![false; n];
+    for (value, id) in values.into_iter().zip(vertices) {
+        let id = id.ok_or("a row without a vertex")? as u64;
+        let v = store
+            .internal_id(id)
+            .ok_or_else(|| format!("a row for vertex {id}, which the graph does not have"))?;
+        if std::mem::replace(&mut seen[v as usize], true) {
+            return Err(format!("two rows for vertex {id}"));
+        }
+        out[v as usize] = value;
     }
     Ok(out)
 }

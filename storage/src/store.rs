@@ -128,6 +128,16 @@ pub trait GraphStore: Send + Sync {
     /// The internal id of input id `id`, if the graph has that vertex.
     fn internal_id(&self, id: u64) -> Option<u32>;
 
+    /// The internal ids in runs whose input ids ascend, together covering every vertex: one
+    /// run `0..n` when internal order is key order, one per degree bucket under `LAYOUT
+    /// degree`. Result rows are merged from these runs so that they come in key order in
+    /// every layout.
+    fn key_runs(&self) -> Vec<Range<u32>> {
+        crate::blockfile::id_runs::IdRuns::single(self.shape().vertices)
+            .ranges()
+            .collect()
+    }
+
     /// The vertices' string keys, when the graph has them; then `input_id(v)` is `v` (the
     /// rank of its key) and the keys name the vertices.
     fn vertex_keys(&self) -> Option<&crate::blockfile::keys::VertexKeys> {

@@ -108,9 +108,17 @@ fn check(c: &Case) {
     assert_eq!(shape.edges, want_edges);
     assert_eq!(shape.directed, c.directed);
     assert_eq!(shape.weighted, c.weighted);
-    for (i, &id) in ids.iter().enumerate() {
-        assert_eq!(store.internal_id(id), Some(i as u32));
-    }
+    // Every id finds the vertex that has it, and no two ids the same one.
+    let mut internal: Vec<u32> = ids
+        .iter()
+        .map(|&id| {
+            let v = store.internal_id(id).expect("every id is found");
+            assert_eq!(store.input_id(v), id);
+            v
+        })
+        .collect();
+    internal.sort_unstable();
+    assert!(internal.iter().copied().eq(0..ids.len() as u32));
     verify_file(&dest).unwrap();
     // Temporary files are gone; only the sources and the graph file remain.
     let mut left: Vec<String> = std::fs::read_dir(dir.path())

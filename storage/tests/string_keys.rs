@@ -116,7 +116,12 @@ fn set_version(path: &Path, version: u32) {
 #[test]
 fn format_2_files_still_open_and_cannot_hold_keys() {
     let dir = tempfile::tempdir().unwrap();
-    let path = import_text(dir.path(), "1 2\n2 3\n", vec![]);
+    // Key order: degree order came with format 4.
+    let path = import_text(
+        dir.path(),
+        "1 2\n2 3\n",
+        vec![("layout".into(), "key".into())],
+    );
     set_version(&path, 2);
     let mem = MemoryStore::load(&path).unwrap();
     assert_eq!(mem.graph_file().superblock.version, 2);
@@ -124,7 +129,7 @@ fn format_2_files_still_open_and_cannot_hold_keys() {
     assert_eq!(mem.internal_id(3), Some(2));
 
     let keyed = tempfile::tempdir().unwrap();
-    let path = import_text(keyed.path(), "a b\n", vec![]);
+    let path = import_text(keyed.path(), "a b\n", vec![("layout".into(), "key".into())]);
     set_version(&path, 2);
     let err = GraphFile::open(&path).unwrap_err();
     assert!(

@@ -29,7 +29,7 @@ use super::Algorithm;
 use crate::context::RunContext;
 use crate::edgemap::EdgeMap;
 use crate::error::ExecError;
-use crate::output::per_vertex_batches;
+use crate::output::{per_vertex_batches, pick};
 use crate::result::ResultTable;
 use crate::state::VertexArray;
 use crate::subset::VertexSubset;
@@ -71,7 +71,7 @@ impl Algorithm for Betweenness {
         cfg: &Sampling,
     ) -> Result<Vec<f64>, ExecError> {
         let n = ctx.n();
-        let sources = sample_sources(n, cfg.samples, cfg.seed);
+        let sources = sample_sources(ctx.store, cfg.samples, cfg.seed);
         let arrays = Arrays::new(ctx)?;
         for &s in &sources {
             arrays.add_source(ctx, s)?;
@@ -87,8 +87,8 @@ impl Algorithm for Betweenness {
         schema: &SchemaRef,
         out: &Vec<f64>,
     ) -> Result<Vec<RecordBatch>, ExecError> {
-        per_vertex_batches(store, schema, |r| {
-            vec![Arc::new(Float64Array::from(out[r].to_vec())) as ArrayRef]
+        per_vertex_batches(store, schema, |vertices| {
+            vec![Arc::new(Float64Array::from(pick(out, vertices))) as ArrayRef]
         })
     }
 

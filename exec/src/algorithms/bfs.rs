@@ -20,8 +20,8 @@ use super::{Algorithm, FromVertex};
 use crate::context::RunContext;
 use crate::edgemap::EdgeMap;
 use crate::error::ExecError;
-use crate::output::per_vertex_batches;
-use crate::reference::{column, compare, Lists};
+use crate::output::{per_vertex_batches, pick};
+use crate::reference::{compare, vertex_column, Lists};
 use crate::result::ResultTable;
 use crate::subset::VertexSubset;
 
@@ -90,10 +90,10 @@ impl Algorithm for Bfs {
         schema: &SchemaRef,
         depth: &Vec<u32>,
     ) -> Result<Vec<RecordBatch>, ExecError> {
-        per_vertex_batches(store, schema, |r| {
-            let col: Int64Array = depth[r]
-                .iter()
-                .map(|&d| (d != UNREACHED).then_some(d as i64))
+        per_vertex_batches(store, schema, |vertices| {
+            let col: Int64Array = pick(depth, vertices)
+                .into_iter()
+                .map(|d| (d != UNREACHED).then_some(d as i64))
                 .collect();
             vec![Arc::new(col) as ArrayRef]
         })
@@ -121,6 +121,11 @@ impl Algorithm for Bfs {
                 }
             }
         }
-        compare(store, &column(table, "depth")?, &want, |a, b| a == b)
+        compare(
+            store,
+            &vertex_column(store, table, "depth")?,
+            &want,
+            |a, b| a == b,
+        )
     }
 }

@@ -20,9 +20,9 @@ use storage::{Direction, GraphStore};
 use super::Algorithm;
 use crate::context::RunContext;
 use crate::error::ExecError;
-use crate::output::per_vertex_batches;
+use crate::output::{per_vertex_batches, pick};
 use crate::reduce::EdgeReduce;
-use crate::reference::{column, compare, Lists};
+use crate::reference::{compare, vertex_column, Lists};
 use crate::result::ResultTable;
 use crate::vertexmap::vertex_transform;
 
@@ -132,8 +132,8 @@ fn batches<S: GraphStore>(
     schema: &SchemaRef,
     label: &[u64],
 ) -> Result<Vec<RecordBatch>, ExecError> {
-    per_vertex_batches(store, schema, |r| {
-        vec![Arc::new(UInt64Array::from(label[r].to_vec())) as ArrayRef]
+    per_vertex_batches(store, schema, |vertices| {
+        vec![Arc::new(UInt64Array::from(pick(label, vertices))) as ArrayRef]
     })
 }
 
@@ -162,5 +162,10 @@ fn verify<S: GraphStore>(store: &S, iterations: u32, table: &ResultTable) -> Res
             .collect();
     }
     let want: Vec<Option<f64>> = label.into_iter().map(|l| Some(l as f64)).collect();
-    compare(store, &column(table, "label")?, &want, |a, b| a == b)
+    compare(
+        store,
+        &vertex_column(store, table, "label")?,
+        &want,
+        |a, b| a == b,
+    )
 }

@@ -20,8 +20,8 @@ use super::distances::{self, bfs_reference, from_each_source, sample_sources};
 use super::Algorithm;
 use crate::context::RunContext;
 use crate::error::ExecError;
-use crate::output::per_vertex_batches;
-use crate::reference::{close, column, compare, Lists};
+use crate::output::{per_vertex_batches, pick};
+use crate::reference::{close, compare, vertex_column, Lists};
 use crate::result::ResultTable;
 use crate::vertexmap::vertex_transform2;
 
@@ -78,7 +78,7 @@ impl Algorithm for Closeness {
         cfg: &Sampling,
     ) -> Result<Vec<f64>, ExecError> {
         let n = ctx.n();
-        let sources = sample_sources(n, cfg.samples, cfg.seed);
+        let sources = sample_sources(ctx.store, cfg.samples, cfg.seed);
         let scale = distances::scale(n, sources.len());
         let total = ctx.vertex_array(0.0)?;
         let count = ctx.vertex_array(0.0)?;
@@ -104,8 +104,8 @@ impl Algorithm for Closeness {
         schema: &SchemaRef,
         out: &Vec<f64>,
     ) -> Result<Vec<RecordBatch>, ExecError> {
-        per_vertex_batches(store, schema, |r| {
-            vec![Arc::new(Float64Array::from(out[r].to_vec())) as ArrayRef]
+        per_vertex_batches(store, schema, |vertices| {
+            vec![Arc::new(Float64Array::from(pick(out, vertices))) as ArrayRef]
         })
     }
 
@@ -113,7 +113,7 @@ impl Algorithm for Closeness {
     fn verify<S: GraphStore>(store: &S, cfg: &Sampling, table: &ResultTable) -> Result<(), String> {
         let lists = Lists::read(store)?;
         let n = lists.n() as u32;
-        let sources = sample_sources(n, cfg.samples, cfg.seed);
+        let sources = sample_sources(store, cfg.samples, cfg.seed);
         let scale = distances::scale(n, sources.len());
         let mut total = vec![0.0; n as usize];
         let mut count = vec![0.0; n as usize];
@@ -131,9 +131,12 @@ impl Algorithm for Closeness {
         let want: Vec<Option<f64>> = (0..n as usize)
             .map(|v| Some(closeness(count[v], total[v], count[v] * scale, n)))
             .collect();
-        compare(store, &column(table, "closeness")?, &want, |a, b| {
-            close(a, b) || a == b
-        })
+        compare(
+            store,
+            &vertex_column(store, table, "closeness")?,
+            &want,
+            |a, b| close(a, b) || a == b,
+        )
     }
 }
 

@@ -11,8 +11,8 @@ use storage::{Direction, GraphStore};
 use super::Algorithm;
 use crate::context::RunContext;
 use crate::error::ExecError;
-use crate::output::per_vertex_batches;
-use crate::reference::{column, compare, Lists};
+use crate::output::{per_vertex_batches, pick};
+use crate::reference::{compare, vertex_column, Lists};
 use crate::result::ResultTable;
 use crate::vertexmap::vertex_values;
 
@@ -61,10 +61,10 @@ impl Algorithm for Degree {
         schema: &SchemaRef,
         d: &Degrees,
     ) -> Result<Vec<RecordBatch>, ExecError> {
-        per_vertex_batches(store, schema, |r| {
+        per_vertex_batches(store, schema, |vertices| {
             vec![
-                Arc::new(UInt64Array::from(d.out[r.clone()].to_vec())) as ArrayRef,
-                Arc::new(UInt64Array::from(d.inn[r].to_vec())) as ArrayRef,
+                Arc::new(UInt64Array::from(pick(&d.out, vertices))) as ArrayRef,
+                Arc::new(UInt64Array::from(pick(&d.inn, vertices))) as ArrayRef,
             ]
         })
     }
@@ -74,7 +74,17 @@ impl Algorithm for Degree {
         let lists = Lists::read(store)?;
         let out: Vec<Option<f64>> = lists.out.iter().map(|l| Some(l.len() as f64)).collect();
         let inn: Vec<Option<f64>> = lists.inn.iter().map(|l| Some(l.len() as f64)).collect();
-        compare(store, &column(table, "out_degree")?, &out, |a, b| a == b)?;
-        compare(store, &column(table, "in_degree")?, &inn, |a, b| a == b)
+        compare(
+            store,
+            &vertex_column(store, table, "out_degree")?,
+            &out,
+            |a, b| a == b,
+        )?;
+        compare(
+            store,
+            &vertex_column(store, table, "in_degree")?,
+            &inn,
+            |a, b| a == b,
+        )
     }
 }

@@ -19,7 +19,7 @@ use super::{Algorithm, FromVertex};
 use crate::bitmap::AtomicBitmap;
 use crate::context::RunContext;
 use crate::error::ExecError;
-use crate::output::per_vertex_batches;
+use crate::output::{per_vertex_batches, pick};
 use crate::result::ResultTable;
 use crate::stacks::depth_first;
 use crate::state::StateValue;
@@ -136,15 +136,16 @@ impl Algorithm for Dfs {
         schema: &SchemaRef,
         d: &Discovery,
     ) -> Result<Vec<RecordBatch>, ExecError> {
-        per_vertex_batches(store, schema, |r| {
-            let order: UInt64Array = d.order[r.clone()]
-                .iter()
-                .map(|&o| (o != UNDISCOVERED).then_some(o))
+        per_vertex_batches(store, schema, |vertices| {
+            let order: UInt64Array = pick(&d.order, vertices)
+                .into_iter()
+                .map(|o| (o != UNDISCOVERED).then_some(o))
                 .collect();
-            let parent: UInt64Array = r
-                .map(|v| {
-                    let p = d.parent[v];
-                    (p != UNSEEN && v as u32 != d.source).then(|| store.input_id(p))
+            let parent: UInt64Array = vertices
+                .iter()
+                .map(|&v| {
+                    let p = d.parent[v as usize];
+                    (p != UNSEEN && v != d.source).then(|| store.input_id(p))
                 })
                 .collect();
             vec![Arc::new(order) as ArrayRef, Arc::new(parent) as ArrayRef]

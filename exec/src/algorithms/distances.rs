@@ -2,8 +2,9 @@
 //! breadth-first search per source through [`EdgeMap::claim`], each handed to the caller to
 //! accumulate into its own vertex arrays (local or remote alike).
 //!
-//! `SAMPLES k SEED s` picks k distinct sources uniformly with the seed (all vertices, in order,
-//! when k >= |V|, which makes the result exact); the estimates scale by |V|/k.
+//! `SAMPLES k SEED s` picks k distinct sources uniformly with the seed, by key rank so that the
+//! sample does not depend on the layout (all vertices when k >= |V|, which makes the result
+//! exact); the estimates scale by |V|/k.
 
 use planner::registry::ParamSpec;
 use storage::{Direction, GraphStore};
@@ -11,6 +12,8 @@ use storage::{Direction, GraphStore};
 use crate::context::RunContext;
 use crate::edgemap::EdgeMap;
 use crate::error::ExecError;
+use crate::output::key_order;
+use crate::result::BATCH_ROWS;
 use crate::rng::Xoshiro256;
 use crate::state::VertexArray;
 use crate::subset::VertexSubset;
@@ -31,9 +34,33 @@ pub const PARAMS: [ParamSpec; 2] = [
     ParamSpec::int("seed", 0, u64::MAX, 0, "random seed of the sample"),
 ];
 
-/// The sources of a run: `samples` distinct vertices drawn with `seed`, ascending, or every
-/// vertex when `samples >= n`.
-pub fn sample_sources(n: u32, samples: u64, seed: u64) -> Vec<u32> {
+/// The sources of a run as internal ids, ascending: the vertices at the key ranks
+/// [`sample_ranks`] draws, so the sample is the same whatever the graph's layout.
+pub fn sample_sources<S: GraphStore>(store: &S, samples: u64, seed: u64) -> Vec<u32> {
+    let ranks = sample_ranks(store.shape().vertices, samples, seed);
+    if store.key_runs().len() <= 1 {
+        return ranks;
+    }
+    let mut wanted = ranks.iter().copied().peekable();
+    let mut out = Vec::with_capacity(ranks.len());
+    let mut order = key_order(store);
+    let (mut vertices, mut ids) = (Vec::new(), Vec::new());
+    let mut rank = 0u32;
+    while wanted.peek().is_some() && order.next_batch(BATCH_ROWS, &mut vertices, &mut ids) {
+        for &v in &vertices {
+            if wanted.next_if_eq(&rank).is_some() {
+                out.push(v);
+            }
+            rank += 1;
+        }
+    }
+    out.sort_unstable();
+    out
+}
+
+/// `samples` distinct ranks of `0..n` drawn with `seed`, ascending, or all of them when
+/// `samples >= n`.
+pub fn sample_ranks(n: u32, samples: u64, seed: u64) -> Vec<u32> {
     if samples >= u64::from(n) {
         return (0..n).collect();
     }
@@ -110,13 +137,13 @@ mod tests {
 
     #[test]
     fn samples_are_distinct_sorted_and_all_when_enough() {
-        let s = sample_sources(100, 10, 7);
+        let s = sample_ranks(100, 10, 7);
         assert_eq!(s.len(), 10);
         assert!(s.windows(2).all(|w| w[0] < w[1]));
         assert!(s.iter().all(|&v| v < 100));
-        assert_eq!(s, sample_sources(100, 10, 7));
-        assert_ne!(s, sample_sources(100, 10, 8));
-        assert_eq!(sample_sources(5, 5, 1), vec![0, 1, 2, 3, 4]);
-        assert_eq!(sample_sources(5, 64, 1).len(), 5);
+        assert_eq!(s, sample_ranks(100, 10, 7));
+        assert_ne!(s, sample_ranks(100, 10, 8));
+        assert_eq!(sample_ranks(5, 5, 1), vec![0, 1, 2, 3, 4]);
+        assert_eq!(sample_ranks(5, 64, 1).len(), 5);
     }
 }

@@ -18,8 +18,8 @@ use super::distances::{self, bfs_reference, from_each_source, sample_sources};
 use super::Algorithm;
 use crate::context::RunContext;
 use crate::error::ExecError;
-use crate::output::per_vertex_batches;
-use crate::reference::{close, column, compare, Lists};
+use crate::output::{per_vertex_batches, pick};
+use crate::reference::{close, compare, vertex_column, Lists};
 use crate::result::ResultTable;
 use crate::vertexmap::{vertex_transform, vertex_transform2};
 
@@ -59,7 +59,7 @@ impl Algorithm for Harmonic {
         cfg: &Sampling,
     ) -> Result<Vec<f64>, ExecError> {
         let n = ctx.n();
-        let sources = sample_sources(n, cfg.samples, cfg.seed);
+        let sources = sample_sources(ctx.store, cfg.samples, cfg.seed);
         let scale = distances::scale(n, sources.len());
         let sum = ctx.vertex_array(0.0)?;
         from_each_source(ctx, &sources, |_, depth| {
@@ -86,8 +86,8 @@ impl Algorithm for Harmonic {
         schema: &SchemaRef,
         out: &Vec<f64>,
     ) -> Result<Vec<RecordBatch>, ExecError> {
-        per_vertex_batches(store, schema, |r| {
-            vec![Arc::new(Float64Array::from(out[r].to_vec())) as ArrayRef]
+        per_vertex_batches(store, schema, |vertices| {
+            vec![Arc::new(Float64Array::from(pick(out, vertices))) as ArrayRef]
         })
     }
 
@@ -95,7 +95,7 @@ impl Algorithm for Harmonic {
     fn verify<S: GraphStore>(store: &S, cfg: &Sampling, table: &ResultTable) -> Result<(), String> {
         let lists = Lists::read(store)?;
         let n = lists.n() as u32;
-        let sources = sample_sources(n, cfg.samples, cfg.seed);
+        let sources = sample_sources(store, cfg.samples, cfg.seed);
         let scale = distances::scale(n, sources.len());
         let mut sum = vec![0.0; n as usize];
         for &s in &sources {
@@ -112,8 +112,11 @@ impl Algorithm for Harmonic {
             .into_iter()
             .map(|h| Some(if scale != 1.0 { h * scale } else { h }))
             .collect();
-        compare(store, &column(table, "harmonic")?, &want, |a, b| {
-            close(a, b) || a == b
-        })
+        compare(
+            store,
+            &vertex_column(store, table, "harmonic")?,
+            &want,
+            |a, b| close(a, b) || a == b,
+        )
     }
 }

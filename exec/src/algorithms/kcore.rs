@@ -23,8 +23,8 @@ use super::Algorithm;
 use crate::context::RunContext;
 use crate::edgemap::EdgeMap;
 use crate::error::ExecError;
-use crate::output::per_vertex_batches;
-use crate::reference::{column, compare, Lists};
+use crate::output::{per_vertex_batches, pick};
+use crate::reference::{compare, vertex_column, Lists};
 use crate::result::ResultTable;
 use crate::subset::VertexSubset;
 use crate::vertexmap::{vertex_min, vertex_select};
@@ -71,8 +71,8 @@ impl Algorithm for KCore {
         schema: &SchemaRef,
         core: &Vec<u64>,
     ) -> Result<Vec<RecordBatch>, ExecError> {
-        per_vertex_batches(store, schema, |r| {
-            vec![Arc::new(UInt64Array::from(core[r].to_vec())) as ArrayRef]
+        per_vertex_batches(store, schema, |vertices| {
+            vec![Arc::new(UInt64Array::from(pick(core, vertices))) as ArrayRef]
         })
     }
 
@@ -153,5 +153,10 @@ fn verify<S: GraphStore>(store: &S, table: &ResultTable) -> Result<(), String> {
         }
     }
     let want: Vec<Option<f64>> = core.into_iter().map(|c| Some(c as f64)).collect();
-    compare(store, &column(table, "core")?, &want, |a, b| a == b)
+    compare(
+        store,
+        &vertex_column(store, table, "core")?,
+        &want,
+        |a, b| a == b,
+    )
 }

@@ -17,8 +17,8 @@ use super::Algorithm;
 use crate::context::RunContext;
 use crate::error::ExecError;
 use crate::intersect::{neighbour_arcs, Count};
-use crate::output::per_vertex_batches;
-use crate::reference::{close, column, compare, Lists};
+use crate::output::{per_vertex_batches, pick};
+use crate::reference::{close, compare, vertex_column, Lists};
 use crate::result::ResultTable;
 
 /// Local clustering coefficient.
@@ -95,8 +95,8 @@ fn batches<S: GraphStore>(
     schema: &SchemaRef,
     coef: &[f64],
 ) -> Result<Vec<RecordBatch>, ExecError> {
-    per_vertex_batches(store, schema, |r| {
-        vec![Arc::new(Float64Array::from(coef[r].to_vec())) as ArrayRef]
+    per_vertex_batches(store, schema, |vertices| {
+        vec![Arc::new(Float64Array::from(pick(coef, vertices))) as ArrayRef]
     })
 }
 
@@ -123,7 +123,12 @@ fn verify<S: GraphStore>(store: &S, table: &ResultTable) -> Result<(), String> {
             Some(coefficient(t as u64, nb.len()))
         })
         .collect();
-    compare(store, &column(table, "coefficient")?, &want, close)
+    compare(
+        store,
+        &vertex_column(store, table, "coefficient")?,
+        &want,
+        close,
+    )
 }
 
 #[cfg(test)]

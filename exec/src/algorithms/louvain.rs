@@ -35,8 +35,8 @@ use super::Algorithm;
 use crate::context::RunContext;
 use crate::error::ExecError;
 use crate::lists;
-use crate::output::per_vertex_batches;
-use crate::result::{ResultTable, SummaryValue};
+use crate::output::{key_order, per_vertex_batches, pick};
+use crate::result::{ResultTable, SummaryValue, BATCH_ROWS};
 use crate::state::VertexArray;
 use coarse::{best_move, Coarse};
 
@@ -80,7 +80,7 @@ impl Algorithm for Louvain {
     const SPEC: AlgorithmSpec = AlgorithmSpec {
         name: "louvain",
         summary: "Louvain communities (modularity optimisation), directions ignored",
-        semantics: "Louvain community detection as networkx's louvain_communities: sweeps of local moving (each vertex, in an order drawn from SEED, joins the neighbouring community of largest modularity gain, ties to the smallest id; at most ITER sweeps, until no vertex moves), then the communities become the vertices of a smaller graph, for at most LEVELS levels, until a level gains at most TOLERANCE modularity (its partition is kept). The graph optimised is the undirected view: each arc or edge counts with its weight (1 when unweighted; negative weights are refused), arcs both ways add up, a self-loop adds twice its weight to the degree. Modularity Q = Σ_c in_c/2m − RESOLUTION·(tot_c/2m)². Moves are sequential, so the result depends on SEED only. The first level reads the graph through the store (in memory, out of core, DM) with its state in run arrays; the coarser levels run on the aggregated graph in memory. Communities are numbered 0..k-1 by their smallest vertex. Reports modularity, levels and communities.",
+        semantics: "Louvain community detection as networkx's louvain_communities: sweeps of local moving (each vertex, in an order drawn from SEED, joins the neighbouring community of largest modularity gain, ties to the smallest id; at most ITER sweeps, until no vertex moves), then the communities become the vertices of a smaller graph, for at most LEVELS levels, until a level gains at most TOLERANCE modularity (its partition is kept). The graph optimised is the undirected view: each arc or edge counts with its weight (1 when unweighted; negative weights are refused), arcs both ways add up, a self-loop adds twice its weight to the degree. Modularity Q = Σ_c in_c/2m − RESOLUTION·(tot_c/2m)². Moves are sequential, so the result depends on SEED only. The first level reads the graph through the store (in memory, out of core, DM) with its state in run arrays; the coarser levels run on the aggregated graph in memory. Communities are numbered 0..k-1 by their smallest vertex id. Reports modularity, levels and communities.",
         example: "RUN louvain SEED 7 ON g ORDER BY community;",
         iter_param: Some("iter"),
         params: &[
@@ -139,8 +139,8 @@ impl Algorithm for Louvain {
         schema: &SchemaRef,
         out: &Communities,
     ) -> Result<Vec<RecordBatch>, ExecError> {
-        per_vertex_batches(store, schema, |r| {
-            vec![Arc::new(UInt64Array::from(out.community[r].to_vec())) as ArrayRef]
+        per_vertex_batches(store, schema, |vertices| {
+            vec![Arc::new(UInt64Array::from(pick(&out.community, vertices))) as ArrayRef]
         })
     }
 
@@ -346,11 +346,30 @@ fn compute<S: GraphStore>(ctx: &RunContext<'_, S>, cfg: &Config) -> Result<Commu
         go_on = gained > cfg.tolerance;
     }
     Ok(Communities {
-        community: node_of.into_iter().map(u64::from).collect(),
+        community: numbered_in_key_order(ctx.store, &node_of, graph.len() as usize),
         modularity,
         levels,
         count: graph.len() as u64,
     })
+}
+
+/// Community ids renumbered `0..k` by first appearance in key order, so by their member of
+/// smallest input id whatever the layout (in key order this keeps every id).
+fn numbered_in_key_order<S: GraphStore>(store: &S, community: &[u32], count: usize) -> Vec<u64> {
+    let mut id = vec![u64::MAX; count];
+    let mut next = 0u64;
+    let mut order = key_order(store);
+    let (mut vertices, mut ids) = (Vec::new(), Vec::new());
+    while order.next_batch(BATCH_ROWS, &mut vertices, &mut ids) {
+        for &v in &vertices {
+            let slot = &mut id[community[v as usize] as usize];
+            if *slot == u64::MAX {
+                *slot = next;
+                next += 1;
+            }
+        }
+    }
+    community.iter().map(|&c| id[c as usize]).collect()
 }
 
 /// Moves the vertices of `chunk` one after another (sequential local moving over a local copy

@@ -30,7 +30,7 @@ use storage::{Direction, GraphStore};
 use super::Algorithm;
 use crate::context::RunContext;
 use crate::error::ExecError;
-use crate::output::per_vertex_batches;
+use crate::output::{per_vertex_batches, pick};
 use crate::reduce::EdgeReduce;
 use crate::result::ResultTable;
 use crate::state::VertexArray;
@@ -201,7 +201,7 @@ fn batches<S: GraphStore>(
     schema: &SchemaRef,
     rank: &[f64],
 ) -> Result<Vec<RecordBatch>, ExecError> {
-    per_vertex_batches(store, schema, |r| {
-        vec![Arc::new(Float64Array::from(rank[r].to_vec())) as ArrayRef]
+    per_vertex_batches(store, schema, |vertices| {
+        vec![Arc::new(Float64Array::from(pick(rank, vertices))) as ArrayRef]
     })
 }

@@ -39,7 +39,7 @@ use super::Algorithm;
 use crate::context::RunContext;
 use crate::edgemap::EdgeMap;
 use crate::error::ExecError;
-use crate::output::per_vertex_batches;
+use crate::output::{per_vertex_batches, pick};
 use crate::result::ResultTable;
 use crate::state::VertexArray;
 use crate::subset::VertexSubset;
@@ -127,8 +127,8 @@ impl Algorithm for Scc {
         schema: &SchemaRef,
         root: &Vec<u64>,
     ) -> Result<Vec<RecordBatch>, ExecError> {
-        per_vertex_batches(store, schema, |r| {
-            let ids: UInt64Array = root[r].iter().copied().collect();
+        per_vertex_batches(store, schema, |vertices| {
+            let ids: UInt64Array = pick(root, vertices).into();
             vec![Arc::new(ids) as ArrayRef]
         })
     }

@@ -23,8 +23,8 @@ use crate::context::RunContext;
 use crate::delta;
 use crate::edgemap::EdgeMap;
 use crate::error::ExecError;
-use crate::output::per_vertex_batches;
-use crate::reference::{close, column, compare, Lists};
+use crate::output::{per_vertex_batches, pick};
+use crate::reference::{close, compare, vertex_column, Lists};
 use crate::result::ResultTable;
 use crate::subset::VertexSubset;
 
@@ -144,10 +144,10 @@ fn batches<S: GraphStore>(
     schema: &SchemaRef,
     dist: &[f64],
 ) -> Result<Vec<RecordBatch>, ExecError> {
-    per_vertex_batches(store, schema, |r| {
-        let col: Float64Array = dist[r]
-            .iter()
-            .map(|&d| (d != f64::INFINITY).then_some(d))
+    per_vertex_batches(store, schema, |vertices| {
+        let col: Float64Array = pick(dist, vertices)
+            .into_iter()
+            .map(|d| (d != f64::INFINITY).then_some(d))
             .collect();
         vec![Arc::new(col) as ArrayRef]
     })
@@ -175,5 +175,10 @@ fn verify<S: GraphStore>(store: &S, source: u32, table: &ResultTable) -> Result<
         }
     }
     let want: Vec<Option<f64>> = dist.iter().map(|d| d.is_finite().then_some(*d)).collect();
-    compare(store, &column(table, "distance")?, &want, close)
+    compare(
+        store,
+        &vertex_column(store, table, "distance")?,
+        &want,
+        close,
+    )
 }

@@ -16,8 +16,8 @@ use super::Algorithm;
 use crate::context::RunContext;
 use crate::error::ExecError;
 use crate::intersect::{neighbour_arcs, Count};
-use crate::output::per_vertex_batches;
-use crate::reference::{column, compare, Lists};
+use crate::output::{per_vertex_batches, pick};
+use crate::reference::{compare, vertex_column, Lists};
 use crate::result::{ResultTable, SummaryValue};
 
 /// Triangles through every vertex.
@@ -70,8 +70,8 @@ impl Algorithm for Triangles {
         schema: &SchemaRef,
         count: &Vec<u64>,
     ) -> Result<Vec<RecordBatch>, ExecError> {
-        per_vertex_batches(store, schema, |r| {
-            vec![Arc::new(UInt64Array::from(count[r].to_vec())) as ArrayRef]
+        per_vertex_batches(store, schema, |vertices| {
+            vec![Arc::new(UInt64Array::from(pick(count, vertices))) as ArrayRef]
         })
     }
 
@@ -104,6 +104,11 @@ impl Algorithm for Triangles {
                 Some(t as f64)
             })
             .collect();
-        compare(store, &column(table, "triangles")?, &want, |a, b| a == b)
+        compare(
+            store,
+            &vertex_column(store, table, "triangles")?,
+            &want,
+            |a, b| a == b,
+        )
     }
 }

@@ -24,8 +24,8 @@ use crate::context::RunContext;
 use crate::edgemap::EdgeMap;
 use crate::error::ExecError;
 use crate::link::link_components;
-use crate::output::per_vertex_batches;
-use crate::reference::{column, compare, Lists};
+use crate::output::{per_vertex_batches, pick};
+use crate::reference::{compare, vertex_column, Lists};
 use crate::result::ResultTable;
 use crate::vertexmap::vertex_transform;
 
@@ -137,8 +137,8 @@ fn batches<S: GraphStore>(
     schema: &SchemaRef,
     label: &[u64],
 ) -> Result<Vec<RecordBatch>, ExecError> {
-    per_vertex_batches(store, schema, |r| {
-        vec![Arc::new(UInt64Array::from(label[r].to_vec())) as ArrayRef]
+    per_vertex_batches(store, schema, |vertices| {
+        vec![Arc::new(UInt64Array::from(pick(label, vertices))) as ArrayRef]
     })
 }
 
@@ -164,5 +164,10 @@ fn verify<S: GraphStore>(store: &S, table: &ResultTable) -> Result<(), String> {
         }
     }
     let want: Vec<Option<f64>> = label.into_iter().map(|l| Some(l as f64)).collect();
-    compare(store, &column(table, "component")?, &want, |a, b| a == b)
+    compare(
+        store,
+        &vertex_column(store, table, "component")?,
+        &want,
+        |a, b| a == b,
+    )
 }

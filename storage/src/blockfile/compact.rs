@@ -286,6 +286,14 @@ impl CompactIds {
         }
     }
 
+    /// The internal ids in runs of ascending input ids (see `GraphStore::key_runs`).
+    pub fn key_runs(&self) -> Vec<std::ops::Range<u32>> {
+        match self {
+            CompactIds::Runs(_, runs) => runs.ranges().collect(),
+            _ => IdRuns::single(self.len() as u32).ranges().collect(),
+        }
+    }
+
     /// Heap bytes held.
     pub fn heap_bytes(&self) -> u64 {
         match self {

@@ -206,6 +206,10 @@ impl GraphStore for MemoryStore {
         self.file.internal_id(id)
     }
 
+    fn key_runs(&self) -> Vec<std::ops::Range<u32>> {
+        self.file.runs.ranges().collect()
+    }
+
     fn vertex_keys(&self) -> Option<&VertexKeys> {
         self.keys.as_ref()
     }

@@ -1318,6 +1318,10 @@ impl GraphStore for OutOfCoreStore {
         self.file.ids.internal_id(id)
     }
 
+    fn key_runs(&self) -> Vec<Range<u32>> {
+        self.file.ids.key_runs()
+    }
+
     fn vertex_keys(&self) -> Option<&VertexKeys> {
         self.keys.as_ref()
     }

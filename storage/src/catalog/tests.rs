@@ -48,7 +48,9 @@ fn create(c: &mut Catalog, name: &str, vertices: u64, replace: bool) -> GraphMet
         directed: Some(true),
         weighted: false,
         vertices: None,
-        options: vec![],
+        // Key order, so that format_1_files_are_read_and_recovered_by_their_name can make a
+        // format 1 file of it (degree order came with format 4).
+        options: vec![("layout".into(), "key".into())],
         dest: c.dir().join(&new.file),
         memory_budget: 1 << 20,
         temp_dir: c.tmp_dir(),

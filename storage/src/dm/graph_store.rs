@@ -968,6 +968,18 @@ impl<C: Connector> GraphStore for DmStore<C> {
         }
     }
 
+    /// A worker (`Descriptor`) sends state, not rows, so one run serves it.
+    fn key_runs(&self) -> Vec<std::ops::Range<u32>> {
+        match &self.local {
+            Local::File { file, .. } => file.runs.ranges().collect(),
+            Local::Descriptor { shape, .. } => {
+                crate::blockfile::id_runs::IdRuns::single(shape.vertices)
+                    .ranges()
+                    .collect()
+            }
+        }
+    }
+
     fn vertex_keys(&self) -> Option<&crate::blockfile::keys::VertexKeys> {
         match &self.local {
             Local::File { keys, .. } => keys.as_ref(),

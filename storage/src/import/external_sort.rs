@@ -13,6 +13,8 @@ use std::fs::File;
 use std::io::{BufReader, BufWriter, Read, Write};
 use std::path::{Path, PathBuf};
 
+use rayon::slice::ParallelSliceMut;
+
 use crate::error::{Result, StoreError};
 
 /// Runs merged at once: bounds open files and read-buffer memory.
@@ -106,6 +108,8 @@ pub struct Sorter<R: Record> {
     buf: Vec<R>,
     cap: usize,
     stable: bool,
+    /// False for a [`Sorter::deferred`] one: its runs are spilled as pushed.
+    sorts: bool,
     runs: Vec<Run>,
     next_run: usize,
     read_buffer: usize,
@@ -131,11 +135,48 @@ impl<R: Record> Sorter<R> {
             buf: Vec::new(),
             cap,
             stable,
+            sorts: true,
             runs: Vec::new(),
             next_run: 0,
             read_buffer: read_buffer.max(4096),
             total: 0,
         }
+    }
+
+    /// A sorter whose records' keys are not known yet: it spills runs unsorted, and
+    /// [`Sorter::remap`] gives the records their keys and sorts them once (instead of a sort
+    /// under keys that are then replaced).
+    pub fn deferred(dir: &Path, name: &str, buffer_bytes: usize, read_buffer: usize) -> Self {
+        Sorter {
+            sorts: false,
+            ..Sorter::new(dir, name, buffer_bytes, false, read_buffer)
+        }
+    }
+
+    /// Every record pushed so far passed through `f` (which may fail, e.g. when cancelled), in
+    /// a new sorter named `name` with this one's budget; each run read is removed. Adds the
+    /// runs this one spilled to `runs`.
+    pub fn remap(
+        mut self,
+        name: &str,
+        runs: &mut u64,
+        mut f: impl FnMut(R) -> Result<R>,
+    ) -> Result<Sorter<R>> {
+        let mut next = Sorter::new(&self.dir, name, 0, self.stable, self.read_buffer);
+        next.cap = self.cap;
+        *runs += self.next_run as u64;
+        for run in std::mem::take(&mut self.runs) {
+            let mut records = Merged::<R>::open(std::slice::from_ref(&run), self.read_buffer)?;
+            while let Some(r) = records.next()? {
+                next.push(f(r)?)?;
+            }
+            drop(records);
+            let _ = std::fs::remove_file(&run.path);
+        }
+        for r in std::mem::take(&mut self.buf) {
+            next.push(f(r)?)?;
+        }
+        Ok(next)
     }
 
     /// Records pushed so far.
@@ -174,11 +215,15 @@ impl<R: Record> Sorter<R> {
         Ok(())
     }
 
+    /// Sorts the buffer on every core: the sorts are most of an import's CPU.
     fn sort_buf(&mut self) {
+        if !self.sorts {
+            return;
+        }
         if self.stable {
-            self.buf.sort_by_key(|r| r.key());
+            self.buf.par_sort_by_key(|r| r.key());
         } else {
-            self.buf.sort_unstable_by_key(|r| r.key());
+            self.buf.par_sort_unstable_by_key(|r| r.key());
         }
     }
 
@@ -216,6 +261,11 @@ impl<R: Record> Sorter<R> {
 
     /// Sorts what is left and returns the merged, sorted stream of every record.
     pub fn finish(mut self) -> Result<Merged<R>> {
+        if !self.sorts {
+            return Err(StoreError::Other(
+                "internal error: a deferred sort finished before its records were remapped".into(),
+            ));
+        }
         if self.runs.is_empty() {
             self.sort_buf();
             return Ok(Merged {
@@ -366,6 +416,68 @@ impl<R: Record> Merged<R> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_deferred_sort_sorts_once_under_the_remapped_keys() {
+        let scratch = tempfile::tempdir().unwrap();
+        let mut s = Sorter::<Arc>::deferred(scratch.path(), "d", 16 * 16, 4096);
+        let n = 3000u32;
+        for i in 0..n {
+            let from = (i * 7919) % n;
+            s.push(Arc {
+                from,
+                to: i,
+                weight: 0.0,
+            })
+            .unwrap();
+        }
+        assert!(s.runs_spilled() > 100, "spills unsorted runs");
+        assert!(
+            s.finish_counting(&mut 0).is_err(),
+            "refuses to finish before the remap"
+        );
+
+        let dir = tempfile::tempdir().unwrap();
+        let mut s = Sorter::<Arc>::deferred(dir.path(), "d", 16 * 16, 4096);
+        for i in 0..n {
+            s.push(Arc {
+                from: (i * 7919) % n,
+                to: i,
+                weight: 0.0,
+            })
+            .unwrap();
+        }
+        let mut runs = 0;
+        let mut seen = 0;
+        // Reverse the ids: the order the records end in comes from the new keys only.
+        let remapped = s
+            .remap("r", &mut runs, |a| {
+                seen += 1;
+                Ok(Arc {
+                    from: n - 1 - a.from,
+                    ..a
+                })
+            })
+            .unwrap();
+        assert_eq!(seen, n);
+        assert!(runs > 100);
+        let mut m = remapped.finish().unwrap();
+        let mut froms = Vec::new();
+        while let Some(a) = m.next().unwrap() {
+            assert_eq!(
+                a.from,
+                n - 1 - (a.to * 7919) % n,
+                "each record keeps its payload"
+            );
+            froms.push(a.from);
+        }
+        assert_eq!(froms, (0..n).collect::<Vec<u32>>());
+        let left = std::fs::read_dir(dir.path()).unwrap().count();
+        assert!(
+            left <= FAN_IN + 1,
+            "the deferred runs were removed ({left} files left)"
+        );
+    }
 
     #[test]
     fn many_runs_merge_in_order_and_keep_first_of_equal_keys() {

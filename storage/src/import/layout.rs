@@ -1,7 +1,7 @@
 //! `LAYOUT key|degree`: the order of internal ids, and so of the lists in the block file.
 //!
-//! - `key` (the default): internal id = rank of the input id (or string key).
-//! - `degree`: vertices grouped by degree bucket (bucket `b` holds degrees in `[2^(b-1), 2^b)`,
+//! - `key`: internal id = rank of the input id (or string key).
+//! - `degree` (the default): vertices grouped by degree bucket (bucket `b` holds degrees in `[2^(b-1), 2^b)`,
 //!   bucket 0 the isolated vertices), the bucket of the largest degrees first, key order within
 //!   each bucket: degree-based grouping (Faldu et al., "A Closer Look at Lightweight Graph
 //!   Reordering", 2019). The hubs' lists and per-vertex values then share a few blocks and cache
@@ -19,9 +19,9 @@ pub enum Layout {
 }
 
 impl Layout {
-    /// The `LAYOUT` option of an import (the last one given wins); `key` when absent.
+    /// The `LAYOUT` option of an import (the last one given wins); `degree` when absent.
     pub(crate) fn from_options(options: &[(String, String)]) -> Result<Layout> {
-        let mut layout = Layout::Key;
+        let mut layout = Layout::Degree;
         for (k, v) in options {
             if !k.eq_ignore_ascii_case("layout") {
                 continue;
@@ -91,7 +91,7 @@ mod tests {
     #[test]
     fn the_option_is_read_and_checked() {
         let o = |v: &str| vec![("LAYOUT".to_string(), v.to_string())];
-        assert_eq!(Layout::from_options(&[]).unwrap(), Layout::Key);
+        assert_eq!(Layout::from_options(&[]).unwrap(), Layout::Degree);
         assert_eq!(Layout::from_options(&o("Degree")).unwrap(), Layout::Degree);
         assert_eq!(Layout::from_options(&o("key")).unwrap(), Layout::Key);
         let err = Layout::from_options(&o("random")).unwrap_err().to_string();

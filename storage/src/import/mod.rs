@@ -703,15 +703,14 @@ fn import_from(
         sorter2_bytes
     };
     let mut merged = sorter.finish_counting(&mut runs_spilled)?;
-    let mut again: Sorter<Arc> = Sorter::new(
-        tmp.path(),
-        if directed { "in" } else { "both" },
-        sorter2_bytes,
-        false,
-        read_buffer,
-    );
-    let mut out_again: Option<Sorter<Arc>> =
-        resort_out.then(|| Sorter::new(tmp.path(), "out", sorter2_bytes, false, read_buffer));
+    // Under degree order the arcs' final ids are known only after this merge: they are
+    // collected unsorted and sorted once, renumbered.
+    let arcs = |name: &str| match layout {
+        Layout::Key => Sorter::new(tmp.path(), name, sorter2_bytes, false, read_buffer),
+        Layout::Degree => Sorter::deferred(tmp.path(), name, sorter2_bytes, read_buffer),
+    };
+    let mut again: Sorter<Arc> = arcs(if directed { "in" } else { "both" });
+    let mut out_again: Option<Sorter<Arc>> = resort_out.then(|| arcs("out"));
     let mut out_writer = if directed && !resort_out {
         Some(ListWriter::new(tmp.path(), "out", n, weighted)?)
     } else {
@@ -814,10 +813,8 @@ fn import_from(
         let new_id = layout::degree_order(&degrees);
         drop(degrees);
         let mut relabel = |s: Sorter<Arc>, name: &str| -> Result<Sorter<Arc>> {
-            let mut merged = s.finish_counting(&mut runs_spilled)?;
-            let mut again = Sorter::new(tmp.path(), name, sorter2_bytes, false, read_buffer);
             let mut count = 0u64;
-            while let Some(a) = merged.next()? {
+            s.remap(name, &mut runs_spilled, |a| {
                 count += 1;
                 if count & (REPORT_EVERY - 1) == 0 {
                     progress(ImportProgress {
@@ -827,13 +824,12 @@ fn import_from(
                     });
                     check_cancel(cancel)?;
                 }
-                again.push(Arc {
+                Ok(Arc {
                     from: new_id[a.from as usize],
                     to: new_id[a.to as usize],
                     weight: a.weight,
-                })?;
-            }
-            Ok(again)
+                })
+            })
         };
         again = relabel(
             again,

@@ -38,7 +38,8 @@ pub fn run(req: &ImportRequest) -> storage::Result<ImportSummary> {
     import(req, &mut |_| {}, &cancel)
 }
 
-/// Reads both directions of a stored graph back as input-id adjacency.
+/// Reads both directions of a stored graph back as input-id adjacency, ids and lists in key
+/// order whatever the layout.
 pub fn read_back(store: &MemoryStore) -> (Vec<u64>, Adj, Adj) {
     let n = store.shape().vertices;
     let ids: Vec<u64> = (0..n).map(|v| store.input_id(v)).collect();
@@ -53,6 +54,9 @@ pub fn read_back(store: &MemoryStore) -> (Vec<u64>, Adj, Adj) {
                     .enumerate()
                     .map(|(i, &t)| (ids[t as usize], w.map_or(0, |w| w[i].to_bits())))
                     .collect::<Vec<_>>();
+                // Lists are in internal order, which is key order only under `LAYOUT key`.
+                let mut list = list;
+                list.sort_unstable();
                 assert_eq!(store.degree(dir, v), nb.len() as u64);
                 if !list.is_empty() {
                     adj.insert(ids[v as usize], list);
@@ -71,6 +75,8 @@ pub fn read_back(store: &MemoryStore) -> (Vec<u64>, Adj, Adj) {
     }
     let inn = dirs.pop().unwrap();
     let out = dirs.pop().unwrap();
+    let mut ids = ids;
+    ids.sort_unstable();
     (ids, out, inn)
 }
 

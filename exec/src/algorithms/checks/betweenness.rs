@@ -5,14 +5,14 @@ use storage::GraphStore;
 use super::super::betweenness::normalisation;
 use super::super::closeness::Sampling;
 use super::super::distances::sample_sources;
-use crate::reference::{column, compare, Lists};
+use crate::reference::{compare, vertex_column, Lists};
 use crate::result::ResultTable;
 
 /// Checks against sequential Brandes from the same sources.
 pub fn verify<S: GraphStore>(store: &S, cfg: &Sampling, table: &ResultTable) -> Result<(), String> {
     let lists = Lists::read(store)?;
     let n = lists.n() as u32;
-    let sources = sample_sources(n, cfg.samples, cfg.seed);
+    let sources = sample_sources(store, cfg.samples, cfg.seed);
     let mut score = vec![0.0; n as usize];
     for &s in &sources {
         for (v, d) in brandes_reference(&lists, s as usize)
@@ -27,9 +27,12 @@ pub fn verify<S: GraphStore>(store: &S, cfg: &Sampling, table: &ResultTable) -> 
     let want: Vec<Option<f64>> = (0..n)
         .map(|v| Some(score[v as usize] * normalisation(n, &sources, v)))
         .collect();
-    compare(store, &column(table, "betweenness")?, &want, |a, b| {
-        (a - b).abs() <= 1e-9 * a.abs().max(b.abs()).max(1e-12)
-    })
+    compare(
+        store,
+        &vertex_column(store, table, "betweenness")?,
+        &want,
+        |a, b| (a - b).abs() <= 1e-9 * a.abs().max(b.abs()).max(1e-12),
+    )
 }
 
 /// The dependencies δ_s(v) of every vertex on source `s`, sequentially (Brandes).

@@ -3,7 +3,7 @@
 use storage::GraphStore;
 
 use super::super::FromVertex;
-use crate::reference::{column, Lists};
+use crate::reference::{vertex_column, Lists};
 use crate::result::ResultTable;
 
 /// Checks a DFS result: exactly the vertices reachable from `source` are discovered, with
@@ -29,8 +29,8 @@ pub fn verify<S: GraphStore>(
             }
         }
     }
-    let found = column(table, "discovered")?;
-    let parent = column(table, "parent")?;
+    let found = vertex_column(store, table, "discovered")?;
+    let parent = vertex_column(store, table, "parent")?;
     let mut numbers = std::collections::HashSet::new();
     for v in 0..n {
         let id = store.input_id(v as u32);

@@ -4,7 +4,7 @@
 
 use storage::GraphStore;
 
-use crate::reference::{close, column, Lists};
+use crate::reference::{close, column, vertex_column, Lists};
 use crate::result::{ResultTable, SummaryValue};
 
 /// The modularity of `community` (one entry per vertex) on the undirected view of `store`'s
@@ -63,26 +63,28 @@ pub fn verify<S: GraphStore>(
     resolution: f64,
     table: &ResultTable,
 ) -> Result<(), String> {
-    let got = column(table, "community")?;
-    let mut community = Vec::with_capacity(got.len());
+    // Numbered by first appearance in row (key) order, so by smallest member id.
     let mut next = 0u64;
-    for (v, c) in got.iter().enumerate() {
+    for (c, id) in column(table, "community")?
+        .iter()
+        .zip(column(table, "vertex")?)
+    {
+        let id = id.unwrap_or(f64::NAN);
         let Some(c) = c else {
-            return Err(format!(
-                "vertex {} has no community",
-                store.input_id(v as u32)
-            ));
+            return Err(format!("vertex {id} has no community"));
         };
         let c = *c as u64;
         if c > next {
             return Err(format!(
-                "vertex {}: community {c} before community {next} was used (not numbered by smallest member)",
-                store.input_id(v as u32)
+                "vertex {id}: community {c} before community {next} was used (not numbered by smallest member)"
             ));
         }
         next = next.max(c + 1);
-        community.push(c);
     }
+    let community: Vec<u64> = vertex_column(store, table, "community")?
+        .into_iter()
+        .map(|c| c.unwrap_or(0.0) as u64)
+        .collect();
     let (q, singletons) = modularity(store, &community, resolution)?;
     let reported = table
         .summaries

@@ -3,7 +3,7 @@
 use storage::GraphStore;
 
 use super::super::pagerank::Config;
-use crate::reference::{column, compare, Lists};
+use crate::reference::{compare, vertex_column, Lists};
 use crate::result::ResultTable;
 
 /// Checks PageRank ranks against a sequential computation of the definition, with the same
@@ -52,7 +52,10 @@ pub fn verify<S: GraphStore>(store: &S, cfg: &Config, table: &ResultTable) -> Re
         }
     }
     let want: Vec<Option<f64>> = rank.into_iter().map(Some).collect();
-    compare(store, &column(table, "rank")?, &want, |a, b| {
-        (a - b).abs() <= 1e-9 * a.abs().max(b.abs()).max(1e-12)
-    })
+    compare(
+        store,
+        &vertex_column(store, table, "rank")?,
+        &want,
+        |a, b| (a - b).abs() <= 1e-9 * a.abs().max(b.abs()).max(1e-12),
+    )
 }
