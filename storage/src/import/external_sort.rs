@@ -1,11 +1,15 @@
 //! External merge sort of fixed-size records under a memory budget.
 //!
-//! Records are collected in a buffer of bounded size; a full buffer is sorted (stably, so the
-//! first of equal keys stays first) and spilled to a run file in the import's temporary
+//! Records are collected in a buffer of bounded size; a full buffer is sorted (stably when asked,
+//! so the first of equal keys stays first) and spilled to a run file in the import's temporary
 //! directory. At the end the runs are merged k ways; when there are more runs than
 //! [`FAN_IN`] they are first merged in groups of consecutive runs, which keeps the input order
 //! among equal keys and bounds open files and read buffers. A graph that fits in one buffer
-//! never touches the disk.
+//! never touches the disk. Buffers are sorted on every core (rayon's pool).
+//!
+//! A [`Sorter::deferred`] one holds records whose keys are not known yet (arcs before `LAYOUT
+//! degree` renumbers their vertices): it spills them unsorted, and [`Sorter::remap`] streams
+//! them, renumbered, into an ordinary sorter, so they are sorted once.
 
 use std::cmp::{Ordering, Reverse};
 use std::collections::BinaryHeap;
