@@ -119,6 +119,14 @@ impl<F: Fn(u32) -> u64> KeyOrder<F> {
         }
         !vertices.is_empty()
     }
+
+    /// Calls `visit` for every remaining vertex, in key order.
+    pub fn for_each_vertex(mut self, mut visit: impl FnMut(u32)) {
+        let (mut vertices, mut ids) = (Vec::new(), Vec::new());
+        while self.next_batch(BATCH_ROWS, &mut vertices, &mut ids) {
+            vertices.iter().for_each(|&v| visit(v));
+        }
+    }
 }
 
 #[cfg(test)]

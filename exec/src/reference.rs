@@ -98,14 +98,16 @@ pub fn vertex_column<S: GraphStore>(
     Ok(out)
 }
 
-/// Compares `got` with `want` vertex by vertex (`close` decides equality) and names the first
-/// vertex (by input id) that differs.
+/// Compares column `name` of `table` with `want` (by internal vertex id) vertex by vertex
+/// (`close` decides equality) and names the first vertex (by input id) that differs.
 pub fn compare<S: GraphStore>(
     store: &S,
-    got: &[Option<f64>],
+    table: &ResultTable,
+    name: &str,
     want: &[Option<f64>],
     close: impl Fn(f64, f64) -> bool,
 ) -> Result<(), String> {
+    let got = vertex_column(store, table, name)?;
     if got.len() != want.len() {
         return Err(format!("{} rows for {} vertices", got.len(), want.len()));
     }

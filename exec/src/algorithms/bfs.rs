@@ -21,7 +21,7 @@ use crate::context::RunContext;
 use crate::edgemap::EdgeMap;
 use crate::error::ExecError;
 use crate::output::{per_vertex_batches, pick};
-use crate::reference::{compare, vertex_column, Lists};
+use crate::reference::{compare, Lists};
 use crate::result::ResultTable;
 use crate::subset::VertexSubset;
 
@@ -121,11 +121,6 @@ impl Algorithm for Bfs {
                 }
             }
         }
-        compare(
-            store,
-            &vertex_column(store, table, "depth")?,
-            &want,
-            |a, b| a == b,
-        )
+        compare(store, table, "depth", &want, |a, b| a == b)
     }
 }

@@ -22,7 +22,7 @@ use crate::context::RunContext;
 use crate::error::ExecError;
 use crate::output::{per_vertex_batches, pick};
 use crate::reduce::EdgeReduce;
-use crate::reference::{compare, vertex_column, Lists};
+use crate::reference::{compare, Lists};
 use crate::result::ResultTable;
 use crate::vertexmap::vertex_transform;
 
@@ -162,10 +162,5 @@ fn verify<S: GraphStore>(store: &S, iterations: u32, table: &ResultTable) -> Res
             .collect();
     }
     let want: Vec<Option<f64>> = label.into_iter().map(|l| Some(l as f64)).collect();
-    compare(
-        store,
-        &vertex_column(store, table, "label")?,
-        &want,
-        |a, b| a == b,
-    )
+    compare(store, table, "label", &want, |a, b| a == b)
 }

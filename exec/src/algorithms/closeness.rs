@@ -21,7 +21,7 @@ use super::Algorithm;
 use crate::context::RunContext;
 use crate::error::ExecError;
 use crate::output::{per_vertex_batches, pick};
-use crate::reference::{close, compare, vertex_column, Lists};
+use crate::reference::{close, compare, Lists};
 use crate::result::ResultTable;
 use crate::vertexmap::vertex_transform2;
 
@@ -131,12 +131,9 @@ impl Algorithm for Closeness {
         let want: Vec<Option<f64>> = (0..n as usize)
             .map(|v| Some(closeness(count[v], total[v], count[v] * scale, n)))
             .collect();
-        compare(
-            store,
-            &vertex_column(store, table, "closeness")?,
-            &want,
-            |a, b| close(a, b) || a == b,
-        )
+        compare(store, table, "closeness", &want, |a, b| {
+            close(a, b) || a == b
+        })
     }
 }
 

@@ -12,7 +12,7 @@ use super::Algorithm;
 use crate::context::RunContext;
 use crate::error::ExecError;
 use crate::output::{per_vertex_batches, pick};
-use crate::reference::{compare, vertex_column, Lists};
+use crate::reference::{compare, Lists};
 use crate::result::ResultTable;
 use crate::vertexmap::vertex_values;
 
@@ -74,17 +74,7 @@ impl Algorithm for Degree {
         let lists = Lists::read(store)?;
         let out: Vec<Option<f64>> = lists.out.iter().map(|l| Some(l.len() as f64)).collect();
         let inn: Vec<Option<f64>> = lists.inn.iter().map(|l| Some(l.len() as f64)).collect();
-        compare(
-            store,
-            &vertex_column(store, table, "out_degree")?,
-            &out,
-            |a, b| a == b,
-        )?;
-        compare(
-            store,
-            &vertex_column(store, table, "in_degree")?,
-            &inn,
-            |a, b| a == b,
-        )
+        compare(store, table, "out_degree", &out, |a, b| a == b)?;
+        compare(store, table, "in_degree", &inn, |a, b| a == b)
     }
 }

@@ -13,7 +13,6 @@ use crate::context::RunContext;
 use crate::edgemap::EdgeMap;
 use crate::error::ExecError;
 use crate::output::key_order;
-use crate::result::BATCH_ROWS;
 use crate::rng::Xoshiro256;
 use crate::state::VertexArray;
 use crate::subset::VertexSubset;
@@ -38,22 +37,15 @@ pub const PARAMS: [ParamSpec; 2] = [
 /// [`sample_ranks`] draws, so the sample is the same whatever the graph's layout.
 pub fn sample_sources<S: GraphStore>(store: &S, samples: u64, seed: u64) -> Vec<u32> {
     let ranks = sample_ranks(store.shape().vertices, samples, seed);
-    if store.key_runs().len() <= 1 {
-        return ranks;
-    }
     let mut wanted = ranks.iter().copied().peekable();
     let mut out = Vec::with_capacity(ranks.len());
-    let mut order = key_order(store);
-    let (mut vertices, mut ids) = (Vec::new(), Vec::new());
     let mut rank = 0u32;
-    while wanted.peek().is_some() && order.next_batch(BATCH_ROWS, &mut vertices, &mut ids) {
-        for &v in &vertices {
-            if wanted.next_if_eq(&rank).is_some() {
-                out.push(v);
-            }
-            rank += 1;
+    key_order(store).for_each_vertex(|v| {
+        if wanted.next_if_eq(&rank).is_some() {
+            out.push(v);
         }
-    }
+        rank += 1;
+    });
     out.sort_unstable();
     out
 }

@@ -24,7 +24,7 @@ use crate::context::RunContext;
 use crate::edgemap::EdgeMap;
 use crate::error::ExecError;
 use crate::output::{per_vertex_batches, pick};
-use crate::reference::{compare, vertex_column, Lists};
+use crate::reference::{compare, Lists};
 use crate::result::ResultTable;
 use crate::subset::VertexSubset;
 use crate::vertexmap::{vertex_min, vertex_select};
@@ -153,10 +153,5 @@ fn verify<S: GraphStore>(store: &S, table: &ResultTable) -> Result<(), String> {
         }
     }
     let want: Vec<Option<f64>> = core.into_iter().map(|c| Some(c as f64)).collect();
-    compare(
-        store,
-        &vertex_column(store, table, "core")?,
-        &want,
-        |a, b| a == b,
-    )
+    compare(store, table, "core", &want, |a, b| a == b)
 }

@@ -18,7 +18,7 @@ use crate::context::RunContext;
 use crate::error::ExecError;
 use crate::intersect::{neighbour_arcs, Count};
 use crate::output::{per_vertex_batches, pick};
-use crate::reference::{close, compare, vertex_column, Lists};
+use crate::reference::{close, compare, Lists};
 use crate::result::ResultTable;
 
 /// Local clustering coefficient.
@@ -123,12 +123,7 @@ fn verify<S: GraphStore>(store: &S, table: &ResultTable) -> Result<(), String> {
             Some(coefficient(t as u64, nb.len()))
         })
         .collect();
-    compare(
-        store,
-        &vertex_column(store, table, "coefficient")?,
-        &want,
-        close,
-    )
+    compare(store, table, "coefficient", &want, close)
 }
 
 #[cfg(test)]

@@ -36,7 +36,7 @@ use crate::context::RunContext;
 use crate::error::ExecError;
 use crate::lists;
 use crate::output::{key_order, per_vertex_batches, pick};
-use crate::result::{ResultTable, SummaryValue, BATCH_ROWS};
+use crate::result::{ResultTable, SummaryValue};
 use crate::state::VertexArray;
 use coarse::{best_move, Coarse};
 
@@ -358,17 +358,13 @@ fn compute<S: GraphStore>(ctx: &RunContext<'_, S>, cfg: &Config) -> Result<Commu
 fn numbered_in_key_order<S: GraphStore>(store: &S, community: &[u32], count: usize) -> Vec<u64> {
     let mut id = vec![u64::MAX; count];
     let mut next = 0u64;
-    let mut order = key_order(store);
-    let (mut vertices, mut ids) = (Vec::new(), Vec::new());
-    while order.next_batch(BATCH_ROWS, &mut vertices, &mut ids) {
-        for &v in &vertices {
-            let slot = &mut id[community[v as usize] as usize];
-            if *slot == u64::MAX {
-                *slot = next;
-                next += 1;
-            }
+    key_order(store).for_each_vertex(|v| {
+        let slot = &mut id[community[v as usize] as usize];
+        if *slot == u64::MAX {
+            *slot = next;
+            next += 1;
         }
-    }
+    });
     community.iter().map(|&c| id[c as usize]).collect()
 }
 

@@ -24,7 +24,7 @@ use crate::delta;
 use crate::edgemap::EdgeMap;
 use crate::error::ExecError;
 use crate::output::{per_vertex_batches, pick};
-use crate::reference::{close, compare, vertex_column, Lists};
+use crate::reference::{close, compare, Lists};
 use crate::result::ResultTable;
 use crate::subset::VertexSubset;
 
@@ -175,10 +175,5 @@ fn verify<S: GraphStore>(store: &S, source: u32, table: &ResultTable) -> Result<
         }
     }
     let want: Vec<Option<f64>> = dist.iter().map(|d| d.is_finite().then_some(*d)).collect();
-    compare(
-        store,
-        &vertex_column(store, table, "distance")?,
-        &want,
-        close,
-    )
+    compare(store, table, "distance", &want, close)
 }

@@ -25,7 +25,7 @@ use crate::edgemap::EdgeMap;
 use crate::error::ExecError;
 use crate::link::link_components;
 use crate::output::{per_vertex_batches, pick};
-use crate::reference::{compare, vertex_column, Lists};
+use crate::reference::{compare, Lists};
 use crate::result::ResultTable;
 use crate::vertexmap::vertex_transform;
 
@@ -164,10 +164,5 @@ fn verify<S: GraphStore>(store: &S, table: &ResultTable) -> Result<(), String> {
         }
     }
     let want: Vec<Option<f64>> = label.into_iter().map(|l| Some(l as f64)).collect();
-    compare(
-        store,
-        &vertex_column(store, table, "component")?,
-        &want,
-        |a, b| a == b,
-    )
+    compare(store, table, "component", &want, |a, b| a == b)
 }

@@ -3,7 +3,7 @@
 use storage::GraphStore;
 
 use super::super::pagerank::Config;
-use crate::reference::{compare, vertex_column, Lists};
+use crate::reference::{compare, Lists};
 use crate::result::ResultTable;
 
 /// Checks PageRank ranks against a sequential computation of the definition, with the same
@@ -52,10 +52,7 @@ pub fn verify<S: GraphStore>(store: &S, cfg: &Config, table: &ResultTable) -> Re
         }
     }
     let want: Vec<Option<f64>> = rank.into_iter().map(Some).collect();
-    compare(
-        store,
-        &vertex_column(store, table, "rank")?,
-        &want,
-        |a, b| (a - b).abs() <= 1e-9 * a.abs().max(b.abs()).max(1e-12),
-    )
+    compare(store, table, "rank", &want, |a, b| {
+        (a - b).abs() <= 1e-9 * a.abs().max(b.abs()).max(1e-12)
+    })
 }

@@ -2,7 +2,7 @@
 
 use storage::GraphStore;
 
-use crate::reference::{compare, vertex_column, Lists};
+use crate::reference::{compare, Lists};
 use crate::result::ResultTable;
 
 /// Checks the labels against Tarjan's algorithm (iterative), each component labelled with its
@@ -69,10 +69,5 @@ pub fn verify<S: GraphStore>(store: &S, table: &ResultTable) -> Result<(), Strin
         }
     }
     let want: Vec<Option<f64>> = label.into_iter().map(|l| Some(l as f64)).collect();
-    compare(
-        store,
-        &vertex_column(store, table, "component")?,
-        &want,
-        |a, b| a == b,
-    )
+    compare(store, table, "component", &want, |a, b| a == b)
 }
