@@ -96,6 +96,7 @@ pub fn create(
         options,
         dest: dest.clone(),
         memory_budget: s.settings.import_memory,
+        threads: s.settings.threads,
         temp_dir: s.catalog.tmp_dir(),
         identity: identity.clone(),
     };

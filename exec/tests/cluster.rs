@@ -436,6 +436,7 @@ fn members_on_their_own_dm_stores_give_the_in_memory_result() {
         options: vec![],
         dest: file.clone(),
         memory_budget: 64 << 20,
+        threads: 2,
         temp_dir: tmp.path().to_path_buf(),
         identity: storage::blockfile::format::FileIdentity::new(
             "g",

@@ -74,7 +74,7 @@ impl DmUpdate {
 
 /// Name and one-line meaning of every setting, in display order.
 pub const SETTINGS: &[(&str, &str)] = &[
-    ("threads", "worker threads"),
+    ("threads", "worker threads, for queries and the sorts of an import"),
     (
         "cache",
         "budget for graph data: a larger graph is read out of core, through a block cache and scan buffers within it",

@@ -396,6 +396,7 @@ fn main() -> Res<()> {
             options: vec![],
             dest: dest.clone(),
             memory_budget: 256 << 20,
+            threads: 0,
             temp_dir: tmp.path().to_path_buf(),
             identity: storage::blockfile::format::FileIdentity::new(
                 "g",

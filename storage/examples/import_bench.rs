@@ -41,6 +41,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             options: vec![],
             dest: dir.join(format!("rmat{scale}.frontier")),
             memory_budget: budget_mb << 20,
+            threads: 0,
             temp_dir: dir.clone(),
             identity: storage::blockfile::format::FileIdentity::new(
                 "g",

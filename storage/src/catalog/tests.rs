@@ -53,6 +53,7 @@ fn create(c: &mut Catalog, name: &str, vertices: u64, replace: bool) -> GraphMet
         options: vec![("layout".into(), "key".into())],
         dest: c.dir().join(&new.file),
         memory_budget: 1 << 20,
+        threads: 2,
         temp_dir: c.tmp_dir(),
         identity: identity.clone(),
     };

@@ -118,6 +118,8 @@ pub struct Sorter<R: Record> {
     next_run: usize,
     read_buffer: usize,
     total: u64,
+    /// The threads that sort a run (`SET threads`); rayon's global pool (every core) if unset.
+    pool: Option<std::sync::Arc<rayon::ThreadPool>>,
 }
 
 impl<R: Record> Sorter<R> {
@@ -144,7 +146,14 @@ impl<R: Record> Sorter<R> {
             next_run: 0,
             read_buffer: read_buffer.max(4096),
             total: 0,
+            pool: None,
         }
+    }
+
+    /// This sorter with its runs sorted on `pool`'s threads.
+    pub fn on_pool(mut self, pool: &std::sync::Arc<rayon::ThreadPool>) -> Self {
+        self.pool = Some(pool.clone());
+        self
     }
 
     /// A sorter whose records' keys are not known yet: it spills runs unsorted, and
@@ -168,6 +177,7 @@ impl<R: Record> Sorter<R> {
     ) -> Result<Sorter<R>> {
         let mut next = Sorter::new(&self.dir, name, 0, self.stable, self.read_buffer);
         next.cap = self.cap;
+        next.pool = self.pool.clone();
         *runs += self.next_run as u64;
         for run in std::mem::take(&mut self.runs) {
             let mut records = Merged::<R>::open(std::slice::from_ref(&run), self.read_buffer)?;
@@ -219,15 +229,22 @@ impl<R: Record> Sorter<R> {
         Ok(())
     }
 
-    /// Sorts the buffer on every core: the sorts are most of an import's CPU.
+    /// Sorts the buffer on the sorter's threads: the sorts are most of an import's CPU.
     fn sort_buf(&mut self) {
         if !self.sorts {
             return;
         }
-        if self.stable {
-            self.buf.par_sort_by_key(|r| r.key());
-        } else {
-            self.buf.par_sort_unstable_by_key(|r| r.key());
+        let (buf, stable) = (&mut self.buf, self.stable);
+        let mut sort = move || {
+            if stable {
+                buf.par_sort_by_key(|r| r.key());
+            } else {
+                buf.par_sort_unstable_by_key(|r| r.key());
+            }
+        };
+        match &self.pool {
+            Some(pool) => pool.install(sort),
+            None => sort(),
         }
     }
 

@@ -99,6 +99,8 @@ pub struct ImportRequest {
     pub dest: PathBuf,
     /// Bytes of memory the import may use for sorting (the vertex id set comes on top).
     pub memory_budget: u64,
+    /// Threads that sort (`SET threads`); 0 means one per core.
+    pub threads: usize,
     /// Where spilled runs and side files go.
     pub temp_dir: PathBuf,
     /// What the written file says about itself (graph name, generation, file id, ...).
@@ -516,6 +518,15 @@ fn import_from(
         .map_err(|e| StoreError::io(&req.temp_dir, e))?;
     let budget = req.memory_budget.max(1);
     let policies = Policies::from_options(&req.options)?;
+    let pool = std::sync::Arc::new(
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(req.threads)
+            .thread_name(|i| format!("frontier-sort-{i}"))
+            .build()
+            .map_err(|e| {
+                StoreError::Other(format!("cannot start the import's sort threads: {e}"))
+            })?,
+    );
 
     // What the format says about the graph.
     let mut directed = req.directed.unwrap_or(true);
@@ -597,7 +608,8 @@ fn import_from(
                 (budget * 3 / 10) as usize,
                 true,
                 read_buffer,
-            ),
+            )
+            .on_pool(&pool),
             edge_budget: budget * 3 / 10,
             ids_budget: budget / 8,
             edges: 0,
@@ -705,9 +717,12 @@ fn import_from(
     let mut merged = sorter.finish_counting(&mut runs_spilled)?;
     // Under degree order the arcs' final ids are known only after this merge: they are
     // collected unsorted and sorted once, renumbered.
-    let arcs = |name: &str| match layout {
-        Layout::Key => Sorter::new(tmp.path(), name, sorter2_bytes, false, read_buffer),
-        Layout::Degree => Sorter::deferred(tmp.path(), name, sorter2_bytes, read_buffer),
+    let arcs = |name: &str| {
+        match layout {
+            Layout::Key => Sorter::new(tmp.path(), name, sorter2_bytes, false, read_buffer),
+            Layout::Degree => Sorter::deferred(tmp.path(), name, sorter2_bytes, read_buffer),
+        }
+        .on_pool(&pool)
     };
     let mut again: Sorter<Arc> = arcs(if directed { "in" } else { "both" });
     let mut out_again: Option<Sorter<Arc>> = resort_out.then(|| arcs("out"));

@@ -23,6 +23,7 @@ pub fn request(source: &Path, format: InputFormat, dest: &Path, tmp: &Path) -> I
         options: vec![],
         dest: dest.to_path_buf(),
         memory_budget: 64 << 20,
+        threads: 2,
         temp_dir: tmp.to_path_buf(),
         identity: storage::blockfile::format::FileIdentity::new(
             "g",
