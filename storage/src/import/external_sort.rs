@@ -500,6 +500,59 @@ mod tests {
         );
     }
 
+    /// Counts the `key` calls made on threads named `pool-sort-*` and on other rayon threads.
+    static ON_POOL: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    static ELSEWHERE: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+    /// A record that notes which threads sort it.
+    #[derive(Debug, Clone, Copy, PartialEq)]
+    struct Noted(u64);
+
+    impl Record for Noted {
+        type Key = u64;
+        const BYTES: usize = 8;
+        fn key(&self) -> u64 {
+            let name = std::thread::current().name().map(str::to_owned);
+            if name.as_deref().is_some_and(|n| n.starts_with("pool-sort-")) {
+                ON_POOL.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            } else if rayon::current_thread_index().is_some() {
+                ELSEWHERE.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            }
+            self.0
+        }
+        fn encode(&self, out: &mut [u8]) {
+            out.copy_from_slice(&self.0.to_le_bytes());
+        }
+        fn decode(b: &[u8]) -> Self {
+            Noted(u64::from_le_bytes(b.try_into().expect("8 bytes")))
+        }
+    }
+
+    #[test]
+    fn runs_are_sorted_on_the_sorters_pool() {
+        let dir = tempfile::tempdir().unwrap();
+        let pool = std::sync::Arc::new(
+            rayon::ThreadPoolBuilder::new()
+                .num_threads(1)
+                .thread_name(|i| format!("pool-sort-{i}"))
+                .build()
+                .unwrap(),
+        );
+        let mut s = Sorter::<Noted>::new(dir.path(), "p", 64 * 8, false, 4096).on_pool(&pool);
+        for i in 0..1000u64 {
+            s.push(Noted((i * 7919) % 1000)).unwrap();
+        }
+        assert!(s.runs_spilled() > 1, "spills runs, each sorted");
+        let mut m = s.finish().unwrap();
+        let mut out = Vec::new();
+        while let Some(r) = m.next().unwrap() {
+            out.push(r.0);
+        }
+        assert_eq!(out, (0..1000).collect::<Vec<u64>>());
+        assert!(ON_POOL.load(std::sync::atomic::Ordering::Relaxed) > 0);
+        assert_eq!(ELSEWHERE.load(std::sync::atomic::Ordering::Relaxed), 0);
+    }
+
     #[test]
     fn many_runs_merge_in_order_and_keep_first_of_equal_keys() {
         let dir = tempfile::tempdir().unwrap();
