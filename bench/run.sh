@@ -337,7 +337,7 @@ if [ "$OOC" = 1 ]; then
         echo "$t $b ${r:-0}"
     }
     ORESULTS="$WORK/ooc.csv"
-    echo "scale,algo,file_bytes,cache_bytes,seq_mb_s,rand32_mb_s,rand64_mb_s,passes,pass_s,mem_s,limit_s,ooc_s,ratio,blocks,bytes,peak_rss_mb,estimate_mb,ooc_runs,mem_runs,seq_jobs_mb_s,ratio_jobs,seq_runs,seq_jobs_runs" > "$ORESULTS"
+    echo "scale,algo,file_bytes,cache_bytes,seq_mb_s,rand32_mb_s,rand64_mb_s,passes,pass_s,mem_s,limit_s,ooc_s,ratio,blocks,bytes,peak_rss_mb,estimate_mb,ooc_runs,mem_runs,seq_jobs_mb_s,ratio_jobs,seq_runs,seq_jobs_runs,seq_before_after_runs" > "$ORESULTS"
     for S in $SCALES; do
         EL="$WORK/rmat-$S.el"
         SRC="$(awk 'NR == 1 { print $1; exit }' "$EL")"
@@ -357,19 +357,23 @@ if [ "$OOC" = 1 ]; then
                 pagerank) q="pagerank ON $G ITER $PR_ITER"; passes="$PR_ITER" ;;
                 *) q="$A ON $G" ;;
             esac
-            mts=""; ots=""; rss=0; blocks=""; seqs=""; seqjs=""
+            mts=""; ots=""; rss=0; blocks=""; seqs=""; seqjs=""; around=""
             for ((i = 0; i < OREPEAT; i++)); do
                 echo "# scale $S $A round $((i + 1))/$OREPEAT: in memory, fio, then out of core (cache $OOC_CACHE_PCT % = $CB B)" >&2
                 m="$(profile_run "$FB" "$q")"
                 [ "$m" != ERR ] && mts="$mts ${m%% *}"
-                # The device's figure right before this round's run: its speed drifts by 2-3x
-                # within minutes on shared virtual disks.
-                s1="$(fio_mb_s "$FILE" read 1M 8)"
+                # The device's figure around this round's run: its speed drifts by 2-3x within
+                # minutes on shared virtual disks, so one job's figure is the mean of one
+                # measured right before the run and one right after it.
+                sb="$(fio_mb_s "$FILE" read 1M 8)"
                 sj="$(fio_mb_s "$FILE" read 1M 8 "$THREADS" "$FB")"
                 o="$(profile_run "$CB" "$q")"
+                sa="$(fio_mb_s "$FILE" read 1M 8)"
+                s1="$(awk -v b="${sb:-0}" -v a="${sa:-0}" 'BEGIN { printf "%.1f", (a > 0 && b > 0) ? (a + b) / 2 : a + b }')"
                 if [ "$o" != ERR ]; then
                     read -r t b r <<< "$o"
                     ots="$ots $t"; blocks="$b"; seqs="$seqs ${s1:-0}"; seqjs="$seqjs ${sj:-0}"
+                    around="$around ${sb:-0}/${sa:-0}"
                     [ "$r" -gt "$rss" ] && rss="$r"
                 fi
             done
@@ -380,12 +384,12 @@ if [ "$OOC" = 1 ]; then
             awk -v s="$S" -v a="$A" -v fb="$FB" -v cb="$CB" -v r32="$R32" -v r64="$R64" \
                 -v passes="$passes" -v mem="$(echo "$mts" | median)" -v ooc="$(echo "$ots" | median)" \
                 -v blocks="$blocks" -v rss="$rss" -v est="$est" -v oruns="$ots" -v mruns="$mts" \
-                -v seqs="$seqs" -v seqjs="$seqjs" '
+                -v seqs="$seqs" -v seqjs="$seqjs" -v around="$around" '
                 function med(a, n,   i, j, t) {   # median of a[1..n] (sorts a)
                     for (i = 2; i <= n; i++) for (j = i; j > 1 && a[j - 1] > a[j]; j--) { t = a[j]; a[j] = a[j - 1]; a[j - 1] = t }
                     return (n == 0) ? "" : (n % 2) ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
                 }
-                # time / limit of each round against the fio figures measured right before it.
+                # time / limit of each round against the fio figures of that round.
                 function ratios(figs, out,   f, t, n, i, lim) {
                     n = split(figs, f, " "); split(oruns, t, " ")
                     for (i = 1; i <= n; i++) {
@@ -401,8 +405,8 @@ if [ "$OOC" = 1 ]; then
                 lim = passes * pass; if (mem + 0 > lim) lim = mem
                 n = ratios(seqs, rr); ratio = (n > 0 && ooc != "") ? sprintf("%.2f", med(rr, n)) : ""
                 n = ratios(seqjs, rj); ratioj = (n > 0 && ooc != "") ? sprintf("%.2f", med(rj, n)) : ""
-                gsub(/^ +| +$/, "", oruns); gsub(/^ +| +$/, "", mruns); gsub(/^ +| +$/, "", seqs); gsub(/^ +| +$/, "", seqjs)
-                printf "%s,%s,%s,%s,%s,%s,%s,%s,%.4f,%s,%.4f,%s,%s,%s,%.0f,%.1f,%s,%s,%s,%s,%s,%s,%s\n", s, a, fb, cb, seq, r32, r64, passes, pass, mem, lim, ooc, ratio, blocks, blocks * 4096, rss / 1024, est, oruns, mruns, seqj, ratioj, seqs, seqjs
+                gsub(/^ +| +$/, "", oruns); gsub(/^ +| +$/, "", mruns); gsub(/^ +| +$/, "", seqs); gsub(/^ +| +$/, "", seqjs); gsub(/^ +| +$/, "", around)
+                printf "%s,%s,%s,%s,%s,%s,%s,%s,%.4f,%s,%.4f,%s,%s,%s,%.0f,%.1f,%s,%s,%s,%s,%s,%s,%s,%s\n", s, a, fb, cb, seq, r32, r64, passes, pass, mem, lim, ooc, ratio, blocks, blocks * 4096, rss / 1024, est, oruns, mruns, seqj, ratioj, seqs, seqjs, around
             }' >> "$ORESULTS"
         done
     done
@@ -416,7 +420,8 @@ if [ "$OOC" = 1 ]; then
         printf "| %s | %s | %.1f | %s | %s / %s | %.3f | %s | %.3f | %.3f | %.3f | **%s** | %.0f | %.1f | %.0f | %s | %s | %s |\n", $1, q, $3 / 1e6, $5, $6, $7, $9, $8, $10, $11, $12, $13, $14, $15 / 1e6, $16, $17, $20, $21
     }' "$ORESULTS"
     echo
-    echo "(fio seq: the median of the figures measured right before each out-of-core run; time / limit: the median of each run against its own figure;"
+    echo "(fio seq: the median over rounds of the mean of one job's figures measured right before and right after each out-of-core run;"
+    echo " fio seq, $THREADS jobs: measured right before each run; time / limit: the median of each run against its own round's figure;"
     echo " results: $ORESULTS, with every run's time and fio figure; MB read = blocks read x 4 KiB)"
 fi
 
