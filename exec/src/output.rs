@@ -104,27 +104,38 @@ impl<F: Fn(u32) -> u64> KeyOrder<F> {
             }
         } else {
             while vertices.len() < max {
-                let Some(mut top) = self.heap.peek_mut() else {
+                let Some((v, id)) = self.pop_merged() else {
                     break;
                 };
-                let Reverse((id, v, end)) = *top;
                 vertices.push(v);
                 ids.push(id);
-                if v + 1 < end {
-                    *top = Reverse(((self.id_of)(v + 1), v + 1, end));
-                } else {
-                    PeekMut::pop(top);
-                }
             }
         }
         !vertices.is_empty()
     }
 
-    /// Calls `visit` for every remaining vertex, in key order.
+    /// The next vertex of a merge of several runs and its input id.
+    fn pop_merged(&mut self) -> Option<(u32, u64)> {
+        let mut top = self.heap.peek_mut()?;
+        let Reverse((id, v, end)) = *top;
+        if v + 1 < end {
+            *top = Reverse(((self.id_of)(v + 1), v + 1, end));
+        } else {
+            PeekMut::pop(top);
+        }
+        Some((v, id))
+    }
+
+    /// Calls `visit` for every remaining vertex, in key order (one run is counted through
+    /// without looking up any input id).
     pub fn for_each_vertex(mut self, mut visit: impl FnMut(u32)) {
-        let (mut vertices, mut ids) = (Vec::new(), Vec::new());
-        while self.next_batch(BATCH_ROWS, &mut vertices, &mut ids) {
-            vertices.iter().for_each(|&v| visit(v));
+        if self.heap.len() == 1 {
+            let Reverse((_, next, end)) = self.heap.pop().expect("one run");
+            (next..end).for_each(visit);
+            return;
+        }
+        while let Some((v, _)) = self.pop_merged() {
+            visit(v);
         }
     }
 }
@@ -173,5 +184,29 @@ mod tests {
         assert!(order.next_batch(100, &mut vs, &mut got_ids));
         assert_eq!(vs, (4..10).collect::<Vec<u32>>());
         assert!(!order.next_batch(100, &mut vs, &mut got_ids));
+    }
+
+    /// `for_each_vertex` visits what the batches give, in their order; one run looks up no id.
+    #[test]
+    fn for_each_vertex_follows_key_order() {
+        let ids: Vec<u64> = vec![5, 9, 12, 1, 7, 3, 4];
+        let runs = vec![0..3, 3..5, 5..7];
+        let mut got = Vec::new();
+        KeyOrder::new(runs, |v| ids[v as usize]).for_each_vertex(|v| got.push(v));
+        assert_eq!(got, vec![3, 5, 6, 0, 4, 1, 2]);
+        let looked_up = std::cell::Cell::new(0);
+        let mut got = Vec::new();
+        let one = KeyOrder::new(vec![0..5], |v| {
+            looked_up.set(looked_up.get() + 1);
+            u64::from(v)
+        });
+        let after_new = looked_up.get();
+        one.for_each_vertex(|v| got.push(v));
+        assert_eq!(got, vec![0, 1, 2, 3, 4]);
+        assert_eq!(
+            looked_up.get(),
+            after_new,
+            "one run is counted without id lookups"
+        );
     }
 }

@@ -5,7 +5,8 @@
 //! directory. At the end the runs are merged k ways; when there are more runs than
 //! [`FAN_IN`] they are first merged in groups of consecutive runs, which keeps the input order
 //! among equal keys and bounds open files and read buffers. A graph that fits in one buffer
-//! never touches the disk. Buffers are sorted on every core (rayon's pool).
+//! never touches the disk. Buffers are sorted in parallel on the sorter's rayon pool
+//! ([`Sorter::on_pool`]: an import's `SET threads`), or rayon's global pool if it has none.
 //!
 //! A [`Sorter::deferred`] one holds records whose keys are not known yet (arcs before `LAYOUT
 //! degree` renumbers their vertices): it spills them unsorted, and [`Sorter::remap`] streams

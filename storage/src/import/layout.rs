@@ -3,8 +3,8 @@
 //! - `key`: internal id = rank of the input id (or string key).
 //! - `degree` (the default): vertices grouped by degree bucket (bucket `b` holds degrees in
 //!   `[2^(b-1), 2^b)`, bucket 0 the isolated vertices), the bucket of the largest degrees first,
-//!   key order within each bucket: degree-based grouping (Faldu et al., "A Closer Look at Lightweight Graph
-//!   Reordering", 2019). The hubs' lists and per-vertex values then share a few blocks and cache
+//!   key order within each bucket: degree-based grouping (Faldu et al., "A Closer Look at
+//!   Lightweight Graph Reordering", 2019). The hubs' lists and per-vertex values then share a few blocks and cache
 //!   lines, and the low-degree tail, which a bottom-up traversal's late levels still want, is
 //!   packed at the end of the file instead of spread over every block. Key order within a bucket
 //!   keeps the id map a few ascending runs, so it still packs and is still searched by bisection.
