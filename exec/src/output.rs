@@ -196,7 +196,7 @@ mod tests {
         assert_eq!(got, vec![3, 5, 6, 0, 4, 1, 2]);
         let looked_up = std::cell::Cell::new(0);
         let mut got = Vec::new();
-        let one = KeyOrder::new(vec![0..5], |v| {
+        let one = KeyOrder::new(std::iter::once(0..5).collect(), |v| {
             looked_up.set(looked_up.get() + 1);
             u64::from(v)
         });
