@@ -232,6 +232,7 @@ fn execute(job: &Job, cancel: Arc<AtomicBool>, name: &str) -> Result<(u64, Stats
         cancel: cancel.clone(),
         progress: None,
         segmented_pull: job.segmented_pull,
+        kept_pull: None,
         dm_update: parse_dm_update(&job.dm_update)?,
         cluster: Some(Member {
             collectives: collectives.clone(),

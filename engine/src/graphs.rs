@@ -46,6 +46,8 @@ pub fn create(
             format!("graph `{name}` already exists (use CREATE OR REPLACE GRAPH to replace it)"),
         ));
     }
+    // An import sorts within `memory_limit`: blocked pulls kept from earlier runs give way.
+    s.stores.release_kept(None);
     let storage = match c.storage {
         None | Some(AstStorage::Blockfile) => StorageKind::Blockfile,
         Some(AstStorage::Memory) => StorageKind::Memory,

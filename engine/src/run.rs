@@ -5,6 +5,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use exec::kept_pull::KeptPull;
 use grammar::{Pos, Run, RunMode};
 use planner::settings::format_size;
 use planner::{ReaderInfo, RunPlan, Settings};
@@ -53,10 +54,11 @@ struct OpenKey {
     transport: storage::dm::TransportKind,
 }
 
-/// Opened stores, kept between statements so repeated RUNs on a graph do not reload it.
+/// Opened stores, kept between statements so repeated RUNs on a graph do not reload it, each
+/// with the blocked pull its PageRank runs keep.
 #[derive(Default)]
 pub struct StoreCache {
-    open: HashMap<String, (GraphMeta, OpenKey, Arc<OpenStore>)>,
+    open: HashMap<String, (GraphMeta, OpenKey, Arc<OpenStore>, Arc<KeptPull>)>,
 }
 
 /// The memory-node pool of `nodes` with the session's token: errors name the setting to fix.
@@ -108,6 +110,31 @@ impl StoreCache {
         self.open.clear();
     }
 
+    /// Where the open graph `name` keeps its blocked pull (a new slot when it is not open).
+    fn kept_pull(&self, name: &str) -> Arc<KeptPull> {
+        self.open
+            .get(name)
+            .map_or_else(Default::default, |e| e.3.clone())
+    }
+
+    /// The bytes of the blocked pulls kept by open graphs other than `except`.
+    fn kept_bytes(&self, except: Option<&str>) -> u64 {
+        self.open
+            .iter()
+            .filter(|(name, _)| Some(name.as_str()) != except)
+            .map(|(_, e)| e.3.bytes())
+            .sum()
+    }
+
+    /// Lets the blocked pulls kept by open graphs other than `except` go.
+    pub(crate) fn release_kept(&self, except: Option<&str>) {
+        for (name, e) in &self.open {
+            if Some(name.as_str()) != except {
+                e.3.release();
+            }
+        }
+    }
+
     fn get(
         &mut self,
         catalog: &Catalog,
@@ -123,7 +150,7 @@ impl StoreCache {
             token_file: settings.memory_token_file.clone(),
             transport: settings.memory_transport,
         };
-        if let Some((m, k, st)) = self.open.get(&meta.name) {
+        if let Some((m, k, st, _)) = self.open.get(&meta.name) {
             if m == meta && *k == key {
                 return Ok(st.clone());
             }
@@ -164,8 +191,10 @@ impl StoreCache {
             OpenStore::Block(block)
         };
         let store = Arc::new(store);
-        self.open
-            .insert(meta.name.clone(), (meta.clone(), key, store.clone()));
+        self.open.insert(
+            meta.name.clone(),
+            (meta.clone(), key, store.clone(), Default::default()),
+        );
         Ok(store)
     }
 }
@@ -319,12 +348,25 @@ pub fn run(
         ),
         None => None,
     };
+    // Blocked pulls kept by open graphs that this run does not use give way when the run
+    // needs their memory (the run's own, if it blocks, is counted in its estimate).
+    let mine = plan.segmented_pull.then_some(meta.name.as_str());
+    let others = s.stores.kept_bytes(mine);
+    if others > 0
+        && planner::estimate_memory(&plan, &s.settings)
+            .total()
+            .saturating_add(others)
+            > s.settings.memory_limit
+    {
+        s.stores.release_kept(mine);
+    }
     let cfg = exec::RunConfig {
         threads: plan.threads,
         mode: plan.mode,
         cancel: s.cancel.clone(),
         progress: s.watcher.as_ref().and_then(|w| w.run_started(&plan)),
         segmented_pull: plan.segmented_pull,
+        kept_pull: plan.segmented_pull.then(|| s.stores.kept_pull(&meta.name)),
         dm_update: s.settings.dm_update,
         cluster: None,
     };

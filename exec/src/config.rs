@@ -7,6 +7,8 @@ use std::time::Duration;
 
 use planner::{DmUpdate, Mode};
 
+use crate::kept_pull::KeptPull;
+
 /// A progress report, sent after every iteration so a terminal can show a progress line.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Progress {
@@ -37,6 +39,9 @@ pub struct RunConfig {
     /// Whether PageRank may copy the in-edges for its cache-blocked pull, which the planner
     /// allows when the copy fits `memory_limit` (`planner::blocking`).
     pub segmented_pull: bool,
+    /// Where the open graph keeps its blocked pull between runs (`None`: each run builds its
+    /// own and drops it at the end).
+    pub kept_pull: Option<Arc<KeptPull>>,
     /// How updates reach remote state (`SET dm_update`): `Auto` decides per iteration.
     pub dm_update: DmUpdate,
     /// This process's part in a run over several compute nodes (`SET compute_nodes`); `None`
@@ -63,6 +68,7 @@ impl Default for RunConfig {
             cancel: Arc::new(AtomicBool::new(false)),
             progress: None,
             segmented_pull: true,
+            kept_pull: None,
             dm_update: DmUpdate::Auto,
             cluster: None,
         }
@@ -77,6 +83,7 @@ impl fmt::Debug for RunConfig {
             .field("cancel", &self.cancel)
             .field("progress", &self.progress.as_ref().map(|_| "callback"))
             .field("segmented_pull", &self.segmented_pull)
+            .field("kept_pull", &self.kept_pull.as_ref().map(|k| k.bytes()))
             .field("dm_update", &self.dm_update)
             .field("cluster", &self.cluster)
             .finish()

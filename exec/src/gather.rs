@@ -149,6 +149,19 @@ impl SegmentedPull {
         self.segments.len()
     }
 
+    /// How many destinations it sums for.
+    pub fn destinations(&self) -> usize {
+        self.destinations
+    }
+
+    /// The bytes its copy holds (what `planner::blocking::copy_bytes` estimates).
+    pub fn bytes(&self) -> u64 {
+        self.segments
+            .iter()
+            .map(|s| (s.offsets.len() + s.targets.len()) as u64 * 4)
+            .sum()
+    }
+
     /// Writes `out[v] = finish(Σ values[u] for u in v's list)` for every destination (f64
     /// bits in atomic cells, the executor's local vertex arrays). `check` runs before every
     /// sweep, so a cancelled query stops within one sweep. Call from inside the worker pool.

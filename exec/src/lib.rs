@@ -21,6 +21,7 @@ pub mod filter;
 pub mod gather;
 pub mod intersect;
 pub mod join;
+pub mod kept_pull;
 pub mod link;
 pub mod list_sum;
 pub mod lists;

@@ -6,8 +6,9 @@
 //! Strategies, picked by the operator and not the kernel:
 //! * **blocked pull** — in memory, on graphs large enough to outgrow the caches and when the
 //!   planner found room for the copy (`RunConfig::segmented_pull`): the in-edges are copied
-//!   once per query segment by segment ([`crate::gather`]), so each sweep's random reads stay
-//!   in one cache-sized slice of `values`;
+//!   segment by segment ([`crate::gather`]), so each sweep's random reads stay in one
+//!   cache-sized slice of `values`; the copy is built once per query, or once per open graph
+//!   where the engine keeps it ([`crate::kept_pull`]);
 //! * **pull** — every worker owns a slice of `out` and sums its vertices' in-lists (CSR slices
 //!   in memory, `scan_lists` or fetched lists out of core): no atomics, and the sum follows
 //!   list order, so the result does not depend on the thread count;
@@ -19,6 +20,8 @@
 //! * **remote direct** — remote state, forced direct update: the vertices are walked in ranges
 //!   of one update buffer, each range's values read once and added to `out` along its
 //!   out-edges with the memory nodes' pass-by-value add, then `finish` applied range by range.
+
+use std::sync::Arc;
 
 use planner::registry::Operator;
 use rayon::prelude::*;
@@ -50,13 +53,20 @@ pub struct Reduced {
 /// Runs sum-reduces for one algorithm; keeps the blocked pull's copy between rounds.
 pub struct EdgeReduce<'c, 'a, S: GraphStore> {
     ctx: &'c RunContext<'a, S>,
-    /// Built on the first local pull (`None` inside: blocking does not apply).
-    blocked: Option<Option<SegmentedPull>>,
+    /// Built (or taken from the open graph) on the first local pull (`None` inside: blocking
+    /// does not apply).
+    blocked: Option<Option<Arc<SegmentedPull>>>,
+    /// Whether the first pull found the copy kept from an earlier run (PROFILE says so once).
+    reused: Option<bool>,
 }
 
 impl<'c, 'a, S: GraphStore> EdgeReduce<'c, 'a, S> {
     pub fn new(ctx: &'c RunContext<'a, S>) -> Self {
-        EdgeReduce { ctx, blocked: None }
+        EdgeReduce {
+            ctx,
+            blocked: None,
+            reused: None,
+        }
     }
 
     /// The run this reduce belongs to.
@@ -164,11 +174,22 @@ impl<'c, 'a, S: GraphStore> EdgeReduce<'c, 'a, S> {
         let store = ctx.store;
         let n = cells.len();
         if !weighted {
+            let reused = &mut self.reused;
             let blocked = self
                 .blocked
                 .get_or_insert_with(|| match store.csr(Direction::In) {
                     Some(csr) if ctx.cfg.segmented_pull => {
-                        ctx.pool.install(|| SegmentedPull::new(&csr, n, n))
+                        let kept = ctx.cfg.kept_pull.as_deref();
+                        if let Some(pull) = kept.and_then(|k| k.get(n)) {
+                            *reused = Some(true);
+                            return Some(pull);
+                        }
+                        let pull = ctx.pool.install(|| SegmentedPull::new(&csr, n, n))?;
+                        let pull = Arc::new(pull);
+                        if let Some(k) = kept {
+                            k.keep(pull.clone());
+                        }
+                        Some(pull)
                     }
                     _ => None,
                 });
@@ -176,7 +197,11 @@ impl<'c, 'a, S: GraphStore> EdgeReduce<'c, 'a, S> {
                 ctx.pool
                     .install(|| pull.sum(vals, cells, &|| ctx.check(), &finish))?;
                 return Ok(Reduced {
-                    strategy: "blocked pull",
+                    strategy: if self.reused.take() == Some(true) {
+                        "blocked pull, kept"
+                    } else {
+                        "blocked pull"
+                    },
                     edges: arcs,
                 });
             }

@@ -2,11 +2,16 @@
 //! small graphs of the other suites never reach it. Here a graph just past the threshold runs
 //! with the blocked pull and without it, and the ranks must match bit for bit: the blocked pull
 //! adds every list in the same order, so any difference is a lost, doubled or misplaced edge.
+//! A run given a slot to keep the pull in (as the engine gives one per open graph) leaves it
+//! there, and the next run takes it instead of building its own.
 
 mod common;
 
+use std::sync::Arc;
+
 use common::f64_col;
 use exec::algorithms::call;
+use exec::kept_pull::KeptPull;
 use exec::rng::Xoshiro256;
 use exec::testing::VecGraph;
 use exec::{run, RunConfig};
@@ -35,27 +40,46 @@ fn blocked_pull_ranks_equal_the_plain_pull_bit_for_bit() {
         .collect();
     let g = VecGraph::new((0..n).collect(), edges, true, None);
     let call = call("pagerank").with("iter", 2u64).with("damping", 0.85);
-    let ranks = |blocked: bool| {
+    let ranks = |blocked: bool, kept: Option<&Arc<KeptPull>>, first: &str| {
         let cfg = RunConfig {
             mode: Mode::Auto,
             segmented_pull: blocked,
+            kept_pull: kept.cloned(),
             ..RunConfig::with_threads(2)
         };
         let table = run(&g, &call, &cfg).unwrap();
-        let strategy = if blocked { "blocked pull" } else { "pull" };
-        assert!(table.iterations.iter().all(|i| i.strategy == strategy));
+        let strategies: Vec<&str> = table.iterations.iter().map(|i| i.strategy).collect();
+        let rest = if blocked { "blocked pull" } else { "pull" };
+        assert_eq!(strategies, [first, rest], "the iterations' strategies");
         f64_col(&table, "rank")
     };
-    let plain = ranks(false);
-    let blocked = ranks(true);
+    let plain = ranks(false, None, "pull");
+    let blocked = ranks(true, None, "blocked pull");
     assert_eq!(plain.len(), n as usize);
-    let differing = plain
-        .iter()
-        .zip(&blocked)
-        .filter(|(a, b)| a.map(f64::to_bits) != b.map(f64::to_bits))
-        .count();
-    assert_eq!(differing, 0, "{differing} of {n} ranks differ");
+    let differing = |other: &[Option<f64>]| {
+        plain
+            .iter()
+            .zip(other)
+            .filter(|(a, b)| a.map(f64::to_bits) != b.map(f64::to_bits))
+            .count()
+    };
+    assert_eq!(differing(&blocked), 0, "ranks differ");
     // And the ranks are a distribution, not all zero (a sweep that summed nothing).
     let total: f64 = blocked.iter().map(|r| r.unwrap()).sum();
     assert!((total - 1.0).abs() < 1e-9, "ranks sum to {total}");
+
+    // Kept: the first run builds the copy and leaves it in the slot, of the size the planner
+    // counts; the second takes it, and both give the same bits.
+    let slot = Arc::new(KeptPull::default());
+    let built = ranks(true, Some(&slot), "blocked pull");
+    let arcs = storage::GraphStore::shape(&g).arcs;
+    assert_eq!(
+        slot.bytes(),
+        planner::blocking::copy_bytes(n, arcs).unwrap()
+    );
+    let reused = ranks(true, Some(&slot), "blocked pull, kept");
+    assert_eq!(differing(&built), 0, "ranks differ after building");
+    assert_eq!(differing(&reused), 0, "ranks differ with the kept pull");
+    slot.release();
+    assert_eq!(slot.bytes(), 0);
 }

@@ -146,7 +146,7 @@ pub fn explain(plan: &RunPlan, reader: &ReaderInfo, settings: &Settings) -> Stri
     ));
     if mem.scratch > 0 {
         out.push_str(&format!(
-            "  blocking:  {} segments of in-edges copied for a cache-blocked pull: + {}\n",
+            "  blocking:  {} segments of in-edges copied for a cache-blocked pull, kept for the next PageRank: + {}\n",
             crate::blocking::segments(g.vertices).unwrap_or(0),
             format_size(mem.scratch)
         ));
