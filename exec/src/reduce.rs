@@ -56,8 +56,8 @@ pub struct EdgeReduce<'c, 'a, S: GraphStore> {
     /// Built (or taken from the open graph) on the first local pull (`None` inside: blocking
     /// does not apply).
     blocked: Option<Option<Arc<SegmentedPull>>>,
-    /// Whether the first pull found the copy kept from an earlier run (PROFILE says so once).
-    reused: Option<bool>,
+    /// Whether the first pull took the copy kept from an earlier run, until PROFILE says so.
+    reused: bool,
 }
 
 impl<'c, 'a, S: GraphStore> EdgeReduce<'c, 'a, S> {
@@ -65,7 +65,7 @@ impl<'c, 'a, S: GraphStore> EdgeReduce<'c, 'a, S> {
         EdgeReduce {
             ctx,
             blocked: None,
-            reused: None,
+            reused: false,
         }
     }
 
@@ -181,7 +181,7 @@ impl<'c, 'a, S: GraphStore> EdgeReduce<'c, 'a, S> {
                     Some(csr) if ctx.cfg.segmented_pull => {
                         let kept = ctx.cfg.kept_pull.as_deref();
                         if let Some(pull) = kept.and_then(|k| k.get(n)) {
-                            *reused = Some(true);
+                            *reused = true;
                             return Some(pull);
                         }
                         let pull = ctx.pool.install(|| SegmentedPull::new(&csr, n, n))?;
@@ -197,7 +197,7 @@ impl<'c, 'a, S: GraphStore> EdgeReduce<'c, 'a, S> {
                 ctx.pool
                     .install(|| pull.sum(vals, cells, &|| ctx.check(), &finish))?;
                 return Ok(Reduced {
-                    strategy: if self.reused.take() == Some(true) {
+                    strategy: if std::mem::take(&mut self.reused) {
                         "blocked pull, kept"
                     } else {
                         "blocked pull"
