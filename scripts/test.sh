@@ -26,9 +26,10 @@ if ! all_installed $rdma_packages; then
 fi
 cargo check -p storage --features rdma --all-targets
 
-# The Python package (python/): built into this Python in the workspace's target directory (its
-# dev profile, so the dependencies compiled above are reused), then its pytest suite, which
-# compares against the binary the tests above built.
+# The Python package (python/, a workspace member): built into this Python in the workspace's
+# target directory (its dev profile, so the crates compiled above are reused and only pyo3 and
+# the extension compile again), then its pytest suite, which compares against the binary the
+# tests above built.
 for module in maturin pytest pandas polars; do
     python3 -c "import $module" 2>/dev/null || python3 -m pip install --quiet "$module"
 done
