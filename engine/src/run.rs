@@ -371,6 +371,7 @@ pub fn run(
         cluster: None,
     };
     let started = Instant::now();
+    let io_before = with_store!(&*store, st => st.io_stats());
     let remote_before = match &*store {
         OpenStore::Dm(d) => Some(d.remote_stats()),
         OpenStore::Block(_) => None,
@@ -398,7 +399,8 @@ pub fn run(
 
     let mut profile = Vec::new();
     if mode == RunMode::Profile {
-        profile.extend(profile_outputs(&table, &store));
+        let io = with_store!(&*store, st => st.io_stats()).since(&io_before);
+        profile.extend(profile_outputs(&table, &store, &io));
         if let (OpenStore::Dm(d), Some(before)) = (&*store, remote_before) {
             profile.extend(remote_outputs(&table, d, &before));
         }
@@ -608,16 +610,25 @@ fn remote_outputs(
     ]
 }
 
-/// PROFILE's per-iteration table, captioned with the reader and the algorithm's time.
-fn profile_outputs(table: &exec::ResultTable, store: &OpenStore) -> Vec<Output> {
+/// PROFILE's per-iteration table, captioned with the reader, the algorithm's time and, out of
+/// core, the time threads spent waiting for reads (`io`: the run's counters).
+fn profile_outputs(
+    table: &exec::ResultTable,
+    store: &OpenStore,
+    io: &storage::IoStats,
+) -> Vec<Output> {
     let reader = with_store!(store, st => st.describe_reader());
     let operators: Vec<&str> = table.operators.iter().map(|op| op.name()).collect();
     let summaries: String = exec::result::summary_lines(&table.summaries)
         .iter()
         .map(|line| format!("; {line}"))
         .collect();
+    let waited = match io.wait_nanos {
+        0 => String::new(),
+        ns => format!("; threads waited for reads {:.3} s in all", ns as f64 / 1e9),
+    };
     let caption = format!(
-        "profile ({reader}; algorithm {:.3} s; operators called: {}{summaries})",
+        "profile ({reader}; algorithm {:.3} s{waited}; operators called: {}{summaries})",
         table.algorithm_time.as_secs_f64(),
         operators.join(", ")
     );

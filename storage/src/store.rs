@@ -58,6 +58,9 @@ pub struct IoStats {
     pub bytes_read: u64,
     /// The largest number of reads that were in flight at once.
     pub inflight_high_water: u64,
+    /// Time threads spent blocked waiting for reads, summed over the threads (nanoseconds):
+    /// beside the algorithm's time times the threads, it says how I/O-bound a run was.
+    pub wait_nanos: u64,
 }
 
 impl IoStats {
@@ -69,6 +72,7 @@ impl IoStats {
             cache_misses: self.cache_misses - earlier.cache_misses,
             bytes_read: self.bytes_read - earlier.bytes_read,
             inflight_high_water: self.inflight_high_water,
+            wait_nanos: self.wait_nanos - earlier.wait_nanos,
         }
     }
 

@@ -1035,6 +1035,7 @@ impl<C: Connector> GraphStore for DmStore<C> {
             cache_misses: s.round_trips,
             bytes_read: s.bytes_received,
             inflight_high_water: DEPTH as u64,
+            wait_nanos: 0,
         }
     }
 

@@ -96,6 +96,8 @@ pub struct IoCounters {
     pub inflight_high_water: AtomicU64,
     /// Reads in flight right now (across all sessions).
     pub in_flight: AtomicU64,
+    /// Nanoseconds sessions spent in [`Session::wait`] with reads in flight, summed over threads.
+    pub wait_nanos: AtomicU64,
 }
 
 impl IoCounters {
@@ -107,6 +109,7 @@ impl IoCounters {
             cache_misses: self.cache_misses.load(Ordering::Relaxed),
             bytes_read: self.bytes_read.load(Ordering::Relaxed),
             inflight_high_water: self.inflight_high_water.load(Ordering::Relaxed),
+            wait_nanos: self.wait_nanos.load(Ordering::Relaxed),
         }
     }
 }
@@ -443,11 +446,17 @@ impl Session<'_> {
             }
             f(c)
         };
+        let started = std::time::Instant::now();
         let r = match &mut self.inner {
             #[cfg(target_os = "linux")]
             SessionInner::Uring(u) => u.wait(&mut handle),
             SessionInner::Pread(p) => p.wait(&mut handle),
         };
+        let waited = started.elapsed().as_nanos().min(u64::MAX as u128) as u64;
+        engine
+            .counters
+            .wait_nanos
+            .fetch_add(waited, Ordering::Relaxed);
         self.in_flight -= done;
         r.map_err(|e| StoreError::io(&self.engine.path, e))
     }
