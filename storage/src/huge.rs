@@ -45,20 +45,25 @@ pub fn with_capacity<T>(cap: usize) -> Vec<T> {
     v
 }
 
+/// Advises the whole 2 MiB-aligned pages inside `[addr, addr + len)` when the range is large
+/// enough to be worth it.
+fn advise(addr: usize, len: usize) {
+    if len >= MIN_BYTES {
+        advise_range(addr, len);
+    }
+}
+
 /// Advises the whole 2 MiB-aligned pages inside `[addr, addr + len)`. Advice is a hint: errors
 /// (no THP support, an old kernel) are ignored.
-fn advise(addr: usize, len: usize) {
+pub(crate) fn advise_range(addr: usize, len: usize) {
     const HUGE: usize = 2 << 20;
-    if len < MIN_BYTES {
-        return;
-    }
     let start = addr.next_multiple_of(HUGE);
     let end = (addr + len) & !(HUGE - 1);
     if end <= start {
         return;
     }
-    // SAFETY: the range lies inside a live allocation owned by the caller's vector; MADV_HUGEPAGE
-    // changes only how the kernel backs it, never its contents.
+    // SAFETY: the range lies inside a live allocation owned by the caller; MADV_HUGEPAGE changes
+    // only how the kernel backs it, never its contents.
     unsafe {
         libc::madvise(start as *mut libc::c_void, end - start, libc::MADV_HUGEPAGE);
     }

@@ -232,8 +232,11 @@ impl OutOfCoreStore {
         } else {
             0
         };
+        // A power of two, so that the reads' buffers are whole pieces of the huge-page slabs.
         let scan_chunk = (scan_reserve / 8 / BLOCK_SIZE as u64)
-            .clamp(SCAN_CHUNK_MIN_BLOCKS, SCAN_CHUNK_MAX_BLOCKS);
+            .clamp(SCAN_CHUNK_MIN_BLOCKS, SCAN_CHUNK_MAX_BLOCKS)
+            .next_power_of_two()
+            .min(SCAN_CHUNK_MAX_BLOCKS);
         let keep = (scan_reserve / (scan_chunk * BLOCK_SIZE as u64)).max(2) as usize;
         // Long lists are assembled in buffers of their own; their share comes out of the rest.
         let blocks_share = cache_bytes - scan_share;

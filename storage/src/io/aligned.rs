@@ -7,6 +7,7 @@ use std::alloc::{self, Layout};
 use std::ptr::NonNull;
 use std::sync::Mutex;
 
+use super::huge_slabs;
 use crate::blockfile::format::BLOCK_SIZE;
 
 #[cfg(target_endian = "big")]
@@ -17,7 +18,7 @@ pub const ALIGN: usize = BLOCK_SIZE;
 
 /// A zero-initialised, 4 KiB-aligned byte buffer whose length is a multiple of 4 KiB.
 ///
-/// Owned and movable: the heap memory never moves when the value does, which is what lets the
+/// Owned and movable: the memory never moves when the value does, which is what lets the
 /// io_uring engine hand its address to the kernel while the value sits in a table.
 pub struct AlignedBuf {
     ptr: NonNull<u8>,
@@ -25,6 +26,18 @@ pub struct AlignedBuf {
     len: usize,
     /// Bytes allocated; `len <= cap`, so a pooled buffer can serve a shorter read.
     cap: usize,
+    /// Where the memory came from, so that it goes back there.
+    origin: Origin,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Origin {
+    /// One block from [`single_blocks`].
+    SingleBlock,
+    /// A piece of a huge-page slab ([`huge_slabs`]): 64 KiB to 2 MiB.
+    Slab,
+    /// The heap: 8–60 KiB, more than 2 MiB, or when no slab could be had.
+    Heap,
 }
 
 // SAFETY: `AlignedBuf` owns its allocation exclusively (like `Vec<u8>`); shared references only
@@ -35,7 +48,9 @@ unsafe impl Sync for AlignedBuf {}
 
 impl AlignedBuf {
     /// A zeroed buffer of `blocks` blocks (at least one block is allocated, so the pointer is
-    /// always valid for the kernel).
+    /// always valid for the kernel). Buffers of 64 KiB to 2 MiB are pieces of huge-page slabs,
+    /// so that a read into them is a few physically contiguous segments (see [`huge_slabs`]);
+    /// their capacity is rounded up to 64 KiB.
     pub fn new(blocks: usize) -> AlignedBuf {
         if blocks <= 1 {
             let ptr = single_blocks::take();
@@ -45,16 +60,36 @@ impl AlignedBuf {
                 ptr,
                 len: BLOCK_SIZE,
                 cap: BLOCK_SIZE,
+                origin: Origin::SingleBlock,
             };
         }
         let len = blocks
             .checked_mul(BLOCK_SIZE)
             .expect("buffer size overflows");
+        if (huge_slabs::PIECE..=huge_slabs::SLAB).contains(&len) {
+            let cap = len.next_multiple_of(huge_slabs::PIECE);
+            if let Some(ptr) = huge_slabs::take(cap) {
+                // SAFETY: `take` returns an exclusive, live piece of `cap` bytes aligned to at
+                // least 64 KiB.
+                unsafe { std::ptr::write_bytes(ptr.as_ptr(), 0, cap) };
+                return AlignedBuf {
+                    ptr,
+                    len,
+                    cap,
+                    origin: Origin::Slab,
+                };
+            }
+        }
         let layout = Layout::from_size_align(len, ALIGN).expect("valid layout");
         // SAFETY: `layout` has a non-zero size.
         let raw = unsafe { alloc::alloc_zeroed(layout) };
         let ptr = NonNull::new(raw).unwrap_or_else(|| alloc::handle_alloc_error(layout));
-        AlignedBuf { ptr, len, cap: len }
+        AlignedBuf {
+            ptr,
+            len,
+            cap: len,
+            origin: Origin::Heap,
+        }
     }
 
     /// Uses the first `blocks` blocks (at least one) of the allocation. The bytes are whatever
@@ -66,6 +101,16 @@ impl AlignedBuf {
         let len = blocks.max(1) * BLOCK_SIZE;
         assert!(len <= self.cap, "set_blocks beyond the allocation");
         self.len = len;
+    }
+
+    /// The capacity in blocks of `AlignedBuf::new(blocks)` (slab pieces round up to 64 KiB).
+    pub fn capacity_for(blocks: usize) -> usize {
+        let len = blocks.max(1).saturating_mul(BLOCK_SIZE);
+        if (huge_slabs::PIECE..=huge_slabs::SLAB).contains(&len) {
+            len.next_multiple_of(huge_slabs::PIECE) / BLOCK_SIZE
+        } else {
+            blocks.max(1)
+        }
     }
 
     /// Blocks allocated (the most [`AlignedBuf::set_blocks`] accepts).
@@ -125,18 +170,18 @@ impl AlignedBuf {
 
 impl Drop for AlignedBuf {
     fn drop(&mut self) {
-        if self.cap == BLOCK_SIZE {
-            single_blocks::give(self.ptr);
-            return;
+        match self.origin {
+            Origin::SingleBlock => single_blocks::give(self.ptr),
+            Origin::Slab => huge_slabs::give(self.ptr, self.cap),
+            Origin::Heap => {
+                let layout = Layout::from_size_align(self.cap, ALIGN).expect("valid layout");
+                // SAFETY: `ptr` was allocated in `new` with exactly this layout and is freed once.
+                unsafe { alloc::dealloc(self.ptr.as_ptr(), layout) }
+            }
         }
-        let layout = Layout::from_size_align(self.cap, ALIGN).expect("valid layout");
-        // SAFETY: `ptr` was allocated in `new` with exactly this layout and is freed once.
-        unsafe { alloc::dealloc(self.ptr.as_ptr(), layout) }
     }
 }
 
-/// Single blocks (the cache's unit) come from 256 KiB slabs and go back to a free list.
-///
 /// A 4 KiB allocation aligned to 4 KiB costs glibc up to twice its size (the alignment gap is
 /// split off and rarely reused), so a block cache of N bytes held about 2N. The free list keeps
 /// what it was given for reuse, so the memory of single blocks is their peak live count, exactly.
@@ -247,7 +292,7 @@ impl BufPool {
     /// would pass the bound even without the idle buffers smaller than it).
     pub fn give(&self, buf: AlignedBuf) {
         let cap = buf.capacity_blocks();
-        if cap > self.blocks || self.class(cap) != cap {
+        if cap != AlignedBuf::capacity_for(self.class(cap)) {
             return;
         }
         let bytes = cap * BLOCK_SIZE;
@@ -322,6 +367,43 @@ mod tests {
                 "recycled blocks are zeroed"
             );
         }
+    }
+
+    #[test]
+    fn slab_buffers_are_zeroed_aligned_disjoint_and_pooled() {
+        // 64 KiB to 2 MiB come from the huge-page slabs, rounded up to 64 KiB.
+        let mut held: Vec<AlignedBuf> = [16usize, 17, 100, 128, 512, 3, 513]
+            .iter()
+            .map(|&n| AlignedBuf::new(n))
+            .collect();
+        let caps: Vec<usize> = held.iter().map(|b| b.capacity_blocks()).collect();
+        assert_eq!(caps, [16, 32, 112, 128, 512, 3, 513]);
+        let mut spans: Vec<(usize, usize)> = held
+            .iter_mut()
+            .map(|b| {
+                assert_eq!(b.as_mut_ptr() as usize % ALIGN, 0);
+                assert!(b.as_bytes().iter().all(|&x| x == 0), "zeroed at birth");
+                b.as_bytes_mut().fill(0xCD);
+                (b.as_mut_ptr() as usize, b.capacity_blocks() * BLOCK_SIZE)
+            })
+            .collect();
+        spans.sort();
+        for w in spans.windows(2) {
+            assert!(w[0].0 + w[0].1 <= w[1].0, "live buffers overlap: {w:?}");
+        }
+        drop(held);
+        let again = AlignedBuf::new(100);
+        assert!(
+            again.as_bytes().iter().all(|&x| x == 0),
+            "a reused piece is zeroed"
+        );
+        // A pool whose largest class is not a multiple of 64 KiB keeps its rounded buffers.
+        let pool = BufPool::new(140, 2);
+        let big = pool.take(140);
+        assert_eq!(big.capacity_blocks(), 144);
+        pool.give(big);
+        assert_eq!(pool.idle(), 1);
+        assert_eq!(pool.take(120).capacity_blocks(), 144);
     }
 
     #[test]

@@ -17,6 +17,7 @@
 //! therefore at most `io_depth + threads - 1`, and `io_depth` whenever the threads are busy.
 
 pub mod aligned;
+pub mod huge_slabs;
 pub mod plan;
 pub mod pread_pool;
 pub mod probe;
