@@ -182,6 +182,8 @@ impl Drop for AlignedBuf {
     }
 }
 
+/// Single blocks (the cache's unit) come from 256 KiB slabs and go back to a free list.
+///
 /// A 4 KiB allocation aligned to 4 KiB costs glibc up to twice its size (the alignment gap is
 /// split off and rarely reused), so a block cache of N bytes held about 2N. The free list keeps
 /// what it was given for reuse, so the memory of single blocks is their peak live count, exactly.
