@@ -66,8 +66,7 @@ impl AlignedBuf {
         let len = blocks
             .checked_mul(BLOCK_SIZE)
             .expect("buffer size overflows");
-        if (huge_slabs::PIECE..=huge_slabs::SLAB).contains(&len) {
-            let cap = len.next_multiple_of(huge_slabs::PIECE);
+        if let Some(cap) = slab_bytes(len) {
             if let Some(ptr) = huge_slabs::take(cap) {
                 // SAFETY: `take` returns an exclusive, live piece of `cap` bytes aligned to at
                 // least 64 KiB.
@@ -105,12 +104,8 @@ impl AlignedBuf {
 
     /// The capacity in blocks of `AlignedBuf::new(blocks)` (slab pieces round up to 64 KiB).
     pub fn capacity_for(blocks: usize) -> usize {
-        let len = blocks.max(1).saturating_mul(BLOCK_SIZE);
-        if (huge_slabs::PIECE..=huge_slabs::SLAB).contains(&len) {
-            len.next_multiple_of(huge_slabs::PIECE) / BLOCK_SIZE
-        } else {
-            blocks.max(1)
-        }
+        let blocks = blocks.max(1);
+        slab_bytes(blocks.saturating_mul(BLOCK_SIZE)).map_or(blocks, |b| b / BLOCK_SIZE)
     }
 
     /// Blocks allocated (the most [`AlignedBuf::set_blocks`] accepts).
@@ -166,6 +161,14 @@ impl AlignedBuf {
         // valid `f64`, little-endian target.
         unsafe { std::slice::from_raw_parts(self.ptr.as_ptr() as *const f64, self.len / 8) }
     }
+}
+
+/// The bytes of the slab piece that holds a buffer of `len` bytes, `None` when such a buffer
+/// does not come from the slabs.
+fn slab_bytes(len: usize) -> Option<usize> {
+    (huge_slabs::PIECE..=huge_slabs::SLAB)
+        .contains(&len)
+        .then(|| len.next_multiple_of(huge_slabs::PIECE))
 }
 
 impl Drop for AlignedBuf {

@@ -3,10 +3,9 @@
 //!
 //! Why: a virtual disk is handed one segment per physically contiguous piece of a read's
 //! buffer, and the host serves each segment on its own. A heap buffer is scattered 4 KiB pages,
-//! so a 1 MiB read is 256 segments; in a huge page it is one. On the development VM 1 MiB
-//! `O_DIRECT` reads at depth 8 ran at about 1.1 GB/s into heap buffers and 5.2–5.7 GB/s into
-//! huge-page ones (docs/PERFORMANCE.md, "Read buffers in huge pages"). Where THP is off, the
-//! slabs are ordinary memory and nothing else changes.
+//! so a 1 MiB read is 256 segments; in a huge page it is one (figures in docs/PERFORMANCE.md,
+//! "Read buffers in huge pages"). Where THP is off, the slabs are ordinary memory and nothing
+//! else changes.
 //!
 //! Pieces are buddies: their sizes are powers of two times [`PIECE`] and each starts at a
 //! multiple of its size, so a freed piece merges with its free buddy and a slab serves any size
@@ -47,7 +46,7 @@ impl Slabs {
     }
 
     /// An exclusive piece of `bytes` (a multiple of [`PIECE`], at most [`SLAB`]) whose bytes
-    /// are initialised but arbitrary, or `None` when `bytes` is out of range or no slab can be
+    /// the caller must initialise, or `None` when `bytes` is out of range or no slab can be
     /// allocated (the caller then uses the heap).
     pub fn take(&mut self, bytes: usize) -> Option<NonNull<u8>> {
         if bytes == 0 || bytes > SLAB || !bytes.is_multiple_of(PIECE) {
@@ -131,14 +130,12 @@ fn slab_layout() -> Layout {
 }
 
 /// A fresh slab, advised `MADV_HUGEPAGE` before anything touches it (the advice only shapes
-/// pages faulted in later). Its bytes are zeroed here, which also faults the huge page in.
+/// pages faulted in later: the first piece's initialisation faults the huge page in).
 fn new_slab() -> Option<usize> {
     // SAFETY: the layout has a non-zero size.
     let raw = unsafe { alloc::alloc(slab_layout()) };
     let at = NonNull::new(raw)?.as_ptr() as usize;
     crate::huge::advise_range(at, SLAB);
-    // SAFETY: `raw` is a live allocation of SLAB bytes that nothing else references yet.
-    unsafe { std::ptr::write_bytes(raw, 0, SLAB) };
     Some(at)
 }
 
