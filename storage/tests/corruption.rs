@@ -1,6 +1,7 @@
 //! Damaged graph files are refused: any flipped byte in the superblock (section table
 //! included) or in a small section at open, truncation at open, and a flipped edge or weight
-//! byte by `verify_file` (naming the block and its section) and by `MemoryStore::load`.
+//! byte by `verify_file` (naming the block and its section), by `MemoryStore::load` and by an
+//! out-of-core scan.
 
 mod common;
 
@@ -178,5 +179,36 @@ fn a_neighbour_past_the_vertices_in_a_checksum_valid_file_is_refused() {
         assert!(err.contains(&format!("holds {id}, not a vertex")), "{err}");
         let err = MemoryStore::load(&bad).unwrap_err().to_string();
         assert!(err.contains(&id.to_string()), "{err}");
+    }
+}
+
+#[test]
+fn an_out_of_core_scan_names_a_flipped_edge_or_weight_block() {
+    use storage::blockfile::ooc::OutOfCoreStore;
+    use storage::{Direction, GraphStore};
+    let dir = tempfile::tempdir().unwrap();
+    let g = make(dir.path());
+    let good = std::fs::read(&g).unwrap();
+    let gf = GraphFile::open(&g).unwrap();
+    let n = gf.superblock.vertices as u32;
+    let bad = dir.path().join("bad.frontier");
+    for kind in [SectionKind::OutEdges, SectionKind::OutWeights] {
+        let s = gf.superblock.section(kind).unwrap();
+        let at = s.offset + BLOCK_SIZE as u64 + 5;
+        flipped(&good, at as usize, &bad);
+        let block = at / BLOCK_SIZE as u64;
+        for cache in [64 << 10, 1 << 20] {
+            let ooc = OutOfCoreStore::open(&bad, cache, &Default::default()).unwrap();
+            let mut visited = 0;
+            let err = ooc
+                .scan_lists(Direction::Out, 0..n, true, |_, _, _| visited += 1)
+                .unwrap_err()
+                .to_string();
+            assert!(
+                err.contains(&format!("block {block} fails its checksum")),
+                "{kind:?}: {err}"
+            );
+            assert!(visited < n, "{kind:?}: every list was visited");
+        }
     }
 }

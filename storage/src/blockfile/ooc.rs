@@ -19,7 +19,7 @@
 //!   so each needed block is read at most once per call, even with a cache of one block.
 //! - Every block read is checked against the file's block checksums before anyone sees it, and
 //!   its neighbour ids against the vertex count ([`crate::blockfile::ids_check`]): a scan checks
-//!   each read's slots once as it lands, a fetch each list it visits.
+//!   each read once, when its first list is visited, a fetch each list it visits.
 
 use std::collections::{BTreeMap, VecDeque};
 use std::ops::Range;
@@ -1062,7 +1062,37 @@ impl OutOfCoreStore {
         struct Chunk {
             edges: Option<AlignedBuf>,
             weights: Option<AlignedBuf>,
+            /// Checked against the block checksums and the vertex count: done when the chunk is
+            /// first used, not when it lands, so that its bytes are still in the core's cache
+            /// when its lists are summed (reads ahead land together, more than the cache holds).
+            checked: bool,
         }
+        // Checks chunk `c`'s blocks (checksums; neighbour ids of the edge blocks) once.
+        let check = |c: u64, ch: &mut Chunk| -> Result<()> {
+            if ch.checked {
+                return Ok(());
+            }
+            let (f, _) = chunk_blocks(c);
+            let blocks = ch.edges.iter().map(|b| (f, b, true)).chain(
+                ch.weights
+                    .iter()
+                    .zip(lay.w0)
+                    .map(|(b, w0)| (w0 + 2 * (f - lay.e0), b, false)),
+            );
+            for (first, buf, edges) in blocks {
+                for i in 0..buf.blocks() {
+                    self.verify(
+                        first + i as u64,
+                        &buf.as_bytes()[i * BLOCK_SIZE..(i + 1) * BLOCK_SIZE],
+                    )?;
+                }
+                if edges {
+                    self.check_slots(first, buf.as_u32s())?;
+                }
+            }
+            ch.checked = true;
+            Ok(())
+        };
         // Counts the events after which this scan can read further ahead (a chunk recycled
         // frees share, completed reads free depth), so that the read-ahead between lists runs
         // only when one happened. Room that other scans free in the engine's shared budget is
@@ -1139,7 +1169,9 @@ impl OutOfCoreStore {
         };
 
         let mut index = lay.idx.cursor(dense);
-        for &v in &wanted {
+        let mut next = 0;
+        while let Some(&v) = wanted.get(next) {
+            next += 1;
             let s = lay.span_of(index.entry(v));
             if s.deg == 0 {
                 visit(v, &[], want_w.then_some(&[]));
@@ -1198,20 +1230,11 @@ impl OutOfCoreStore {
                     progress.set(progress.get() + 1);
                     for c in done.drain(..) {
                         self.landed(&c)?;
-                        let first = c.offset / BLOCK_SIZE as u64;
-                        for i in 0..c.buf.blocks() {
-                            self.verify(
-                                first + i as u64,
-                                &c.buf.as_bytes()[i * BLOCK_SIZE..(i + 1) * BLOCK_SIZE],
-                            )?;
-                        }
-                        if c.tag & 1 == 0 {
-                            self.check_slots(first, c.buf.as_u32s())?;
-                        }
                         let idx = c.tag >> 1;
                         let e = pending.entry(idx).or_insert(Chunk {
                             edges: None,
                             weights: None,
+                            checked: false,
                         });
                         if c.tag & 1 == 0 {
                             e.edges = Some(c.buf);
@@ -1234,7 +1257,8 @@ impl OutOfCoreStore {
                 }
                 // Copy this chunk's part of the list, then let the chunk go if nothing later
                 // needs it.
-                let ch = &loaded[&piece];
+                let ch = loaded.get_mut(&piece).expect("waited for");
+                check(piece, ch)?;
                 let (f, n) = chunk_blocks(piece);
                 let c_lo = (f - lay.e0) * SLOTS;
                 let c_hi = c_lo + n * SLOTS;
@@ -1257,7 +1281,6 @@ impl OutOfCoreStore {
                 }
                 piece += 1;
             }
-            // Every slot of a chunk was checked when it landed.
             if pieces {
                 visit(v, &assembled, want_w.then_some(&wassembled[..]));
                 // A hub's capacity is not kept for the small lists that follow.
@@ -1267,19 +1290,50 @@ impl OutOfCoreStore {
                 }
                 drop(loan);
             } else {
-                // All of v's list is in chunk c0.
-                let ch = &loaded[&c0];
-                let e = ch.edges.as_ref().expect("loaded chunks have edges");
-                let (f, _) = chunk_blocks(c0);
-                let off = (s.start - (f - lay.e0) * SLOTS) as usize;
-                let nbrs = &e.as_u32s()[off..off + s.deg as usize];
-                let w = ch
-                    .weights
+                // All of v's list is in chunk c0, and so are most of the lists after it: they
+                // are visited here in one run, without the bookkeeping above (which cost more
+                // than a short list's sum).
+                let ch = loaded.get_mut(&c0).expect("waited for");
+                check(c0, ch)?;
+                let ids = ch
+                    .edges
                     .as_ref()
-                    .map(|w| &w.as_f64s()[off..off + s.deg as usize]);
-                visit(v, nbrs, w);
+                    .expect("loaded chunks have edges")
+                    .as_u32s();
+                let weights = ch.weights.as_ref().map(|w| w.as_f64s());
+                let (f, n) = chunk_blocks(c0);
+                let c_lo = (f - lay.e0) * SLOTS;
+                let c_hi = c_lo + n * SLOTS;
+                let (mut v, mut start, mut deg) = (v, s.start, s.deg as u64);
+                let mut lists = 0;
+                loop {
+                    let at = (start - c_lo) as usize..(start - c_lo + deg) as usize;
+                    visit(v, &ids[at.clone()], weights.map(|w| &w[at]));
+                    lists += 1;
+                    // The next list, if it lies in this chunk too (empty ones are visited on
+                    // the way).
+                    let mut in_chunk = None;
+                    while let Some(&w) = wanted.get(next) {
+                        let (w_start, w_deg) = index.entry(w);
+                        if w_deg == 0 {
+                            visit(w, &[], want_w.then_some(&[]));
+                        } else if c_lo <= w_start && w_start + w_deg as u64 <= c_hi {
+                            in_chunk = Some((w, w_start, w_deg as u64));
+                        } else {
+                            break;
+                        }
+                        next += 1;
+                        if in_chunk.is_some() {
+                            break;
+                        }
+                    }
+                    match in_chunk {
+                        Some(list) => (v, start, deg) = list,
+                        None => break,
+                    }
+                }
                 let u = &mut uses[c0 as usize];
-                *u -= 1;
+                *u -= lists;
                 if *u == 0 {
                     if let Some(ch) = loaded.remove(&c0) {
                         recycle(c0, ch);
