@@ -84,6 +84,22 @@ pub fn cut_by_cost(
     out
 }
 
+/// `pieces` (consecutive ranges of about equal work) joined into consecutive ranges that shrink
+/// as the work runs out: each takes `1 / (2 · threads)` of the pieces left, at least one. Taken
+/// in order by whichever worker is free, they keep both the number of ranges small (out of
+/// core each range is one scan, which waits for its first read) and the idle tail at the end
+/// (one piece).
+pub fn guided(pieces: &[Range<u32>], threads: usize) -> Vec<Range<u32>> {
+    let mut out = Vec::new();
+    let mut rest = pieces;
+    while let (Some(first), Some(_)) = (rest.first(), rest.last()) {
+        let take = (rest.len() / (2 * threads.max(1))).max(1);
+        out.push(first.start..rest[take - 1].end);
+        rest = &rest[take..];
+    }
+    out
+}
+
 /// `items` split into consecutive slices as long as `ranges` (which cover `0..items.len()`
 /// in order), so each range's worker owns its part.
 pub fn split_by_ranges<'a, T>(mut items: &'a mut [T], ranges: &[Range<u32>]) -> Vec<&'a mut [T]> {
@@ -109,6 +125,21 @@ mod tests {
             at = r.end;
         }
         assert_eq!(at, n, "{ranges:?}");
+    }
+
+    #[test]
+    fn guided_ranges_cover_and_shrink_to_one_piece() {
+        let pieces: Vec<Range<u32>> = (0..147).map(|i| i * 64..(i + 1) * 64).collect();
+        let r = guided(&pieces, 2);
+        covers(&r, 147 * 64);
+        let sizes: Vec<u32> = r.iter().map(|r| r.len() as u32 / 64).collect();
+        assert_eq!(sizes[0], 36);
+        assert!(sizes.windows(2).all(|w| w[0] >= w[1]), "{sizes:?}");
+        assert_eq!(*sizes.last().unwrap(), 1);
+        assert!(r.len() < pieces.len() / 4, "{} ranges", r.len());
+        assert_eq!(guided(&pieces[..1], 2), vec![0..64]);
+        assert!(guided(&[], 2).is_empty());
+        covers(&guided(&pieces[..5], 8), 5 * 64);
     }
 
     #[test]

@@ -21,7 +21,8 @@
 //!   of one update buffer, each range's values read once and added to `out` along its
 //!   out-edges with the memory nodes' pass-by-value add, then `finish` applied range by range.
 
-use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
 
 use planner::registry::Operator;
 use rayon::prelude::*;
@@ -341,19 +342,16 @@ fn pull_local<S: GraphStore>(
 ) -> Result<(), ExecError> {
     let store = ctx.store;
     let csr = store.csr(Direction::In);
-    let mode = ctx.cfg.mode;
     let value = |u: u32| values.get(u as usize).map_or(0.0, f64::load);
     // Where the blocked pull would cut the lists: the same order of additions, the same bits.
     let cut = planner::blocking::segment_width(values.len() as u64)
         .map(|w| w.min(u32::MAX as u64) as u32);
-    // Out of core each range is one sequential scan: larger ranges keep more of the scan's
-    // read-ahead in flight. Ranges hold equal work, not equal vertex counts (hubs may come
-    // first); the sums do not depend on the cutting.
-    let (min, max) = match csr {
-        Some(_) => (CHUNK, CHUNK),
-        None => (CHUNK, 16 * CHUNK),
+    // Ranges hold equal work, not equal vertex counts (hubs may come first); the sums do not
+    // depend on the cutting.
+    let Some(csr) = csr else {
+        return pull_scans(ctx, values, out, weighted, cut, finish);
     };
-    let ranges = balance::list_ranges(ctx, Direction::In, out.len() as u32, min, max);
+    let ranges = balance::list_ranges(ctx, Direction::In, out.len() as u32, CHUNK, CHUNK);
     let parts = balance::split_by_ranges(out, &ranges);
     ctx.pool.install(|| {
         parts
@@ -362,36 +360,71 @@ fn pull_local<S: GraphStore>(
             .try_for_each(|(out, r)| {
                 ctx.check()?;
                 let first = r.start;
-                match csr {
-                    Some(csr) if !weighted => {
-                        for (i, slot) in out.iter_mut().enumerate() {
-                            let sum = list_sum(csr.neighbours(first + i as u32), values, cut);
-                            *slot.get_mut() = finish(sum).to_bits();
-                        }
+                if weighted {
+                    for (i, slot) in out.iter_mut().enumerate() {
+                        let v = first + i as u32;
+                        let sum = weighted_terms(csr.neighbours(v), csr.weights_of(v), value);
+                        *slot.get_mut() = finish(sum).to_bits();
                     }
-                    Some(csr) => {
-                        for (i, slot) in out.iter_mut().enumerate() {
-                            let v = first + i as u32;
-                            let sum = weighted_terms(csr.neighbours(v), csr.weights_of(v), value);
-                            *slot.get_mut() = finish(sum).to_bits();
-                        }
-                    }
-                    None => {
-                        let range = first..first + out.len() as u32;
-                        range_lists(store, mode, Direction::In, range, weighted, |v, ns, ws| {
-                            let sum = match ws {
-                                Some(_) => weighted_terms(ns, ws, value),
-                                None => list_sum(ns, values, cut),
-                            };
-                            if let Some(slot) = out.get_mut((v - first) as usize) {
-                                *slot.get_mut() = finish(sum).to_bits();
-                            }
-                        })?;
+                } else {
+                    for (i, slot) in out.iter_mut().enumerate() {
+                        let sum = list_sum(csr.neighbours(first + i as u32), values, cut);
+                        *slot.get_mut() = finish(sum).to_bits();
                     }
                 }
                 Ok(())
             })
     })
+}
+
+/// The local pull over a store without an in-memory CSR (out of core): each range is one
+/// sequential scan, and a scan waits for its first read before it can sum anything, so the
+/// ranges are few and large at first and shrink towards the end ([`balance::guided`]), each
+/// taken by whichever worker is free.
+fn pull_scans<S: GraphStore>(
+    ctx: &RunContext<'_, S>,
+    values: &[<f64 as StateValue>::Cell],
+    out: &mut [<f64 as StateValue>::Cell],
+    weighted: bool,
+    cut: Option<u32>,
+    finish: &(impl Fn(f64) -> f64 + Sync),
+) -> Result<(), ExecError> {
+    let store = ctx.store;
+    let mode = ctx.cfg.mode;
+    let value = |u: u32| values.get(u as usize).map_or(0.0, f64::load);
+    let pieces = balance::list_ranges(ctx, Direction::In, out.len() as u32, CHUNK, 4 * CHUNK);
+    let ranges = balance::guided(&pieces, ctx.pool.threads());
+    let parts = balance::split_by_ranges(out, &ranges);
+    let work = Mutex::new(parts.into_iter().zip(ranges));
+    let failed = AtomicBool::new(false);
+    let results = ctx.pool.broadcast(|_| -> Result<(), ExecError> {
+        loop {
+            let next = work.lock().unwrap_or_else(|e| e.into_inner()).next();
+            let Some((out, range)) = next else {
+                return Ok(());
+            };
+            if failed.load(Ordering::Relaxed) {
+                return Ok(());
+            }
+            let first = range.start;
+            let scanned = ctx.check().and_then(|()| {
+                range_lists(store, mode, Direction::In, range, weighted, |v, ns, ws| {
+                    let sum = match ws {
+                        Some(_) => weighted_terms(ns, ws, value),
+                        None => list_sum(ns, values, cut),
+                    };
+                    if let Some(slot) = out.get_mut((v - first) as usize) {
+                        *slot.get_mut() = finish(sum).to_bits();
+                    }
+                })
+            });
+            if scanned.is_err() {
+                failed.store(true, Ordering::Relaxed);
+                return scanned;
+            }
+        }
+    });
+    results.into_iter().collect()
 }
 
 /// The local push: atomic additions along out-edges, then `finish`.
