@@ -50,8 +50,10 @@
 # the file at fio's sequential speed, the median in-memory time), with passes = 1 for BFS and
 # WCC and the iterations for PageRank, time / limit (the median over the rounds of each round's
 # time against its own fio figure; the fio and limit columns show the median figure), and the
-# peak RSS (largest of the runs) beside EXPLAIN's estimate (cache + per-vertex arrays). Results
-# also go to WORK/ooc.csv, with every round's times and fio figures.
+# peak RSS (largest of the runs) beside EXPLAIN's estimate (cache + per-vertex arrays), and the
+# CPU time the hypervisor took from the VM during the runs (/proc/stat's steal; on the development
+# VM a busy disk costs the guest's cores time, docs/PERFORMANCE.md). Results also go to
+# WORK/ooc.csv, with every round's times and fio figures.
 #
 # --layout degree (the default, as in frontier: internal ids grouped by degree bucket, hubs first)
 # imports the graphs under the names d20, dw20, dwi20; --layout key (internal ids in key order)
@@ -329,22 +331,27 @@ if [ "$OOC" = 1 ]; then
             --output-format=terse --terse-version=3 2>/dev/null |
             awk -F';' '$7 > 0 { printf "%.1f", $7 * 1024 / 1e6; exit }' || true
     }
-    # One PROFILE run: "algo_s blocks peak_rss_kb" (ERR on failure).
+    # CPU time the hypervisor took from this VM so far (/proc/stat's steal, in clock ticks).
+    steal_ticks() { awk '/^cpu / { print $9; exit }' /proc/stat 2>/dev/null || echo 0; }
+    TICKS_PER_S="$(getconf CLK_TCK 2>/dev/null || echo 100)"
+    # One PROFILE run: "algo_s blocks peak_rss_kb stolen_s" (ERR on failure).
     profile_run() { # cache_bytes query
-        local rc=0 p r
+        local rc=0 p r s0 s1
         drop_caches
+        s0="$(steal_ticks)"
         /usr/bin/time -f "RSS_KB %M" -o "$WORK/ooc.time" timeout "$TIMEOUT" "$BIN" --data "$DATA" \
             -c "SET threads = $THREADS; SET cache = $1; SET mode = auto; PROFILE RUN $2 LIMIT 1;" \
             > "$WORK/ooc.out" 2> "$WORK/ooc.err" || rc=$?
+        s1="$(steal_ticks)"
         if [ "$rc" != 0 ]; then sed 's/^/#   /' "$WORK/ooc.err" | head -5 >&2; echo ERR; return; fi
         p="$(parse_profile < "$WORK/ooc.out")"
         [ "$p" = ERR ] && { echo ERR; return; }
         r="$(sed -n 's/^RSS_KB //p' "$WORK/ooc.time" | tail -1)"
         read -r t _ b _ _ <<< "$p"
-        echo "$t $b ${r:-0}"
+        echo "$t $b ${r:-0} $(awk -v a="${s0:-0}" -v b="${s1:-0}" -v hz="$TICKS_PER_S" 'BEGIN { printf "%.2f", (b - a) / hz }')"
     }
     ORESULTS="$WORK/ooc.csv"
-    echo "scale,algo,file_bytes,cache_bytes,seq_mb_s,rand32_mb_s,rand64_mb_s,passes,pass_s,mem_s,limit_s,ooc_s,ratio,blocks,bytes,peak_rss_mb,estimate_mb,ooc_runs,mem_runs,seq_jobs_mb_s,ratio_jobs,seq_runs,seq_jobs_runs,seq_before_after_runs" > "$ORESULTS"
+    echo "scale,algo,file_bytes,cache_bytes,seq_mb_s,rand32_mb_s,rand64_mb_s,passes,pass_s,mem_s,limit_s,ooc_s,ratio,blocks,bytes,peak_rss_mb,estimate_mb,ooc_runs,mem_runs,seq_jobs_mb_s,ratio_jobs,seq_runs,seq_jobs_runs,seq_before_after_runs,mem_stolen_s,ooc_stolen_s" > "$ORESULTS"
     for S in $SCALES; do
         EL="$WORK/rmat-$S.el"
         SRC="$(awk 'NR == 1 { print $1; exit }' "$EL")"
@@ -364,11 +371,14 @@ if [ "$OOC" = 1 ]; then
                 pagerank) q="pagerank ON $G ITER $PR_ITER"; passes="$PR_ITER" ;;
                 *) q="$A ON $G" ;;
             esac
-            mts=""; ots=""; rss=0; blocks=""; seqs=""; seqjs=""; around=""
+            mts=""; ots=""; rss=0; blocks=""; seqs=""; seqjs=""; around=""; msts=""; osts=""
             for ((i = 0; i < OREPEAT; i++)); do
                 echo "# scale $S $A round $((i + 1))/$OREPEAT: in memory, fio, then out of core (cache $OOC_CACHE_PCT % = $CB B)" >&2
                 m="$(profile_run "$FB" "$q")"
-                [ "$m" != ERR ] && mts="$mts ${m%% *}"
+                if [ "$m" != ERR ]; then
+                    read -r t _ _ st <<< "$m"
+                    mts="$mts $t"; msts="$msts $st"
+                fi
                 # The device's figure around this round's run: its speed drifts by 2-3x within
                 # minutes on shared virtual disks, so one job's figure is the mean of one
                 # measured right before the run and one right after it.
@@ -378,8 +388,8 @@ if [ "$OOC" = 1 ]; then
                 sa="$(fio_mb_s "$FILE" read 1M 8)"
                 s1="$(awk -v b="${sb:-0}" -v a="${sa:-0}" 'BEGIN { printf "%.1f", (a > 0 && b > 0) ? (a + b) / 2 : a + b }')"
                 if [ "$o" != ERR ]; then
-                    read -r t b r <<< "$o"
-                    ots="$ots $t"; blocks="$b"; seqs="$seqs ${s1:-0}"; seqjs="$seqjs ${sj:-0}"
+                    read -r t b r st <<< "$o"
+                    ots="$ots $t"; osts="$osts $st"; blocks="$b"; seqs="$seqs ${s1:-0}"; seqjs="$seqjs ${sj:-0}"
                     around="$around ${sb:-0}/${sa:-0}"
                     [ "$r" -gt "$rss" ] && rss="$r"
                 fi
@@ -391,7 +401,8 @@ if [ "$OOC" = 1 ]; then
             awk -v s="$S" -v a="$A" -v fb="$FB" -v cb="$CB" -v r32="$R32" -v r64="$R64" \
                 -v passes="$passes" -v mem="$(echo "$mts" | median)" -v ooc="$(echo "$ots" | median)" \
                 -v blocks="$blocks" -v rss="$rss" -v est="$est" -v oruns="$ots" -v mruns="$mts" \
-                -v seqs="$seqs" -v seqjs="$seqjs" -v around="$around" '
+                -v seqs="$seqs" -v seqjs="$seqjs" -v around="$around" \
+                -v msteal="$(echo "$msts" | median)" -v osteal="$(echo "$osts" | median)" '
                 function med(a, n,   i, j, t) {   # median of a[1..n] (sorts a)
                     for (i = 2; i <= n; i++) for (j = i; j > 1 && a[j - 1] > a[j]; j--) { t = a[j]; a[j] = a[j - 1]; a[j - 1] = t }
                     return (n == 0) ? "" : (n % 2) ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
@@ -413,23 +424,24 @@ if [ "$OOC" = 1 ]; then
                 n = ratios(seqs, rr); ratio = (n > 0 && ooc != "") ? sprintf("%.2f", med(rr, n)) : ""
                 n = ratios(seqjs, rj); ratioj = (n > 0 && ooc != "") ? sprintf("%.2f", med(rj, n)) : ""
                 gsub(/^ +| +$/, "", oruns); gsub(/^ +| +$/, "", mruns); gsub(/^ +| +$/, "", seqs); gsub(/^ +| +$/, "", seqjs); gsub(/^ +| +$/, "", around)
-                printf "%s,%s,%s,%s,%s,%s,%s,%s,%.4f,%s,%.4f,%s,%s,%s,%.0f,%.1f,%s,%s,%s,%s,%s,%s,%s,%s\n", s, a, fb, cb, seq, r32, r64, passes, pass, mem, lim, ooc, ratio, blocks, blocks * 4096, rss / 1024, est, oruns, mruns, seqj, ratioj, seqs, seqjs, around
+                printf "%s,%s,%s,%s,%s,%s,%s,%s,%.4f,%s,%.4f,%s,%s,%s,%.0f,%.1f,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s\n", s, a, fb, cb, seq, r32, r64, passes, pass, mem, lim, ooc, ratio, blocks, blocks * 4096, rss / 1024, est, oruns, mruns, seqj, ratioj, seqs, seqjs, around, msteal, osteal
             }' >> "$ORESULTS"
         done
     done
     echo
     echo "## out of core against the device's limit ($THREADS threads, cache $OOC_CACHE_PCT % of the block file, $DROP_NOTE, medians of $OREPEAT)"
     echo
-    echo "| scale | query | file MB | fio seq MB/s | fio rand 4 KiB d32 / d64 MB/s | one pass s | passes | in memory s | limit s | out of core s | time / limit | blocks read | MB read | peak RSS MB | cache + state estimate MB | fio seq, $THREADS jobs MB/s | time / limit at that |"
-    echo "|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+    echo "| scale | query | file MB | fio seq MB/s | fio rand 4 KiB d32 / d64 MB/s | one pass s | passes | in memory s | limit s | out of core s | time / limit | blocks read | MB read | peak RSS MB | cache + state estimate MB | fio seq, $THREADS jobs MB/s | time / limit at that | CPU stolen s, in memory / out of core |"
+    echo "|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
     awk -F, 'NR > 1 {
         q = ($2 == "pagerank") ? "PageRank, " $8 " iterations" : toupper($2)
-        printf "| %s | %s | %.1f | %s | %s / %s | %.3f | %s | %.3f | %.3f | %.3f | **%s** | %.0f | %.1f | %.0f | %s | %s | %s |\n", $1, q, $3 / 1e6, $5, $6, $7, $9, $8, $10, $11, $12, $13, $14, $15 / 1e6, $16, $17, $20, $21
+        printf "| %s | %s | %.1f | %s | %s / %s | %.3f | %s | %.3f | %.3f | %.3f | **%s** | %.0f | %.1f | %.0f | %s | %s | %s | %s / %s |\n", $1, q, $3 / 1e6, $5, $6, $7, $9, $8, $10, $11, $12, $13, $14, $15 / 1e6, $16, $17, $20, $21, $25, $26
     }' "$ORESULTS"
     echo
     echo "(fio seq: the median over rounds of the mean of one job's figures measured right before and right after each out-of-core run;"
     echo " fio seq, $THREADS jobs: measured right before each run; time / limit: the median of each run against its own round's figure;"
-    echo " results: $ORESULTS, with every run's time and fio figure; MB read = blocks read x 4 KiB)"
+    echo " results: $ORESULTS, with every run's time and fio figure; MB read = blocks read x 4 KiB;"
+    echo " CPU stolen: the median over rounds of /proc/stat's steal during the run, CPU time the hypervisor gave to others)"
 fi
 
 # ---- NetworKit ---------------------------------------------------------------------------
