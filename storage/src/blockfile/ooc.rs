@@ -327,6 +327,14 @@ impl OutOfCoreStore {
         }
     }
 
+    /// Checks every block of a read that starts at block `first`.
+    fn verify_blocks(&self, first: u64, buf: &AlignedBuf) -> Result<()> {
+        for (i, bytes) in buf.as_bytes().chunks_exact(BLOCK_SIZE).enumerate() {
+            self.verify(first + i as u64, bytes)?;
+        }
+        Ok(())
+    }
+
     /// Turns a completion into its checked bytes, or the error naming the file and block.
     fn landed(&self, c: &Completion) -> Result<()> {
         let first = c.offset / BLOCK_SIZE as u64;
@@ -712,10 +720,7 @@ impl<'s> Batch<'s> {
         let first = c.offset / BLOCK_SIZE as u64;
         let count = c.buf.blocks();
         let cache_it = c.tag & TAG_CACHE != 0;
-        for i in 0..count {
-            let bytes = &c.buf.as_bytes()[i * BLOCK_SIZE..(i + 1) * BLOCK_SIZE];
-            self.store.verify(first + i as u64, bytes)?;
-        }
+        self.store.verify_blocks(first, &c.buf)?;
         if count == 1 {
             let mut r = Arc::new(c.buf);
             if cache_it {
@@ -1055,6 +1060,8 @@ impl OutOfCoreStore {
             }
         }
         drop(runs);
+        // The first weight block parallel to edge block `f` (two weight blocks per edge block).
+        let weights_of = |f: u64| lay.w0.map(|w0| w0 + 2 * (f - lay.e0));
         let chunk_blocks = |c: u64| {
             let r = &reads[c as usize];
             (r.start, r.end - r.start)
@@ -1073,22 +1080,12 @@ impl OutOfCoreStore {
                 return Ok(());
             }
             let (f, _) = chunk_blocks(c);
-            let blocks = ch.edges.iter().map(|b| (f, b, true)).chain(
-                ch.weights
-                    .iter()
-                    .zip(lay.w0)
-                    .map(|(b, w0)| (w0 + 2 * (f - lay.e0), b, false)),
-            );
-            for (first, buf, edges) in blocks {
-                for i in 0..buf.blocks() {
-                    self.verify(
-                        first + i as u64,
-                        &buf.as_bytes()[i * BLOCK_SIZE..(i + 1) * BLOCK_SIZE],
-                    )?;
-                }
-                if edges {
-                    self.check_slots(first, buf.as_u32s())?;
-                }
+            if let Some(e) = &ch.edges {
+                self.verify_blocks(f, e)?;
+                self.check_slots(f, e.as_u32s())?;
+            }
+            if let (Some(w), Some(wf)) = (&ch.weights, weights_of(f)) {
+                self.verify_blocks(wf, w)?;
             }
             ch.checked = true;
             Ok(())
@@ -1129,8 +1126,7 @@ impl OutOfCoreStore {
                 offset: f * BLOCK_SIZE as u64,
                 buf: self.scan_edges.take(n as usize),
             })?;
-            if let Some(w0) = lay.w0 {
-                let wf = w0 + 2 * (f - lay.e0);
+            if let Some(wf) = weights_of(f) {
                 session.submit(ReadRequest {
                     tag: (c << 1) | 1,
                     offset: wf * BLOCK_SIZE as u64,
