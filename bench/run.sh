@@ -65,6 +65,9 @@
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+# Commands run at exit, whichever way the script ends (temporary files, borrowed settings).
+AT_EXIT=()
+trap 'for c in "${AT_EXIT[@]}"; do eval "$c" || true; done' EXIT
 SCALES="18"
 CACHES="100 25 3"
 MODES="auto push block pull"
@@ -322,12 +325,35 @@ if [ "$OOC" = 1 ]; then
         echo "# warning: $DROP_NOTE" >&2
     fi
     drop_caches() { { sync && echo 3 > /proc/sys/vm/drop_caches; } 2>/dev/null || true; }
+    # fio's sequential reads go to buffers in 2 MiB pages, as frontier's scans do: on a virtual
+    # disk a buffer of scattered 4 KiB pages is read one page-sized segment at a time, and fio's
+    # figure then moves with where its allocation happened to land (0.7-5.8 GB/s on one VM;
+    # docs/PERFORMANCE.md, "Read buffers in huge pages"). That needs reserved huge pages: the
+    # ones free are used, and as root a few more (32 MiB) are reserved for the report and given
+    # back at exit.
+    HUGE_NEED=16
+    huge_free() { awk '/^HugePages_Free:/ { print $2; exit }' /proc/meminfo 2>/dev/null || echo 0; }
+    HUGE_SAVED=""
+    if [ "$(huge_free)" -lt "$HUGE_NEED" ] && [ -w /proc/sys/vm/nr_hugepages ]; then
+        HUGE_SAVED="$(cat /proc/sys/vm/nr_hugepages)"
+        AT_EXIT+=('echo "$HUGE_SAVED" > /proc/sys/vm/nr_hugepages')
+        echo $(( HUGE_SAVED + HUGE_NEED - $(huge_free) )) > /proc/sys/vm/nr_hugepages 2>/dev/null || true
+    fi
+    if [ "$(huge_free)" -ge "$HUGE_NEED" ]; then
+        FIO_MEM=(--mem=shmhuge --hugepage-size=2m)
+        FIO_MEM_NOTE="fio's sequential buffers in 2 MiB pages, as frontier's"
+    else
+        FIO_MEM=()
+        FIO_MEM_NOTE="fio's buffers in 4 KiB pages (no $HUGE_NEED free huge pages; set vm.nr_hugepages): on a virtual disk its sequential figure may understate the device"
+        echo "# warning: $FIO_MEM_NOTE" >&2
+    fi
     fio_mb_s() { # file rw bs depth [jobs file_bytes] -> MB/s (10^6 B/s); jobs > 1: each its own part
-        local jobs="${5:-1}" split=()
+        local jobs="${5:-1}" split=() mem=()
         [ "$jobs" -gt 1 ] && split=(--size=$(( $6 / jobs / 1048576 ))m --offset_increment=$(( $6 / jobs / 1048576 ))m --group_reporting)
+        [ "$2" = read ] && mem=("${FIO_MEM[@]}")
         drop_caches
         fio --name=probe --filename="$1" --readonly --direct=1 --ioengine=io_uring --rw="$2" \
-            --bs="$3" --iodepth="$4" --runtime=3 --time_based --numjobs="$jobs" "${split[@]}" \
+            --bs="$3" --iodepth="$4" --runtime=3 --time_based --numjobs="$jobs" "${split[@]}" "${mem[@]}" \
             --output-format=terse --terse-version=3 2>/dev/null |
             awk -F';' '$7 > 0 { printf "%.1f", $7 * 1024 / 1e6; exit }' || true
     }
@@ -441,7 +467,8 @@ if [ "$OOC" = 1 ]; then
     echo "(fio seq: the median over rounds of the mean of one job's figures measured right before and right after each out-of-core run;"
     echo " fio seq, $THREADS jobs: measured right before each run; time / limit: the median of each run against its own round's figure;"
     echo " results: $ORESULTS, with every run's time and fio figure; MB read = blocks read x 4 KiB;"
-    echo " CPU stolen: the median over rounds of /proc/stat's steal during the run, CPU time the hypervisor gave to others)"
+    echo " CPU stolen: the median over rounds of /proc/stat's steal during the run, CPU time the hypervisor gave to others;"
+    echo " $FIO_MEM_NOTE)"
 fi
 
 # ---- NetworKit ---------------------------------------------------------------------------
@@ -465,7 +492,7 @@ if [ -n "$GAPBS_SRC" ]; then
     GREPEAT="$REPEAT"
     [ "$REPEAT_GIVEN" = 1 ] || GREPEAT=5
     GBIN="$(mktemp -d "${TMPDIR:-/tmp}/frontier-gapbs.XXXXXX")"
-    trap 'rm -rf "$GBIN"' EXIT
+    AT_EXIT+=('rm -rf "$GBIN"')
     for P in bfs pr cc sssp converter; do
         echo "# building GAPBS $P: g++ -std=c++11 -O3 -fopenmp $GAPBS_SRC/src/$P.cc -o $GBIN/$P" >&2
         g++ -std=c++11 -O3 -fopenmp "$GAPBS_SRC/src/$P.cc" -o "$GBIN/$P"
