@@ -129,18 +129,17 @@ impl NeededBlocks {
     }
 }
 
-/// The blocks of the `dir` lists of the vertices each task's iterator yields; each task marks
-/// its own bitmap and the bitmaps are joined.
-fn needed_blocks<S, T, I>(
+/// The blocks of the `dir` lists each task gives to `lists` as (first block, degree); each
+/// task marks its own bitmap and the bitmaps are joined.
+fn needed_blocks<S, T>(
     ctx: &RunContext<'_, S>,
     dir: Direction,
     tasks: Vec<T>,
-    vertices: impl Fn(T) -> I + Sync,
+    lists: impl Fn(T, &mut dyn FnMut(u64, u64)) + Sync,
 ) -> NeededBlocks
 where
     S: GraphStore,
     T: Send,
-    I: Iterator<Item = u32>,
 {
     let store = ctx.store;
     let n = ctx.n();
@@ -158,12 +157,7 @@ where
             .fold(
                 || NeededBlocks::empty(blocks),
                 |mut acc, task| {
-                    for v in vertices(task) {
-                        let (first, deg) = store.list_start_block(dir, v);
-                        if deg > 0 {
-                            acc.mark(first - base, deg);
-                        }
-                    }
+                    lists(task, &mut |first, deg| acc.mark(first - base, deg));
                     acc
                 },
             )
@@ -172,15 +166,18 @@ where
 }
 
 /// The blocks of the `dir` lists of the vertices of `0..n` that `member` accepts, looked up in
-/// vertex order (the index is read front to back, not at random).
+/// vertex order (the index is read front to back, a group of entries at a time).
 fn needed_blocks_where<S: GraphStore>(
     ctx: &RunContext<'_, S>,
     dir: Direction,
     n: u32,
     member: impl Fn(u32) -> bool + Sync,
 ) -> NeededBlocks {
+    let store = ctx.store;
     let ranges = ctx.pool.word_ranges(n, MARK_CHUNK, MARK_CHUNK * 4);
-    needed_blocks(ctx, dir, ranges, |r| r.filter(|&v| member(v)))
+    needed_blocks(ctx, dir, ranges, |r, mark| {
+        store.each_list_start(dir, r, &member, |first, deg| mark(first, deg))
+    })
 }
 
 /// The blocks of the frontier's `dir` lists (what a push level reads). A short list is looked
@@ -194,7 +191,15 @@ pub fn push_blocks<S: GraphStore>(
     match (frontier.as_list(), frontier.as_bitmap()) {
         (Some(list), _) if list.len() as u64 <= n as u64 / 64 => {
             let chunks: Vec<&[u32]> = list.chunks(MARK_CHUNK).collect();
-            needed_blocks(ctx, dir, chunks, |c| c.iter().copied())
+            let store = ctx.store;
+            needed_blocks(ctx, dir, chunks, |c, mark| {
+                for &v in c {
+                    let (first, deg) = store.list_start_block(dir, v);
+                    if deg > 0 {
+                        mark(first, deg);
+                    }
+                }
+            })
         }
         (_, Some(bits)) => needed_blocks_where(ctx, dir, n, |v| bits.get(v)),
         _ => {

@@ -211,6 +211,22 @@ pub trait GraphStore: Send + Sync {
         (self.edge_block(dir, v), self.degree(dir, v))
     }
 
+    /// [`GraphStore::list_start_block`] of every vertex of `range` that `want` accepts and
+    /// that has a `dir` list, in vertex order: the walk that prices a dense level's reads,
+    /// which a store with a compressed index answers a group of entries at a time.
+    fn each_list_start<W, F>(&self, dir: Direction, range: Range<u32>, want: W, mut visit: F)
+    where
+        W: Fn(u32) -> bool,
+        F: FnMut(u64, u64),
+    {
+        for v in range.filter(|&v| want(v)) {
+            let (first, deg) = self.list_start_block(dir, v);
+            if deg > 0 {
+                visit(first, deg);
+            }
+        }
+    }
+
     /// Where `v`'s list starts among the store's edges (a slot of its edge section), so vertex
     /// ranges can be cut into equal work: with hubs numbered first (`LAYOUT degree`) equal
     /// vertex counts are far from equal edge counts. `None`: the store cannot tell cheaply,

@@ -128,8 +128,21 @@ impl IndexCursor<'_> {
     /// (start slot, degree) of `v`, as [`CompactIndex::entry`] gives it.
     #[inline(always)]
     pub fn entry(&mut self, v: u32) -> (u64, u32) {
+        match self.list(v) {
+            Some(entry) => entry,
+            None => (self.idx.empty_start(v), 0),
+        }
+    }
+
+    /// (start slot, degree) of `v` when its list is not empty; `None` without looking up
+    /// where an empty list sits (a search), for walks that skip empty lists.
+    #[inline(always)]
+    pub fn list(&mut self, v: u32) -> Option<(u64, u32)> {
         if !self.decode {
-            return self.idx.entry(v);
+            return match self.idx.degree(v) {
+                0 => None,
+                d => Some((self.idx.starts.get(v as u64), d)),
+            };
         }
         let g = v as usize / GROUP;
         if g != self.group {
@@ -139,8 +152,8 @@ impl IndexCursor<'_> {
         }
         let i = v as usize % GROUP;
         match self.degrees[i] as u32 {
-            0 => (self.idx.empty_start(v), 0),
-            d => (self.starts[i], d),
+            0 => None,
+            d => Some((self.starts[i], d)),
         }
     }
 }
@@ -400,6 +413,12 @@ mod tests {
             for v in [201u32, 0, 130, 64, 63, 200, 5, 201] {
                 assert_eq!(jumping.entry(v), entries[v as usize], "vertex {v}");
                 assert_eq!(idx.entry(v), entries[v as usize], "vertex {v}");
+            }
+            // `list` is `entry` for non-empty lists and nothing for empty ones.
+            let mut lists = idx.cursor(dense);
+            for (v, &(start, deg)) in entries.iter().enumerate() {
+                let want = (deg > 0).then_some((start, deg));
+                assert_eq!(lists.list(v as u32), want, "vertex {v}");
             }
         }
     }

@@ -1438,6 +1438,22 @@ impl GraphStore for OutOfCoreStore {
         )
     }
 
+    fn each_list_start<W, F>(&self, dir: Direction, range: Range<u32>, want: W, mut visit: F)
+    where
+        W: Fn(u32) -> bool,
+        F: FnMut(u64, u64),
+    {
+        // Decoding whole groups costs a few instructions an entry against a few dozen for an
+        // entry looked up alone; a group is decoded only when one of its vertices is wanted.
+        let first_block = self.file.edge_section(dir).first_block();
+        let mut index = self.file.vertex_index(dir).cursor(true);
+        for v in range.filter(|&v| want(v)) {
+            if let Some((start, deg)) = index.list(v) {
+                visit(first_block + start / SLOTS, deg as u64);
+            }
+        }
+    }
+
     fn io_stats(&self) -> IoStats {
         self.counters.snapshot()
     }
