@@ -34,6 +34,7 @@
 //! RefRD) for dense ones; claims are always direct.
 
 use std::borrow::Cow;
+use std::ops::Range;
 
 use planner::registry::Operator;
 use planner::Mode;
@@ -789,27 +790,21 @@ impl<'c, 'a, S: GraphStore> EdgeMap<'c, 'a, S> {
             self.seen = Some(AtomicBitmap::new(n));
         }
         let seen = self.seen.as_ref();
-        let ranges = balance::list_ranges(ctx, dir, n, 4096, 65536);
-        let parts = ctx.pool.install(|| {
-            ranges
-                .par_iter()
-                .map(|r| {
-                    ctx.check()?;
-                    let mut out = Vec::new();
-                    let mut edges = 0u64;
-                    store.scan_lists_where(
-                        dir,
-                        r.clone(),
-                        F::WEIGHTED,
-                        |v| bits.get(v),
-                        |v, ns, ws| {
-                            edges += ns.len() as u64;
-                            push_list(f, v, ns, ws, seen, &mut out);
-                        },
-                    )?;
-                    Ok((out, edges))
-                })
-                .collect::<Result<Vec<_>, ExecError>>()
+        let parts = ctx.pool.each_in_turn(scan_ranges(ctx, dir, n), |r| {
+            ctx.check()?;
+            let mut out = Vec::new();
+            let mut edges = 0u64;
+            store.scan_lists_where(
+                dir,
+                r,
+                F::WEIGHTED,
+                |v| bits.get(v),
+                |v, ns, ws| {
+                    edges += ns.len() as u64;
+                    push_list(f, v, ns, ws, seen, &mut out);
+                },
+            )?;
+            Ok::<_, ExecError>((out, edges))
         })?;
         Ok(self.gather_next(n, parts))
     }
@@ -830,47 +825,52 @@ impl<'c, 'a, S: GraphStore> EdgeMap<'c, 'a, S> {
         let bits = &*bits;
         let rev = reverse(dir);
         let csr = store.csr(rev);
-        let ranges = balance::list_ranges(ctx, rev, n, 4096, 65536);
-        let parts = ctx.pool.install(|| {
-            ranges
-                .par_iter()
-                .map(|r| {
-                    ctx.check()?;
-                    let mut words = vec![0u64; (r.end - r.start).div_ceil(64) as usize];
-                    let mut edges = 0u64;
-                    let mut visit = |dst: u32, ns: &[u32], ws: Option<&[f64]>| {
-                        let (hit, e) = pull_list(f, dst, ns, ws, bits);
-                        edges += e;
-                        if hit {
-                            let i = (dst - r.start) as usize;
-                            words[i >> 6] |= 1 << (i & 63);
-                        }
-                    };
-                    match csr {
-                        Some(csr) => {
-                            for dst in r.clone() {
-                                let ws = if F::WEIGHTED {
-                                    csr.weights_of(dst)
-                                } else {
-                                    None
-                                };
-                                visit(dst, csr.neighbours(dst), ws);
-                            }
-                        }
-                        // Only vertices that still want updates are read: a late level
-                        // skips every chunk whose vertices are all done.
-                        None => store.scan_lists_where(
-                            rev,
-                            r.clone(),
-                            F::WEIGHTED,
-                            |dst| f.cond(dst),
-                            visit,
-                        )?,
+        // One range's pull: the words of the next frontier over the range, and edges examined.
+        let pull_range = |r: Range<u32>| -> Result<(Vec<u64>, u64), ExecError> {
+            ctx.check()?;
+            let mut words = vec![0u64; (r.end - r.start).div_ceil(64) as usize];
+            let mut edges = 0u64;
+            let mut visit = |dst: u32, ns: &[u32], ws: Option<&[f64]>| {
+                let (hit, e) = pull_list(f, dst, ns, ws, bits);
+                edges += e;
+                if hit {
+                    let i = (dst - r.start) as usize;
+                    words[i >> 6] |= 1 << (i & 63);
+                }
+            };
+            match csr {
+                Some(csr) => {
+                    for dst in r.clone() {
+                        let ws = if F::WEIGHTED {
+                            csr.weights_of(dst)
+                        } else {
+                            None
+                        };
+                        visit(dst, csr.neighbours(dst), ws);
                     }
-                    Ok((words, edges))
-                })
-                .collect::<Result<Vec<_>, ExecError>>()
-        })?;
+                }
+                // Only vertices that still want updates are read: a late level skips every
+                // chunk whose vertices are all done.
+                None => {
+                    store.scan_lists_where(rev, r.clone(), F::WEIGHTED, |dst| f.cond(dst), visit)?
+                }
+            }
+            Ok((words, edges))
+        };
+        let parts = match csr {
+            Some(_) => {
+                let ranges = balance::list_ranges(ctx, rev, n, 4096, 65536);
+                ctx.pool.install(|| {
+                    ranges
+                        .into_par_iter()
+                        .map(pull_range)
+                        .collect::<Result<Vec<_>, ExecError>>()
+                })?
+            }
+            None => ctx
+                .pool
+                .each_in_turn(scan_ranges(ctx, rev, n), pull_range)?,
+        };
         let edges = parts.iter().map(|p| p.1).sum();
         let mut words = Vec::with_capacity((n as usize).div_ceil(64));
         for (w, _) in parts {
@@ -883,7 +883,14 @@ impl<'c, 'a, S: GraphStore> EdgeMap<'c, 'a, S> {
     }
 }
 
-/// The frontier as a sorted list.
+/// The ranges of an out-of-core pass over `dir` lists, one scan each: equal-work pieces joined
+/// by [`balance::guided`], so that few scans wait for their first read and the last ranges are
+/// short. Every bound is a multiple of 64 (a range owns whole bitmap words).
+fn scan_ranges<S: GraphStore>(ctx: &RunContext<'_, S>, dir: Direction, n: u32) -> Vec<Range<u32>> {
+    let pieces = balance::list_ranges(ctx, dir, n, 4096, 16384);
+    balance::guided(&pieces, ctx.pool.threads())
+}
+
 /// The update strategy of a remote-state round from `list` along `dirs`: the setting, or the
 /// cost rule over the updates the round will send ([`collab::choose`]). Split over several
 /// compute nodes the rule weighs every member's updates (a collective), so all members choose

@@ -6,6 +6,8 @@
 //! and the cancel flag is checked between chunks, which bounds how long a cancel takes.
 
 use std::ops::Range;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Mutex;
 
 use crate::error::ExecError;
 
@@ -42,6 +44,35 @@ impl Pool {
         self.inner.broadcast(|ctx| op(ctx.index()))
     }
 
+    /// Runs `task` on every item, each taken in order by whichever worker is free (a worker
+    /// slowed by its reads holds up no share fixed in advance), and returns the results in item
+    /// order. Once a task fails the workers take no further items, and the first failure in
+    /// item order is returned.
+    pub fn each_in_turn<I: Send, T: Send, E: Send>(
+        &self,
+        items: Vec<I>,
+        task: impl Fn(I) -> Result<T, E> + Sync,
+    ) -> Result<Vec<T>, E> {
+        let queue = Mutex::new(items.into_iter().enumerate());
+        let failed = AtomicBool::new(false);
+        let done = self.broadcast(|_| {
+            let mut mine = Vec::new();
+            while !failed.load(Ordering::Relaxed) {
+                let next = queue.lock().unwrap_or_else(|e| e.into_inner()).next();
+                let Some((i, item)) = next else { break };
+                let result = task(item);
+                if result.is_err() {
+                    failed.store(true, Ordering::Relaxed);
+                }
+                mine.push((i, result));
+            }
+            mine
+        });
+        let mut all: Vec<(usize, Result<T, E>)> = done.into_iter().flatten().collect();
+        all.sort_unstable_by_key(|(i, _)| *i);
+        all.into_iter().map(|(_, r)| r).collect()
+    }
+
     /// A chunk length for splitting `len` items: about 8 chunks per worker for balance, but
     /// never fewer than `min` nor more than `max` items (cancel latency, per-chunk overhead).
     pub fn chunk_len(&self, len: usize, min: usize, max: usize) -> usize {
@@ -66,6 +97,27 @@ impl Pool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn items_in_turn_give_results_in_item_order_and_stop_after_a_failure() {
+        let pool = Pool::new(2).unwrap();
+        let squares = pool.each_in_turn((0..100u64).collect(), |i| Ok::<_, ()>(i * i));
+        assert_eq!(squares, Ok((0..100u64).map(|i| i * i).collect()));
+        // Of two failures the earlier item's is returned, whichever finished first.
+        let failed = pool.each_in_turn((0..1000u32).collect(), |i| match i {
+            10 => {
+                std::thread::sleep(std::time::Duration::from_millis(20));
+                Err(format!("item {i}"))
+            }
+            500 => Err(format!("item {i}")),
+            _ => Ok(i),
+        });
+        assert_eq!(failed, Err("item 10".to_string()));
+        assert_eq!(
+            pool.each_in_turn(Vec::<u8>::new(), |_| Ok::<u8, ()>(0)),
+            Ok(vec![])
+        );
+    }
 
     #[test]
     fn word_ranges_cover_and_align() {

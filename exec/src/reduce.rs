@@ -21,8 +21,7 @@
 //!   of one update buffer, each range's values read once and added to `out` along its
 //!   out-edges with the memory nodes' pass-by-value add, then `finish` applied range by range.
 
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use planner::registry::Operator;
 use rayon::prelude::*;
@@ -395,36 +394,21 @@ fn pull_scans<S: GraphStore>(
     let pieces = balance::list_ranges(ctx, Direction::In, out.len() as u32, CHUNK, 4 * CHUNK);
     let ranges = balance::guided(&pieces, ctx.pool.threads());
     let parts = balance::split_by_ranges(out, &ranges);
-    let work = Mutex::new(parts.into_iter().zip(ranges));
-    let failed = AtomicBool::new(false);
-    let results = ctx.pool.broadcast(|_| -> Result<(), ExecError> {
-        loop {
-            let next = work.lock().unwrap_or_else(|e| e.into_inner()).next();
-            let Some((out, range)) = next else {
-                return Ok(());
+    let work: Vec<_> = parts.into_iter().zip(ranges).collect();
+    ctx.pool.each_in_turn(work, |(out, range)| {
+        ctx.check()?;
+        let first = range.start;
+        range_lists(store, mode, Direction::In, range, weighted, |v, ns, ws| {
+            let sum = match ws {
+                Some(_) => weighted_terms(ns, ws, value),
+                None => list_sum(ns, values, cut),
             };
-            if failed.load(Ordering::Relaxed) {
-                return Ok(());
+            if let Some(slot) = out.get_mut((v - first) as usize) {
+                *slot.get_mut() = finish(sum).to_bits();
             }
-            let first = range.start;
-            let scanned = ctx.check().and_then(|()| {
-                range_lists(store, mode, Direction::In, range, weighted, |v, ns, ws| {
-                    let sum = match ws {
-                        Some(_) => weighted_terms(ns, ws, value),
-                        None => list_sum(ns, values, cut),
-                    };
-                    if let Some(slot) = out.get_mut((v - first) as usize) {
-                        *slot.get_mut() = finish(sum).to_bits();
-                    }
-                })
-            });
-            if scanned.is_err() {
-                failed.store(true, Ordering::Relaxed);
-                return scanned;
-            }
-        }
-    });
-    results.into_iter().collect()
+        })
+    })?;
+    Ok(())
 }
 
 /// The local push: atomic additions along out-edges, then `finish`.
