@@ -45,7 +45,15 @@ impl NeededBlocks {
     }
 
     /// Marks a list of `deg` neighbours starting in (relative) block `first`.
+    #[inline]
     fn mark(&mut self, first: u64, deg: u64) {
+        if deg <= SLOTS_PER_BLOCK {
+            // Most lists: one block, no continuation.
+            if let Some(w) = self.needed.get_mut((first / 64) as usize) {
+                *w |= 1 << (first % 64);
+            }
+            return;
+        }
         let end = self.needed.len() as u64 * 64;
         let last = first + deg.saturating_sub(1) / SLOTS_PER_BLOCK;
         for b in first..(last + 1).min(end) {
@@ -129,13 +137,14 @@ impl NeededBlocks {
     }
 }
 
-/// The blocks of the `dir` lists each task gives to `lists` as (first block, degree); each
-/// task marks its own bitmap and the bitmaps are joined.
+/// The blocks of the `dir` lists each task marks through `lists(task, base, marks)` (a list
+/// starting in absolute block `first` is marked at `first - base`); each task marks its own
+/// bitmap and the bitmaps are joined.
 fn needed_blocks<S, T>(
     ctx: &RunContext<'_, S>,
     dir: Direction,
     tasks: Vec<T>,
-    lists: impl Fn(T, &mut dyn FnMut(u64, u64)) + Sync,
+    lists: impl Fn(T, u64, &mut NeededBlocks) + Sync,
 ) -> NeededBlocks
 where
     S: GraphStore,
@@ -157,7 +166,7 @@ where
             .fold(
                 || NeededBlocks::empty(blocks),
                 |mut acc, task| {
-                    lists(task, &mut |first, deg| acc.mark(first - base, deg));
+                    lists(task, base, &mut acc);
                     acc
                 },
             )
@@ -175,8 +184,8 @@ fn needed_blocks_where<S: GraphStore>(
 ) -> NeededBlocks {
     let store = ctx.store;
     let ranges = ctx.pool.word_ranges(n, MARK_CHUNK, MARK_CHUNK * 4);
-    needed_blocks(ctx, dir, ranges, |r, mark| {
-        store.each_list_start(dir, r, &member, |first, deg| mark(first, deg))
+    needed_blocks(ctx, dir, ranges, |r, base, marks| {
+        store.each_list_start(dir, r, &member, |first, deg| marks.mark(first - base, deg))
     })
 }
 
@@ -192,11 +201,11 @@ pub fn push_blocks<S: GraphStore>(
         (Some(list), _) if list.len() as u64 <= n as u64 / 64 => {
             let chunks: Vec<&[u32]> = list.chunks(MARK_CHUNK).collect();
             let store = ctx.store;
-            needed_blocks(ctx, dir, chunks, |c, mark| {
+            needed_blocks(ctx, dir, chunks, |c, base, marks| {
                 for &v in c {
                     let (first, deg) = store.list_start_block(dir, v);
                     if deg > 0 {
-                        mark(first, deg);
+                        marks.mark(first - base, deg);
                     }
                 }
             })
