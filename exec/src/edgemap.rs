@@ -770,8 +770,8 @@ impl<'c, 'a, S: GraphStore> EdgeMap<'c, 'a, S> {
         (VertexSubset::from_list(n, next), edges)
     }
 
-    /// Push with the frontier's lists read by a scan of the chunks that hold them (in vertex
-    /// ranges, one per worker task), large sequential reads instead of one read per block.
+    /// Push with the frontier's lists read by a scan of the chunks that hold them (one scan per
+    /// range of [`scan_ranges`]), large sequential reads instead of one read per block.
     fn scan_push<F: EdgeFunc>(
         &mut self,
         frontier: &VertexSubset,
