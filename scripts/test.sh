@@ -26,14 +26,18 @@ if ! all_installed $rdma_packages; then
 fi
 cargo check -p storage --features rdma --all-targets
 
-# The Python package (python/, a workspace member): built into this Python in the workspace's
-# target directory (its dev profile, so the crates compiled above are reused and only pyo3 and
-# the extension compile again), then its pytest suite, which compares against the binary the
-# tests above built.
+# The Python package (python/, a workspace member): built in the workspace's target directory
+# with its dev profile (so the crates compiled above are reused and only pyo3 and the extension
+# compile again), then its pytest suite, which compares against the binary the tests above
+# built. It is installed into a virtualenv of its own that sees this Python's packages, so the
+# tests never replace a `frontier` package installed for use (the dev build runs several times
+# slower than a release one).
 for module in maturin pytest pandas polars; do
     python3 -c "import $module" 2>/dev/null || python3 -m pip install --quiet "$module"
 done
 TARGET="${CARGO_TARGET_DIR:-$PWD/target}"
+VENV="$TARGET/python-tests"
+[ -x "$VENV/bin/python" ] || python3 -m venv --system-site-packages "$VENV"
 CARGO_TARGET_DIR="$TARGET" MATURIN_PEP517_ARGS="--profile dev" \
-    python3 -m pip install --quiet --no-build-isolation ./python
-FRONTIER_BIN="$TARGET/debug/frontier" python3 -m pytest -q python/tests
+    "$VENV/bin/python" -m pip install --quiet --no-build-isolation ./python
+FRONTIER_BIN="$TARGET/debug/frontier" "$VENV/bin/python" -m pytest -q python/tests
