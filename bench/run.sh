@@ -41,7 +41,9 @@
 # run in memory (cache = the file) and out of core (cache = --ooc-cache-pct, default 3, of the
 # file), REPEAT times each (3 when --repeat is not given), alternated, the page cache dropped
 # before every run (`echo 3 > /proc/sys/vm/drop_caches`, which needs root; the report says when
-# it could not). Around each out-of-core run fio measures 1 MiB sequential reads at depth 8: in
+# it could not). Around each out-of-core run fio measures 1 MiB sequential reads at depth 8, into
+# buffers in 2 MiB pages as frontier reads (16 huge pages, reserved for the report when running
+# as root and not free; otherwise the report warns that the figure may understate the device): in
 # one job right before and right after it (their mean is the round's figure), and in THREADS jobs
 # each in its own part of the file (the shape frontier's workers read in) right before it: a
 # shared virtual disk's speed drifts by 2-3x within minutes, so each run is set against the

@@ -48,7 +48,8 @@ impl NeededBlocks {
     #[inline]
     fn mark(&mut self, first: u64, deg: u64) {
         if deg <= SLOTS_PER_BLOCK {
-            // Most lists: one block, no continuation.
+            // Most lists: no more slots than a block, marked as their first block alone (as
+            // the loop below would), without its bookkeeping.
             if let Some(w) = self.needed.get_mut((first / 64) as usize) {
                 *w |= 1 << (first % 64);
             }
