@@ -663,7 +663,8 @@ fn block_iterations(table: &exec::ResultTable) -> TextTable {
             it.edges.to_string(),
             it.strategy.to_string(),
             it.blocks_read.to_string(),
-            format!("{:.1} %", it.hit_rate * 100.0),
+            it.hit_rate
+                .map_or("—".to_string(), |r| format!("{:.1} %", r * 100.0)),
             format_size(it.bytes_read),
             format!("{:.3}", it.elapsed.as_secs_f64() * 1000.0),
         ]);

@@ -1,5 +1,6 @@
 //! PROFILE's caption says how long threads waited for reads out of core (the run's I/O-bound
-//! share), and says nothing of it when nothing was read.
+//! share), and says nothing of it when nothing was read; its table gives a cache hit rate only
+//! for iterations that asked the cache for blocks.
 
 use engine::{Output, Session};
 
@@ -11,6 +12,24 @@ fn profile_caption(out: &[Output]) -> String {
             _ => None,
         })
         .expect("PROFILE's caption")
+}
+
+/// PROFILE's iteration table in `out`, as (blocks read, hit rate) per iteration.
+fn blocks_and_hit_rates(out: &[Output]) -> Vec<(u64, String)> {
+    let table = out
+        .iter()
+        .find_map(|o| match o {
+            Output::Table(t) if t.header().iter().any(|h| h == "hit rate") => Some(t),
+            _ => None,
+        })
+        .expect("PROFILE's table");
+    let column = |name: &str| table.header().iter().position(|h| h == name).unwrap();
+    let (blocks, rate) = (column("blocks read"), column("hit rate"));
+    table
+        .rows()
+        .iter()
+        .map(|r| (r[blocks].parse().unwrap(), r[rate].clone()))
+        .collect()
 }
 
 /// The seconds the caption gives for the waits, if it names them.
@@ -48,4 +67,41 @@ fn profile_says_how_long_threads_waited_for_reads_out_of_core() {
         .unwrap();
     let caption = profile_caption(&out);
     assert!(!caption.contains("waited"), "{caption}");
+}
+
+#[test]
+fn profile_gives_no_hit_rate_for_a_pass_that_read_past_the_cache() {
+    let dir = tempfile::tempdir().unwrap();
+    let edges = dir.path().join("ring.txt");
+    let text: String = (0..200_000u32)
+        .map(|i| format!("{i} {}\n", (i + 1) % 200_000))
+        .collect();
+    std::fs::write(&edges, text).unwrap();
+    let mut s = Session::open(&dir.path().join("data"), false).unwrap();
+    s.execute_text(&format!(
+        "CREATE GRAPH ring FROM '{}' UNDIRECTED;",
+        edges.display()
+    ))
+    .unwrap();
+
+    // PageRank's pull scans the in-edges in large reads that bypass the block cache.
+    let out = s
+        .execute_text("SET cache = '2MB'; PROFILE RUN pagerank ON ring ITER 2 LIMIT 1;")
+        .unwrap();
+    let rows = blocks_and_hit_rates(&out);
+    assert_eq!(rows.len(), 2);
+    for (blocks, rate) in &rows {
+        assert!(*blocks > 0, "{rows:?}");
+        assert_eq!(rate, "—", "{rows:?}");
+    }
+
+    // BFS's sparse levels fetch lists through the cache: a rate, as a percentage.
+    let out = s
+        .execute_text("SET mode = push; PROFILE RUN bfs ON ring FROM 0 LIMIT 1;")
+        .unwrap();
+    let rows = blocks_and_hit_rates(&out);
+    assert!(
+        rows.iter().any(|(b, r)| *b > 0 && r.ends_with(" %")),
+        "{rows:?}"
+    );
 }

@@ -21,8 +21,9 @@ pub struct IterationStats {
     pub strategy: &'static str,
     /// Blocks (or remote batches) read during the iteration.
     pub blocks_read: u64,
-    /// Cache hit rate of the iteration's block requests (1.0 when none).
-    pub hit_rate: f64,
+    /// Cache hit rate of the iteration's block requests (`None` when it made none: scans read
+    /// past the cache).
+    pub hit_rate: Option<f64>,
     /// Bytes read during the iteration.
     pub bytes_read: u64,
     /// Remote round trips (request/reply exchanges) during the iteration; 0 on a store

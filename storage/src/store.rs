@@ -76,14 +76,11 @@ impl IoStats {
         }
     }
 
-    /// Fraction of block requests served from the cache, or 1.0 when there were none.
-    pub fn hit_rate(&self) -> f64 {
+    /// Fraction of block requests served from the cache, or `None` when there were none (a
+    /// pass that only scanned reads past the cache, so the cache says nothing about it).
+    pub fn hit_rate(&self) -> Option<f64> {
         let total = self.cache_hits + self.cache_misses;
-        if total == 0 {
-            1.0
-        } else {
-            self.cache_hits as f64 / total as f64
-        }
+        (total > 0).then(|| self.cache_hits as f64 / total as f64)
     }
 }
 
