@@ -38,13 +38,12 @@ fn waited(caption: &str) -> Option<f64> {
     rest.split(' ').next()?.parse().ok()
 }
 
-#[test]
-fn profile_says_how_long_threads_waited_for_reads_out_of_core() {
+/// A session in a fresh data directory holding `ring`, a cycle of `n` vertices in a block file,
+/// and `held`, the same cycle kept in memory.
+fn rings(n: u32) -> (tempfile::TempDir, Session) {
     let dir = tempfile::tempdir().unwrap();
     let edges = dir.path().join("ring.txt");
-    let text: String = (0..20_000u32)
-        .map(|i| format!("{i} {}\n", (i + 1) % 20_000))
-        .collect();
+    let text: String = (0..n).map(|i| format!("{i} {}\n", (i + 1) % n)).collect();
     std::fs::write(&edges, text).unwrap();
     let mut s = Session::open(&dir.path().join("data"), false).unwrap();
     s.execute_text(&format!(
@@ -54,6 +53,12 @@ fn profile_says_how_long_threads_waited_for_reads_out_of_core() {
         edges.display()
     ))
     .unwrap();
+    (dir, s)
+}
+
+#[test]
+fn profile_says_how_long_threads_waited_for_reads_out_of_core() {
+    let (_dir, mut s) = rings(20_000);
 
     let out = s
         .execute_text("SET cache = '8KB'; PROFILE RUN pagerank ON ring ITER 2 LIMIT 1;")
@@ -71,18 +76,7 @@ fn profile_says_how_long_threads_waited_for_reads_out_of_core() {
 
 #[test]
 fn profile_gives_no_hit_rate_for_a_pass_that_read_past_the_cache() {
-    let dir = tempfile::tempdir().unwrap();
-    let edges = dir.path().join("ring.txt");
-    let text: String = (0..200_000u32)
-        .map(|i| format!("{i} {}\n", (i + 1) % 200_000))
-        .collect();
-    std::fs::write(&edges, text).unwrap();
-    let mut s = Session::open(&dir.path().join("data"), false).unwrap();
-    s.execute_text(&format!(
-        "CREATE GRAPH ring FROM '{}' UNDIRECTED;",
-        edges.display()
-    ))
-    .unwrap();
+    let (_dir, mut s) = rings(200_000);
 
     // PageRank's pull scans the in-edges in large reads that bypass the block cache.
     let out = s
