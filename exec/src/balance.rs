@@ -84,6 +84,18 @@ pub fn cut_by_cost(
     out
 }
 
+/// The ranges of an out-of-core pass over the `dir` lists of `0..n`, one scan each, for
+/// workers to take in turn: equal-work pieces joined by [`guided`], so that few scans wait for
+/// their first read and the last ranges are short. Every bound is a multiple of 64 (a range
+/// owns whole bitmap words).
+pub fn scan_ranges<S: GraphStore>(
+    ctx: &RunContext<'_, S>,
+    dir: Direction,
+    n: u32,
+) -> Vec<Range<u32>> {
+    guided(&list_ranges(ctx, dir, n, 4096, 16384), ctx.pool.threads())
+}
+
 /// `pieces` (consecutive ranges of about equal work) joined into consecutive ranges that shrink
 /// as the work runs out: each takes `1 / (2 · threads)` of the pieces left, at least one. Taken
 /// in order by whichever worker is free, they keep both the number of ranges small (out of

@@ -771,7 +771,7 @@ impl<'c, 'a, S: GraphStore> EdgeMap<'c, 'a, S> {
     }
 
     /// Push with the frontier's lists read by a scan of the chunks that hold them (one scan per
-    /// range of [`scan_ranges`]), large sequential reads instead of one read per block.
+    /// range of [`balance::scan_ranges`]), large sequential reads instead of one read per block.
     fn scan_push<F: EdgeFunc>(
         &mut self,
         frontier: &VertexSubset,
@@ -790,22 +790,24 @@ impl<'c, 'a, S: GraphStore> EdgeMap<'c, 'a, S> {
             self.seen = Some(AtomicBitmap::new(n));
         }
         let seen = self.seen.as_ref();
-        let parts = ctx.pool.each_in_turn(scan_ranges(ctx, dir, n), |r| {
-            ctx.check()?;
-            let mut out = Vec::new();
-            let mut edges = 0u64;
-            store.scan_lists_where(
-                dir,
-                r,
-                F::WEIGHTED,
-                |v| bits.get(v),
-                |v, ns, ws| {
-                    edges += ns.len() as u64;
-                    push_list(f, v, ns, ws, seen, &mut out);
-                },
-            )?;
-            Ok::<_, ExecError>((out, edges))
-        })?;
+        let parts = ctx
+            .pool
+            .each_in_turn(balance::scan_ranges(ctx, dir, n), |r| {
+                ctx.check()?;
+                let mut out = Vec::new();
+                let mut edges = 0u64;
+                store.scan_lists_where(
+                    dir,
+                    r,
+                    F::WEIGHTED,
+                    |v| bits.get(v),
+                    |v, ns, ws| {
+                        edges += ns.len() as u64;
+                        push_list(f, v, ns, ws, seen, &mut out);
+                    },
+                )?;
+                Ok::<_, ExecError>((out, edges))
+            })?;
         Ok(self.gather_next(n, parts))
     }
 
@@ -869,7 +871,7 @@ impl<'c, 'a, S: GraphStore> EdgeMap<'c, 'a, S> {
             }
             None => ctx
                 .pool
-                .each_in_turn(scan_ranges(ctx, rev, n), pull_range)?,
+                .each_in_turn(balance::scan_ranges(ctx, rev, n), pull_range)?,
         };
         let edges = parts.iter().map(|p| p.1).sum();
         let mut words = Vec::with_capacity((n as usize).div_ceil(64));
@@ -881,14 +883,6 @@ impl<'c, 'a, S: GraphStore> EdgeMap<'c, 'a, S> {
             edges,
         ))
     }
-}
-
-/// The ranges of an out-of-core pass over `dir` lists, one scan each: equal-work pieces joined
-/// by [`balance::guided`], so that few scans wait for their first read and the last ranges are
-/// short. Every bound is a multiple of 64 (a range owns whole bitmap words).
-fn scan_ranges<S: GraphStore>(ctx: &RunContext<'_, S>, dir: Direction, n: u32) -> Vec<Range<u32>> {
-    let pieces = balance::list_ranges(ctx, dir, n, 4096, 16384);
-    balance::guided(&pieces, ctx.pool.threads())
 }
 
 /// The update strategy of a remote-state round from `list` along `dirs`: the setting, or the

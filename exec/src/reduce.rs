@@ -391,8 +391,7 @@ fn pull_scans<S: GraphStore>(
     let store = ctx.store;
     let mode = ctx.cfg.mode;
     let value = |u: u32| values.get(u as usize).map_or(0.0, f64::load);
-    let pieces = balance::list_ranges(ctx, Direction::In, out.len() as u32, CHUNK, 4 * CHUNK);
-    let ranges = balance::guided(&pieces, ctx.pool.threads());
+    let ranges = balance::scan_ranges(ctx, Direction::In, out.len() as u32);
     let parts = balance::split_by_ranges(out, &ranges);
     let work: Vec<_> = parts.into_iter().zip(ranges).collect();
     ctx.pool.each_in_turn(work, |(out, range)| {
