@@ -207,6 +207,17 @@ fn effective_cache(meta: &GraphMeta, settings: &Settings) -> u64 {
     }
 }
 
+/// Lets a run too short to build the blocked pull's copy (`planner::blocking::builds_copy`) use
+/// the one its open graph keeps, when the run may block at all.
+fn adopt_kept_pull(s: &Session, plan: &mut planner::RunPlan) {
+    if !plan.segmented_pull
+        && s.stores.kept_pull(&plan.graph.name).bytes() > 0
+        && planner::blocking_fits(plan, &s.settings)
+    {
+        plan.segmented_pull = true;
+    }
+}
+
 /// Runs a RUN / EXPLAIN / PROFILE statement.
 pub fn run(
     s: &mut Session,
@@ -231,13 +242,14 @@ pub fn run(
             by_id: &|id| file.internal_id(id),
             keys: keys.as_ref(),
         };
-        let plan = planner::plan_run_on(
+        let mut plan = planner::plan_run_on(
             &exec::algorithms::REGISTRY,
             run,
             &meta,
             &vertices,
             &s.settings,
         )?;
+        adopt_kept_pull(s, &mut plan);
         let cache = effective_cache(&meta, &s.settings);
         let in_memory = meta.file_bytes <= cache;
         let reader = if meta.storage == StorageKind::Dm {
@@ -333,13 +345,14 @@ pub fn run(
         .stores
         .get(&s.catalog, &meta, &s.settings)
         .map_err(|e| StatementError::store(pos, e))?;
-    let plan = with_store!(&*store, st => planner::plan_run_on(
+    let mut plan = with_store!(&*store, st => planner::plan_run_on(
         &exec::algorithms::REGISTRY,
         run,
         &meta,
         &planner::vertex::Vertices { by_id: &|id| st.internal_id(id), keys: st.vertex_keys() },
         &s.settings,
     ))?;
+    adopt_kept_pull(s, &mut plan);
     // The output path is checked before the run, so a refused path costs no work.
     let into = match &plan.into {
         Some(path) => Some(

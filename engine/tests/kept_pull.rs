@@ -1,6 +1,7 @@
-//! PageRank's blocked pull (built for graphs of a million vertices or more) is kept with the
-//! open graph between statements, so a session's next PageRank takes it instead of building
-//! it again; it gives way to a statement that needs the memory, and to an import.
+//! PageRank's blocked pull (for graphs of a million vertices or more) is built by runs long
+//! enough to pay for its copy and kept with the open graph between statements, so a session's
+//! next PageRank, long or short, takes it instead of building it again; it gives way to a
+//! statement that needs the memory, and to an import.
 
 use engine::{Output, Session};
 
@@ -40,29 +41,39 @@ fn a_kept_pull_serves_the_next_pagerank_and_gives_way_when_memory_is_needed() {
     // Room for PageRank on `big` with its 16 MiB copy (84.1 MiB in all, EXPLAIN says), but
     // not for WCC on `big` (72.1 MiB) beside a kept copy.
     s.execute_text("SET memory_limit = '85MiB';").unwrap();
-    let explain = s
-        .execute_text("EXPLAIN RUN pagerank ON big ITER 1;")
-        .unwrap();
+    let explain = |s: &mut Session, rounds: u32| {
+        let out = s
+            .execute_text(&format!("EXPLAIN RUN pagerank ON big ITER {rounds};"))
+            .unwrap();
+        matches!(&out[0], Output::Text(t) if t.contains("blocking:"))
+    };
+    let long = planner::blocking::MIN_ROUNDS as u32;
     assert!(
-        matches!(&explain[0], Output::Text(t) if t.contains("blocking:")),
-        "PageRank on `big` blocks"
+        explain(&mut s, long),
+        "a long PageRank on `big` builds the copy"
     );
-    let pagerank = "PROFILE RUN pagerank ON big ITER 1 LIMIT 1;";
+    assert!(!explain(&mut s, 1), "a short one does not");
+    let short = "PROFILE RUN pagerank ON big ITER 1 LIMIT 1;";
+    let long = format!("PROFILE RUN pagerank ON big ITER {long} LIMIT 1;");
     let mut run = |text: &str| s.execute_text(text).unwrap();
 
-    assert_eq!(first_strategy(&run(pagerank)), "blocked pull");
-    assert_eq!(first_strategy(&run(pagerank)), "blocked pull, kept");
+    assert_eq!(first_strategy(&run(short)), "pull");
+    assert_eq!(first_strategy(&run(&long)), "blocked pull");
+    assert_eq!(first_strategy(&run(short)), "blocked pull, kept");
+    assert_eq!(first_strategy(&run(&long)), "blocked pull, kept");
     // A small run beside it, with room to spare, leaves it be.
     run("PROFILE RUN wcc ON small;");
-    assert_eq!(first_strategy(&run(pagerank)), "blocked pull, kept");
+    assert_eq!(first_strategy(&run(short)), "blocked pull, kept");
     // A run without room for it beside its own estimate lets it go.
     run("PROFILE RUN wcc ON big;");
-    assert_eq!(first_strategy(&run(pagerank)), "blocked pull");
-    assert_eq!(first_strategy(&run(pagerank)), "blocked pull, kept");
+    assert_eq!(first_strategy(&run(short)), "pull");
+    assert_eq!(first_strategy(&run(&long)), "blocked pull");
+    assert!(explain(&mut s, 1), "a short PageRank takes the kept copy");
+    let mut run = |text: &str| s.execute_text(text).unwrap();
     // So does an import.
     run(&format!(
         "CREATE GRAPH again FROM '{}' UNDIRECTED;",
         small.display()
     ));
-    assert_eq!(first_strategy(&run(pagerank)), "blocked pull");
+    assert_eq!(first_strategy(&run(short)), "pull");
 }

@@ -4,8 +4,9 @@
 //! every vertex's sum of out-edge weights.
 //!
 //! Strategies, picked by the operator and not the kernel:
-//! * **blocked pull** — in memory, on graphs large enough to outgrow the caches and when the
-//!   planner found room for the copy (`RunConfig::segmented_pull`): the in-edges are copied
+//! * **blocked pull** — in memory, on graphs large enough to outgrow the caches, when the
+//!   planner found room for the copy and the run is long enough to pay for building it, or
+//!   the open graph keeps one (`RunConfig::segmented_pull`): the in-edges are copied
 //!   segment by segment ([`crate::gather`]), so each sweep's random reads stay in one
 //!   cache-sized slice of `values`; the copy is built once per query, or once per open graph
 //!   where the engine keeps it ([`crate::kept_pull`]);

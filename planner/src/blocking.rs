@@ -13,6 +13,18 @@ pub const SEGMENT_VERTICES: u64 = 512 * 1024;
 /// graphs get larger segments.
 pub const MAX_SEGMENTS: u64 = 8;
 
+/// The fewest rounds of a sum for which a run builds the copy. The copy costs a few plain
+/// iterations' worth of time to build (about three at R-MAT scale 22 on memory the process has
+/// touched before, about sixteen on a VM handing it fresh pages) and saves about a sixth of each
+/// iteration after it, so a shorter run is faster without it (docs/PERFORMANCE.md, "The blocked
+/// copy only for long runs"). A copy an open graph already keeps is used by runs of any length.
+pub const MIN_ROUNDS: u64 = 50;
+
+/// Whether a run summing `rounds` times builds the copy (when it fits; see [`MIN_ROUNDS`]).
+pub fn builds_copy(rounds: u64) -> bool {
+    rounds >= MIN_ROUNDS
+}
+
 /// How many segments a pull over `sources` ids uses, or `None` when it is not worth blocking:
 /// below two full segments the values fit the cache anyway and the copy only costs.
 pub fn segments(sources: u64) -> Option<u64> {
@@ -49,6 +61,7 @@ mod tests {
         assert_eq!(segments(2 * SEGMENT_VERTICES), Some(2));
         assert_eq!(segments(2_396_371), Some(5));
         assert_eq!(segments(1 << 40), Some(MAX_SEGMENTS));
+        assert!(!builds_copy(MIN_ROUNDS - 1) && builds_copy(MIN_ROUNDS));
         assert_eq!(copy_bytes(1000, 10_000), None);
         assert_eq!(
             copy_bytes(2 * SEGMENT_VERTICES, 100),

@@ -220,7 +220,8 @@ pub fn plan_run_on(
         mode: settings.mode,
         segmented_pull: false,
     };
-    plan.segmented_pull = segmented_pull_fits(&plan, settings);
+    plan.segmented_pull =
+        blocking_fits(&plan, settings) && crate::blocking::builds_copy(sum_rounds(&plan));
     check_memory(&plan, settings, run.calls[0].algorithm.pos)?;
     Ok(plan)
 }
@@ -401,10 +402,12 @@ fn plan_call(
     })
 }
 
-/// Whether `plan` gets the edge reduce's cache-blocked pull: a sum (mode auto or pull) over a graph
-/// loaded whole, large enough to gain from blocking, whose copy of the in-edges still fits
-/// `memory_limit` next to everything else. Otherwise PageRank pulls over the graph as it is.
-fn segmented_pull_fits(plan: &RunPlan, settings: &Settings) -> bool {
+/// Whether `plan` may use the edge reduce's cache-blocked pull: a sum (mode auto or pull) over
+/// a graph loaded whole, large enough to gain from blocking, whose copy of the in-edges still
+/// fits `memory_limit` next to everything else. The planner builds the copy only for long runs
+/// ([`crate::blocking::builds_copy`]); the engine also lets a run that fits use a copy the open
+/// graph keeps. Otherwise PageRank pulls over the graph as it is.
+pub fn blocking_fits(plan: &RunPlan, settings: &Settings) -> bool {
     let g = &plan.graph;
     let eligible = plan
         .calls
@@ -418,6 +421,17 @@ fn segmented_pull_fits(plan: &RunPlan, settings: &Settings) -> bool {
     };
     eligible
         && estimate_memory(plan, settings).total().saturating_add(copy) <= settings.memory_limit
+}
+
+/// The most rounds any call of `plan` that sums over in-edges runs: its iteration parameter, or
+/// one round for an algorithm without one.
+fn sum_rounds(plan: &RunPlan) -> u64 {
+    plan.calls
+        .iter()
+        .filter(|c| c.call.spec.uses(Operator::EdgeReduceSum))
+        .map(|c| c.call.spec.iter_param.map_or(1, |p| c.call.int(p)))
+        .max()
+        .unwrap_or(0)
 }
 
 /// Whether the run will load `g` whole rather than read it out of core.
@@ -863,6 +877,17 @@ mod tests {
         plan_run(&REGISTRY, &run("wcc"), &meta(), &resolve, &settings).unwrap();
     }
 
+    /// `RUN pagerank ON web ITER rounds;`
+    fn pagerank_for(rounds: u64) -> Run {
+        let stmt = grammar::parse(&format!("RUN pagerank ON web ITER {rounds};"))
+            .unwrap()
+            .remove(0);
+        let grammar::StatementKind::Run { run, .. } = stmt.kind else {
+            unreachable!()
+        };
+        run
+    }
+
     #[test]
     fn pagerank_blocks_large_in_memory_graphs_only_when_the_copy_fits() {
         let mut g = meta();
@@ -873,6 +898,18 @@ mod tests {
         let mut settings = Settings::defaults(None);
         settings.cache = 1 << 30;
         settings.memory_limit = 4 << 30;
+        // A run shorter than the copy pays for may block (with a copy the graph keeps) but
+        // does not build one; the default 20 iterations are such a run.
+        let short = crate::blocking::MIN_ROUNDS - 1;
+        for r in [run("pagerank"), pagerank_for(short)] {
+            let p = plan_run(&REGISTRY, &r, &g, &resolve, &settings).unwrap();
+            assert!(!p.segmented_pull && blocking_fits(&p, &settings));
+            assert_eq!(estimate_memory(&p, &settings).scratch, 0);
+        }
+        let run = |algo: &str| match algo {
+            "pagerank" => pagerank_for(crate::blocking::MIN_ROUNDS),
+            _ => run(algo),
+        };
         let p = plan_run(&REGISTRY, &run("pagerank"), &g, &resolve, &settings).unwrap();
         assert!(p.segmented_pull);
         let copy = crate::blocking::copy_bytes(g.vertices, g.arcs).unwrap();

@@ -15,7 +15,8 @@ pub mod suggest;
 pub mod vertex;
 
 pub use check::{
-    estimate_memory, plan_run, plan_run_on, unknown_graph, CallPlan, MemoryEstimate, RunPlan,
+    blocking_fits, estimate_memory, plan_run, plan_run_on, unknown_graph, CallPlan, MemoryEstimate,
+    RunPlan,
 };
 pub use columns::OutputColumn;
 pub use error::PlanError;
