@@ -879,13 +879,7 @@ mod tests {
 
     /// `RUN pagerank ON web ITER rounds;`
     fn pagerank_for(rounds: u64) -> Run {
-        let stmt = grammar::parse(&format!("RUN pagerank ON web ITER {rounds};"))
-            .unwrap()
-            .remove(0);
-        let grammar::StatementKind::Run { run, .. } = stmt.kind else {
-            unreachable!()
-        };
-        run
+        parse_run(&format!("RUN pagerank ON web ITER {rounds};"))
     }
 
     #[test]
@@ -974,12 +968,17 @@ mod tests {
     }
 
     /// The plan of `text`, a RUN statement parsed by the real grammar.
-    fn plan_text(text: &str) -> Result<RunPlan, PlanError> {
+    /// The RUN statement `text`.
+    fn parse_run(text: &str) -> Run {
         let stmt = grammar::parse(text).unwrap().remove(0);
         let grammar::StatementKind::Run { run, .. } = stmt.kind else {
             panic!("not a RUN: {text}")
         };
-        plan(&run)
+        run
+    }
+
+    fn plan_text(text: &str) -> Result<RunPlan, PlanError> {
+        plan(&parse_run(text))
     }
 
     #[test]
