@@ -3,19 +3,14 @@
 //! next PageRank, long or short, takes it instead of building it again; it gives way to a
 //! statement that needs the memory, and to an import.
 
+mod common;
+
 use engine::{Output, Session};
 
 /// The strategy PROFILE shows for the first iteration of the run in `out`.
 fn first_strategy(out: &[Output]) -> String {
-    let t = out
-        .iter()
-        .find_map(|o| match o {
-            Output::Table(t) if t.header().iter().any(|h| h == "strategy") => Some(t),
-            _ => None,
-        })
-        .expect("PROFILE's iteration table");
-    let col = t.header().iter().position(|h| h == "strategy").unwrap();
-    t.rows()[0][col].clone()
+    let t = common::profile_table(out);
+    t.rows()[0][common::column(t, "strategy")].clone()
 }
 
 #[test]

@@ -2,6 +2,8 @@
 //! share), and says nothing of it when nothing was read; its table gives a cache hit rate only
 //! for iterations that asked the cache for blocks.
 
+mod common;
+
 use engine::{Output, Session};
 
 /// The caption of PROFILE's iteration table in `out`.
@@ -16,15 +18,11 @@ fn profile_caption(out: &[Output]) -> String {
 
 /// PROFILE's iteration table in `out`, as (blocks read, hit rate) per iteration.
 fn blocks_and_hit_rates(out: &[Output]) -> Vec<(u64, String)> {
-    let table = out
-        .iter()
-        .find_map(|o| match o {
-            Output::Table(t) if t.header().iter().any(|h| h == "hit rate") => Some(t),
-            _ => None,
-        })
-        .expect("PROFILE's table");
-    let column = |name: &str| table.header().iter().position(|h| h == name).unwrap();
-    let (blocks, rate) = (column("blocks read"), column("hit rate"));
+    let table = common::profile_table(out);
+    let (blocks, rate) = (
+        common::column(table, "blocks read"),
+        common::column(table, "hit rate"),
+    );
     table
         .rows()
         .iter()
