@@ -10,10 +10,12 @@
 //! layout stores; this needs no table.)
 
 use std::ops::Range;
+use std::sync::Mutex;
 
 use storage::{Direction, GraphStore};
 
 use crate::context::RunContext;
+use crate::error::ExecError;
 
 /// What visiting one vertex costs beside its edges, in edges (index lookup, the slot write).
 pub(crate) const VERTEX_COST: u64 = 2;
@@ -84,32 +86,85 @@ pub fn cut_by_cost(
     out
 }
 
-/// The ranges of an out-of-core pass over the `dir` lists of `0..n`, one scan each, for
-/// workers to take in turn: equal-work pieces joined by [`guided`], so that few scans wait for
-/// their first read and the last ranges are short. Every bound is a multiple of 64 (a range
-/// owns whole bitmap words).
-pub fn scan_ranges<S: GraphStore>(
+/// Runs `task` on the ranges of an out-of-core pass over the `dir` lists of `0..n`, one scan
+/// each, and returns the results in range order. The ranges are equal-work pieces joined by
+/// [`BothEnds`]: half of the workers take them from the front of the file, half from its back.
+/// Under `LAYOUT degree` the front holds the hubs' long lists, which a worker sums about as fast
+/// as the device reads them, and the back the short lists, which cost more to visit than to
+/// read. Workers that all took ranges in file order reached each kind at the same time: all
+/// waiting for reads at the front, the device idle while all of them visited the back. From
+/// both ends, one kind of work runs beside the other.
+pub fn each_scan_range<S: GraphStore, T: Send>(
     ctx: &RunContext<'_, S>,
     dir: Direction,
     n: u32,
-) -> Vec<Range<u32>> {
-    guided(&list_ranges(ctx, dir, n, 4096, 16384), ctx.pool.threads())
+    task: impl Fn(Range<u32>) -> Result<T, ExecError> + Sync,
+) -> Result<Vec<T>, ExecError> {
+    let threads = ctx.pool.threads();
+    let ends = Mutex::new(BothEnds::new(
+        list_ranges(ctx, dir, n, 4096, 16384),
+        threads,
+    ));
+    let mut done = ctx.pool.each_drawn(
+        |worker| {
+            let from_back = worker % 2 == 1;
+            ends.lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .take(from_back)
+        },
+        |range| {
+            let start = range.start;
+            task(range).map(|t| (start, t)).map_err(|e| (start, e))
+        },
+    );
+    done.sort_unstable_by_key(|r| match r {
+        Ok((start, _)) | Err((start, _)) => *start,
+    });
+    done.into_iter()
+        .map(|r| r.map(|(_, t)| t).map_err(|(_, e)| e))
+        .collect()
 }
 
-/// `pieces` (consecutive ranges of about equal work) joined into consecutive ranges that shrink
-/// as the work runs out: each takes `1 / (2 · threads)` of the pieces left, at least one. Taken
-/// in order by whichever worker is free, they keep both the number of ranges small (out of
-/// core each range is one scan, which waits for its first read) and the idle tail at the end
-/// (one piece).
-pub fn guided(pieces: &[Range<u32>], threads: usize) -> Vec<Range<u32>> {
-    let mut out = Vec::new();
-    let mut rest = pieces;
-    while let (Some(first), Some(_)) = (rest.first(), rest.last()) {
-        let take = (rest.len() / (2 * threads.max(1))).max(1);
-        out.push(first.start..rest[take - 1].end);
-        rest = &rest[take..];
+/// Consecutive pieces of about equal work, handed out as ranges from either end: each range
+/// joins `1 / (2 · threads)` of the pieces left (at least one), so that ranges are few (out of
+/// core each is one scan, which waits for its first read) and shrink to one piece where the
+/// two ends meet (the idle tail at the end of a pass).
+#[derive(Debug)]
+pub struct BothEnds {
+    pieces: Vec<Range<u32>>,
+    /// The pieces not yet taken are `pieces[front..back]`.
+    front: usize,
+    back: usize,
+    threads: usize,
+}
+
+impl BothEnds {
+    pub fn new(pieces: Vec<Range<u32>>, threads: usize) -> BothEnds {
+        let back = pieces.len();
+        BothEnds {
+            pieces,
+            front: 0,
+            back,
+            threads: threads.max(1),
+        }
     }
-    out
+
+    /// The next range from the back (`true`) or the front; `None` once every piece is taken.
+    pub fn take(&mut self, from_back: bool) -> Option<Range<u32>> {
+        let left = self.back - self.front;
+        if left == 0 {
+            return None;
+        }
+        let k = (left / (2 * self.threads)).max(1);
+        let (first, last) = if from_back {
+            self.back -= k;
+            (self.back, self.back + k - 1)
+        } else {
+            self.front += k;
+            (self.front - k, self.front - 1)
+        };
+        Some(self.pieces[first].start..self.pieces[last].end)
+    }
 }
 
 /// `items` split into consecutive slices as long as `ranges` (which cover `0..items.len()`
@@ -139,19 +194,62 @@ mod tests {
         assert_eq!(at, n, "{ranges:?}");
     }
 
+    /// Every range `ends` hands out to workers drawing from the front, back, front, … in turn.
+    fn drawn_alternately(mut ends: BothEnds) -> (Vec<Range<u32>>, Vec<Range<u32>>) {
+        let (mut front, mut back) = (Vec::new(), Vec::new());
+        for turn in 0.. {
+            let from_back = turn % 2 == 1;
+            match ends.take(from_back) {
+                Some(r) if from_back => back.push(r),
+                Some(r) => front.push(r),
+                None => break,
+            }
+        }
+        (front, back)
+    }
+
     #[test]
-    fn guided_ranges_cover_and_shrink_to_one_piece() {
+    fn both_ends_cover_every_piece_once_in_ranges_that_shrink_towards_the_middle() {
         let pieces: Vec<Range<u32>> = (0..147).map(|i| i * 64..(i + 1) * 64).collect();
-        let r = guided(&pieces, 2);
-        covers(&r, 147 * 64);
-        let sizes: Vec<u32> = r.iter().map(|r| r.len() as u32 / 64).collect();
-        assert_eq!(sizes[0], 36);
-        assert!(sizes.windows(2).all(|w| w[0] >= w[1]), "{sizes:?}");
-        assert_eq!(*sizes.last().unwrap(), 1);
-        assert!(r.len() < pieces.len() / 4, "{} ranges", r.len());
-        assert_eq!(guided(&pieces[..1], 2), vec![0..64]);
-        assert!(guided(&[], 2).is_empty());
-        covers(&guided(&pieces[..5], 8), 5 * 64);
+        let (front, back) = drawn_alternately(BothEnds::new(pieces.clone(), 2));
+        let mut all: Vec<Range<u32>> = front.iter().chain(&back).cloned().collect();
+        all.sort_by_key(|r| r.start);
+        covers(&all, 147 * 64);
+        // Front ranges run forwards, back ranges backwards, and they meet.
+        assert_eq!(front[0].start, 0);
+        assert_eq!(back[0].end, 147 * 64);
+        assert!(
+            front.windows(2).all(|w| w[0].end == w[1].start),
+            "{front:?}"
+        );
+        assert!(back.windows(2).all(|w| w[1].end == w[0].start), "{back:?}");
+        assert_eq!(front.last().unwrap().end, back.last().unwrap().start);
+        // A quarter of the pieces left per range with two workers, down to one piece.
+        let sizes = |rs: &[Range<u32>]| rs.iter().map(|r| r.len() as u32 / 64).collect::<Vec<_>>();
+        assert_eq!(sizes(&front)[0], 36);
+        assert_eq!(sizes(&back)[0], 27);
+        for s in [sizes(&front), sizes(&back)] {
+            assert!(s.windows(2).all(|w| w[0] >= w[1]), "{s:?}");
+        }
+        assert_eq!(all.iter().map(|r| r.len()).min(), Some(64));
+        assert!(all.len() < pieces.len() / 4, "{} ranges", all.len());
+    }
+
+    #[test]
+    fn both_ends_of_few_or_no_pieces() {
+        let one_piece = BothEnds::new(std::iter::once(0..64).collect(), 2);
+        let (front, back) = drawn_alternately(one_piece);
+        assert_eq!(front.first(), Some(&(0..64)));
+        assert_eq!((front.len(), back.len()), (1, 0));
+        let none = BothEnds::new(Vec::new(), 2);
+        assert_eq!(drawn_alternately(none), (vec![], vec![]));
+        // One worker takes everything from the front, in order.
+        let mut ends = BothEnds::new((0..5).map(|i| i * 64..(i + 1) * 64).collect(), 1);
+        let mut got = Vec::new();
+        while let Some(r) = ends.take(false) {
+            got.push(r);
+        }
+        covers(&got, 5 * 64);
     }
 
     #[test]

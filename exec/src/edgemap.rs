@@ -771,7 +771,7 @@ impl<'c, 'a, S: GraphStore> EdgeMap<'c, 'a, S> {
     }
 
     /// Push with the frontier's lists read by a scan of the chunks that hold them (one scan per
-    /// range of [`balance::scan_ranges`]), large sequential reads instead of one read per block.
+    /// range of [`balance::each_scan_range`]), large sequential reads instead of one read per block.
     fn scan_push<F: EdgeFunc>(
         &mut self,
         frontier: &VertexSubset,
@@ -790,24 +790,22 @@ impl<'c, 'a, S: GraphStore> EdgeMap<'c, 'a, S> {
             self.seen = Some(AtomicBitmap::new(n));
         }
         let seen = self.seen.as_ref();
-        let parts = ctx
-            .pool
-            .each_in_turn(balance::scan_ranges(ctx, dir, n), |r| {
-                ctx.check()?;
-                let mut out = Vec::new();
-                let mut edges = 0u64;
-                store.scan_lists_where(
-                    dir,
-                    r,
-                    F::WEIGHTED,
-                    |v| bits.get(v),
-                    |v, ns, ws| {
-                        edges += ns.len() as u64;
-                        push_list(f, v, ns, ws, seen, &mut out);
-                    },
-                )?;
-                Ok::<_, ExecError>((out, edges))
-            })?;
+        let parts = balance::each_scan_range(ctx, dir, n, |r| {
+            ctx.check()?;
+            let mut out = Vec::new();
+            let mut edges = 0u64;
+            store.scan_lists_where(
+                dir,
+                r,
+                F::WEIGHTED,
+                |v| bits.get(v),
+                |v, ns, ws| {
+                    edges += ns.len() as u64;
+                    push_list(f, v, ns, ws, seen, &mut out);
+                },
+            )?;
+            Ok::<_, ExecError>((out, edges))
+        })?;
         Ok(self.gather_next(n, parts))
     }
 
@@ -869,9 +867,7 @@ impl<'c, 'a, S: GraphStore> EdgeMap<'c, 'a, S> {
                         .collect::<Result<Vec<_>, ExecError>>()
                 })?
             }
-            None => ctx
-                .pool
-                .each_in_turn(balance::scan_ranges(ctx, rev, n), pull_range)?,
+            None => balance::each_scan_range(ctx, rev, n, pull_range)?,
         };
         let edges = parts.iter().map(|p| p.1).sum();
         let mut words = Vec::with_capacity((n as usize).div_ceil(64));

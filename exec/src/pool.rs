@@ -54,23 +54,40 @@ impl Pool {
         task: impl Fn(I) -> Result<T, E> + Sync,
     ) -> Result<Vec<T>, E> {
         let queue = Mutex::new(items.into_iter().enumerate());
+        let mut all = self.each_drawn(
+            |_| queue.lock().unwrap_or_else(|e| e.into_inner()).next(),
+            |(i, item)| task(item).map(|t| (i, t)).map_err(|e| (i, e)),
+        );
+        all.sort_unstable_by_key(|r| match r {
+            Ok((i, _)) | Err((i, _)) => *i,
+        });
+        all.into_iter()
+            .map(|r| r.map(|(_, t)| t).map_err(|(_, e)| e))
+            .collect()
+    }
+
+    /// Runs `task` on items the workers draw with `draw(worker_index)` whenever they are free,
+    /// until it returns `None` or a task fails, and returns every result drawn, in no
+    /// particular order.
+    pub fn each_drawn<I: Send, T: Send, E: Send>(
+        &self,
+        draw: impl Fn(usize) -> Option<I> + Sync,
+        task: impl Fn(I) -> Result<T, E> + Sync,
+    ) -> Vec<Result<T, E>> {
         let failed = AtomicBool::new(false);
-        let done = self.broadcast(|_| {
+        let done = self.broadcast(|worker| {
             let mut mine = Vec::new();
             while !failed.load(Ordering::Relaxed) {
-                let next = queue.lock().unwrap_or_else(|e| e.into_inner()).next();
-                let Some((i, item)) = next else { break };
+                let Some(item) = draw(worker) else { break };
                 let result = task(item);
                 if result.is_err() {
                     failed.store(true, Ordering::Relaxed);
                 }
-                mine.push((i, result));
+                mine.push(result);
             }
             mine
         });
-        let mut all: Vec<(usize, Result<T, E>)> = done.into_iter().flatten().collect();
-        all.sort_unstable_by_key(|(i, _)| *i);
-        all.into_iter().map(|(_, r)| r).collect()
+        done.into_iter().flatten().collect()
     }
 
     /// A chunk length for splitting `len` items: about 8 chunks per worker for balance, but

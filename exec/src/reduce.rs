@@ -378,9 +378,8 @@ fn pull_local<S: GraphStore>(
 }
 
 /// The local pull over a store without an in-memory CSR (out of core): each range is one
-/// sequential scan, and a scan waits for its first read before it can sum anything, so the
-/// ranges are few and large at first and shrink towards the end ([`balance::guided`]), each
-/// taken by whichever worker is free.
+/// sequential scan, the ranges taken from both ends of the file
+/// ([`balance::each_scan_range`]).
 fn pull_scans<S: GraphStore>(
     ctx: &RunContext<'_, S>,
     values: &[<f64 as StateValue>::Cell],
@@ -392,19 +391,16 @@ fn pull_scans<S: GraphStore>(
     let store = ctx.store;
     let mode = ctx.cfg.mode;
     let value = |u: u32| values.get(u as usize).map_or(0.0, f64::load);
-    let ranges = balance::scan_ranges(ctx, Direction::In, out.len() as u32);
-    let parts = balance::split_by_ranges(out, &ranges);
-    let work: Vec<_> = parts.into_iter().zip(ranges).collect();
-    ctx.pool.each_in_turn(work, |(out, range)| {
+    let out: &[<f64 as StateValue>::Cell] = out;
+    balance::each_scan_range(ctx, Direction::In, out.len() as u32, |range| {
         ctx.check()?;
-        let first = range.start;
         range_lists(store, mode, Direction::In, range, weighted, |v, ns, ws| {
             let sum = match ws {
                 Some(_) => weighted_terms(ns, ws, value),
                 None => list_sum(ns, values, cut),
             };
-            if let Some(slot) = out.get_mut((v - first) as usize) {
-                *slot.get_mut() = finish(sum).to_bits();
+            if let Some(slot) = out.get(v as usize) {
+                f64::store(slot, finish(sum));
             }
         })
     })?;

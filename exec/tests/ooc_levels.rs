@@ -7,7 +7,7 @@ mod common;
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
-use common::{i64_col, u64_col, Lcg};
+use common::{f64_col, i64_col, u64_col, Lcg};
 use exec::algorithms::call;
 use exec::{run, RunConfig};
 use planner::Mode;
@@ -405,6 +405,42 @@ fn wcc_out_of_core_reads_the_file_once_and_then_only_the_lists_outside_the_big_c
             );
             // The finish reads only the triangle's lists (the rest joined the big component).
             assert!(rounds[1].1 <= 2, "{rounds:?}");
+        }
+    }
+}
+
+#[test]
+fn pagerank_out_of_core_gives_the_in_memory_ranks_bit_for_bit_whoever_takes_which_range() {
+    // Enough vertices for a pass of about ten equal-work pieces, so that workers take ranges
+    // from both ends of the file and meet in its middle.
+    let dir = tempfile::tempdir().unwrap();
+    let n = 40_000;
+    let path = write_sparse_graph(dir.path(), n, 4, 11);
+    let pagerank = call("pagerank").with("iter", 3u64).with("damping", 0.85);
+    let in_memory = run(
+        &MemoryStore::load(&path).unwrap(),
+        &pagerank,
+        &RunConfig::with_threads(2),
+    )
+    .unwrap();
+    let expected: Vec<Option<u64>> = f64_col(&in_memory, "rank")
+        .into_iter()
+        .map(|r| r.map(f64::to_bits))
+        .collect();
+    assert_eq!(expected.len(), n as usize);
+    for threads in [1, 2, 3] {
+        for cache in [64u64 << 10, 2 << 20] {
+            let store = OutOfCoreStore::open(&path, cache, &EngineOptions::default()).unwrap();
+            let t = run(&store, &pagerank, &RunConfig::with_threads(threads)).unwrap();
+            let got: Vec<Option<u64>> = f64_col(&t, "rank")
+                .into_iter()
+                .map(|r| r.map(f64::to_bits))
+                .collect();
+            let differing = expected.iter().zip(&got).filter(|(a, b)| a != b).count();
+            assert_eq!(
+                differing, 0,
+                "{threads} threads, cache {cache}: ranks differ"
+            );
         }
     }
 }
