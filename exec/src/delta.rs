@@ -179,8 +179,9 @@ pub fn compute<S: GraphStore>(
     if (source as usize) >= n {
         return Ok(Some(vec![f64::INFINITY; n]));
     }
-    let dist: Vec<AtomicU64> =
-        storage::huge::collect((0..n).map(|_| AtomicU64::new(f64::INFINITY.to_bits())));
+    let dist: Vec<AtomicU64> = ctx
+        .pool
+        .filled_vec(n, |_| AtomicU64::new(f64::INFINITY.to_bits()));
     dist[source as usize].store(0f64.to_bits(), Ordering::Relaxed);
     let negative = AtomicBool::new(false);
     let workers = ctx.pool.threads();

@@ -9,6 +9,8 @@ use std::ops::Range;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
 
+use rayon::prelude::*;
+
 use crate::error::ExecError;
 
 /// The threads of one run.
@@ -90,6 +92,26 @@ impl Pool {
         done.into_iter().flatten().collect()
     }
 
+    /// A vector of `make(i)` for every `i` in `0..len`, its memory advised for huge pages and
+    /// written by the workers: the first touches of fresh memory (the kernel zeroing each page,
+    /// on some VMs the host backing it) are shared among the threads instead of all falling on
+    /// the one that allocates.
+    pub fn filled_vec<T: Send>(
+        &self,
+        len: usize,
+        make: impl Fn(usize) -> T + Sync + Send,
+    ) -> Vec<T> {
+        let mut v = storage::huge::with_capacity(len);
+        self.install(|| {
+            (0..len)
+                .into_par_iter()
+                .with_min_len(1 << 16)
+                .map(make)
+                .collect_into_vec(&mut v)
+        });
+        v
+    }
+
     /// A chunk length for splitting `len` items: about 8 chunks per worker for balance, but
     /// never fewer than `min` nor more than `max` items (cancel latency, per-chunk overhead).
     pub fn chunk_len(&self, len: usize, min: usize, max: usize) -> usize {
@@ -134,6 +156,16 @@ mod tests {
             pool.each_in_turn(Vec::<u8>::new(), |_| Ok::<u8, ()>(0)),
             Ok(vec![])
         );
+    }
+
+    #[test]
+    fn filled_vectors_hold_each_index_value_in_place() {
+        let pool = Pool::new(2).unwrap();
+        for len in [0usize, 1, 1000, 3 << 20] {
+            let v = pool.filled_vec(len, |i| (i as u64) * 3 + 1);
+            assert_eq!(v.len(), len);
+            assert!(v.iter().enumerate().all(|(i, &x)| x == (i as u64) * 3 + 1));
+        }
     }
 
     #[test]

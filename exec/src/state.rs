@@ -261,6 +261,15 @@ enum Place<T: StateValue> {
 }
 
 impl<T: StateValue> VertexArray<T> {
+    /// The local array of `cells`.
+    pub fn from_cells(cells: Vec<T::Cell>) -> Self {
+        VertexArray {
+            len: cells.len() as u32,
+            place: Place::Local(cells),
+            shared: None,
+        }
+    }
+
     /// `len` elements equal to `fill`, placed as `placement` says.
     pub fn new(placement: Placement<'_>, len: u32, fill: T) -> Result<Self, ExecError> {
         let place = match placement {

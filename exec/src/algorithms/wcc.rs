@@ -86,10 +86,14 @@ fn compute<S: GraphStore>(ctx: &RunContext<'_, S>) -> Result<Vec<u64>, ExecError
         return propagate_labels(ctx);
     }
     let n = ctx.n();
-    let comp: Vec<AtomicU32> = storage::huge::collect((0..n).map(AtomicU32::new));
+    let comp: Vec<AtomicU32> = ctx
+        .pool
+        .filled_vec(n as usize, |v| AtomicU32::new(v as u32));
     link_components(ctx, &comp)?;
     // Label each component with its smallest input id.
-    let min_id: Vec<AtomicU64> = storage::huge::collect((0..n).map(|_| AtomicU64::new(u64::MAX)));
+    let min_id: Vec<AtomicU64> = ctx
+        .pool
+        .filled_vec(n as usize, |_| AtomicU64::new(u64::MAX));
     ctx.pool.install(|| {
         (0..n).into_par_iter().with_min_len(1024).for_each(|v| {
             let root = comp[v as usize].load(Ordering::Relaxed) as usize;
