@@ -229,10 +229,10 @@ impl<'a, S: GraphStore> RunContext<'a, S> {
                 member.owned = self.split().owned();
                 VertexArray::shared(memory, member, self.n(), fill)
             }
+            (None, Placement::Remote(memory)) => VertexArray::in_remote(memory, self.n(), fill),
             (_, Placement::Local) => Ok(VertexArray::from_cells(
                 self.pool.filled_vec(self.n() as usize, |_| T::cell(fill)),
             )),
-            _ => VertexArray::new(self.placement, self.n(), fill),
         }
     }
 

@@ -5,11 +5,9 @@
 //! is one `for_each_list`/`scan_lists` call (the store keeps its own I/O depth inside a call),
 //! and the cancel flag is checked between chunks, which bounds how long a cancel takes.
 
+use rayon::prelude::*;
 use std::ops::Range;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Mutex;
-
-use rayon::prelude::*;
 
 use crate::error::ExecError;
 
@@ -46,31 +44,9 @@ impl Pool {
         self.inner.broadcast(|ctx| op(ctx.index()))
     }
 
-    /// Runs `task` on every item, each taken in order by whichever worker is free (a worker
-    /// slowed by its reads holds up no share fixed in advance), and returns the results in item
-    /// order. Once a task fails the workers take no further items, and the first failure in
-    /// item order is returned.
-    pub fn each_in_turn<I: Send, T: Send, E: Send>(
-        &self,
-        items: Vec<I>,
-        task: impl Fn(I) -> Result<T, E> + Sync,
-    ) -> Result<Vec<T>, E> {
-        let queue = Mutex::new(items.into_iter().enumerate());
-        let mut all = self.each_drawn(
-            |_| queue.lock().unwrap_or_else(|e| e.into_inner()).next(),
-            |(i, item)| task(item).map(|t| (i, t)).map_err(|e| (i, e)),
-        );
-        all.sort_unstable_by_key(|r| match r {
-            Ok((i, _)) | Err((i, _)) => *i,
-        });
-        all.into_iter()
-            .map(|r| r.map(|(_, t)| t).map_err(|(_, e)| e))
-            .collect()
-    }
-
-    /// Runs `task` on items the workers draw with `draw(worker_index)` whenever they are free,
-    /// until it returns `None` or a task fails, and returns every result drawn, in no
-    /// particular order.
+    /// Runs `task` on items the workers draw with `draw(worker_index)` whenever they are free
+    /// (a worker slowed by its reads holds up no share fixed in advance), until `draw` returns
+    /// `None` or a task fails, and returns every result, in no particular order.
     pub fn each_drawn<I: Send, T: Send, E: Send>(
         &self,
         draw: impl Fn(usize) -> Option<I> + Sync,
@@ -135,27 +111,46 @@ impl Pool {
 
 #[cfg(test)]
 mod tests {
+    use std::sync::Mutex;
+
     use super::*;
 
     #[test]
-    fn items_in_turn_give_results_in_item_order_and_stop_after_a_failure() {
+    fn drawn_items_each_run_once_and_none_are_drawn_after_a_failure() {
         let pool = Pool::new(2).unwrap();
-        let squares = pool.each_in_turn((0..100u64).collect(), |i| Ok::<_, ()>(i * i));
-        assert_eq!(squares, Ok((0..100u64).map(|i| i * i).collect()));
-        // Of two failures the earlier item's is returned, whichever finished first.
-        let failed = pool.each_in_turn((0..1000u32).collect(), |i| match i {
-            10 => {
-                std::thread::sleep(std::time::Duration::from_millis(20));
-                Err(format!("item {i}"))
-            }
-            500 => Err(format!("item {i}")),
-            _ => Ok(i),
-        });
-        assert_eq!(failed, Err("item 10".to_string()));
-        assert_eq!(
-            pool.each_in_turn(Vec::<u8>::new(), |_| Ok::<u8, ()>(0)),
-            Ok(vec![])
+        let queue = Mutex::new(0..100u64);
+        let draw = |_| queue.lock().unwrap().next();
+        let mut squares: Vec<u64> = pool
+            .each_drawn(draw, |i| Ok::<_, ()>(i * i))
+            .into_iter()
+            .map(Result::unwrap)
+            .collect();
+        squares.sort_unstable();
+        assert_eq!(squares, (0..100u64).map(|i| i * i).collect::<Vec<_>>());
+        // Item 0 fails at once; each worker may finish the item it holds, no more.
+        let queue = Mutex::new(0..1000u32);
+        let draw = |_| queue.lock().unwrap().next();
+        let done = pool.each_drawn(draw, |i| if i == 0 { Err(i) } else { Ok(i) });
+        assert!(done.contains(&Err(0)));
+        assert!(
+            done.len() < 1000,
+            "{} items ran after the failure",
+            done.len()
         );
+        // The worker index reaches `draw`.
+        let seen = Mutex::new(Vec::new());
+        let once = AtomicBool::new(false);
+        pool.each_drawn(
+            |w| {
+                seen.lock().unwrap().push(w);
+                (!once.swap(true, Ordering::Relaxed)).then_some(())
+            },
+            |()| Ok::<_, ()>(()),
+        );
+        let mut seen = seen.into_inner().unwrap();
+        seen.sort_unstable();
+        seen.dedup();
+        assert_eq!(seen, vec![0, 1]);
     }
 
     #[test]

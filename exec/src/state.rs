@@ -261,7 +261,7 @@ enum Place<T: StateValue> {
 }
 
 impl<T: StateValue> VertexArray<T> {
-    /// The local array of `cells`.
+    /// The local array of `cells` (see `Pool::filled_vec` for filling a large one).
     pub fn from_cells(cells: Vec<T::Cell>) -> Self {
         VertexArray {
             len: cells.len() as u32,
@@ -270,19 +270,11 @@ impl<T: StateValue> VertexArray<T> {
         }
     }
 
-    /// `len` elements equal to `fill`, placed as `placement` says.
-    pub fn new(placement: Placement<'_>, len: u32, fill: T) -> Result<Self, ExecError> {
-        let place = match placement {
-            Placement::Local => {
-                Place::Local(storage::huge::collect((0..len).map(|_| T::cell(fill))))
-            }
-            Placement::Remote(memory) => {
-                Place::Remote(memory.alloc(len as u64, T::KIND, fill.to_word())?)
-            }
-        };
+    /// `len` elements equal to `fill` in `memory` (the memory nodes).
+    pub fn in_remote(memory: &dyn RemoteMemory, len: u32, fill: T) -> Result<Self, ExecError> {
         Ok(VertexArray {
             len,
-            place,
+            place: Place::Remote(memory.alloc(len as u64, T::KIND, fill.to_word())?),
             shared: None,
         })
     }
@@ -599,9 +591,9 @@ mod tests {
 
     #[test]
     fn local_operations() {
-        let a = VertexArray::<u32>::new(Placement::Local, 4, u32::MAX).unwrap();
+        let a = VertexArray::<u32>::from_cells((0..4).map(|_| u32::cell(u32::MAX)).collect());
         assert_eq!(a.claim_batch(&[1, 2, 1], u32::MAX, 3).unwrap(), vec![1, 2]);
-        let b = VertexArray::<f64>::new(Placement::Local, 3, f64::INFINITY).unwrap();
+        let b = VertexArray::<f64>::from_cells((0..3).map(|_| f64::cell(f64::INFINITY)).collect());
         assert_eq!(
             b.min_batch(&[(0, 2.0), (0, 1.0), (0, 3.0)]).unwrap(),
             vec![(0, 2.0), (0, 1.0)]

@@ -27,13 +27,6 @@ pub fn zeroed<T: Clone + Default>(len: usize) -> Vec<T> {
     v
 }
 
-/// The items of `iter` in a vector advised `MADV_HUGEPAGE` before it is filled.
-pub fn collect<T>(iter: impl ExactSizeIterator<Item = T>) -> Vec<T> {
-    let mut v = with_capacity(iter.len());
-    v.extend(iter);
-    v
-}
-
 /// An empty vector with room for `cap` elements, its memory advised `MADV_HUGEPAGE`; fill it
 /// afterwards (advice given after the first touch only helps when khugepaged gets to it).
 pub fn with_capacity<T>(cap: usize) -> Vec<T> {
