@@ -91,8 +91,8 @@ pub fn cut_by_cost(
 /// [`BothEnds`]: half of the workers take them from the front of the file, half from its back.
 /// Under `LAYOUT degree` the front holds the hubs' long lists, which a worker sums about as fast
 /// as the device reads them, and the back the short lists, which cost more to visit than to
-/// read. Workers that all took ranges in file order reached each kind at the same time: all
-/// waiting for reads at the front, the device idle while all of them visited the back. From
+/// read. Workers all taking ranges in file order would reach each kind at the same time: all
+/// waiting for reads at the front, the device idle while all of them visit the back. From
 /// both ends, one kind of work runs beside the other.
 pub fn each_scan_range<S: GraphStore, T: Send>(
     ctx: &RunContext<'_, S>,

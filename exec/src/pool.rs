@@ -5,9 +5,10 @@
 //! is one `for_each_list`/`scan_lists` call (the store keeps its own I/O depth inside a call),
 //! and the cancel flag is checked between chunks, which bounds how long a cancel takes.
 
-use rayon::prelude::*;
 use std::ops::Range;
 use std::sync::atomic::{AtomicBool, Ordering};
+
+use rayon::prelude::*;
 
 use crate::error::ExecError;
 
