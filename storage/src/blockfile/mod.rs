@@ -11,5 +11,6 @@ pub mod ooc;
 pub mod open;
 pub mod open_store;
 pub mod packed;
+pub mod scan_plan;
 pub mod verify;
 pub mod writer;

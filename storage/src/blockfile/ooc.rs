@@ -34,6 +34,7 @@ use crate::blockfile::format::{BLOCK_SIZE, SLOTS_PER_BLOCK};
 use crate::blockfile::ids_check::{first_outside, first_stray_slot};
 use crate::blockfile::keys::VertexKeys;
 use crate::blockfile::list_budget::{try_filled, ListBudget};
+use crate::blockfile::scan_plan::{ScanPlan, ScanPlans};
 use crate::cache::{BlockCache, BlockRef, Lookup, Pending};
 use crate::error::{Result, StoreError};
 use crate::io::plan::{self, DeviceCosts, ReadModel};
@@ -104,6 +105,8 @@ pub struct OutOfCoreStore {
     lists: ListBudget,
     /// The most bytes of chunk buffers one scan held at once (read or being read).
     scan_high_water: AtomicU64,
+    /// Plans of whole-range scans, for the next scan of the same range.
+    scan_plans: ScanPlans,
     /// The device's read costs, which set how scans coalesce (the data directory's probe, once
     /// the opener hands it over with [`OutOfCoreStore::set_device_costs`]).
     costs: DeviceCosts,
@@ -261,6 +264,7 @@ impl OutOfCoreStore {
             active_scans: AtomicUsize::new(0),
             lists: ListBudget::new(list_reserve),
             scan_high_water: AtomicU64::new(0),
+            scan_plans: ScanPlans::default(),
             costs: DeviceCosts::FALLBACK,
         })
     }
@@ -283,6 +287,7 @@ impl OutOfCoreStore {
     /// Prices reads with `costs` (the probe of the data directory the graph lives in).
     pub fn set_device_costs(&mut self, costs: DeviceCosts) {
         self.costs = costs;
+        self.scan_plans.clear();
     }
 
     /// How scans plan their reads: the device's costs and the longest scan read.
@@ -974,11 +979,44 @@ impl OutOfCoreStore {
         Ok(())
     }
 
+    /// The reads of a scan over the `wanted` lists: their blocks, joined through gaps the
+    /// device reads faster than it starts a new read, each at most a scan chunk long; and how
+    /// many of the lists need each read.
+    fn plan_scan(&self, lay: &Lay<'_>, wanted: &[u32], dense: bool) -> ScanPlan {
+        // Each span with the number of wanted lists it stands for, in vertex order. Lists
+        // sharing a block give the same span: kept once, so a range of short lists yields
+        // about one span per block.
+        let mut runs: Vec<(u64, u64, u32)> = Vec::new();
+        let mut index = lay.idx.cursor(dense);
+        for &v in wanted {
+            let s = lay.span_of(index.entry(v));
+            if s.deg == 0 {
+                continue;
+            }
+            match runs.last_mut() {
+                Some(r) if (r.0, r.1) == (s.e_first, s.e_last) => r.2 += 1,
+                _ => runs.push((s.e_first, s.e_last, 1)),
+            }
+        }
+        let mut spans: Vec<(u64, u64)> = runs.iter().map(|r| (r.0, r.1)).collect();
+        let reads = plan::coalesce(&mut spans, self.model().max_gap, self.scan_chunk);
+        let read_of = |b: u64| reads.partition_point(|r| r.end <= b);
+        let mut uses = vec![0u32; reads.len()];
+        for &(first, last, lists) in &runs {
+            for u in &mut uses[read_of(first)..=read_of(last)] {
+                *u += lists;
+            }
+        }
+        ScanPlan { reads, uses }
+    }
+
     /// The body of `scan_lists` and `scan_lists_where`: the edge blocks of the wanted vertices
-    /// of the range in coalesced reads of up to 1 MiB ([`plan::coalesce`]), up to
+    /// of the range in coalesced reads of up to 1 MiB ([`Self::plan_scan`]), up to
     /// [`SCAN_DEPTH`] in flight within the scan's share of the scan buffers (counted in bytes,
-    /// so short reads fly together), lists visited in vertex order. A block is read only if a wanted list needs it or it lies
-    /// in a gap shorter than [`ReadModel::max_gap`] between two that are.
+    /// so short reads fly together), lists visited in vertex order. A block is read only if a
+    /// wanted list needs it or it lies in a gap shorter than [`ReadModel::max_gap`] between two
+    /// that are. A scan wanting every list of its range reuses the plan of the last one that
+    /// did ([`ScanPlans`]).
     fn scan<W, F>(
         &self,
         dir: Direction,
@@ -998,38 +1036,24 @@ impl OutOfCoreStore {
         let lay = self.lay(dir, want_weights);
         let want_w = lay.w0.is_some();
         let range_len = range.len();
+        let key = (dir, want_w, range.clone());
         let wanted: Vec<u32> = range.filter(|&v| want(v)).collect();
         // Decoding the index a group at a time pays when about a quarter of the range is wanted.
         let dense = wanted.len() * 4 >= range_len;
-        // The reads: the wanted lists' blocks, joined through gaps the device reads faster
-        // than it starts a new read, each at most a scan chunk long. A "chunk" below is one of
-        // these reads.
-        // Lists sharing a block give the same span: kept once, so a range of short lists
-        // yields about one span per block.
-        // Each span with the number of wanted lists it stands for, in vertex order (what the
-        // chunks' use counts are made of, without looking the lists up again).
-        let mut runs: Vec<(u64, u64, u32)> = Vec::new();
-        let mut index = lay.idx.cursor(dense);
-        for &v in &wanted {
-            let s = lay.span_of(index.entry(v));
-            if s.deg == 0 {
-                continue;
-            }
-            match runs.last_mut() {
-                Some(r) if (r.0, r.1) == (s.e_first, s.e_last) => r.2 += 1,
-                _ => runs.push((s.e_first, s.e_last, 1)),
-            }
-        }
-        let mut spans: Vec<(u64, u64)> = runs.iter().map(|r| (r.0, r.1)).collect();
-        if spans.is_empty() {
+        // A "chunk" below is one of the plan's reads.
+        let plan = if wanted.len() == range_len {
+            self.scan_plans
+                .get_or_plan(key, || self.plan_scan(&lay, &wanted, dense))
+        } else {
+            Arc::new(self.plan_scan(&lay, &wanted, dense))
+        };
+        if plan.reads.is_empty() {
             for &v in &wanted {
                 visit(v, &[], want_w.then_some(&[]));
             }
             return Ok(());
         }
-        let chunk_len = self.scan_chunk;
-        let reads = plan::coalesce(&mut spans, self.model().max_gap, chunk_len);
-        drop(spans);
+        let reads = &plan.reads;
         let chunks = reads.len() as u64;
         // The read holding block `b`. Lists come in vertex order, which is file order apart
         // from the odd long list, so the last answer or the read after it is tried before a
@@ -1062,13 +1086,7 @@ impl OutOfCoreStore {
         };
         // How many lists of the range still need each chunk: a chunk is read only if some list
         // needs it and released as soon as the last one is visited.
-        let mut uses = vec![0u32; chunks as usize];
-        for &(first, last, lists) in &runs {
-            for c in chunk_of(first)..=chunk_of(last) {
-                uses[c as usize] += lists;
-            }
-        }
-        drop(runs);
+        let mut uses = plan.uses.clone();
         // The first weight block parallel to edge block `f` (two weight blocks per edge block).
         let weights_of = |f: u64| lay.w0.map(|w0| w0 + 2 * (f - lay.e0));
         let chunk_blocks = |c: u64| {
