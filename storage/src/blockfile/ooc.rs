@@ -1015,8 +1015,8 @@ impl OutOfCoreStore {
     /// [`SCAN_DEPTH`] in flight within the scan's share of the scan buffers (counted in bytes,
     /// so short reads fly together), lists visited in vertex order. A block is read only if a
     /// wanted list needs it or it lies in a gap shorter than [`ReadModel::max_gap`] between two
-    /// that are. A scan wanting every list of its range reuses the plan of the last one that
-    /// did ([`ScanPlans`]).
+    /// that are. A scan wanting every list of its range reuses the plan an earlier scan of the
+    /// same range made ([`ScanPlans`]).
     fn scan<W, F>(
         &self,
         dir: Direction,
