@@ -24,15 +24,18 @@
 //! Bellman-Ford over EdgeMap otherwise.
 
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
-use std::sync::Mutex;
+use std::sync::{Mutex, RwLock};
 
 use planner::registry::Operator;
 use storage::{CsrView, Direction};
 
 use crate::context::RunContext;
 use crate::error::ExecError;
+use crate::spin_barrier::SpinBarrier;
 use storage::GraphStore;
 
+/// A worker's report of having no non-empty bin left.
+const NO_BIN: usize = usize::MAX;
 /// Frontier vertices a worker claims at a time.
 const GRAIN: usize = 64;
 /// The last bin: every distance from `LAST_BIN * delta` on shares it, and it is relaxed
@@ -186,80 +189,116 @@ pub fn compute<S: GraphStore>(
     let negative = AtomicBool::new(false);
     let workers = ctx.pool.threads();
     let bins: Vec<Mutex<Vec<Vec<u32>>>> = (0..workers).map(|_| Mutex::new(Vec::new())).collect();
-    let mut frontier = vec![source];
-    let mut current = 0usize;
-    loop {
-        ctx.check()?;
-        let start = ctx.begin();
-        let cursor = AtomicUsize::new(0);
-        let edges = AtomicU64::new(0);
-        let entries = AtomicU64::new(frontier.len() as u64);
-        let round = Round {
-            csr: &csr,
-            dist: &dist,
-            delta,
-            current,
-            negative: &negative,
-        };
-        // Every worker relaxes claimed grains of the frontier into its own bins, then its own
-        // few entries for the current bin, then reports its lowest non-empty bin.
-        let lowest = ctx.pool.broadcast(|w| {
-            let mut mine = bins[w].lock().unwrap_or_else(|p| p.into_inner());
-            let mut examined = 0u64;
-            loop {
-                let i = cursor.fetch_add(GRAIN, Ordering::Relaxed);
-                if i >= frontier.len() || negative.load(Ordering::Relaxed) {
-                    break;
+    // The rounds run inside one broadcast, separated by a spinning barrier: a broadcast per
+    // round parked and woke the workers hundreds of times a run (`spin_barrier`). Worker 0
+    // closes each round between the two waits, while the others wait.
+    let barrier = SpinBarrier::new(workers);
+    let frontier = RwLock::new(vec![source]);
+    let current = AtomicUsize::new(0);
+    let cursor = AtomicUsize::new(0);
+    let edges = AtomicU64::new(0);
+    let entries = AtomicU64::new(1);
+    let lowest: Vec<AtomicUsize> = (0..workers).map(|_| AtomicUsize::new(NO_BIN)).collect();
+    let round_start = Mutex::new(Some(ctx.begin()));
+    let stop = AtomicBool::new(false);
+    let failure: Mutex<Option<ExecError>> = Mutex::new(None);
+    let fail = |e: ExecError| {
+        *failure.lock().unwrap_or_else(|p| p.into_inner()) = Some(e);
+        stop.store(true, Ordering::Relaxed);
+    };
+    ctx.check()?;
+    ctx.pool.broadcast(|w| {
+        while !stop.load(Ordering::Relaxed) {
+            // Every worker relaxes claimed grains of the frontier into its own bins, then its
+            // own few entries for the current bin, then reports its lowest non-empty bin.
+            let current_bin = current.load(Ordering::Relaxed);
+            let round = Round {
+                csr: &csr,
+                dist: &dist,
+                delta,
+                current: current_bin,
+                negative: &negative,
+            };
+            {
+                let frontier = frontier.read().unwrap_or_else(|p| p.into_inner());
+                let mut mine = bins[w].lock().unwrap_or_else(|p| p.into_inner());
+                let mut examined = 0u64;
+                loop {
+                    let i = cursor.fetch_add(GRAIN, Ordering::Relaxed);
+                    if i >= frontier.len() || negative.load(Ordering::Relaxed) {
+                        break;
+                    }
+                    for &u in &frontier[i..(i + GRAIN).min(frontier.len())] {
+                        examined += round.relax(u, &mut mine);
+                    }
                 }
-                for &u in &frontier[i..(i + GRAIN).min(frontier.len())] {
-                    examined += round.relax(u, &mut mine);
+                let mut fused = Vec::new();
+                while let Some(bin) = mine.get_mut(current_bin) {
+                    // A long chain of light edges can stay in this loop; Ctrl-C ends it.
+                    if bin.is_empty()
+                        || bin.len() >= FUSE_BELOW
+                        || negative.load(Ordering::Relaxed)
+                        || ctx.check().is_err()
+                    {
+                        break;
+                    }
+                    std::mem::swap(bin, &mut fused);
+                    entries.fetch_add(fused.len() as u64, Ordering::Relaxed);
+                    for &u in &fused {
+                        examined += round.relax(u, &mut mine);
+                    }
+                    fused.clear();
+                }
+                edges.fetch_add(examined, Ordering::Relaxed);
+                let low = mine
+                    .iter()
+                    .enumerate()
+                    .skip(current_bin)
+                    .find(|(_, b)| !b.is_empty())
+                    .map_or(NO_BIN, |(i, _)| i);
+                lowest[w].store(low, Ordering::Relaxed);
+            }
+            barrier.wait();
+            if w == 0 {
+                let start = round_start.lock().unwrap_or_else(|p| p.into_inner()).take();
+                let finished = start.map_or(Ok(()), |start| {
+                    ctx.finish(
+                        start,
+                        entries.swap(0, Ordering::Relaxed),
+                        edges.swap(0, Ordering::Relaxed),
+                        "delta",
+                        None,
+                    )
+                });
+                let next = lowest.iter().map(|l| l.load(Ordering::Relaxed)).min();
+                match (finished.and_then(|_| ctx.check()), next) {
+                    (Err(e), _) => fail(e),
+                    _ if negative.load(Ordering::Relaxed) => stop.store(true, Ordering::Relaxed),
+                    (Ok(()), None | Some(NO_BIN)) => stop.store(true, Ordering::Relaxed),
+                    (Ok(()), Some(next)) => {
+                        let mut frontier = frontier.write().unwrap_or_else(|p| p.into_inner());
+                        frontier.clear();
+                        for b in &bins {
+                            let mut theirs = b.lock().unwrap_or_else(|p| p.into_inner());
+                            if let Some(bin) = theirs.get_mut(next) {
+                                frontier.append(bin);
+                            }
+                        }
+                        entries.store(frontier.len() as u64, Ordering::Relaxed);
+                        cursor.store(0, Ordering::Relaxed);
+                        current.store(next, Ordering::Relaxed);
+                        *round_start.lock().unwrap_or_else(|p| p.into_inner()) = Some(ctx.begin());
+                    }
                 }
             }
-            let mut fused = Vec::new();
-            while let Some(bin) = mine.get_mut(current) {
-                // A long chain of light edges can stay in this loop; Ctrl-C ends it.
-                if bin.is_empty()
-                    || bin.len() >= FUSE_BELOW
-                    || negative.load(Ordering::Relaxed)
-                    || ctx.check().is_err()
-                {
-                    break;
-                }
-                std::mem::swap(bin, &mut fused);
-                entries.fetch_add(fused.len() as u64, Ordering::Relaxed);
-                for &u in &fused {
-                    examined += round.relax(u, &mut mine);
-                }
-                fused.clear();
-            }
-            edges.fetch_add(examined, Ordering::Relaxed);
-            mine.iter()
-                .enumerate()
-                .skip(current)
-                .find(|(_, b)| !b.is_empty())
-                .map(|(i, _)| i)
-        });
-        ctx.finish(
-            start,
-            entries.into_inner(),
-            edges.into_inner(),
-            "delta",
-            None,
-        )?;
-        if negative.load(Ordering::Relaxed) {
-            return Ok(None);
+            barrier.wait();
         }
-        let Some(next) = lowest.into_iter().flatten().min() else {
-            break;
-        };
-        frontier.clear();
-        for b in &bins {
-            let mut mine = b.lock().unwrap_or_else(|p| p.into_inner());
-            if let Some(bin) = mine.get_mut(next) {
-                frontier.append(bin);
-            }
-        }
-        current = next;
+    });
+    if let Some(e) = failure.into_inner().unwrap_or_else(|p| p.into_inner()) {
+        return Err(e);
+    }
+    if negative.load(Ordering::Relaxed) {
+        return Ok(None);
     }
     Ok(Some(
         dist.into_iter()

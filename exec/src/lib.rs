@@ -37,6 +37,7 @@ pub mod result;
 pub mod rng;
 pub mod run;
 pub mod sink;
+pub mod spin_barrier;
 pub mod stacks;
 pub mod state;
 pub mod subset;
