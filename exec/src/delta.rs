@@ -190,8 +190,7 @@ pub fn compute<S: GraphStore>(
     let workers = ctx.pool.threads();
     let bins: Vec<Mutex<Vec<Vec<u32>>>> = (0..workers).map(|_| Mutex::new(Vec::new())).collect();
     // The rounds run inside one broadcast, separated by a spinning barrier: a broadcast per
-    // round parked and woke the workers hundreds of times a run (`spin_barrier`). Worker 0
-    // closes each round between the two waits, while the others wait.
+    // round parked and woke the workers hundreds of times a run (`spin_barrier`).
     let barrier = SpinBarrier::new(workers);
     let frontier = RwLock::new(vec![source]);
     let current = AtomicUsize::new(0);
@@ -258,8 +257,8 @@ pub fn compute<S: GraphStore>(
                     .map_or(NO_BIN, |(i, _)| i);
                 lowest[w].store(low, Ordering::Relaxed);
             }
-            barrier.wait();
-            if w == 0 {
+            // The last worker to arrive closes the round while the others wait.
+            barrier.wait_then(|| {
                 let start = round_start.lock().unwrap_or_else(|p| p.into_inner()).take();
                 let finished = start.map_or(Ok(()), |start| {
                     ctx.finish(
@@ -290,8 +289,7 @@ pub fn compute<S: GraphStore>(
                         *round_start.lock().unwrap_or_else(|p| p.into_inner()) = Some(ctx.begin());
                     }
                 }
-            }
-            barrier.wait();
+            });
         }
     });
     if let Some(e) = failure.into_inner().unwrap_or_else(|p| p.into_inner()) {
