@@ -3,10 +3,10 @@
 //! before any party leaves.
 //!
 //! A round per pool broadcast parks the workers between rounds, and waking a parked thread on
-//! the development VM costs tens of microseconds (a futex wake and an inter-processor
-//! interrupt through the hypervisor): delta-stepping at R-MAT scale 20 runs 437 rounds, and
-//! its process switched context about 1 400 times more than a BFS. OpenMP's barriers, which the
-//! GAPBS kernels use, spin in the same way. With more parties than cores the waiters sleep.
+//! a VM costs tens of microseconds (a futex wake and an inter-processor interrupt through the
+//! hypervisor), which delta-stepping's hundreds of rounds would pay every round. OpenMP's
+//! barriers, which the GAPBS kernels use, spin in the same way. With more parties than cores
+//! the waiters sleep.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Condvar, Mutex};
@@ -22,9 +22,9 @@ pub struct SpinBarrier {
     arrived: AtomicUsize,
     /// Counts completed rounds: a waiter leaves once it moves on.
     generation: AtomicUsize,
-    /// With more parties than cores a spinning waiter takes a core from a party that has work
-    /// left (delta-stepping with 5 workers on 2 cores took 1.35x as long): then waiters sleep
-    /// on this condition variable (the mutex guards the arrival and the round's closing).
+    /// With more parties than cores a spinning waiter would take a core from a party that has
+    /// work left: then waiters sleep on this condition variable (the mutex guards the arrival
+    /// and the round's closing).
     sleeping: Option<(Mutex<()>, Condvar)>,
 }
 
