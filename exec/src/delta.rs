@@ -190,7 +190,7 @@ pub fn compute<S: GraphStore>(
     let workers = ctx.pool.threads();
     let bins: Vec<Mutex<Vec<Vec<u32>>>> = (0..workers).map(|_| Mutex::new(Vec::new())).collect();
     // The rounds run inside one broadcast, separated by a spinning barrier: a broadcast per
-    // round parked and woke the workers hundreds of times a run (`spin_barrier`).
+    // round would park and wake the workers every round (`spin_barrier`).
     let barrier = SpinBarrier::new(workers);
     let frontier = RwLock::new(vec![source]);
     let current = AtomicUsize::new(0);
