@@ -27,7 +27,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Mutex, RwLock};
 
 use planner::registry::Operator;
-use storage::{CsrView, Direction};
+use storage::{CsrView, Direction, WeightSlice};
 
 use crate::context::RunContext;
 use crate::error::ExecError;
@@ -80,7 +80,7 @@ pub fn pick_delta(csr: &CsrView<'_>, average_degree: f64) -> f64 {
         .iter()
         .step_by(step)
         .filter(|w| w.is_finite())
-        .fold((0.0, 0u64), |(s, c), &w| (s + w, c + 1));
+        .fold((0.0, 0u64), |(s, c), w| (s + w, c + 1));
     let mean = if count == 0 { 1.0 } else { sum / count as f64 };
     per_degree * if mean > 0.0 { mean } else { 1.0 }
 }
@@ -115,7 +115,10 @@ impl Round<'_> {
         }
         let ns = self.csr.neighbours(u);
         match self.csr.weights_of(u) {
-            Some(ws) => self.relax_list(du, ns, ws.iter().copied(), mine),
+            Some(WeightSlice::Wide(ws)) => self.relax_list(du, ns, ws.iter().copied(), mine),
+            Some(WeightSlice::Narrow(ws)) => {
+                self.relax_list(du, ns, ws.iter().map(|&w| f64::from(w)), mine)
+            }
             None => self.relax_list(du, ns, std::iter::repeat(1.0), mine),
         }
         ns.len() as u64

@@ -729,9 +729,14 @@ impl<'c, 'a, S: GraphStore> EdgeMap<'c, 'a, S> {
                     let mut edges = 0u64;
                     match csr {
                         Some(csr) => {
+                            let mut scratch = Vec::new();
                             for &v in chunk.iter() {
                                 let ns = csr.neighbours(v);
-                                let ws = if F::WEIGHTED { csr.weights_of(v) } else { None };
+                                let ws = if F::WEIGHTED {
+                                    csr.weights_of(v).map(|w| w.widen(&mut scratch))
+                                } else {
+                                    None
+                                };
                                 edges += ns.len() as u64;
                                 push_list(f, v, ns, ws, seen, &mut out);
                             }
@@ -840,9 +845,10 @@ impl<'c, 'a, S: GraphStore> EdgeMap<'c, 'a, S> {
             };
             match csr {
                 Some(csr) => {
+                    let mut scratch = Vec::new();
                     for dst in r.clone() {
                         let ws = if F::WEIGHTED {
-                            csr.weights_of(dst)
+                            csr.weights_of(dst).map(|w| w.widen(&mut scratch))
                         } else {
                             None
                         };

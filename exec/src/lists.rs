@@ -120,9 +120,10 @@ where
                 };
                 match csr {
                     Some(csr) => {
+                        let mut scratch = Vec::new();
                         for v in r.clone().filter(|&v| want(v)) {
                             let ws = if want_weights {
-                                csr.weights_of(v)
+                                csr.weights_of(v).map(|w| w.widen(&mut scratch))
                             } else {
                                 None
                             };
@@ -157,9 +158,10 @@ where
     match ctx.store.csr(dir) {
         Some(csr) => {
             let n = ctx.n();
+            let mut scratch = Vec::new();
             for &v in vertices.iter().filter(|&&v| v < n) {
                 let ws = if want_weights {
-                    csr.weights_of(v)
+                    csr.weights_of(v).map(|w| w.widen(&mut scratch))
                 } else {
                     None
                 };

@@ -361,9 +361,11 @@ fn pull_local<S: GraphStore>(
                 ctx.check()?;
                 let first = r.start;
                 if weighted {
+                    let mut scratch = Vec::new();
                     for (i, slot) in out.iter_mut().enumerate() {
                         let v = first + i as u32;
-                        let sum = weighted_terms(csr.neighbours(v), csr.weights_of(v), value);
+                        let ws = csr.weights_of(v).map(|w| w.widen(&mut scratch));
+                        let sum = weighted_terms(csr.neighbours(v), ws, value);
                         *slot.get_mut() = finish(sum).to_bits();
                     }
                 } else {

@@ -115,7 +115,7 @@ impl Adjacency {
             starts: &self.starts,
             degrees: &self.degrees,
             targets: &self.targets,
-            weights: self.weights.as_deref(),
+            weights: self.weights.as_deref().map(storage::WeightSlice::Wide),
         }
     }
 }
@@ -234,8 +234,9 @@ impl VecGraph {
             return;
         }
         let ns = view.neighbours(v);
+        let mut scratch = Vec::new();
         let ws = if want_weights {
-            view.weights_of(v)
+            view.weights_of(v).map(|w| w.widen(&mut scratch))
         } else {
             None
         };

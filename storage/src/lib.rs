@@ -13,7 +13,9 @@ pub mod import;
 pub mod io;
 pub mod remote_memory;
 pub mod store;
+pub mod weights;
 
 pub use error::{Result, StoreError};
 pub use remote_memory::{ElementKind, RemoteMemory, RemoteTraffic, RemoteVector};
 pub use store::{CsrView, Direction, FetchOrder, GraphShape, GraphStore, IoStats};
+pub use weights::WeightSlice;

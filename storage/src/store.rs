@@ -15,6 +15,7 @@ use std::ops::Range;
 
 use crate::error::StoreError;
 use crate::remote_memory::RemoteMemory;
+use crate::weights::WeightSlice;
 
 /// Which adjacency to read. Undirected graphs answer `In` with the same lists as `Out`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -95,7 +96,7 @@ pub struct CsrView<'a> {
     /// Neighbour ids (internal), with bin-packing gaps between lists.
     pub targets: &'a [u32],
     /// Edge weights parallel to `targets`, when the graph is weighted.
-    pub weights: Option<&'a [f64]>,
+    pub weights: Option<WeightSlice<'a>>,
 }
 
 impl<'a> CsrView<'a> {
@@ -108,10 +109,10 @@ impl<'a> CsrView<'a> {
 
     /// The weights of `v`'s edges, parallel to [`CsrView::neighbours`].
     #[inline]
-    pub fn weights_of(&self, v: u32) -> Option<&'a [f64]> {
+    pub fn weights_of(&self, v: u32) -> Option<WeightSlice<'a>> {
         let s = self.starts[v as usize] as usize;
         self.weights
-            .map(|w| &w[s..s + self.degrees[v as usize] as usize])
+            .map(|w| w.slice(s..s + self.degrees[v as usize] as usize))
     }
 }
 

@@ -152,3 +152,33 @@ fn concurrent_callers_on_disjoint_sets_with_a_tiny_cache() {
         assert!(st.inflight_high_water <= 16 + 1, "{st:?}");
     }
 }
+
+/// Weights all exact in f32 are held at 4 bytes in memory, and one that is not keeps the
+/// direction at 8; either way every list hands out the file's f64 weights bit for bit, through
+/// the callbacks and through the CSR view alike.
+#[test]
+fn memory_weights_narrow_only_when_exact_and_always_the_same_bits() {
+    let dir = tempfile::tempdir().unwrap();
+    let n = 3000;
+    let exact = symmetrise(&random_adjacency(n, 1, 21));
+    let mut inexact = exact.clone();
+    let v = inexact.iter().position(|l| l.len() > 5).unwrap();
+    inexact[v][3].1 = 0.1;
+    for (name, adj, width) in [("exact", &exact, 4), ("inexact", &inexact, 8)] {
+        let path = write_graph(dir.path(), name, adj, true, true);
+        let mem = MemoryStore::load(&path).unwrap();
+        assert_eq!(mem.weight_width(Direction::Out), width, "{name}");
+        let seen = scan(&mem, Direction::Out, 0..n, true);
+        let csr = mem.csr(Direction::Out).unwrap();
+        let mut scratch = Vec::new();
+        for (u, list) in adj.iter().enumerate() {
+            let want: Vec<u64> = list.iter().map(|&(_, w)| w.to_bits()).collect();
+            let (_, got) = &seen[&(u as u32)];
+            let got: Vec<u64> = got.as_ref().unwrap().iter().map(|w| w.to_bits()).collect();
+            assert_eq!(got, want, "{name}: vertex {u}");
+            let from_csr = csr.weights_of(u as u32).unwrap().widen(&mut scratch);
+            let from_csr: Vec<u64> = from_csr.iter().map(|w| w.to_bits()).collect();
+            assert_eq!(from_csr, want, "{name}: vertex {u} through the CSR view");
+        }
+    }
+}

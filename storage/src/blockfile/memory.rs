@@ -12,12 +12,14 @@ use crate::blockfile::keys::VertexKeys;
 use crate::blockfile::open::{GraphFile, VertexIndex};
 use crate::error::{Result, StoreError};
 use crate::store::{CsrView, Direction, FetchOrder, GraphShape, GraphStore, IoStats};
+use crate::weights::{StoredWeights, WeightsBuilder};
 
 /// One direction's adjacency in memory.
 #[derive(Debug)]
 struct Adjacency {
     targets: Vec<u32>,
-    weights: Option<Vec<f64>>,
+    /// At f32 width when every weight is exact in f32 (`crate::weights`).
+    weights: Option<StoredWeights>,
 }
 
 /// A graph held entirely in memory, loaded from a graph file.
@@ -85,17 +87,36 @@ impl MemoryStore {
         }
     }
 
+    /// `v`'s list and, when wanted, its weights as f64 (widened into `scratch` when narrow).
     #[inline]
-    fn list(&self, dir: Direction, v: u32, want_weights: bool) -> (&[u32], Option<&[f64]>) {
+    fn list<'s>(
+        &'s self,
+        dir: Direction,
+        v: u32,
+        want_weights: bool,
+        scratch: &'s mut Vec<f64>,
+    ) -> (&'s [u32], Option<&'s [f64]>) {
         let (idx, a) = self.adj(dir);
         let s = idx.starts[v as usize] as usize;
         let e = s + idx.degrees[v as usize] as usize;
         let w = if want_weights {
-            a.weights.as_ref().map(|w| &w[s..e])
+            a.weights
+                .as_ref()
+                .map(|w| w.as_slice().slice(s..e).widen(scratch))
         } else {
             None
         };
         (&a.targets[s..e], w)
+    }
+
+    /// Bytes per weight held in memory in direction `dir` (0 when unweighted): 4 when every
+    /// weight is exact in f32, else 8.
+    pub fn weight_width(&self, dir: Direction) -> usize {
+        self.adj(dir)
+            .1
+            .weights
+            .as_ref()
+            .map_or(0, StoredWeights::width)
     }
 }
 
@@ -162,14 +183,9 @@ fn load_direction(
     let weights = match gf.weight_section(dir) {
         Some(ws) => {
             let ws = *ws;
-            let mut w = crate::huge::with_capacity(slots);
-            read_checked(gf, f, &ws, stats, |b| {
-                w.extend(
-                    b.chunks_exact(8)
-                        .map(|c| f64::from_le_bytes(c.try_into().expect("8 bytes"))),
-                )
-            })?;
-            Some(w)
+            let mut w = WeightsBuilder::new(slots);
+            read_checked(gf, f, &ws, stats, |b| w.extend_le_bytes(b))?;
+            Some(w.finish())
         }
         None => None,
     };
@@ -225,8 +241,9 @@ impl GraphStore for MemoryStore {
     where
         F: FnMut(u32, &[u32], Option<&[f64]>),
     {
+        let mut scratch = Vec::new();
         for &v in vertices {
-            let (n, w) = self.list(dir, v, want_weights);
+            let (n, w) = self.list(dir, v, want_weights, &mut scratch);
             visit(v, n, w);
         }
         Ok(())
@@ -242,8 +259,9 @@ impl GraphStore for MemoryStore {
     where
         F: FnMut(u32, &[u32], Option<&[f64]>),
     {
+        let mut scratch = Vec::new();
         for v in range {
-            let (n, w) = self.list(dir, v, want_weights);
+            let (n, w) = self.list(dir, v, want_weights, &mut scratch);
             visit(v, n, w);
         }
         Ok(())
@@ -255,7 +273,7 @@ impl GraphStore for MemoryStore {
             starts: &idx.starts,
             degrees: &idx.degrees,
             targets: &a.targets,
-            weights: a.weights.as_deref(),
+            weights: a.weights.as_ref().map(StoredWeights::as_slice),
         })
     }
 

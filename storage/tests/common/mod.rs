@@ -69,7 +69,8 @@ pub fn read_back(store: &MemoryStore) -> (Vec<u64>, Adj, Adj) {
         store
             .scan_lists(dir, 0..n, true, |v, nb, w| {
                 assert_eq!(nb, csr.neighbours(v));
-                assert_eq!(w, csr.weights_of(v));
+                let mut scratch = Vec::new();
+                assert_eq!(w, csr.weights_of(v).map(|w| w.widen(&mut scratch)));
             })
             .unwrap();
         dirs.push(adj);
