@@ -13,6 +13,11 @@
 //! stale and skipped, and an improvement that stays within a later bin the vertex is already
 //! queued in adds no second entry. Each vertex is thus relaxed once per bin it settles in.
 //!
+//! Distances are f64 in general. When every weight is a whole number (or the graph is
+//! unweighted) and no path can reach `u32::MAX`, they are u32, as GAPBS keeps them: the sums are
+//! exact either way, so the results are the same bits, and the array each relaxation updates at
+//! random is half the size.
+//!
 //! With non-negative weights a new distance never falls below the current bin. One that does
 //! proves a negative weight; the run stops and [`shortest_paths`] hands over to Bellman-Ford, so
 //! weights need no pass of their own before the run.
@@ -23,7 +28,7 @@
 //! memory, the state local, the weights non-negative; `sssp::compute` falls back to
 //! Bellman-Ford over EdgeMap otherwise.
 
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Mutex, RwLock};
 
 use planner::registry::Operator;
@@ -60,7 +65,124 @@ pub fn shortest_paths<S: GraphStore>(
     let average_degree = shape.arcs as f64 / f64::from(shape.vertices.max(1));
     let delta = pick_delta(&csr, average_degree);
     ctx.record(Operator::DeltaStepping);
-    compute(ctx, csr, source, delta).transpose()
+    let whole = csr
+        .whole_weight_max
+        .filter(|&max| u64::from(max) * u64::from(shape.vertices) < u64::from(u32::MAX));
+    match whole {
+        Some(_) => compute::<S, u32>(ctx, csr, source, delta).transpose(),
+        None => compute::<S, f64>(ctx, csr, source, delta).transpose(),
+    }
+}
+
+/// A distance as delta-stepping keeps it per vertex, with the atomic cell it lives in.
+pub trait Distance: Copy + PartialOrd + Send + Sync + 'static {
+    type Cell: Send + Sync;
+    /// Unreached.
+    const INFINITY: Self;
+    const ZERO: Self;
+    /// The weight of an unweighted edge.
+    const ONE: Self;
+    fn cell(d: Self) -> Self::Cell;
+    fn load(cell: &Self::Cell) -> Self;
+    /// Lowers `cell` to `new` if `new` is lower; the value it replaced.
+    fn lower(cell: &Self::Cell, new: Self) -> Option<Self>;
+    fn plus(self, w: Self) -> Self;
+    fn from_wide(w: f64) -> Self;
+    fn from_narrow(w: f32) -> Self;
+    fn to_f64(self) -> f64;
+}
+
+impl Distance for f64 {
+    type Cell = AtomicU64;
+    const INFINITY: f64 = f64::INFINITY;
+    const ZERO: f64 = 0.0;
+    const ONE: f64 = 1.0;
+    fn cell(d: f64) -> AtomicU64 {
+        AtomicU64::new(d.to_bits())
+    }
+    #[inline]
+    fn load(cell: &AtomicU64) -> f64 {
+        f64::from_bits(cell.load(Ordering::Relaxed))
+    }
+    #[inline]
+    fn lower(cell: &AtomicU64, new: f64) -> Option<f64> {
+        let mut old = cell.load(Ordering::Relaxed);
+        while new < f64::from_bits(old) {
+            match cell.compare_exchange_weak(
+                old,
+                new.to_bits(),
+                Ordering::Relaxed,
+                Ordering::Relaxed,
+            ) {
+                Ok(_) => return Some(f64::from_bits(old)),
+                Err(seen) => old = seen,
+            }
+        }
+        None
+    }
+    #[inline]
+    fn plus(self, w: f64) -> f64 {
+        self + w
+    }
+    #[inline]
+    fn from_wide(w: f64) -> f64 {
+        w
+    }
+    #[inline]
+    fn from_narrow(w: f32) -> f64 {
+        f64::from(w)
+    }
+    #[inline]
+    fn to_f64(self) -> f64 {
+        self
+    }
+}
+
+/// Only used when every weight is a whole number and `max weight × |V|` stays below
+/// `u32::MAX`, so no sum reaches [`Distance::INFINITY`].
+impl Distance for u32 {
+    type Cell = AtomicU32;
+    const INFINITY: u32 = u32::MAX;
+    const ZERO: u32 = 0;
+    const ONE: u32 = 1;
+    fn cell(d: u32) -> AtomicU32 {
+        AtomicU32::new(d)
+    }
+    #[inline]
+    fn load(cell: &AtomicU32) -> u32 {
+        cell.load(Ordering::Relaxed)
+    }
+    #[inline]
+    fn lower(cell: &AtomicU32, new: u32) -> Option<u32> {
+        let mut old = cell.load(Ordering::Relaxed);
+        while new < old {
+            match cell.compare_exchange_weak(old, new, Ordering::Relaxed, Ordering::Relaxed) {
+                Ok(_) => return Some(old),
+                Err(seen) => old = seen,
+            }
+        }
+        None
+    }
+    #[inline]
+    fn plus(self, w: u32) -> u32 {
+        self.saturating_add(w)
+    }
+    #[inline]
+    fn from_wide(w: f64) -> u32 {
+        w as u32
+    }
+    #[inline]
+    fn from_narrow(w: f32) -> u32 {
+        w as u32
+    }
+    #[inline]
+    fn to_f64(self) -> f64 {
+        if self == u32::MAX {
+            f64::INFINITY
+        } else {
+            f64::from(self)
+        }
+    }
 }
 
 /// The bin width: a quarter of the mean weight over the average degree (Meyer and Sanders'
@@ -76,9 +198,9 @@ pub fn pick_delta(csr: &CsrView<'_>, average_degree: f64) -> f64 {
         None => return per_degree,
     };
     let step = (weights.len() / 4096).max(1);
-    let (sum, count) = weights
-        .iter()
+    let (sum, count) = (0..weights.len())
         .step_by(step)
+        .filter_map(|k| weights.get(k))
         .filter(|w| w.is_finite())
         .fold((0.0, 0u64), |(s, c), w| (s + w, c + 1));
     let mean = if count == 0 { 1.0 } else { sum / count as f64 };
@@ -87,15 +209,15 @@ pub fn pick_delta(csr: &CsrView<'_>, average_degree: f64) -> f64 {
 
 /// The bin of distance `d`.
 #[inline]
-fn bin_of(d: f64, delta: f64) -> usize {
+fn bin_of<D: Distance>(d: D, delta: f64) -> usize {
     // `as` saturates: +∞ and huge quotients land in the last bin.
-    ((d / delta) as usize).min(LAST_BIN)
+    ((d.to_f64() / delta) as usize).min(LAST_BIN)
 }
 
 /// What the workers share in one round.
-struct Round<'r> {
+struct Round<'r, D: Distance> {
     csr: &'r CsrView<'r>,
-    dist: &'r [AtomicU64],
+    dist: &'r [D::Cell],
     delta: f64,
     /// The bin being relaxed.
     current: usize,
@@ -103,59 +225,42 @@ struct Round<'r> {
     negative: &'r AtomicBool,
 }
 
-impl Round<'_> {
+impl<D: Distance> Round<'_, D> {
     /// Relaxes the out-edges of `u` (one entry of the current bin) into `mine`; the number of
     /// edges examined (0 for a stale entry).
     #[inline]
     fn relax(&self, u: u32, mine: &mut Vec<Vec<u32>>) -> u64 {
-        let du = f64::from_bits(self.dist[u as usize].load(Ordering::Relaxed));
+        let du = D::load(&self.dist[u as usize]);
         // `u` moved to a lower bin since this entry was made, and was relaxed there.
         if bin_of(du, self.delta) < self.current {
             return 0;
         }
         let ns = self.csr.neighbours(u);
         match self.csr.weights_of(u) {
-            Some(WeightSlice::Wide(ws)) => self.relax_list(du, ns, ws.iter().copied(), mine),
-            Some(WeightSlice::Narrow(ws)) => {
-                self.relax_list(du, ns, ws.iter().map(|&w| f64::from(w)), mine)
+            Some(WeightSlice::Wide(ws)) => {
+                self.relax_list(du, ns, ws.iter().map(|&w| D::from_wide(w)), mine)
             }
-            None => self.relax_list(du, ns, std::iter::repeat(1.0), mine),
+            Some(WeightSlice::Narrow(ws)) => {
+                self.relax_list(du, ns, ws.iter().map(|&w| D::from_narrow(w)), mine)
+            }
+            None => self.relax_list(du, ns, std::iter::repeat(D::ONE), mine),
         }
         ns.len() as u64
     }
 
     #[inline]
-    fn relax_list(
-        &self,
-        du: f64,
-        ns: &[u32],
-        ws: impl Iterator<Item = f64>,
-        mine: &mut Vec<Vec<u32>>,
-    ) {
+    fn relax_list(&self, du: D, ns: &[u32], ws: impl Iterator<Item = D>, mine: &mut Vec<Vec<u32>>) {
         for (&v, w) in ns.iter().zip(ws) {
-            let nd = du + w;
-            let cell = &self.dist[v as usize];
-            let mut old = cell.load(Ordering::Relaxed);
-            while nd < f64::from_bits(old) {
-                match cell.compare_exchange_weak(
-                    old,
-                    nd.to_bits(),
-                    Ordering::Relaxed,
-                    Ordering::Relaxed,
-                ) {
-                    Ok(_) => {
-                        self.queue(v, f64::from_bits(old), nd, mine);
-                        break;
-                    }
-                    Err(seen) => old = seen,
-                }
+            let nd = du.plus(w);
+            if let Some(old) = D::lower(&self.dist[v as usize], nd) {
+                self.queue(v, old, nd, mine);
             }
         }
     }
 
     /// Files `v`, lowered from `old` to `new`, in the bin of `new`.
     #[inline]
-    fn queue(&self, v: u32, old: f64, new: f64, mine: &mut Vec<Vec<u32>>) {
+    fn queue(&self, v: u32, old: D, new: D, mine: &mut Vec<Vec<u32>>) {
         let bin = bin_of(new, self.delta);
         if bin < self.current {
             self.negative.store(true, Ordering::Relaxed);
@@ -163,7 +268,7 @@ impl Round<'_> {
         }
         // A later bin that already holds an entry of `v` (made when it got `old`, not yet
         // relaxed since that bin's turn has not come) relaxes it with `new`.
-        if bin > self.current && old < f64::INFINITY && bin_of(old, self.delta) == bin {
+        if bin > self.current && old < D::INFINITY && bin_of(old, self.delta) == bin {
             return;
         }
         if mine.len() <= bin {
@@ -175,7 +280,7 @@ impl Round<'_> {
 
 /// Distances from `source` by delta-stepping with bin width `delta` (+∞ when unreachable), or
 /// `None` when a negative weight was met.
-pub fn compute<S: GraphStore>(
+pub fn compute<S: GraphStore, D: Distance>(
     ctx: &RunContext<'_, S>,
     csr: CsrView<'_>,
     source: u32,
@@ -185,10 +290,8 @@ pub fn compute<S: GraphStore>(
     if (source as usize) >= n {
         return Ok(Some(vec![f64::INFINITY; n]));
     }
-    let dist: Vec<AtomicU64> = ctx
-        .pool
-        .filled_vec(n, |_| AtomicU64::new(f64::INFINITY.to_bits()));
-    dist[source as usize].store(0f64.to_bits(), Ordering::Relaxed);
+    let dist: Vec<D::Cell> = ctx.pool.filled_vec(n, |_| D::cell(D::INFINITY));
+    D::lower(&dist[source as usize], D::ZERO);
     let negative = AtomicBool::new(false);
     let workers = ctx.pool.threads();
     let bins: Vec<Mutex<Vec<Vec<u32>>>> = (0..workers).map(|_| Mutex::new(Vec::new())).collect();
@@ -214,7 +317,7 @@ pub fn compute<S: GraphStore>(
             // Every worker relaxes claimed grains of the frontier into its own bins, then its
             // own few entries for the current bin, then reports its lowest non-empty bin.
             let current_bin = current.load(Ordering::Relaxed);
-            let round = Round {
+            let round = Round::<D> {
                 csr: &csr,
                 dist: &dist,
                 delta,
@@ -301,9 +404,5 @@ pub fn compute<S: GraphStore>(
     if negative.load(Ordering::Relaxed) {
         return Ok(None);
     }
-    Ok(Some(
-        dist.into_iter()
-            .map(|d| f64::from_bits(d.into_inner()))
-            .collect(),
-    ))
+    Ok(Some(dist.iter().map(|d| D::load(d).to_f64()).collect()))
 }

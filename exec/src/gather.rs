@@ -225,6 +225,7 @@ mod tests {
             degrees: &degrees,
             targets: &targets,
             weights: None,
+            whole_weight_max: Some(1),
         };
         let pull = SegmentedPull::new(&csr, lists.len(), values.len())?;
         let mut out = cells(&vec![f64::NAN; lists.len()]);
@@ -281,6 +282,7 @@ mod tests {
             degrees: &[1],
             targets: &lists[0],
             weights: None,
+            whole_weight_max: Some(1),
         };
         let pull = SegmentedPull::new(&csr, 1, 2 * SEG).unwrap();
         let mut out = cells(&[7.0]);

@@ -116,6 +116,10 @@ impl Adjacency {
             degrees: &self.degrees,
             targets: &self.targets,
             weights: self.weights.as_deref().map(storage::WeightSlice::Wide),
+            whole_weight_max: self
+                .weights
+                .as_deref()
+                .map_or(Some(1), storage::weights::whole_max),
         }
     }
 }

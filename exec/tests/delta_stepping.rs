@@ -78,3 +78,74 @@ fn a_workers_own_entries_for_the_current_bin_are_relaxed_in_the_same_round() {
     assert_eq!(t.iterations[0].active, n);
     assert_eq!(t.iterations[0].edges, n - 1);
 }
+
+/// Distances by Dijkstra, for comparison (unreachable: `None`).
+fn dijkstra(n: usize, edges: &[(u64, u64, f64)], source: usize) -> Vec<Option<f64>> {
+    let mut out: Vec<Vec<(usize, f64)>> = vec![Vec::new(); n];
+    for &(u, v, w) in edges {
+        out[u as usize].push((v as usize, w));
+    }
+    let mut dist = vec![f64::INFINITY; n];
+    let mut done = vec![false; n];
+    dist[source] = 0.0;
+    for _ in 0..n {
+        let Some(u) = (0..n)
+            .filter(|&v| !done[v] && dist[v].is_finite())
+            .min_by(|&a, &b| dist[a].total_cmp(&dist[b]))
+        else {
+            break;
+        };
+        done[u] = true;
+        for &(v, w) in &out[u] {
+            dist[v] = dist[v].min(dist[u] + w);
+        }
+    }
+    dist.into_iter()
+        .map(|d| d.is_finite().then_some(d))
+        .collect()
+}
+
+/// Whole-number weights (distances kept as 4-byte integers), fractional ones (f64) and
+/// unweighted edges (integers again) all give Dijkstra's distances.
+#[test]
+fn whole_fractional_and_unit_weights_give_exact_distances() {
+    let mut rng = exec::rng::Xoshiro256::for_stream(31, 0);
+    let n = 400u64;
+    let pairs: Vec<(u64, u64)> = (0..3000)
+        .map(|_| (rng.below(n), rng.below(n)))
+        .filter(|(u, v)| u != v)
+        .collect::<std::collections::BTreeSet<_>>()
+        .into_iter()
+        .collect();
+    let whole: Vec<(u64, u64, f64)> = pairs
+        .iter()
+        .map(|&(u, v)| (u, v, rng.below(256) as f64))
+        .collect();
+    let fractional: Vec<(u64, u64, f64)> = whole.iter().map(|&(u, v, w)| (u, v, w + 0.1)).collect();
+    let unit: Vec<(u64, u64, f64)> = pairs.iter().map(|&(u, v)| (u, v, 1.0)).collect();
+    for edges in [&whole, &fractional] {
+        let g = weighted(n, edges);
+        for threads in [1, 2, 3] {
+            let t = sssp(&g, 0, threads);
+            assert_eq!(f64_col(&t, "distance"), dijkstra(n as usize, edges, 0));
+            assert_eq!(t.operators, vec![Operator::DeltaStepping]);
+        }
+    }
+    let g = VecGraph::new((0..n).collect(), pairs.clone(), true, None);
+    let t = sssp(&g, 0, 2);
+    assert_eq!(f64_col(&t, "distance"), dijkstra(n as usize, &unit, 0));
+}
+
+/// Whole weights whose paths could pass `u32::MAX` keep f64 distances: a chain of 300 edges of
+/// weight 2^24 ends at 299 · 2^24, past what four bytes hold.
+#[test]
+fn whole_weights_too_large_for_four_bytes_keep_f64_distances() {
+    let n = 300u64;
+    let heavy = 16_777_216.0;
+    let chain: Vec<(u64, u64, f64)> = (0..n - 1).map(|v| (v, v + 1, heavy)).collect();
+    let g = weighted(n, &chain);
+    let t = sssp(&g, 0, 2);
+    let want: Vec<Option<f64>> = (0..n).map(|v| Some(v as f64 * heavy)).collect();
+    assert_eq!(f64_col(&t, "distance"), want);
+    assert_eq!(t.operators, vec![Operator::DeltaStepping]);
+}

@@ -97,6 +97,9 @@ pub struct CsrView<'a> {
     pub targets: &'a [u32],
     /// Edge weights parallel to `targets`, when the graph is weighted.
     pub weights: Option<WeightSlice<'a>>,
+    /// The largest weight when every weight is a whole number from 0 to 2^24 (1 when the
+    /// graph is unweighted): sums of such weights are exact in integers.
+    pub whole_weight_max: Option<u32>,
 }
 
 impl<'a> CsrView<'a> {

@@ -5,6 +5,10 @@
 //! 4 bytes per arc instead of 8, and a kernel reading weights next to 4-byte neighbour ids
 //! moves 8 bytes per arc instead of 12. Widening an exact f32 gives back the same f64 bits, so
 //! every result is the same as with the wide weights.
+//!
+//! Narrow weights that are all whole numbers also carry their largest value, so that a kernel
+//! can tell when integer arithmetic gives exactly the results f64 would (delta-stepping keeps
+//! 4-byte distances then, as GAPBS does).
 
 use std::ops::Range;
 
@@ -14,7 +18,11 @@ pub enum StoredWeights {
     /// As the file stores them.
     Wide(Vec<f64>),
     /// Every weight converts to f32 and back to the same bits.
-    Narrow(Vec<f32>),
+    Narrow {
+        values: Vec<f32>,
+        /// The largest weight, when every weight is a whole number from 0 to 2^24.
+        whole_max: Option<u32>,
+    },
 }
 
 impl StoredWeights {
@@ -22,7 +30,7 @@ impl StoredWeights {
     pub fn as_slice(&self) -> WeightSlice<'_> {
         match self {
             StoredWeights::Wide(w) => WeightSlice::Wide(w),
-            StoredWeights::Narrow(w) => WeightSlice::Narrow(w),
+            StoredWeights::Narrow { values, .. } => WeightSlice::Narrow(values),
         }
     }
 
@@ -30,9 +38,35 @@ impl StoredWeights {
     pub fn width(&self) -> usize {
         match self {
             StoredWeights::Wide(_) => 8,
-            StoredWeights::Narrow(_) => 4,
+            StoredWeights::Narrow { .. } => 4,
         }
     }
+
+    /// The largest weight, when every weight is a whole number from 0 to 2^24 (each then
+    /// exact in f32 and in u32, and sums of them exact in integers).
+    pub fn whole_max(&self) -> Option<u32> {
+        match self {
+            StoredWeights::Narrow { whole_max, .. } => *whole_max,
+            StoredWeights::Wide(_) => None,
+        }
+    }
+}
+
+/// The largest whole weight [`StoredWeights::whole_max`] reports: 2^24, below which every
+/// whole number is exact in f32.
+const WHOLE_LIMIT: f64 = 16_777_216.0;
+
+/// The largest of `weights` when every one is a whole number from 0 to 2^24 (0 when there are
+/// none), as [`StoredWeights::whole_max`] reports it.
+pub fn whole_max(weights: &[f64]) -> Option<u32> {
+    weights.iter().copied().try_fold(0, with_whole)
+}
+
+/// `max` raised to `w`, or `None` when `w` is not a whole number from 0 to 2^24.
+#[inline]
+fn with_whole(max: u32, w: f64) -> Option<u32> {
+    let whole = (0.0..=WHOLE_LIMIT).contains(&w) && w.fract() == 0.0;
+    whole.then(|| max.max(w as u32))
 }
 
 /// Collects weights read in order: narrow while every weight so far is exact in f32, wide from
@@ -48,7 +82,10 @@ impl WeightsBuilder {
     /// A builder for `capacity` weights.
     pub fn new(capacity: usize) -> WeightsBuilder {
         WeightsBuilder {
-            weights: StoredWeights::Narrow(crate::huge::with_capacity(capacity)),
+            weights: StoredWeights::Narrow {
+                values: crate::huge::with_capacity(capacity),
+                whole_max: Some(0),
+            },
             capacity,
         }
     }
@@ -58,12 +95,19 @@ impl WeightsBuilder {
         let values = bytes
             .chunks_exact(8)
             .map(|c| f64::from_le_bytes(c.try_into().expect("8 bytes")));
-        if let StoredWeights::Narrow(ws) = &mut self.weights {
-            // Checked a chunk at a time so that both loops stay tight.
+        if let StoredWeights::Narrow {
+            values: ws,
+            whole_max,
+        } = &mut self.weights
+        {
+            // Checked a chunk at a time so that each loop stays tight.
             if values
                 .clone()
                 .all(|w| f64::from(w as f32).to_bits() == w.to_bits())
             {
+                if let Some(max) = whole_max {
+                    *whole_max = values.clone().try_fold(*max, with_whole);
+                }
                 ws.extend(values.map(|w| w as f32));
                 return;
             }
@@ -184,6 +228,30 @@ mod tests {
         let got: Vec<u64> = stored.as_slice().iter().map(f64::to_bits).collect();
         let want: Vec<u64> = ws.iter().map(|w| w.to_bits()).collect();
         assert_eq!(got, want);
+    }
+
+    #[test]
+    fn whole_weights_report_their_largest_value() {
+        assert_eq!(build(&[1.0, 255.0, 0.0, 7.0]).whole_max(), Some(255));
+        assert_eq!(build(&[16_777_216.0, 3.0]).whole_max(), Some(16_777_216));
+        assert_eq!(build(&[]).whole_max(), Some(0));
+        // -0.0 adds like 0.0 to every distance (which is never -0.0).
+        assert_eq!(build(&[-0.0, 1.0]).whole_max(), Some(1));
+        // Narrow but not whole, or whole but negative, or past 2^24: no integer bound.
+        for ws in [
+            &[1.0, 2.5][..],
+            &[3.0, -1.0],
+            &[f64::INFINITY],
+            &[f64::NAN],
+            &[33_554_432.0],
+        ] {
+            let stored = build(ws);
+            assert_eq!(stored.width(), 4, "{ws:?}");
+            assert_eq!(stored.whole_max(), None, "{ws:?}");
+        }
+        assert_eq!(build(&[1.0, 0.1]).whole_max(), None);
+        assert_eq!(whole_max(&[4.0, 9.0, 2.0]), Some(9));
+        assert_eq!(whole_max(&[4.0, 9.5]), None);
     }
 
     #[test]

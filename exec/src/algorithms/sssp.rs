@@ -2,7 +2,7 @@
 //! source with the edges' f64 weights (1.0 on unweighted graphs), null when unreachable.
 //!
 //! In memory under `SET mode = auto`, with non-negative weights, it runs delta-stepping
-//! (`crate::delta`). Otherwise, frontier Bellman-Ford: each EdgeMap round relaxes the out-edges of the vertices whose
+//! (`crate::delta`, with 4-byte integer distances when every weight is a whole number). Otherwise, frontier Bellman-Ford: each EdgeMap round relaxes the out-edges of the vertices whose
 //! distance dropped in the previous round (push: compare-exchange min on the distance's bits;
 //! pull: a vertex relaxes from its active in-neighbours). With non-negative weights it reaches
 //! the same fixpoint as Dijkstra. A round count above |V| can only come from a negative cycle,
@@ -46,7 +46,7 @@ impl Algorithm for Sssp {
             Step::setup("frontier := {source}, distance[source] := 0"),
             Step::call(
                 Operator::DeltaStepping,
-                "in memory under mode auto with non-negative weights: bins of width delta = mean weight / (4 x average degree); a worker relaxes its own few entries of the current bin in the same round",
+                "in memory under mode auto with non-negative weights: bins of width delta = mean weight / (4 x average degree); a worker relaxes its own few entries of the current bin in the same round; 4-byte integer distances when every weight is a whole number",
             ),
             Step::call(
                 Operator::EdgeMap,

@@ -274,6 +274,10 @@ impl GraphStore for MemoryStore {
             degrees: &idx.degrees,
             targets: &a.targets,
             weights: a.weights.as_ref().map(StoredWeights::as_slice),
+            whole_weight_max: match &a.weights {
+                Some(w) => w.whole_max(),
+                None => Some(1),
+            },
         })
     }
 
