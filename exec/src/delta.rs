@@ -36,6 +36,7 @@ use storage::{CsrView, Direction, WeightSlice};
 
 use crate::context::RunContext;
 use crate::error::ExecError;
+use crate::prefetch::prefetch;
 use crate::spin_barrier::SpinBarrier;
 use storage::GraphStore;
 
@@ -50,6 +51,9 @@ const LAST_BIN: usize = 1 << 20;
 /// A worker's own entries for the current bin below this many are relaxed at once by the
 /// worker (bucket fusion); more wait for the next round, where all workers share them.
 const FUSE_BELOW: usize = 1000;
+/// How far ahead, in frontier entries or neighbours, their loads are started: each
+/// improvement's compare-exchange stops the core from running ahead to the next loads itself.
+const PREFETCH_AHEAD: usize = 8;
 
 /// Distances from `source` by delta-stepping, or `None` when it does not apply (the graph is
 /// not in memory, the run keeps its state remote, or a weight met on the way is negative).
@@ -248,9 +252,25 @@ impl<D: Distance> Round<'_, D> {
         ns.len() as u64
     }
 
+    /// Starts loading what relaxing entry `u` reads first: its distance and index entry.
+    #[inline]
+    fn prefetch_entry(&self, u: u32) {
+        if let Some(d) = self.dist.get(u as usize) {
+            prefetch(d);
+            prefetch(&self.csr.starts[u as usize]);
+            prefetch(&self.csr.degrees[u as usize]);
+        }
+    }
+
     #[inline]
     fn relax_list(&self, du: D, ns: &[u32], ws: impl Iterator<Item = D>, mine: &mut Vec<Vec<u32>>) {
-        for (&v, w) in ns.iter().zip(ws) {
+        for (k, (&v, w)) in ns.iter().zip(ws).enumerate() {
+            if let Some(d) = ns
+                .get(k + PREFETCH_AHEAD)
+                .and_then(|&a| self.dist.get(a as usize))
+            {
+                prefetch(d);
+            }
             let nd = du.plus(w);
             if let Some(old) = D::lower(&self.dist[v as usize], nd) {
                 self.queue(v, old, nd, mine);
@@ -333,7 +353,11 @@ pub fn compute<S: GraphStore, D: Distance>(
                     if i >= frontier.len() || negative.load(Ordering::Relaxed) {
                         break;
                     }
-                    for &u in &frontier[i..(i + GRAIN).min(frontier.len())] {
+                    let grain = &frontier[i..(i + GRAIN).min(frontier.len())];
+                    for (k, &u) in grain.iter().enumerate() {
+                        if let Some(&ahead) = grain.get(k + PREFETCH_AHEAD) {
+                            round.prefetch_entry(ahead);
+                        }
                         examined += round.relax(u, &mut mine);
                     }
                 }

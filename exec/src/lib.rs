@@ -28,6 +28,7 @@ pub mod lists;
 pub mod output;
 pub mod pipeline;
 pub mod pool;
+pub mod prefetch;
 pub mod read_cost;
 pub mod reduce;
 pub mod reduce_mode;
