@@ -38,6 +38,7 @@ use crate::context::RunContext;
 use crate::error::ExecError;
 use crate::prefetch::prefetch;
 use crate::spin_barrier::SpinBarrier;
+use crate::state::StateValue;
 use storage::GraphStore;
 
 /// A worker's report of having no non-empty bin left.
@@ -78,18 +79,16 @@ pub fn shortest_paths<S: GraphStore>(
     }
 }
 
-/// A distance as delta-stepping keeps it per vertex, with the atomic cell it lives in.
-pub trait Distance: Copy + PartialOrd + Send + Sync + 'static {
-    type Cell: Send + Sync;
+/// A distance as delta-stepping keeps it per vertex: a state value (its cell, loads) that can
+/// also add weights and say what it replaced.
+pub trait Distance: StateValue {
     /// Unreached.
     const INFINITY: Self;
     const ZERO: Self;
     /// The weight of an unweighted edge.
     const ONE: Self;
-    fn cell(d: Self) -> Self::Cell;
-    fn load(cell: &Self::Cell) -> Self;
     /// Lowers `cell` to `new` if `new` is lower; the value it replaced.
-    fn lower(cell: &Self::Cell, new: Self) -> Option<Self>;
+    fn lower_from(cell: &Self::Cell, new: Self) -> Option<Self>;
     fn plus(self, w: Self) -> Self;
     fn from_wide(w: f64) -> Self;
     fn from_narrow(w: f32) -> Self;
@@ -97,19 +96,11 @@ pub trait Distance: Copy + PartialOrd + Send + Sync + 'static {
 }
 
 impl Distance for f64 {
-    type Cell = AtomicU64;
     const INFINITY: f64 = f64::INFINITY;
     const ZERO: f64 = 0.0;
     const ONE: f64 = 1.0;
-    fn cell(d: f64) -> AtomicU64 {
-        AtomicU64::new(d.to_bits())
-    }
     #[inline]
-    fn load(cell: &AtomicU64) -> f64 {
-        f64::from_bits(cell.load(Ordering::Relaxed))
-    }
-    #[inline]
-    fn lower(cell: &AtomicU64, new: f64) -> Option<f64> {
+    fn lower_from(cell: &AtomicU64, new: f64) -> Option<f64> {
         let mut old = cell.load(Ordering::Relaxed);
         while new < f64::from_bits(old) {
             match cell.compare_exchange_weak(
@@ -145,19 +136,11 @@ impl Distance for f64 {
 /// Only used when every weight is a whole number and `max weight × |V|` stays below
 /// `u32::MAX`, so no sum reaches [`Distance::INFINITY`].
 impl Distance for u32 {
-    type Cell = AtomicU32;
     const INFINITY: u32 = u32::MAX;
     const ZERO: u32 = 0;
     const ONE: u32 = 1;
-    fn cell(d: u32) -> AtomicU32 {
-        AtomicU32::new(d)
-    }
     #[inline]
-    fn load(cell: &AtomicU32) -> u32 {
-        cell.load(Ordering::Relaxed)
-    }
-    #[inline]
-    fn lower(cell: &AtomicU32, new: u32) -> Option<u32> {
+    fn lower_from(cell: &AtomicU32, new: u32) -> Option<u32> {
         let mut old = cell.load(Ordering::Relaxed);
         while new < old {
             match cell.compare_exchange_weak(old, new, Ordering::Relaxed, Ordering::Relaxed) {
@@ -272,7 +255,7 @@ impl<D: Distance> Round<'_, D> {
                 prefetch(d);
             }
             let nd = du.plus(w);
-            if let Some(old) = D::lower(&self.dist[v as usize], nd) {
+            if let Some(old) = D::lower_from(&self.dist[v as usize], nd) {
                 self.queue(v, old, nd, mine);
             }
         }
@@ -311,7 +294,7 @@ pub fn compute<S: GraphStore, D: Distance>(
         return Ok(Some(vec![f64::INFINITY; n]));
     }
     let dist: Vec<D::Cell> = ctx.pool.filled_vec(n, |_| D::cell(D::INFINITY));
-    D::lower(&dist[source as usize], D::ZERO);
+    D::store(&dist[source as usize], D::ZERO);
     let negative = AtomicBool::new(false);
     let workers = ctx.pool.threads();
     let bins: Vec<Mutex<Vec<Vec<u32>>>> = (0..workers).map(|_| Mutex::new(Vec::new())).collect();
