@@ -86,6 +86,8 @@ struct Adjacency {
     degrees: Vec<u32>,
     targets: Vec<u32>,
     weights: Option<Vec<f64>>,
+    /// [`CsrView::whole_weight_max`], found once when built.
+    whole_weight_max: Option<u32>,
 }
 
 impl Adjacency {
@@ -102,11 +104,15 @@ impl Adjacency {
             starts.push(at);
             at += d as u64;
         }
+        let weights: Option<Vec<f64>> = weighted.then(|| sorted.iter().map(|a| a.2).collect());
         Adjacency {
             starts,
             degrees,
             targets: sorted.iter().map(|a| a.1).collect(),
-            weights: weighted.then(|| sorted.iter().map(|a| a.2).collect()),
+            whole_weight_max: weights
+                .as_deref()
+                .map_or(Some(1), storage::weights::whole_max),
+            weights,
         }
     }
 
@@ -116,10 +122,7 @@ impl Adjacency {
             degrees: &self.degrees,
             targets: &self.targets,
             weights: self.weights.as_deref().map(storage::WeightSlice::Wide),
-            whole_weight_max: self
-                .weights
-                .as_deref()
-                .map_or(Some(1), storage::weights::whole_max),
+            whole_weight_max: self.whole_weight_max,
         }
     }
 }
