@@ -28,7 +28,7 @@
 //! memory, the state local, the weights non-negative; `sssp::compute` falls back to
 //! Bellman-Ford over EdgeMap otherwise.
 
-use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Mutex, RwLock};
 
 use planner::registry::Operator;
@@ -79,16 +79,14 @@ pub fn shortest_paths<S: GraphStore>(
     }
 }
 
-/// A distance as delta-stepping keeps it per vertex: a state value (its cell, loads) that can
-/// also add weights and say what it replaced.
+/// A distance as delta-stepping keeps it per vertex: a state value (its cell, loads, lowering)
+/// that can also add weights.
 pub trait Distance: StateValue {
     /// Unreached.
     const INFINITY: Self;
     const ZERO: Self;
     /// The weight of an unweighted edge.
     const ONE: Self;
-    /// Lowers `cell` to `new` if `new` is lower; the value it replaced.
-    fn lower_from(cell: &Self::Cell, new: Self) -> Option<Self>;
     fn plus(self, w: Self) -> Self;
     fn from_wide(w: f64) -> Self;
     fn from_narrow(w: f32) -> Self;
@@ -99,22 +97,6 @@ impl Distance for f64 {
     const INFINITY: f64 = f64::INFINITY;
     const ZERO: f64 = 0.0;
     const ONE: f64 = 1.0;
-    #[inline]
-    fn lower_from(cell: &AtomicU64, new: f64) -> Option<f64> {
-        let mut old = cell.load(Ordering::Relaxed);
-        while new < f64::from_bits(old) {
-            match cell.compare_exchange_weak(
-                old,
-                new.to_bits(),
-                Ordering::Relaxed,
-                Ordering::Relaxed,
-            ) {
-                Ok(_) => return Some(f64::from_bits(old)),
-                Err(seen) => old = seen,
-            }
-        }
-        None
-    }
     #[inline]
     fn plus(self, w: f64) -> f64 {
         self + w
@@ -139,17 +121,6 @@ impl Distance for u32 {
     const INFINITY: u32 = u32::MAX;
     const ZERO: u32 = 0;
     const ONE: u32 = 1;
-    #[inline]
-    fn lower_from(cell: &AtomicU32, new: u32) -> Option<u32> {
-        let mut old = cell.load(Ordering::Relaxed);
-        while new < old {
-            match cell.compare_exchange_weak(old, new, Ordering::Relaxed, Ordering::Relaxed) {
-                Ok(_) => return Some(old),
-                Err(seen) => old = seen,
-            }
-        }
-        None
-    }
     #[inline]
     fn plus(self, w: u32) -> u32 {
         self.saturating_add(w)

@@ -733,7 +733,7 @@ impl<'c, 'a, S: GraphStore> EdgeMap<'c, 'a, S> {
                             for &v in chunk.iter() {
                                 let ns = csr.neighbours(v);
                                 let ws = if F::WEIGHTED {
-                                    csr.weights_of(v).map(|w| w.widen(&mut scratch))
+                                    csr.weights_f64(v, &mut scratch)
                                 } else {
                                     None
                                 };
@@ -848,7 +848,7 @@ impl<'c, 'a, S: GraphStore> EdgeMap<'c, 'a, S> {
                     let mut scratch = Vec::new();
                     for dst in r.clone() {
                         let ws = if F::WEIGHTED {
-                            csr.weights_of(dst).map(|w| w.widen(&mut scratch))
+                            csr.weights_f64(dst, &mut scratch)
                         } else {
                             None
                         };

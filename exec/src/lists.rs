@@ -123,7 +123,7 @@ where
                         let mut scratch = Vec::new();
                         for v in r.clone().filter(|&v| want(v)) {
                             let ws = if want_weights {
-                                csr.weights_of(v).map(|w| w.widen(&mut scratch))
+                                csr.weights_f64(v, &mut scratch)
                             } else {
                                 None
                             };
@@ -161,7 +161,7 @@ where
             let mut scratch = Vec::new();
             for &v in vertices.iter().filter(|&&v| v < n) {
                 let ws = if want_weights {
-                    csr.weights_of(v).map(|w| w.widen(&mut scratch))
+                    csr.weights_f64(v, &mut scratch)
                 } else {
                     None
                 };

@@ -364,7 +364,7 @@ fn pull_local<S: GraphStore>(
                     let mut scratch = Vec::new();
                     for (i, slot) in out.iter_mut().enumerate() {
                         let v = first + i as u32;
-                        let ws = csr.weights_of(v).map(|w| w.widen(&mut scratch));
+                        let ws = csr.weights_f64(v, &mut scratch);
                         let sum = weighted_terms(csr.neighbours(v), ws, value);
                         *slot.get_mut() = finish(sum).to_bits();
                     }

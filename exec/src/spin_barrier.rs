@@ -1,6 +1,6 @@
-//! A barrier whose waiters spin, then yield, but never sleep, for kernels that run many short
-//! rounds on workers kept busy for the whole run; the last party to arrive closes the round
-//! before any party leaves.
+//! A barrier whose waiters spin, then yield (or sleep, with more parties than cores), for
+//! kernels that run many short rounds on workers kept busy for the whole run; the last party
+//! to arrive closes the round before any party leaves.
 //!
 //! A round per pool broadcast parks the workers between rounds, and waking a parked thread on
 //! a VM costs tens of microseconds (a futex wake and an inter-processor interrupt through the

@@ -42,8 +42,13 @@ pub trait StateValue: Copy + PartialOrd + Send + Sync + 'static {
     fn store(c: &Self::Cell, v: Self);
     /// `c = new` if `c == expected`; true when this call wrote it.
     fn claim(c: &Self::Cell, expected: Self, new: Self) -> bool;
+    /// `c = min(c, v)`; the value this call replaced, when it lowered it.
+    fn lower_from(c: &Self::Cell, v: Self) -> Option<Self>;
     /// `c = min(c, v)`; true when this call lowered it.
-    fn lower(c: &Self::Cell, v: Self) -> bool;
+    #[inline]
+    fn lower(c: &Self::Cell, v: Self) -> bool {
+        Self::lower_from(c, v).is_some()
+    }
     /// `c += v`.
     fn add(c: &Self::Cell, v: Self);
     fn to_word(self) -> u64;
@@ -72,8 +77,11 @@ impl StateValue for u32 {
             .is_ok()
     }
     #[inline]
-    fn lower(c: &AtomicU32, v: u32) -> bool {
-        c.load(Ordering::Relaxed) > v && c.fetch_min(v, Ordering::Relaxed) > v
+    fn lower_from(c: &AtomicU32, v: u32) -> Option<u32> {
+        if c.load(Ordering::Relaxed) <= v {
+            return None;
+        }
+        Some(c.fetch_min(v, Ordering::Relaxed)).filter(|&old| old > v)
     }
     #[inline]
     fn add(c: &AtomicU32, v: u32) {
@@ -109,8 +117,11 @@ impl StateValue for u64 {
             .is_ok()
     }
     #[inline]
-    fn lower(c: &AtomicU64, v: u64) -> bool {
-        c.load(Ordering::Relaxed) > v && c.fetch_min(v, Ordering::Relaxed) > v
+    fn lower_from(c: &AtomicU64, v: u64) -> Option<u64> {
+        if c.load(Ordering::Relaxed) <= v {
+            return None;
+        }
+        Some(c.fetch_min(v, Ordering::Relaxed)).filter(|&old| old > v)
     }
     #[inline]
     fn add(c: &AtomicU64, v: u64) {
@@ -152,15 +163,15 @@ impl StateValue for f64 {
         .is_ok()
     }
     #[inline]
-    fn lower(c: &AtomicU64, v: f64) -> bool {
+    fn lower_from(c: &AtomicU64, v: f64) -> Option<f64> {
         let mut cur = c.load(Ordering::Relaxed);
         while v < f64::from_bits(cur) {
             match c.compare_exchange_weak(cur, v.to_bits(), Ordering::Relaxed, Ordering::Relaxed) {
-                Ok(_) => return true,
+                Ok(_) => return Some(f64::from_bits(cur)),
                 Err(seen) => cur = seen,
             }
         }
-        false
+        None
     }
     #[inline]
     fn add(c: &AtomicU64, v: f64) {

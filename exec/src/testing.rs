@@ -243,7 +243,7 @@ impl VecGraph {
         let ns = view.neighbours(v);
         let mut scratch = Vec::new();
         let ws = if want_weights {
-            view.weights_of(v).map(|w| w.widen(&mut scratch))
+            view.weights_f64(v, &mut scratch)
         } else {
             None
         };

@@ -110,6 +110,16 @@ impl<'a> CsrView<'a> {
         &self.targets[s..s + self.degrees[v as usize] as usize]
     }
 
+    /// The weights of `v`'s edges as f64: the stored slice when wide, otherwise widened into
+    /// `scratch`.
+    #[inline]
+    pub fn weights_f64<'s>(&self, v: u32, scratch: &'s mut Vec<f64>) -> Option<&'s [f64]>
+    where
+        'a: 's,
+    {
+        self.weights_of(v).map(|w| w.widen(scratch))
+    }
+
     /// The weights of `v`'s edges, parallel to [`CsrView::neighbours`].
     #[inline]
     pub fn weights_of(&self, v: u32) -> Option<WeightSlice<'a>> {

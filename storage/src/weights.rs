@@ -184,17 +184,6 @@ impl<'a> WeightSlice<'a> {
             }
         }
     }
-
-    /// Every weight as f64, in order.
-    pub fn iter(&self) -> impl Iterator<Item = f64> + 'a {
-        let (wide, narrow): (&'a [f64], &'a [f32]) = match *self {
-            WeightSlice::Wide(w) => (w, &[]),
-            WeightSlice::Narrow(w) => (&[], w),
-        };
-        wide.iter()
-            .copied()
-            .chain(narrow.iter().map(|&w| f64::from(w)))
-    }
 }
 
 #[cfg(test)]
@@ -211,6 +200,15 @@ mod tests {
         b.finish()
     }
 
+    fn bits(ws: &[f64]) -> Vec<u64> {
+        ws.iter().map(|w| w.to_bits()).collect()
+    }
+
+    /// The stored weights as f64 bits.
+    fn bits_of(stored: &StoredWeights) -> Vec<u64> {
+        bits(stored.as_slice().widen(&mut Vec::new()))
+    }
+
     #[test]
     fn weights_exact_in_f32_are_kept_narrow() {
         let ws = [
@@ -225,9 +223,7 @@ mod tests {
         ];
         let stored = build(&ws);
         assert_eq!(stored.width(), 4);
-        let got: Vec<u64> = stored.as_slice().iter().map(f64::to_bits).collect();
-        let want: Vec<u64> = ws.iter().map(|w| w.to_bits()).collect();
-        assert_eq!(got, want);
+        assert_eq!(bits_of(&stored), bits(&ws));
     }
 
     #[test]
@@ -261,9 +257,7 @@ mod tests {
             let ws = [1.0, 2.5, odd, 7.0];
             let stored = build(&ws);
             assert_eq!(stored.width(), 8, "{odd}");
-            let got: Vec<u64> = stored.as_slice().iter().map(f64::to_bits).collect();
-            let want: Vec<u64> = ws.iter().map(|w| w.to_bits()).collect();
-            assert_eq!(got, want);
+            assert_eq!(bits_of(&stored), bits(&ws));
         }
     }
 

@@ -70,7 +70,7 @@ pub fn read_back(store: &MemoryStore) -> (Vec<u64>, Adj, Adj) {
             .scan_lists(dir, 0..n, true, |v, nb, w| {
                 assert_eq!(nb, csr.neighbours(v));
                 let mut scratch = Vec::new();
-                assert_eq!(w, csr.weights_of(v).map(|w| w.widen(&mut scratch)));
+                assert_eq!(w, csr.weights_f64(v, &mut scratch));
             })
             .unwrap();
         dirs.push(adj);
