@@ -56,8 +56,10 @@
 # longer than its best, the plain pull, so the issue measures PageRank against its passes), the
 # peak RSS (largest of the runs) beside EXPLAIN's estimate (cache + per-vertex arrays), and the
 # CPU time the hypervisor took from the VM during the runs (/proc/stat's steal; on the development
-# VM a busy disk costs the guest's cores time, docs/PERFORMANCE.md). Results also go to
-# WORK/ooc.csv, with every round's times and fio figures.
+# VM a busy disk costs the guest's cores time, docs/PERFORMANCE.md), and the share of the run
+# the device had a request in flight (PROFILE's "device busy", the kernel's io_ticks: below
+# 100 % the run left the device idle part of the time). Results also go to WORK/ooc.csv, with
+# every round's times and fio figures.
 #
 # --layout degree (the default, as in frontier: internal ids grouped by degree bucket, hubs first)
 # imports the graphs under the names d20, dw20, dwi20; --layout key (internal ids in key order)
@@ -364,7 +366,8 @@ if [ "$OOC" = 1 ]; then
     # CPU time the hypervisor took from this VM so far (/proc/stat's steal, in clock ticks).
     steal_ticks() { awk '/^cpu / { print $9; exit }' /proc/stat 2>/dev/null || echo 0; }
     TICKS_PER_S="$(getconf CLK_TCK 2>/dev/null || echo 100)"
-    # One PROFILE run: "algo_s blocks peak_rss_kb stolen_s" (ERR on failure).
+    # One PROFILE run: "algo_s blocks peak_rss_kb stolen_s busy_pct" (ERR on failure; busy_pct
+    # is PROFILE's device busy share, "-" when it gives none: in memory, or not on a disk).
     profile_run() { # cache_bytes query
         local rc=0 p r s0 s1
         drop_caches
@@ -378,10 +381,11 @@ if [ "$OOC" = 1 ]; then
         [ "$p" = ERR ] && { echo ERR; return; }
         r="$(sed -n 's/^RSS_KB //p' "$WORK/ooc.time" | tail -1)"
         read -r t _ b _ _ <<< "$p"
-        echo "$t $b ${r:-0} $(awk -v a="${s0:-0}" -v b="${s1:-0}" -v hz="$TICKS_PER_S" 'BEGIN { printf "%.2f", (b - a) / hz }')"
+        busy="$(sed -n 's/.*; device busy \([0-9]*\) %.*/\1/p' "$WORK/ooc.out" | head -1)"
+        echo "$t $b ${r:-0} $(awk -v a="${s0:-0}" -v b="${s1:-0}" -v hz="$TICKS_PER_S" 'BEGIN { printf "%.2f", (b - a) / hz }') ${busy:--}"
     }
     ORESULTS="$WORK/ooc.csv"
-    echo "scale,algo,file_bytes,cache_bytes,seq_mb_s,rand32_mb_s,rand64_mb_s,passes,pass_s,mem_s,limit_s,ooc_s,ratio,blocks,bytes,peak_rss_mb,estimate_mb,ooc_runs,mem_runs,seq_jobs_mb_s,ratio_jobs,seq_runs,seq_jobs_runs,seq_before_after_runs,mem_stolen_s,ooc_stolen_s,ratio_passes" > "$ORESULTS"
+    echo "scale,algo,file_bytes,cache_bytes,seq_mb_s,rand32_mb_s,rand64_mb_s,passes,pass_s,mem_s,limit_s,ooc_s,ratio,blocks,bytes,peak_rss_mb,estimate_mb,ooc_runs,mem_runs,seq_jobs_mb_s,ratio_jobs,seq_runs,seq_jobs_runs,seq_before_after_runs,mem_stolen_s,ooc_stolen_s,ratio_passes,device_busy_pct" > "$ORESULTS"
     for S in $SCALES; do
         EL="$WORK/rmat-$S.el"
         SRC="$(awk 'NR == 1 { print $1; exit }' "$EL")"
@@ -401,12 +405,12 @@ if [ "$OOC" = 1 ]; then
                 pagerank) q="pagerank ON $G ITER $PR_ITER"; passes="$PR_ITER" ;;
                 *) q="$A ON $G" ;;
             esac
-            mts=""; ots=""; rss=0; blocks=""; seqs=""; seqjs=""; around=""; msts=""; osts=""
+            mts=""; ots=""; rss=0; blocks=""; seqs=""; seqjs=""; around=""; msts=""; osts=""; busys=""
             for ((i = 0; i < OREPEAT; i++)); do
                 echo "# scale $S $A round $((i + 1))/$OREPEAT: in memory, fio, then out of core (cache $OOC_CACHE_PCT % = $CB B)" >&2
                 m="$(profile_run "$FB" "$q")"
                 if [ "$m" != ERR ]; then
-                    read -r t _ _ st <<< "$m"
+                    read -r t _ _ st _ <<< "$m"
                     mts="$mts $t"; msts="$msts $st"
                 fi
                 # The device's figure around this round's run: its speed drifts by 2-3x within
@@ -418,8 +422,8 @@ if [ "$OOC" = 1 ]; then
                 sa="$(fio_mb_s "$FILE" read 1M 8)"
                 s1="$(awk -v b="${sb:-0}" -v a="${sa:-0}" 'BEGIN { printf "%.1f", (a > 0 && b > 0) ? (a + b) / 2 : a + b }')"
                 if [ "$o" != ERR ]; then
-                    read -r t b r st <<< "$o"
-                    ots="$ots $t"; osts="$osts $st"; blocks="$b"; seqs="$seqs ${s1:-0}"; seqjs="$seqjs ${sj:-0}"
+                    read -r t b r st bp <<< "$o"
+                    ots="$ots $t"; osts="$osts $st"; [ "$bp" != - ] && busys="$busys $bp"; blocks="$b"; seqs="$seqs ${s1:-0}"; seqjs="$seqjs ${sj:-0}"
                     around="$around ${sb:-0}/${sa:-0}"
                     [ "$r" -gt "$rss" ] && rss="$r"
                 fi
@@ -432,7 +436,8 @@ if [ "$OOC" = 1 ]; then
                 -v passes="$passes" -v mem="$(echo "$mts" | median)" -v ooc="$(echo "$ots" | median)" \
                 -v blocks="$blocks" -v rss="$rss" -v est="$est" -v oruns="$ots" -v mruns="$mts" \
                 -v seqs="$seqs" -v seqjs="$seqjs" -v around="$around" \
-                -v msteal="$(echo "$msts" | median)" -v osteal="$(echo "$osts" | median)" '
+                -v msteal="$(echo "$msts" | median)" -v osteal="$(echo "$osts" | median)" \
+                -v busy="$(echo "$busys" | median)" '
                 function med(a, n,   i, j, t) {   # median of a[1..n] (sorts a)
                     for (i = 2; i <= n; i++) for (j = i; j > 1 && a[j - 1] > a[j]; j--) { t = a[j]; a[j] = a[j - 1]; a[j - 1] = t }
                     return (n == 0) ? "" : (n % 2) ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
@@ -456,18 +461,18 @@ if [ "$OOC" = 1 ]; then
                 n = ratios(seqjs, rj, 0); ratioj = (n > 0 && ooc != "") ? sprintf("%.2f", med(rj, n)) : ""
                 n = ratios(seqs, rp, 1); ratiop = (n > 0 && ooc != "") ? sprintf("%.2f", med(rp, n)) : ""
                 gsub(/^ +| +$/, "", oruns); gsub(/^ +| +$/, "", mruns); gsub(/^ +| +$/, "", seqs); gsub(/^ +| +$/, "", seqjs); gsub(/^ +| +$/, "", around)
-                printf "%s,%s,%s,%s,%s,%s,%s,%s,%.4f,%s,%.4f,%s,%s,%s,%.0f,%.1f,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s\n", s, a, fb, cb, seq, r32, r64, passes, pass, mem, lim, ooc, ratio, blocks, blocks * 4096, rss / 1024, est, oruns, mruns, seqj, ratioj, seqs, seqjs, around, msteal, osteal, ratiop
+                printf "%s,%s,%s,%s,%s,%s,%s,%s,%.4f,%s,%.4f,%s,%s,%s,%.0f,%.1f,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s\n", s, a, fb, cb, seq, r32, r64, passes, pass, mem, lim, ooc, ratio, blocks, blocks * 4096, rss / 1024, est, oruns, mruns, seqj, ratioj, seqs, seqjs, around, msteal, osteal, ratiop, busy
             }' >> "$ORESULTS"
         done
     done
     echo
     echo "## out of core against the device's limit ($THREADS threads, cache $OOC_CACHE_PCT % of the block file, $DROP_NOTE, medians of $OREPEAT)"
     echo
-    echo "| scale | query | file MB | fio seq MB/s | fio rand 4 KiB d32 / d64 MB/s | one pass s | passes | in memory s | limit s | out of core s | time / limit | time / passes | blocks read | MB read | peak RSS MB | cache + state estimate MB | fio seq, $THREADS jobs MB/s | time / limit at that | CPU stolen s, in memory / out of core |"
-    echo "|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+    echo "| scale | query | file MB | fio seq MB/s | fio rand 4 KiB d32 / d64 MB/s | one pass s | passes | in memory s | limit s | out of core s | time / limit | time / passes | blocks read | MB read | peak RSS MB | cache + state estimate MB | fio seq, $THREADS jobs MB/s | time / limit at that | CPU stolen s, in memory / out of core | device busy % |"
+    echo "|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
     awk -F, 'NR > 1 {
         q = ($2 == "pagerank") ? "PageRank, " $8 " iterations" : toupper($2)
-        printf "| %s | %s | %.1f | %s | %s / %s | %.3f | %s | %.3f | %.3f | %.3f | **%s** | %s | %.0f | %.1f | %.0f | %s | %s | %s | %s / %s |\n", $1, q, $3 / 1e6, $5, $6, $7, $9, $8, $10, $11, $12, $13, $27, $14, $15 / 1e6, $16, $17, $20, $21, $25, $26
+        printf "| %s | %s | %.1f | %s | %s / %s | %.3f | %s | %.3f | %.3f | %.3f | **%s** | %s | %.0f | %.1f | %.0f | %s | %s | %s | %s / %s | %s |\n", $1, q, $3 / 1e6, $5, $6, $7, $9, $8, $10, $11, $12, $13, $27, $14, $15 / 1e6, $16, $17, $20, $21, $25, $26, $28
     }' "$ORESULTS"
     echo
     echo "(fio seq: the median over rounds of the mean of one job's figures measured right before and right after each out-of-core run;"
@@ -475,6 +480,7 @@ if [ "$OOC" = 1 ]; then
     echo " time / passes: the same against the passes alone, leaving out the in-memory time (the issue's measure for PageRank);"
     echo " results: $ORESULTS, with every run's time and fio figure; MB read = blocks read x 4 KiB;"
     echo " CPU stolen: the median over rounds of /proc/stat's steal during the run, CPU time the hypervisor gave to others;"
+    echo " device busy: the median over rounds of PROFILE's share of the run with a request at the device (the kernel's io_ticks);"
     echo " $FIO_MEM_NOTE)"
 fi
 

@@ -385,6 +385,8 @@ pub fn run(
     };
     let started = Instant::now();
     let io_before = with_store!(&*store, st => st.io_stats());
+    let busy_before =
+        with_store!(&*store, st => st.device_busy_ms()).map(|ms| (ms, Instant::now()));
     let remote_before = match &*store {
         OpenStore::Dm(d) => Some(d.remote_stats()),
         OpenStore::Block(_) => None,
@@ -413,7 +415,14 @@ pub fn run(
     let mut profile = Vec::new();
     if mode == RunMode::Profile {
         let io = with_store!(&*store, st => st.io_stats()).since(&io_before);
-        profile.extend(profile_outputs(&table, &store, &io));
+        let busy = busy_before.and_then(|(before, at)| {
+            let now = with_store!(&*store, st => st.device_busy_ms())?;
+            Some(DeviceBusyShare {
+                busy_ms: now.saturating_sub(before),
+                of: at.elapsed(),
+            })
+        });
+        profile.extend(profile_outputs(&table, &store, &io, busy));
         if let (OpenStore::Dm(d), Some(before)) = (&*store, remote_before) {
             profile.extend(remote_outputs(&table, d, &before));
         }
@@ -623,12 +632,21 @@ fn remote_outputs(
     ]
 }
 
+/// How long the device under an out-of-core graph was busy during a run (every process's
+/// requests), and the run's time it is measured against.
+struct DeviceBusyShare {
+    busy_ms: u64,
+    of: Duration,
+}
+
 /// PROFILE's per-iteration table, captioned with the reader, the algorithm's time and, out of
-/// core, the time threads spent waiting for reads (`io`: the run's counters).
+/// core, the time threads spent waiting for reads (`io`: the run's counters) and how much of
+/// the run the device was busy.
 fn profile_outputs(
     table: &exec::ResultTable,
     store: &OpenStore,
     io: &storage::IoStats,
+    busy: Option<DeviceBusyShare>,
 ) -> Vec<Output> {
     let reader = with_store!(store, st => st.describe_reader());
     let operators: Vec<&str> = table.operators.iter().map(|op| op.name()).collect();
@@ -640,8 +658,15 @@ fn profile_outputs(
         0 => String::new(),
         ns => format!("; threads waited for reads {:.3} s in all", ns as f64 / 1e9),
     };
+    let busy = match busy {
+        Some(b) if !b.of.is_zero() => format!(
+            "; device busy {:.0} % of the run (requests of every process)",
+            (b.busy_ms as f64 / (b.of.as_secs_f64() * 1e3) * 100.0).min(100.0)
+        ),
+        _ => String::new(),
+    };
     let caption = format!(
-        "profile ({reader}; algorithm {:.3} s{waited}; operators called: {}{summaries})",
+        "profile ({reader}; algorithm {:.3} s{waited}{busy}; operators called: {}{summaries})",
         table.algorithm_time.as_secs_f64(),
         operators.join(", ")
     );

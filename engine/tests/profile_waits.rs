@@ -1,6 +1,6 @@
 //! PROFILE's caption says how long threads waited for reads out of core (the run's I/O-bound
-//! share), and says nothing of it when nothing was read; its table gives a cache hit rate only
-//! for iterations that asked the cache for blocks.
+//! share) and how busy the device was, and says nothing of either in memory; its table gives a
+//! cache hit rate only for iterations that asked the cache for blocks.
 
 mod common;
 
@@ -36,6 +36,12 @@ fn waited(caption: &str) -> Option<f64> {
     rest.split(' ').next()?.parse().ok()
 }
 
+/// The percentage the caption gives for the device's busy time, if it names it.
+fn device_busy(caption: &str) -> Option<f64> {
+    let rest = caption.split("device busy ").nth(1)?;
+    rest.split(' ').next()?.parse().ok()
+}
+
 /// A session in a fresh data directory holding `ring`, a cycle of `n` vertices in a block file,
 /// and `held`, the same cycle kept in memory.
 fn rings(n: u32) -> (tempfile::TempDir, Session) {
@@ -56,7 +62,7 @@ fn rings(n: u32) -> (tempfile::TempDir, Session) {
 
 #[test]
 fn profile_says_how_long_threads_waited_for_reads_out_of_core() {
-    let (_dir, mut s) = rings(20_000);
+    let (dir, mut s) = rings(20_000);
 
     let out = s
         .execute_text("SET cache = '8KB'; PROFILE RUN pagerank ON ring ITER 2 LIMIT 1;")
@@ -64,12 +70,20 @@ fn profile_says_how_long_threads_waited_for_reads_out_of_core() {
     let caption = profile_caption(&out);
     assert!(caption.contains("out of core"), "{caption}");
     assert!(waited(&caption).is_some(), "no waits named: {caption}");
+    // The busy share is given when the data directory sits on a block device the kernel
+    // keeps statistics for (not on tmpfs or overlay file systems), and is a percentage.
+    let on_a_disk = storage::io::DeviceBusy::of(dir.path()).is_some();
+    match device_busy(&caption) {
+        Some(p) => assert!(on_a_disk && (0.0..=100.0).contains(&p), "{caption}"),
+        None => assert!(!on_a_disk, "no busy share named: {caption}"),
+    }
 
     let out = s
         .execute_text("PROFILE RUN pagerank ON held ITER 2 LIMIT 1;")
         .unwrap();
     let caption = profile_caption(&out);
     assert!(!caption.contains("waited"), "{caption}");
+    assert!(!caption.contains("device busy"), "{caption}");
 }
 
 #[test]

@@ -249,6 +249,13 @@ pub trait GraphStore: Send + Sync {
     /// A snapshot of the store's counters.
     fn io_stats(&self) -> IoStats;
 
+    /// Milliseconds the block device under the store's file has been busy (every process's
+    /// requests), for stores that read it while running; `None` otherwise. Read around a run,
+    /// not per iteration: it is a file read.
+    fn device_busy_ms(&self) -> Option<u64> {
+        None
+    }
+
     /// A one-line description for EXPLAIN, e.g. `memory` or `out of core (io_uring, depth 32,
     /// cache 64.0 KiB)`.
     fn describe_reader(&self) -> String;

@@ -39,7 +39,8 @@ use crate::cache::{BlockCache, BlockRef, Lookup, Pending};
 use crate::error::{Result, StoreError};
 use crate::io::plan::{self, DeviceCosts, ReadModel};
 use crate::io::{
-    AlignedBuf, BufPool, Completion, EngineOptions, IoCounters, IoEngine, ReadRequest, Session,
+    AlignedBuf, BufPool, Completion, DeviceBusy, EngineOptions, IoCounters, IoEngine, ReadRequest,
+    Session,
 };
 use crate::store::{Direction, FetchOrder, GraphShape, GraphStore, IoStats};
 
@@ -110,6 +111,8 @@ pub struct OutOfCoreStore {
     /// The device's read costs, which set how scans coalesce (the data directory's probe, once
     /// the opener hands it over with [`OutOfCoreStore::set_device_costs`]).
     costs: DeviceCosts,
+    /// The device under the file, for PROFILE's busy share.
+    device: Option<DeviceBusy>,
 }
 
 /// Counts a running scan for as long as it lives.
@@ -219,6 +222,7 @@ impl OutOfCoreStore {
         let cache_bytes = cache_bytes.saturating_sub(file.lookup_bytes());
         let counters = Arc::new(IoCounters::default());
         let engine = IoEngine::open(&file.path, engine, counters.clone())?;
+        let device = DeviceBusy::of(&file.path);
         // String keys are read block by block through a cache of their own, taken out of
         // the budget (a sixteenth, at most 8 MiB).
         let key_cache = if file.string_keys() {
@@ -266,6 +270,7 @@ impl OutOfCoreStore {
             scan_high_water: AtomicU64::new(0),
             scan_plans: ScanPlans::default(),
             costs: DeviceCosts::FALLBACK,
+            device,
         })
     }
 
@@ -1483,6 +1488,10 @@ impl GraphStore for OutOfCoreStore {
 
     fn io_stats(&self) -> IoStats {
         self.counters.snapshot()
+    }
+
+    fn device_busy_ms(&self) -> Option<u64> {
+        self.device.as_ref()?.busy_ms()
     }
 
     fn read_model(&self) -> Option<ReadModel> {

@@ -17,6 +17,7 @@
 //! therefore at most `io_depth + threads - 1`, and `io_depth` whenever the threads are busy.
 
 pub mod aligned;
+pub mod device_busy;
 pub mod huge_slabs;
 pub mod plan;
 pub mod pread_pool;
@@ -31,6 +32,7 @@ use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::Arc;
 
 pub use aligned::{AlignedBuf, BufPool};
+pub use device_busy::DeviceBusy;
 pub use plan::{DeviceCosts, ReadModel};
 pub use probe::{probe_device, DepthResult, ProbeOptions, ProbeReport, SequentialResult};
 
