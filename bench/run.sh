@@ -381,7 +381,7 @@ if [ "$OOC" = 1 ]; then
         [ "$p" = ERR ] && { echo ERR; return; }
         r="$(sed -n 's/^RSS_KB //p' "$WORK/ooc.time" | tail -1)"
         read -r t _ b _ _ <<< "$p"
-        busy="$(sed -n 's/.*; device busy \([0-9]*\) %.*/\1/p' "$WORK/ooc.out" | head -1)"
+        busy="$(sed -n 's/.*, device busy \([0-9]*\) % of it.*/\1/p' "$WORK/ooc.out" | head -1)"
         echo "$t $b ${r:-0} $(awk -v a="${s0:-0}" -v b="${s1:-0}" -v hz="$TICKS_PER_S" 'BEGIN { printf "%.2f", (b - a) / hz }') ${busy:--}"
     }
     ORESULTS="$WORK/ooc.csv"
@@ -480,7 +480,7 @@ if [ "$OOC" = 1 ]; then
     echo " time / passes: the same against the passes alone, leaving out the in-memory time (the issue's measure for PageRank);"
     echo " results: $ORESULTS, with every run's time and fio figure; MB read = blocks read x 4 KiB;"
     echo " CPU stolen: the median over rounds of /proc/stat's steal during the run, CPU time the hypervisor gave to others;"
-    echo " device busy: the median over rounds of PROFILE's share of the run with a request at the device (the kernel's io_ticks);"
+    echo " device busy: the median over rounds of PROFILE's share of the algorithm's time with a request at the device (the kernel's io_ticks);"
     echo " $FIO_MEM_NOTE)"
 fi
 

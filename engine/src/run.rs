@@ -402,6 +402,14 @@ pub fn run(
         _ => with_store!(&*store, st => exec::pipeline::run_all(st, &plan, &cfg))
             .map_err(|e| exec_error(pos, e)),
     };
+    // Read right after the algorithm, so that the busy share is of about its time.
+    let busy = busy_before.and_then(|(before, at)| {
+        let now = with_store!(&*store, st => st.device_busy_ms())?;
+        Some(DeviceBusyShare {
+            busy_ms: now.saturating_sub(before),
+            of: at.elapsed(),
+        })
+    });
     if let Some(w) = &s.watcher {
         w.run_done();
     }
@@ -415,13 +423,6 @@ pub fn run(
     let mut profile = Vec::new();
     if mode == RunMode::Profile {
         let io = with_store!(&*store, st => st.io_stats()).since(&io_before);
-        let busy = busy_before.and_then(|(before, at)| {
-            let now = with_store!(&*store, st => st.device_busy_ms())?;
-            Some(DeviceBusyShare {
-                busy_ms: now.saturating_sub(before),
-                of: at.elapsed(),
-            })
-        });
         profile.extend(profile_outputs(&table, &store, &io, busy));
         if let (OpenStore::Dm(d), Some(before)) = (&*store, remote_before) {
             profile.extend(remote_outputs(&table, d, &before));
@@ -632,16 +633,16 @@ fn remote_outputs(
     ]
 }
 
-/// How long the device under an out-of-core graph was busy during a run (every process's
-/// requests), and the run's time it is measured against.
+/// How long the device under an out-of-core graph was busy while the algorithm ran (every
+/// process's requests), and the time it is measured against (the algorithm's, with its setup).
 struct DeviceBusyShare {
     busy_ms: u64,
     of: Duration,
 }
 
 /// PROFILE's per-iteration table, captioned with the reader, the algorithm's time and, out of
-/// core, the time threads spent waiting for reads (`io`: the run's counters) and how much of
-/// the run the device was busy.
+/// core, how much of that time the device was busy and how long threads waited for reads
+/// (`io`: the run's counters).
 fn profile_outputs(
     table: &exec::ResultTable,
     store: &OpenStore,
@@ -660,13 +661,13 @@ fn profile_outputs(
     };
     let busy = match busy {
         Some(b) if !b.of.is_zero() => format!(
-            "; device busy {:.0} % of the run (requests of every process)",
+            ", device busy {:.0} % of it (requests of every process)",
             (b.busy_ms as f64 / (b.of.as_secs_f64() * 1e3) * 100.0).min(100.0)
         ),
         _ => String::new(),
     };
     let caption = format!(
-        "profile ({reader}; algorithm {:.3} s{waited}{busy}; operators called: {}{summaries})",
+        "profile ({reader}; algorithm {:.3} s{busy}{waited}; operators called: {}{summaries})",
         table.algorithm_time.as_secs_f64(),
         operators.join(", ")
     );
