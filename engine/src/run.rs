@@ -385,8 +385,10 @@ pub fn run(
     };
     let started = Instant::now();
     let io_before = with_store!(&*store, st => st.io_stats());
-    let busy_before =
-        with_store!(&*store, st => st.device_busy_ms()).map(|ms| (ms, Instant::now()));
+    let busy_before = (mode == RunMode::Profile)
+        .then(|| with_store!(&*store, st => st.device_busy_ms()))
+        .flatten()
+        .map(|ms| (ms, Instant::now()));
     let remote_before = match &*store {
         OpenStore::Dm(d) => Some(d.remote_stats()),
         OpenStore::Block(_) => None,
