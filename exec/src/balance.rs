@@ -131,9 +131,8 @@ pub fn each_scan_range<S: GraphStore, T: Send>(
 /// two ends meet (the idle tail at the end of a pass).
 ///
 /// Each end's first range is that share of all the pieces, whichever end draws first: the same
-/// first ranges every pass, so their scans reuse the plans of the pass before (planning the
-/// back's first range, millions of short lists, took a worker 18–22 ms at R-MAT scale 22 in
-/// the passes where the other end had drawn first and made it a different range).
+/// first ranges every pass, so their scans reuse the plans of the pass before (the back's first
+/// range holds the most lists of any, and planning it again delays that worker's first read).
 #[derive(Debug)]
 pub struct BothEnds {
     pieces: Vec<Range<u32>>,
