@@ -25,6 +25,7 @@
 use std::sync::Arc;
 
 use planner::registry::Operator;
+use planner::Mode;
 use rayon::prelude::*;
 use storage::{Direction, GraphStore};
 
@@ -394,17 +395,28 @@ fn pull_scans<S: GraphStore>(
     let mode = ctx.cfg.mode;
     let value = |u: u32| values.get(u as usize).map_or(0.0, f64::load);
     let out: &[<f64 as StateValue>::Cell] = out;
+    let visit = |v: u32, ns: &[u32], ws: Option<&[f64]>| {
+        let sum = match ws {
+            Some(_) => weighted_terms(ns, ws, value),
+            None => list_sum(ns, values, cut),
+        };
+        if let Some(slot) = out.get(v as usize) {
+            f64::store(slot, finish(sum));
+        }
+    };
+    if matches!(mode, Mode::Pull | Mode::Auto) && out.len() == ctx.n() as usize {
+        // One pass the workers share, where the store has it.
+        let run_workers = |job: &storage::WorkerJob<'_>| {
+            ctx.pool.broadcast(job);
+        };
+        let stop = || ctx.check().is_err();
+        if store.scan_all_shared(Direction::In, weighted, &run_workers, &stop, &visit)? {
+            return ctx.check();
+        }
+    }
     balance::each_scan_range(ctx, Direction::In, out.len() as u32, |range| {
         ctx.check()?;
-        range_lists(store, mode, Direction::In, range, weighted, |v, ns, ws| {
-            let sum = match ws {
-                Some(_) => weighted_terms(ns, ws, value),
-                None => list_sum(ns, values, cut),
-            };
-            if let Some(slot) = out.get(v as usize) {
-                f64::store(slot, finish(sum));
-            }
-        })
+        range_lists(store, mode, Direction::In, range, weighted, visit)
     })?;
     Ok(())
 }

@@ -17,5 +17,7 @@ pub mod weights;
 
 pub use error::{Result, StoreError};
 pub use remote_memory::{ElementKind, RemoteMemory, RemoteTraffic, RemoteVector};
-pub use store::{CsrView, Direction, FetchOrder, GraphShape, GraphStore, IoStats};
+pub use store::{
+    CsrView, Direction, FetchOrder, GraphShape, GraphStore, IoStats, RunWorkers, WorkerJob,
+};
 pub use weights::WeightSlice;

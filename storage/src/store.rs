@@ -129,6 +129,12 @@ impl<'a> CsrView<'a> {
     }
 }
 
+/// A job that runs once on each worker, given the worker's index.
+pub type WorkerJob<'a> = dyn Fn(usize) + Sync + 'a;
+
+/// Runs a [`WorkerJob`] on every worker of the caller's pool and returns when all have.
+pub type RunWorkers<'a> = dyn Fn(&WorkerJob<'_>) + Sync + 'a;
+
 /// A graph that frontier operators can read.
 pub trait GraphStore: Send + Sync {
     /// |V|, |E|, directed, weighted.
@@ -206,6 +212,27 @@ pub trait GraphStore: Send + Sync {
                 visit(v, ns, ws)
             }
         })
+    }
+
+    /// Visits every vertex's `dir` list once, on the workers `run_workers` starts (it calls the
+    /// job it is given once on each, with the worker's index, and returns when all return), all
+    /// of them sharing one stream of large sequential reads: a worker sums whichever read has
+    /// landed, so none waits for its own reads while another's are in. Lists come in no
+    /// particular order and `visit` runs on several threads at once. `stop` is asked between
+    /// reads; once it says yes the pass ends early, with `Ok`. Returns `false`, having visited
+    /// nothing, when the store has no such pass (the caller then scans ranges itself).
+    fn scan_all_shared<F>(
+        &self,
+        _dir: Direction,
+        _want_weights: bool,
+        _run_workers: &RunWorkers<'_>,
+        _stop: &(dyn Fn() -> bool + Sync),
+        _visit: &F,
+    ) -> Result<bool, StoreError>
+    where
+        F: Fn(u32, &[u32], Option<&[f64]>) + Sync,
+    {
+        Ok(false)
     }
 
     /// The whole adjacency as slices, when the store holds it in memory.

@@ -210,5 +210,21 @@ fn an_out_of_core_scan_names_a_flipped_edge_or_weight_block() {
             );
             assert!(visited < n, "{kind:?}: every list was visited");
         }
+        // One pass shared by two workers names it too.
+        let ooc = OutOfCoreStore::open(&bad, 8 << 20, &Default::default()).unwrap();
+        let run_workers = |job: &storage::WorkerJob<'_>| {
+            std::thread::scope(|s| {
+                s.spawn(|| job(0));
+                s.spawn(|| job(1));
+            })
+        };
+        let err = ooc
+            .scan_all_shared(Direction::Out, true, &run_workers, &|| false, &|_, _, _| {})
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains(&format!("block {block} fails its checksum")),
+            "{kind:?}: {err}"
+        );
     }
 }

@@ -31,6 +31,7 @@ fn check_graph(directed: bool, weighted: bool, seed: u64) {
         (64 << 10, EnginePreference::Auto, 32),
         (64 << 10, EnginePreference::Pread, 8),
         (4096, EnginePreference::Auto, 4),
+        (3 << 20, EnginePreference::Auto, 32),
         (64 << 20, EnginePreference::Auto, 32),
     ] {
         let ooc = OutOfCoreStore::open(&path, cache, &engine(prefer, depth)).unwrap();
@@ -81,6 +82,20 @@ fn check_graph(directed: bool, weighted: bool, seed: u64) {
                         got == want,
                         "scan {d:?} {r:?} weights {want_w} cache {cache}"
                     );
+                }
+            }
+            // One pass shared by the workers: the same lists, whatever the number of workers
+            // (a cache too small for scan buffers has no such pass).
+            for want_w in [false, true] {
+                let whole = scan(&mem, d, 0..n, want_w);
+                for workers in [1, 3] {
+                    match shared_pass(&ooc, d, want_w, workers) {
+                        Some(got) => assert!(
+                            got == whole,
+                            "shared pass {d:?} weights {want_w} workers {workers} cache {cache}"
+                        ),
+                        None => assert!(cache < 1 << 20, "cache {cache} has scan buffers"),
+                    }
                 }
             }
         }

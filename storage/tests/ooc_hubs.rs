@@ -8,7 +8,7 @@ use ooc_support::*;
 use storage::blockfile::memory::MemoryStore;
 use storage::blockfile::ooc::OutOfCoreStore;
 use storage::io::EngineOptions;
-use storage::{Direction, FetchOrder};
+use storage::{Direction, FetchOrder, GraphStore};
 
 /// Hubs `0..hubs`, each joined to every leaf `hubs..hubs + leaves` (undirected, weighted).
 fn stars(hubs: u32, leaves: u32) -> Adj {
@@ -97,4 +97,97 @@ fn scanning_a_hub_holds_a_few_chunks_not_all_of_it() {
         assert!(ooc.list_budget().high_water() <= one_hub);
         assert_eq!(ooc.list_budget().in_use(), 0);
     }
+}
+
+#[test]
+fn a_shared_pass_holds_its_reserve_and_a_read_per_worker_not_the_hubs() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = write_graph(dir.path(), "stars", &stars(HUBS, LEAVES), false, true);
+    let mem = MemoryStore::load(&path).unwrap();
+    let n = HUBS + LEAVES;
+    for weights in [false, true] {
+        let ooc = open(&path, 8 << 20);
+        assert!(ooc.scan_reserve() > 0);
+        let workers = 3;
+        let got = shared_pass(&ooc, Direction::Out, weights, workers).expect("scan buffers");
+        let want = scan(&mem, Direction::Out, 0..n, weights);
+        assert!(got == want, "weights {weights}");
+        // Beyond its reserve, a pass holds at most the read each worker waits for (edges, and
+        // weights at twice their size).
+        let all_hubs = HUBS as u64 * list_bytes(LEAVES, weights);
+        let read_most = ooc.scan_read_blocks() * 4096 * if weights { 3 } else { 1 };
+        let bound = ooc.scan_reserve() + workers as u64 * read_most;
+        assert!(
+            bound < all_hubs,
+            "the test's hubs are too small to show anything"
+        );
+        assert!(
+            ooc.scan_buffer_high_water() <= bound,
+            "weights {weights}: the pass held {} bytes of reads, reserve {}",
+            ooc.scan_buffer_high_water(),
+            ooc.scan_reserve()
+        );
+        assert!(ooc.list_budget().high_water() <= workers as u64 * list_bytes(LEAVES, weights));
+        assert_eq!(ooc.list_budget().in_use(), 0);
+    }
+}
+
+#[test]
+fn a_shared_pass_asked_to_stop_ends_early_without_an_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = write_graph(dir.path(), "stars", &stars(HUBS, LEAVES), false, false);
+    let ooc = open(&path, 8 << 20);
+    let visited = std::sync::atomic::AtomicU32::new(0);
+    let run_workers = |job: &storage::WorkerJob<'_>| {
+        std::thread::scope(|s| {
+            for w in 0..2 {
+                s.spawn(move || job(w));
+            }
+        })
+    };
+    let ran = ooc
+        .scan_all_shared(Direction::In, false, &run_workers, &|| true, &|_, _, _| {
+            visited.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        })
+        .unwrap();
+    assert!(ran);
+    let visited = visited.into_inner();
+    assert!(
+        visited < HUBS + LEAVES,
+        "{visited} lists visited after the pass was asked to stop"
+    );
+    assert_eq!(ooc.list_budget().in_use(), 0);
+}
+
+#[test]
+fn a_shared_pass_whose_workers_never_ran_or_panicked_fails_rather_than_hangs() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = write_graph(dir.path(), "stars", &stars(HUBS, LEAVES), false, false);
+    let ooc = open(&path, 8 << 20);
+    // No worker ran: the pass must not report success with nothing visited.
+    let err = ooc
+        .scan_all_shared(Direction::In, false, &|_| {}, &|| false, &|_, _, _| {})
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("unvisited"), "{err}");
+    // A visitor that panics: the panic reaches the caller, and the reader thread ends.
+    let run_workers = |job: &storage::WorkerJob<'_>| {
+        std::thread::scope(|s| {
+            for w in 0..2 {
+                s.spawn(move || job(w));
+            }
+        })
+    };
+    let panicked = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        ooc.scan_all_shared(Direction::In, false, &run_workers, &|| false, &|v, _, _| {
+            if v == HUBS + 7 {
+                panic!("visitor failed");
+            }
+        })
+    }));
+    assert!(panicked.is_err());
+    // The store still serves a whole pass afterwards.
+    let mem = MemoryStore::load(&path).unwrap();
+    let got = shared_pass(&ooc, Direction::In, false, 2).expect("scan buffers");
+    assert!(got == scan(&mem, Direction::In, 0..HUBS + LEAVES, false));
 }

@@ -42,7 +42,10 @@ use crate::io::{
     AlignedBuf, BufPool, Completion, DeviceBusy, EngineOptions, IoCounters, IoEngine, ReadRequest,
     Session,
 };
-use crate::store::{Direction, FetchOrder, GraphShape, GraphStore, IoStats};
+use crate::store::{Direction, FetchOrder, GraphShape, GraphStore, IoStats, RunWorkers};
+
+mod shared_pass;
+use shared_pass::PassPlans;
 
 /// Largest single read (blocks): 1 MiB.
 const MAX_READ_BLOCKS: u64 = 256;
@@ -108,6 +111,8 @@ pub struct OutOfCoreStore {
     scan_high_water: AtomicU64,
     /// Plans of whole-range scans, for the next scan of the same range.
     scan_plans: ScanPlans,
+    /// Plans of passes over all lists shared by the workers.
+    pass_plans: PassPlans,
     /// The device's read costs, which set how scans coalesce (the data directory's probe, once
     /// the opener hands it over with [`OutOfCoreStore::set_device_costs`]).
     costs: DeviceCosts,
@@ -269,6 +274,7 @@ impl OutOfCoreStore {
             lists: ListBudget::new(list_reserve),
             scan_high_water: AtomicU64::new(0),
             scan_plans: ScanPlans::default(),
+            pass_plans: PassPlans::default(),
             costs: DeviceCosts::FALLBACK,
             device,
         })
@@ -277,6 +283,17 @@ impl OutOfCoreStore {
     /// The budget of long lists' assembly buffers (its high water shows the most ever held).
     pub fn list_budget(&self) -> &ListBudget {
         &self.lists
+    }
+
+    /// Bytes of the cache budget the sequential scans' reads may hold at once (0 under a tiny
+    /// cache, whose scans read through the block cache).
+    pub fn scan_reserve(&self) -> u64 {
+        self.scan_reserve
+    }
+
+    /// Blocks of edges in a sequential scan's largest read.
+    pub fn scan_read_blocks(&self) -> u64 {
+        self.scan_chunk
     }
 
     /// The most bytes of chunk buffers one sequential scan has held at once.
@@ -293,6 +310,7 @@ impl OutOfCoreStore {
     pub fn set_device_costs(&mut self, costs: DeviceCosts) {
         self.costs = costs;
         self.scan_plans.clear();
+        self.pass_plans.clear();
     }
 
     /// How scans plan their reads: the device's costs and the longest scan read.
@@ -987,13 +1005,18 @@ impl OutOfCoreStore {
     /// The reads of a scan over the `wanted` lists: their blocks, joined through gaps the
     /// device reads faster than it starts a new read, each at most a scan chunk long; and how
     /// many of the lists need each read.
-    fn plan_scan(&self, lay: &Lay<'_>, wanted: &[u32], dense: bool) -> ScanPlan {
+    fn plan_scan(
+        &self,
+        lay: &Lay<'_>,
+        wanted: impl IntoIterator<Item = u32>,
+        dense: bool,
+    ) -> ScanPlan {
         // Each span with the number of wanted lists it stands for, in vertex order. Lists
         // sharing a block give the same span: kept once, so a range of short lists yields
         // about one span per block.
         let mut runs: Vec<(u64, u64, u32)> = Vec::new();
         let mut index = lay.idx.cursor(dense);
-        for &v in wanted {
+        for v in wanted {
             let s = lay.span_of(index.entry(v));
             if s.deg == 0 {
                 continue;
@@ -1048,9 +1071,9 @@ impl OutOfCoreStore {
         // A "chunk" below is one of the plan's reads.
         let plan = if wanted.len() == range_len {
             self.scan_plans
-                .get_or_plan(key, || self.plan_scan(&lay, &wanted, dense))
+                .get_or_plan(key, || self.plan_scan(&lay, wanted.iter().copied(), dense))
         } else {
-            Arc::new(self.plan_scan(&lay, &wanted, dense))
+            Arc::new(self.plan_scan(&lay, wanted.iter().copied(), dense))
         };
         if plan.reads.is_empty() {
             for &v in &wanted {
@@ -1451,6 +1474,20 @@ impl GraphStore for OutOfCoreStore {
         F: FnMut(u32, &[u32], Option<&[f64]>),
     {
         self.scan(dir, range, want_weights, want, visit)
+    }
+
+    fn scan_all_shared<F>(
+        &self,
+        dir: Direction,
+        want_weights: bool,
+        run_workers: &RunWorkers<'_>,
+        stop: &(dyn Fn() -> bool + Sync),
+        visit: &F,
+    ) -> Result<bool, StoreError>
+    where
+        F: Fn(u32, &[u32], Option<&[f64]>) + Sync,
+    {
+        self.shared_pass(dir, want_weights, run_workers, stop, visit)
     }
 
     fn edge_block(&self, dir: Direction, v: u32) -> u64 {

@@ -329,6 +329,7 @@ impl IoEngine {
             inner,
             in_flight: 0,
             reserved: false,
+            counts_waits: true,
         })
     }
 
@@ -364,9 +365,19 @@ pub struct Session<'a> {
     inner: SessionInner<'a>,
     in_flight: usize,
     reserved: bool,
+    /// Whether time in [`Session::wait`] counts as the threads' waiting for reads.
+    counts_waits: bool,
 }
 
 impl Session<'_> {
+    /// Stops counting this session's waits as threads waiting for reads: for a thread that
+    /// only reads for others, whose waiting keeps no computation back (the threads it reads
+    /// for count their own waits).
+    pub fn without_wait_count(mut self) -> Self {
+        self.counts_waits = false;
+        self
+    }
+
     /// Whether one more read may be submitted now (reserves a slot of the shared budget when it
     /// says yes). Always yes when this session has nothing in flight.
     pub fn has_room(&mut self) -> bool {
@@ -455,11 +466,13 @@ impl Session<'_> {
             SessionInner::Uring(u) => u.wait(&mut handle),
             SessionInner::Pread(p) => p.wait(&mut handle),
         };
-        let waited = started.elapsed().as_nanos().min(u64::MAX as u128) as u64;
-        engine
-            .counters
-            .wait_nanos
-            .fetch_add(waited, Ordering::Relaxed);
+        if self.counts_waits {
+            let waited = started.elapsed().as_nanos().min(u64::MAX as u128) as u64;
+            engine
+                .counters
+                .wait_nanos
+                .fetch_add(waited, Ordering::Relaxed);
+        }
         self.in_flight -= done;
         r.map_err(|e| StoreError::io(&self.engine.path, e))
     }

@@ -184,3 +184,35 @@ pub fn random_subset(n: u32, k: usize, rng: &mut Xoshiro256) -> Vec<u32> {
     all.truncate(k);
     all
 }
+
+/// One pass with `workers` threads sharing the reads ([`GraphStore::scan_all_shared`]),
+/// checking each vertex is visited exactly once; `None` when the store has no such pass.
+pub fn shared_pass<S: GraphStore + Sync>(
+    store: &S,
+    dir: Direction,
+    want_weights: bool,
+    workers: usize,
+) -> Option<Seen> {
+    let seen = std::sync::Mutex::new(Seen::new());
+    let twice = std::sync::atomic::AtomicUsize::new(0);
+    let run_workers = |job: &storage::WorkerJob<'_>| {
+        std::thread::scope(|s| {
+            for w in 0..workers {
+                s.spawn(move || job(w));
+            }
+        })
+    };
+    let ran = store
+        .scan_all_shared(dir, want_weights, &run_workers, &|| false, &|v, ns, ws| {
+            let old = seen
+                .lock()
+                .unwrap()
+                .insert(v, (ns.to_vec(), ws.map(|w| w.to_vec())));
+            if old.is_some() {
+                twice.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            }
+        })
+        .unwrap();
+    assert_eq!(twice.into_inner(), 0, "a vertex was visited twice");
+    ran.then(|| seen.into_inner().unwrap())
+}
