@@ -380,8 +380,9 @@ fn pull_local<S: GraphStore>(
     })
 }
 
-/// The local pull over a store without an in-memory CSR (out of core): each range is one
-/// sequential scan, the ranges taken from both ends of the file
+/// The local pull over a store without an in-memory CSR (out of core): one pass over every list
+/// that the workers share, where the store has it ([`GraphStore::scan_all_shared`]); otherwise
+/// each range is one sequential scan, the ranges taken from both ends of the file
 /// ([`balance::each_scan_range`]).
 fn pull_scans<S: GraphStore>(
     ctx: &RunContext<'_, S>,

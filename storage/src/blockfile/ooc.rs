@@ -15,6 +15,8 @@
 //!   it is decided, so at most the engine's depth of them exists at once.
 //! - Sequential scans copy a list spanning several scan chunks piece by piece as each chunk
 //!   arrives, and drop each chunk once copied, rather than holding all of a hub's chunks at once.
+//! - A pass over every list can be shared by the workers (`ooc/shared_pass.rs`): one reader thread
+//!   keeps the scan reserve in flight and any worker visits any landed read.
 //! - `ByBlock` sorts the vertices by first edge block and admits each block's vertices together,
 //!   so each needed block is read at most once per call, even with a cache of one block.
 //! - Every block read is checked against the file's block checksums before anyone sees it, and
