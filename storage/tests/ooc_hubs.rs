@@ -138,13 +138,7 @@ fn a_shared_pass_asked_to_stop_ends_early_without_an_error() {
     let path = write_graph(dir.path(), "stars", &stars(HUBS, LEAVES), false, false);
     let ooc = open(&path, 8 << 20);
     let visited = std::sync::atomic::AtomicU32::new(0);
-    let run_workers = |job: &storage::WorkerJob<'_>| {
-        std::thread::scope(|s| {
-            for w in 0..2 {
-                s.spawn(move || job(w));
-            }
-        })
-    };
+    let run_workers = on_threads(2);
     let ran = ooc
         .scan_all_shared(Direction::In, false, &run_workers, &|| true, &|_, _, _| {
             visited.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
@@ -171,13 +165,7 @@ fn a_shared_pass_whose_workers_never_ran_or_panicked_fails_rather_than_hangs() {
         .to_string();
     assert!(err.contains("unvisited"), "{err}");
     // A visitor that panics: the panic reaches the caller, and the reader thread ends.
-    let run_workers = |job: &storage::WorkerJob<'_>| {
-        std::thread::scope(|s| {
-            for w in 0..2 {
-                s.spawn(move || job(w));
-            }
-        })
-    };
+    let run_workers = on_threads(2);
     let panicked = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
         ooc.scan_all_shared(Direction::In, false, &run_workers, &|| false, &|v, _, _| {
             if v == HUBS + 7 {

@@ -195,24 +195,34 @@ pub fn shared_pass<S: GraphStore + Sync>(
 ) -> Option<Seen> {
     let seen = std::sync::Mutex::new(Seen::new());
     let twice = std::sync::atomic::AtomicUsize::new(0);
-    let run_workers = |job: &storage::WorkerJob<'_>| {
+    let ran = store
+        .scan_all_shared(
+            dir,
+            want_weights,
+            &on_threads(workers),
+            &|| false,
+            &|v, ns, ws| {
+                let old = seen
+                    .lock()
+                    .unwrap()
+                    .insert(v, (ns.to_vec(), ws.map(|w| w.to_vec())));
+                if old.is_some() {
+                    twice.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                }
+            },
+        )
+        .unwrap();
+    assert_eq!(twice.into_inner(), 0, "a vertex was visited twice");
+    ran.then(|| seen.into_inner().unwrap())
+}
+
+/// Runs a shared pass's job on `workers` threads of its own (a pool stand-in).
+pub fn on_threads(workers: usize) -> impl Fn(&storage::WorkerJob<'_>) + Sync {
+    move |job| {
         std::thread::scope(|s| {
             for w in 0..workers {
                 s.spawn(move || job(w));
             }
         })
-    };
-    let ran = store
-        .scan_all_shared(dir, want_weights, &run_workers, &|| false, &|v, ns, ws| {
-            let old = seen
-                .lock()
-                .unwrap()
-                .insert(v, (ns.to_vec(), ws.map(|w| w.to_vec())));
-            if old.is_some() {
-                twice.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-            }
-        })
-        .unwrap();
-    assert_eq!(twice.into_inner(), 0, "a vertex was visited twice");
-    ran.then(|| seen.into_inner().unwrap())
+    }
 }
