@@ -175,6 +175,12 @@ impl Lay<'_> {
         self.span_of(self.idx.entry(v))
     }
 
+    /// The first weight block parallel to edge block `f` (two weight blocks per edge block), when
+    /// weights are read.
+    fn weights_of(&self, f: u64) -> Option<u64> {
+        self.w0.map(|w0| w0 + 2 * (f - self.e0))
+    }
+
     /// The span of a list given its index entry (start slot, degree).
     fn span_of(&self, (start, deg): (u64, u32)) -> Span {
         let last_slot = start + (deg.max(1) as u64) - 1;
@@ -403,6 +409,48 @@ impl OutOfCoreStore {
         }
     }
 
+    /// Submits scan read `c` of the edge blocks `blocks` (tag `c << 1`) and, when weights are
+    /// read, of the weight blocks beside them (tag `c << 1 | 1`), in buffers from the scan pools.
+    fn submit_scan_read(
+        &self,
+        session: &mut Session<'_>,
+        lay: &Lay<'_>,
+        c: u64,
+        blocks: Range<u64>,
+    ) -> Result<()> {
+        let n = (blocks.end - blocks.start) as usize;
+        session.submit(ReadRequest {
+            tag: c << 1,
+            offset: blocks.start * BLOCK_SIZE as u64,
+            buf: self.scan_edges.take(n),
+        })?;
+        if let Some(wf) = lay.weights_of(blocks.start) {
+            session.submit(ReadRequest {
+                tag: (c << 1) | 1,
+                offset: wf * BLOCK_SIZE as u64,
+                buf: self.scan_weights.take(2 * n),
+            })?;
+        }
+        Ok(())
+    }
+
+    /// Checks a scan read of edge blocks from `first` (checksums, neighbour ids) and the weight
+    /// blocks read beside it (checksums).
+    fn check_scan_read(
+        &self,
+        lay: &Lay<'_>,
+        first: u64,
+        edges: &AlignedBuf,
+        weights: Option<&AlignedBuf>,
+    ) -> Result<()> {
+        self.verify_blocks(first, edges)?;
+        self.check_slots(first, edges.as_u32s())?;
+        if let (Some(w), Some(wf)) = (weights, lay.weights_of(first)) {
+            self.verify_blocks(wf, w)?;
+        }
+        Ok(())
+    }
+
     fn check_vertex(&self, v: u32) -> Result<()> {
         if (v as u64) < self.file.superblock.vertices {
             Ok(())
@@ -428,6 +476,33 @@ fn has_long_lists(file: &CompactFile) -> bool {
     [Direction::Out, Direction::In]
         .iter()
         .any(|&d| file.vertex_index(d).max_degree() as u64 >= SLOTS)
+}
+
+/// Empties the assembly buffers and makes room in them for `v`'s list of `deg` neighbours (and
+/// weights): an error, not an abort, when the machine has not the memory.
+fn reserve_assembly(
+    v: u32,
+    deg: u32,
+    weights: bool,
+    assembled: &mut Vec<u32>,
+    wassembled: &mut Vec<f64>,
+) -> Result<()> {
+    assembled.clear();
+    wassembled.clear();
+    let reserved = assembled.try_reserve_exact(deg as usize).and_then(|_| {
+        if weights {
+            wassembled.try_reserve_exact(deg as usize)
+        } else {
+            Ok(())
+        }
+    });
+    reserved.map_err(|_| {
+        StoreError::Other(format!(
+            "the list of vertex {v} ({deg} neighbours, {}) cannot be allocated: the machine is \
+             out of memory",
+            base::format_size(assembly_bytes(deg, weights))
+        ))
+    })
 }
 
 /// Bytes of the buffers that assemble a list of `deg` neighbours (and weights).
@@ -1117,8 +1192,6 @@ impl OutOfCoreStore {
         // How many lists of the range still need each chunk: a chunk is read only if some list
         // needs it and released as soon as the last one is visited.
         let mut uses = plan.uses.clone();
-        // The first weight block parallel to edge block `f` (two weight blocks per edge block).
-        let weights_of = |f: u64| lay.w0.map(|w0| w0 + 2 * (f - lay.e0));
         let chunk_blocks = |c: u64| {
             let r = &reads[c as usize];
             (r.start, r.end - r.start)
@@ -1138,11 +1211,7 @@ impl OutOfCoreStore {
             }
             let (f, _) = chunk_blocks(c);
             if let Some(e) = &ch.edges {
-                self.verify_blocks(f, e)?;
-                self.check_slots(f, e.as_u32s())?;
-            }
-            if let (Some(w), Some(wf)) = (&ch.weights, weights_of(f)) {
-                self.verify_blocks(wf, w)?;
+                self.check_scan_read(&lay, f, e, ch.weights.as_ref())?;
             }
             ch.checked = true;
             Ok(())
@@ -1178,19 +1247,7 @@ impl OutOfCoreStore {
         let issue = |session: &mut Session<'_>, c: u64| -> Result<()> {
             let (f, n) = chunk_blocks(c);
             held.set(held.get() + bytes_of(c));
-            session.submit(ReadRequest {
-                tag: c << 1,
-                offset: f * BLOCK_SIZE as u64,
-                buf: self.scan_edges.take(n as usize),
-            })?;
-            if let Some(wf) = weights_of(f) {
-                session.submit(ReadRequest {
-                    tag: (c << 1) | 1,
-                    offset: wf * BLOCK_SIZE as u64,
-                    buf: self.scan_weights.take(2 * n as usize),
-                })?;
-            }
-            Ok(())
+            self.submit_scan_read(session, &lay, c, f..f + n)
         };
 
         // Keeps up to SCAN_DEPTH reads in flight ahead of the one being used, within the share.
@@ -1238,23 +1295,7 @@ impl OutOfCoreStore {
             let list_bytes = assembly_bytes(s.deg, want_w);
             let loan = pieces.then(|| self.lists.lend(list_bytes));
             if pieces {
-                assembled.clear();
-                wassembled.clear();
-                let reserved = assembled.try_reserve_exact(s.deg as usize).and_then(|_| {
-                    if want_w {
-                        wassembled.try_reserve_exact(s.deg as usize)
-                    } else {
-                        Ok(())
-                    }
-                });
-                if reserved.is_err() {
-                    return Err(StoreError::Other(format!(
-                        "the list of vertex {v} ({} neighbours, {}) cannot be allocated: the \
-                         machine is out of memory",
-                        s.deg,
-                        base::format_size(list_bytes)
-                    )));
-                }
+                reserve_assembly(v, s.deg, want_w, &mut assembled, &mut wassembled)?;
             }
             // The chunks waited for in turn: all of a one-chunk list's, or the next piece's.
             let mut piece = c0;

@@ -17,10 +17,10 @@ use std::time::Instant;
 
 use rustc_hash::FxHashMap as HashMap;
 
-use super::{assembly_bytes, ActiveScan, Lay, OutOfCoreStore, SCAN_DEPTH, SLOTS};
+use super::{assembly_bytes, reserve_assembly, ActiveScan, Lay, OutOfCoreStore, SCAN_DEPTH, SLOTS};
 use crate::blockfile::format::BLOCK_SIZE;
 use crate::error::{Result, StoreError};
-use crate::io::{AlignedBuf, Completion, ReadRequest};
+use crate::io::{AlignedBuf, Completion};
 use crate::store::{Direction, RunWorkers};
 
 /// What a pass over one direction reads and who needs each read. The same every pass, so the
@@ -152,11 +152,6 @@ impl PassState {
             self.back -= 1;
             self.back_bytes += bytes;
         }
-    }
-
-    fn fail(&mut self, e: StoreError) {
-        self.error.get_or_insert(e);
-        self.over = true;
     }
 }
 
@@ -302,7 +297,7 @@ impl OutOfCoreStore {
             let reader = match reader {
                 Ok(r) => r,
                 Err(e) => {
-                    shared.lock().fail(StoreError::Other(format!(
+                    shared.fail(StoreError::Other(format!(
                         "cannot start the reader thread of a scan: {e}"
                     )));
                     return;
@@ -313,14 +308,12 @@ impl OutOfCoreStore {
             let _end = EndOnDrop(&shared);
             run_workers(&|_| {
                 if let Err(e) = pass.work(stop, visit) {
-                    shared.lock().fail(e);
-                    shared.workers.notify_all();
-                    shared.reader.notify_all();
+                    shared.fail(e);
                 }
             });
             drop(_end);
             if reader.join().is_err() {
-                shared.lock().fail(StoreError::Other(
+                shared.fail(StoreError::Other(
                     "the reader thread of a scan panicked".into(),
                 ));
             }
@@ -344,6 +337,12 @@ impl Shared {
         self.lock().over = true;
         self.reader.notify_all();
         self.workers.notify_all();
+    }
+
+    /// Ends the pass with `e` (the first error wins).
+    fn fail(&self, e: StoreError) {
+        self.lock().error.get_or_insert(e);
+        self.end();
     }
 }
 
@@ -384,18 +383,13 @@ impl Pass<'_> {
         (r.end - r.start) * BLOCK_SIZE as u64 * if self.want_w { 3 } else { 1 }
     }
 
-    /// The first weight block parallel to edge block `f` (two weight blocks per edge block).
-    fn weights_of(&self, f: u64) -> Option<u64> {
-        self.lay.w0.map(|w0| w0 + 2 * (f - self.lay.e0))
-    }
-
     /// The reader thread: keeps reads in flight within the budget and hands each landed read
     /// to the workers. Errors end the pass for everyone.
     fn read_all(&self) {
-        if let Err(e) = self.read_loop() {
-            self.shared.lock().fail(e);
+        match self.read_loop() {
+            Ok(()) => self.shared.workers.notify_all(),
+            Err(e) => self.shared.fail(e),
         }
-        self.shared.workers.notify_all();
     }
 
     fn read_loop(&self) -> Result<()> {
@@ -423,20 +417,8 @@ impl Pass<'_> {
                             st.urgent.push(c);
                             break;
                         }
-                        let r = &self.plan.reads[c];
-                        let blocks = (r.end - r.start) as usize;
-                        session.submit(ReadRequest {
-                            tag: (c as u64) << 1,
-                            offset: r.start * BLOCK_SIZE as u64,
-                            buf: store.scan_edges.take(blocks),
-                        })?;
-                        if let Some(wf) = self.weights_of(r.start) {
-                            session.submit(ReadRequest {
-                                tag: ((c as u64) << 1) | 1,
-                                offset: wf * BLOCK_SIZE as u64,
-                                buf: store.scan_weights.take(2 * blocks),
-                            })?;
-                        }
+                        let blocks = self.plan.reads[c].clone();
+                        store.submit_scan_read(&mut session, &self.lay, c as u64, blocks)?;
                         st.note_issued(c, self.bytes_of(c));
                         store
                             .scan_high_water
@@ -521,12 +503,8 @@ impl Pass<'_> {
             }
             drop(st);
             if stop() {
-                let mut st = self.shared.lock();
-                st.over = true;
-                st.stopped = true;
-                drop(st);
-                self.shared.workers.notify_all();
-                self.shared.reader.notify_all();
+                self.shared.lock().stopped = true;
+                self.shared.end();
                 return Ok(());
             }
         }
@@ -571,12 +549,9 @@ impl Pass<'_> {
     fn check(&self, c: usize, l: &Landed) -> Result<()> {
         let mut checked = l.checked.lock().unwrap_or_else(PoisonError::into_inner);
         if !*checked {
-            let f = self.plan.reads[c].start;
-            self.store.verify_blocks(f, &l.edges)?;
-            self.store.check_slots(f, l.edges.as_u32s())?;
-            if let (Some(w), Some(wf)) = (&l.weights, self.weights_of(f)) {
-                self.store.verify_blocks(wf, w)?;
-            }
+            let first = self.plan.reads[c].start;
+            self.store
+                .check_scan_read(&self.lay, first, &l.edges, l.weights.as_ref())?;
             *checked = true;
         }
         Ok(())
@@ -673,22 +648,7 @@ impl Pass<'_> {
         let end = start + deg as u64;
         let list_bytes = assembly_bytes(deg, want_w);
         let loan = self.store.lists.lend(list_bytes);
-        assembled.clear();
-        wassembled.clear();
-        let reserved = assembled.try_reserve_exact(deg as usize).and_then(|_| {
-            if want_w {
-                wassembled.try_reserve_exact(deg as usize)
-            } else {
-                Ok(())
-            }
-        });
-        if reserved.is_err() {
-            return Err(StoreError::Other(format!(
-                "the list of vertex {v} ({deg} neighbours, {}) cannot be allocated: the machine \
-                 is out of memory",
-                base::format_size(list_bytes)
-            )));
-        }
+        reserve_assembly(v, deg, want_w, assembled, wassembled)?;
         let mut copy = |d: usize, l: &Landed| {
             let slots = self.slots_of(d);
             let piece = (start.max(slots.start) - slots.start) as usize
