@@ -199,6 +199,15 @@ impl Lay<'_> {
     }
 }
 
+/// Consecutive non-empty lists (in vertex order) with the same span of edge blocks: `lists` of
+/// them, the first of which is vertex `first`.
+struct SpanRun {
+    e_first: u64,
+    e_last: u64,
+    first: u32,
+    lists: u32,
+}
+
 enum JobData {
     /// The list lies in one edge block: visited from the pinned blocks.
     Small {
@@ -1079,19 +1088,14 @@ impl OutOfCoreStore {
         Ok(())
     }
 
-    /// The reads of a scan over the `wanted` lists: their blocks, joined through gaps the
-    /// device reads faster than it starts a new read, each at most a scan chunk long; and how
-    /// many of the lists need each read.
-    fn plan_scan(
-        &self,
+    /// The wanted lists' spans of edge blocks, in vertex order. Lists sharing a block give the
+    /// same span: kept once, so a range of short lists yields about one span per block.
+    fn span_runs(
         lay: &Lay<'_>,
         wanted: impl IntoIterator<Item = u32>,
         dense: bool,
-    ) -> ScanPlan {
-        // Each span with the number of wanted lists it stands for, in vertex order. Lists
-        // sharing a block give the same span: kept once, so a range of short lists yields
-        // about one span per block.
-        let mut runs: Vec<(u64, u64, u32)> = Vec::new();
+    ) -> Vec<SpanRun> {
+        let mut runs: Vec<SpanRun> = Vec::new();
         let mut index = lay.idx.cursor(dense);
         for v in wanted {
             let s = lay.span_of(index.entry(v));
@@ -1099,17 +1103,40 @@ impl OutOfCoreStore {
                 continue;
             }
             match runs.last_mut() {
-                Some(r) if (r.0, r.1) == (s.e_first, s.e_last) => r.2 += 1,
-                _ => runs.push((s.e_first, s.e_last, 1)),
+                Some(r) if (r.e_first, r.e_last) == (s.e_first, s.e_last) => r.lists += 1,
+                _ => runs.push(SpanRun {
+                    e_first: s.e_first,
+                    e_last: s.e_last,
+                    first: v,
+                    lists: 1,
+                }),
             }
         }
-        let mut spans: Vec<(u64, u64)> = runs.iter().map(|r| (r.0, r.1)).collect();
-        let reads = plan::coalesce(&mut spans, self.model().max_gap, self.scan_chunk);
+        runs
+    }
+
+    /// The reads that fetch the blocks of `runs`, joined through gaps the device reads faster
+    /// than it starts a new read, each at most a scan chunk long.
+    fn reads_of(&self, runs: &[SpanRun]) -> Vec<Range<u64>> {
+        let mut spans: Vec<(u64, u64)> = runs.iter().map(|r| (r.e_first, r.e_last)).collect();
+        plan::coalesce(&mut spans, self.model().max_gap, self.scan_chunk)
+    }
+
+    /// The reads of a scan over the `wanted` lists ([`Self::reads_of`]), and how many of the
+    /// lists need each read.
+    fn plan_scan(
+        &self,
+        lay: &Lay<'_>,
+        wanted: impl IntoIterator<Item = u32>,
+        dense: bool,
+    ) -> ScanPlan {
+        let runs = Self::span_runs(lay, wanted, dense);
+        let reads = self.reads_of(&runs);
         let read_of = |b: u64| reads.partition_point(|r| r.end <= b);
         let mut uses = vec![0u32; reads.len()];
-        for &(first, last, lists) in &runs {
-            for u in &mut uses[read_of(first)..=read_of(last)] {
-                *u += lists;
+        for r in &runs {
+            for u in &mut uses[read_of(r.e_first)..=read_of(r.e_last)] {
+                *u += r.lists;
             }
         }
         ScanPlan { reads, uses }

@@ -172,12 +172,12 @@ impl OutOfCoreStore {
     /// Plans a pass over every list of `n` vertices: the reads of a whole-range scan, and for
     /// each read the runs of vertices whose lists start in it.
     fn plan_pass(&self, lay: &Lay<'_>, n: u32) -> PassPlan {
-        let reads = self.plan_scan(lay, 0..n, true).reads;
+        let spans = Self::span_runs(lay, 0..n, true);
+        let reads = self.reads_of(&spans);
         let mut users = vec![0u32; reads.len()];
         // (read, vertices) in vertex order; an empty list joins the run before it (the first
         // run starts at vertex 0).
         let mut runs: Vec<(usize, Range<u32>)> = Vec::new();
-        let mut index = lay.idx.cursor(true);
         let mut at = 0usize;
         let mut read_of = |b: u64| {
             if !reads[at].contains(&b) {
@@ -189,21 +189,16 @@ impl OutOfCoreStore {
             }
             at
         };
-        for v in 0..n {
-            let (start, deg) = index.entry(v);
-            if deg == 0 {
-                continue;
-            }
-            let s = lay.span_of((start, deg));
-            let c0 = read_of(s.e_first);
-            let c1 = read_of(s.e_last);
+        for span in &spans {
+            let c0 = read_of(span.e_first);
+            let c1 = read_of(span.e_last);
             for u in &mut users[c0 + 1..=c1] {
-                *u += 1;
+                *u += span.lists;
             }
             if runs.last().map(|r| r.0) != Some(c0) {
-                let begin = if runs.is_empty() { 0 } else { v };
+                let begin = if runs.is_empty() { 0 } else { span.first };
                 if let Some(last) = runs.last_mut() {
-                    last.1.end = v;
+                    last.1.end = span.first;
                 }
                 runs.push((c0, begin..n));
             }
