@@ -105,6 +105,8 @@ pub struct BlockCache {
     hand: AtomicUsize,
     capacity_bytes: u64,
     counters: Arc<IoCounters>,
+    /// The cache's room is lent ([`BlockCache::lend`]): nothing new is cached.
+    lent: AtomicBool,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -141,6 +143,7 @@ impl BlockCache {
             hand: AtomicUsize::new(0),
             capacity_bytes,
             counters,
+            lent: AtomicBool::new(false),
         }
     }
 
@@ -251,12 +254,43 @@ impl BlockCache {
         lock(self.shard(block)).contains_key(&block)
     }
 
+    /// Lends the cache's room to a caller that needs buffers and no cached block (a pass that
+    /// streams every list): the blocks no one holds are let go and, until the loan is dropped,
+    /// nothing new is cached (lookups still find the blocks held at the time and read the
+    /// rest through). `None` when the room is lent already.
+    pub fn lend(&self) -> Option<CacheLoan<'_>> {
+        self.lent
+            .compare_exchange(false, true, Ordering::SeqCst, Ordering::SeqCst)
+            .ok()?;
+        let mut held = 0u64;
+        for (i, slot) in self.slots.iter().enumerate() {
+            let mut key = lock(&slot.key);
+            let Some(old) = *key else { continue };
+            let mut shard = lock(self.shard(old));
+            match shard.get(&old) {
+                Some(e) if e.slot == i && Arc::strong_count(&e.data) > 1 => {
+                    held += 1;
+                    continue;
+                }
+                Some(e) if e.slot == i => {
+                    shard.remove(&old);
+                }
+                _ => {}
+            }
+            *key = None;
+        }
+        Some(CacheLoan {
+            cache: self,
+            bytes: (self.slots.len() as u64 - held) * BLOCK_SIZE as u64,
+        })
+    }
+
     /// Offers a freshly read (and checked) block to the cache and returns the block to use:
     /// the cached copy if another thread inserted it first, else `data` itself (cached when a
     /// slot could be freed, private otherwise). Never blocks on a slot.
     pub fn insert(&self, block: u64, data: BlockRef) -> BlockRef {
         let n = self.slots.len();
-        if n == 0 {
+        if n == 0 || self.lent.load(Ordering::Relaxed) {
             return data;
         }
         if let Some(e) = lock(self.shard(block)).get(&block) {
@@ -268,6 +302,11 @@ impl BlockCache {
             let Ok(mut key) = slot.key.try_lock() else {
                 continue;
             };
+            // Checked under the slot's lock, which `lend` takes for every slot after lending:
+            // an insert that missed the loan is let go by it.
+            if self.lent.load(Ordering::SeqCst) {
+                return data;
+            }
             if slot.referenced.swap(false, Ordering::Relaxed) {
                 continue;
             }
@@ -297,6 +336,25 @@ impl BlockCache {
             return data;
         }
         data
+    }
+}
+
+/// The cache's room, lent ([`BlockCache::lend`]); caching resumes when it is dropped.
+pub struct CacheLoan<'a> {
+    cache: &'a BlockCache,
+    bytes: u64,
+}
+
+impl CacheLoan<'_> {
+    /// Bytes lent: the cache's capacity less the blocks still held by someone.
+    pub fn bytes(&self) -> u64 {
+        self.bytes
+    }
+}
+
+impl Drop for CacheLoan<'_> {
+    fn drop(&mut self) {
+        self.cache.lent.store(false, Ordering::SeqCst);
     }
 }
 
@@ -383,6 +441,30 @@ mod tests {
         };
         c.fulfil(3, block(3));
         assert_eq!(p.poll().unwrap().unwrap().as_bytes()[0], 3);
+    }
+
+    #[test]
+    fn a_loan_lets_go_the_unheld_blocks_and_caches_nothing_until_dropped() {
+        let c = cache(4);
+        c.insert(1, block(1));
+        let held = c.insert(2, block(2));
+        c.insert(3, block(3));
+        let loan = c.lend().expect("nothing was lent");
+        // Block 2 is held (its slot is not lent), the others are let go.
+        assert_eq!(loan.bytes(), 3 * BLOCK_SIZE as u64);
+        assert!(c.contains(2) && !c.contains(1) && !c.contains(3));
+        assert!(c.lend().is_none(), "the room is lent once");
+        let fresh = c.insert(5, block(5));
+        assert_eq!(fresh.as_bytes()[0], 5, "the caller's block is handed back");
+        assert!(!c.contains(5), "nothing is cached during the loan");
+        assert!(matches!(c.get_or_claim(6), Lookup::Claimed));
+        c.fulfil(6, block(6));
+        assert!(!c.contains(6));
+        drop(loan);
+        drop(held);
+        c.insert(5, block(5));
+        assert!(c.contains(5), "caching resumes");
+        assert_eq!(c.lend().expect("lent again").bytes(), 4 * BLOCK_SIZE as u64);
     }
 
     #[test]

@@ -3,7 +3,8 @@
 //!
 //! Scans of separate ranges tie each worker to its own reads: a worker whose read is late waits
 //! while another's landed reads wait for their worker, and each issues reads only between its
-//! lists. Here one reader thread keeps the whole scan reserve in flight, from both ends of the
+//! lists. Here one reader thread keeps the whole scan reserve in flight (and the block cache's
+//! room, lent to the pass: it needs no cached block), from both ends of the
 //! file at once (under `LAYOUT degree` the hubs' long lists at the front, which sum about as
 //! fast as the device reads them, beside the short lists at the back, which cost more to visit
 //! than to read), and any worker takes any landed read: the lists that start in it. A list that
@@ -255,7 +256,10 @@ impl OutOfCoreStore {
             return Ok(true);
         }
         let (_active, scans) = ActiveScan::enter(&self.active_scans);
-        let budget = self.scan_reserve / scans as u64;
+        // The pass needs no cached block, and the more reads it holds, the longer the workers
+        // may fall behind before the device idles: the block cache's room is its too.
+        let loan = self.cache.lend();
+        let budget = self.scan_reserve / scans as u64 + loan.as_ref().map_or(0, |l| l.bytes());
         let reads = plan.reads.len();
         let shared = Shared {
             state: Mutex::new(PassState {
