@@ -254,34 +254,43 @@ impl BlockCache {
         lock(self.shard(block)).contains_key(&block)
     }
 
-    /// Lends the cache's room to a caller that needs buffers and no cached block (a pass that
-    /// streams every list): the blocks no one holds are let go and, until the loan is dropped,
-    /// nothing new is cached (lookups still find the blocks held at the time and read the
-    /// rest through). `None` when the room is lent already.
-    pub fn lend(&self) -> Option<CacheLoan<'_>> {
+    /// Lends up to `most` bytes of the cache's room to a caller that needs buffers and no
+    /// cached block (a pass that streams every list): free slots first, then slots of blocks no
+    /// one holds, let go. Until the loan is dropped nothing new is cached (lookups still find
+    /// the blocks left and read the rest through), so the blocks cached and the bytes lent stay
+    /// within the capacity. `None` when the room is lent already.
+    pub fn lend(&self, most: u64) -> Option<CacheLoan<'_>> {
         self.lent
             .compare_exchange(false, true, Ordering::SeqCst, Ordering::SeqCst)
             .ok()?;
-        let mut held = 0u64;
+        let want = usize::try_from(most / BLOCK_SIZE as u64).unwrap_or(usize::MAX);
+        // Each slot is looked at under its lock: an insert that began before the loan has
+        // finished with it, and none after the loan fills it.
+        let mut free = self
+            .slots
+            .iter()
+            .filter(|slot| lock(&slot.key).is_none())
+            .count();
         for (i, slot) in self.slots.iter().enumerate() {
+            if free >= want {
+                break;
+            }
             let mut key = lock(&slot.key);
             let Some(old) = *key else { continue };
             let mut shard = lock(self.shard(old));
             match shard.get(&old) {
-                Some(e) if e.slot == i && Arc::strong_count(&e.data) > 1 => {
-                    held += 1;
-                    continue;
-                }
+                Some(e) if e.slot == i && Arc::strong_count(&e.data) > 1 => continue,
                 Some(e) if e.slot == i => {
                     shard.remove(&old);
                 }
                 _ => {}
             }
             *key = None;
+            free += 1;
         }
         Some(CacheLoan {
             cache: self,
-            bytes: (self.slots.len() as u64 - held) * BLOCK_SIZE as u64,
+            bytes: free.min(want) as u64 * BLOCK_SIZE as u64,
         })
     }
 
@@ -444,16 +453,21 @@ mod tests {
     }
 
     #[test]
-    fn a_loan_lets_go_the_unheld_blocks_and_caches_nothing_until_dropped() {
+    fn a_loan_takes_free_slots_then_unheld_blocks_and_caches_nothing_until_dropped() {
         let c = cache(4);
         c.insert(1, block(1));
         let held = c.insert(2, block(2));
         c.insert(3, block(3));
-        let loan = c.lend().expect("nothing was lent");
-        // Block 2 is held (its slot is not lent), the others are let go.
+        // One slot is free: a loan of one block lets nothing go.
+        let loan = c.lend(BLOCK_SIZE as u64).expect("nothing was lent");
+        assert_eq!(loan.bytes(), BLOCK_SIZE as u64);
+        assert!(c.contains(1) && c.contains(2) && c.contains(3));
+        assert!(c.lend(u64::MAX).is_none(), "the room is lent once");
+        drop(loan);
+        // All it can: block 2 is held (its slot is not lent), the others are let go.
+        let loan = c.lend(u64::MAX).expect("lent again");
         assert_eq!(loan.bytes(), 3 * BLOCK_SIZE as u64);
         assert!(c.contains(2) && !c.contains(1) && !c.contains(3));
-        assert!(c.lend().is_none(), "the room is lent once");
         let fresh = c.insert(5, block(5));
         assert_eq!(fresh.as_bytes()[0], 5, "the caller's block is handed back");
         assert!(!c.contains(5), "nothing is cached during the loan");
@@ -464,7 +478,10 @@ mod tests {
         drop(held);
         c.insert(5, block(5));
         assert!(c.contains(5), "caching resumes");
-        assert_eq!(c.lend().expect("lent again").bytes(), 4 * BLOCK_SIZE as u64);
+        assert_eq!(
+            c.lend(u64::MAX).expect("lent again").bytes(),
+            4 * BLOCK_SIZE as u64
+        );
     }
 
     #[test]

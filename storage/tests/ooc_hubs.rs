@@ -132,6 +132,10 @@ fn a_shared_pass_holds_its_reserve_and_a_read_per_worker_not_the_hubs() {
         );
         assert!(ooc.list_budget().high_water() <= workers as u64 * list_bytes(LEAVES, weights));
         assert_eq!(ooc.list_budget().in_use(), 0);
+        assert!(
+            ooc.cache().lend(1).is_some(),
+            "the pass gave the cache's room back"
+        );
     }
 }
 

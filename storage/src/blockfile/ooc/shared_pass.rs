@@ -3,11 +3,11 @@
 //!
 //! Scans of separate ranges tie each worker to its own reads: a worker whose read is late waits
 //! while another's landed reads wait for their worker, and each issues reads only between its
-//! lists. Here one reader thread keeps the whole scan reserve in flight (and the block cache's
-//! room, lent to the pass: it needs no cached block), from both ends of the
-//! file at once (under `LAYOUT degree` the hubs' long lists at the front, which sum about as
-//! fast as the device reads them, beside the short lists at the back, which cost more to visit
-//! than to read), and any worker takes any landed read: the lists that start in it. A list that
+//! lists. Here one reader thread keeps the whole scan reserve in flight, and the block cache's
+//! room too (lent to the pass, which needs no cached block), from both ends of the file at once
+//! (under `LAYOUT degree` the hubs' long lists at the front, which sum about as fast as the
+//! device reads them, beside the short lists at the back, which cost more to visit than to
+//! read), and any worker takes any landed read: the lists that start in it. A list that
 //! runs on into later reads is copied piece by piece as they land, each piece let go once
 //! copied, so a hub never holds all of its reads at once.
 
@@ -18,7 +18,10 @@ use std::time::Instant;
 
 use rustc_hash::FxHashMap as HashMap;
 
-use super::{assembly_bytes, reserve_assembly, ActiveScan, Lay, OutOfCoreStore, SCAN_DEPTH, SLOTS};
+use super::{
+    assembly_bytes, reserve_assembly, ActiveScan, Lay, OutOfCoreStore, SCAN_DEPTH,
+    SCAN_RESERVE_MAX, SLOTS,
+};
 use crate::blockfile::format::BLOCK_SIZE;
 use crate::error::{Result, StoreError};
 use crate::io::{AlignedBuf, Completion};
@@ -257,8 +260,9 @@ impl OutOfCoreStore {
         }
         let (_active, scans) = ActiveScan::enter(&self.active_scans);
         // The pass needs no cached block, and the more reads it holds, the longer the workers
-        // may fall behind before the device idles: the block cache's room is its too.
-        let loan = self.cache.lend();
+        // may fall behind before the device idles: it borrows the block cache's room (at most
+        // as much again as the scans' largest reserve, so a large cache stays mostly warm).
+        let loan = self.cache.lend(SCAN_RESERVE_MAX);
         let budget = self.scan_reserve / scans as u64 + loan.as_ref().map_or(0, |l| l.bytes());
         let reads = plan.reads.len();
         let shared = Shared {
