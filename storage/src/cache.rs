@@ -311,8 +311,8 @@ impl BlockCache {
             let Ok(mut key) = slot.key.try_lock() else {
                 continue;
             };
-            // Checked under the slot's lock, which `lend` takes for every slot after lending:
-            // an insert that missed the loan is let go by it.
+            // Checked under the slot's lock, which `lend` takes to count the slot after lending:
+            // an insert that missed the loan has filled its slot before it is counted.
             if self.lent.load(Ordering::SeqCst) {
                 return data;
             }
@@ -355,7 +355,7 @@ pub struct CacheLoan<'a> {
 }
 
 impl CacheLoan<'_> {
-    /// Bytes lent: the cache's capacity less the blocks still held by someone.
+    /// Bytes lent (at most those asked for): free slots and slots let go.
     pub fn bytes(&self) -> u64 {
         self.bytes
     }
