@@ -254,6 +254,23 @@ impl BlockCache {
         lock(self.shard(block)).contains_key(&block)
     }
 
+    /// Empties slot `i`, whose key lock the caller holds: lets its block go unless someone holds
+    /// it (then `false`, and the slot keeps it).
+    fn empty_slot(&self, i: usize, key: &mut Option<u64>) -> bool {
+        if let Some(old) = *key {
+            let mut shard = lock(self.shard(old));
+            match shard.get(&old) {
+                Some(e) if e.slot == i && Arc::strong_count(&e.data) > 1 => return false,
+                Some(e) if e.slot == i => {
+                    shard.remove(&old);
+                }
+                _ => {}
+            }
+            *key = None;
+        }
+        true
+    }
+
     /// Lends up to `most` bytes of the cache's room to a caller that needs buffers and no
     /// cached block (a pass that streams every list): free slots first, then slots of blocks no
     /// one holds, let go. Until the loan is dropped nothing new is cached (lookups still find
@@ -276,17 +293,9 @@ impl BlockCache {
                 break;
             }
             let mut key = lock(&slot.key);
-            let Some(old) = *key else { continue };
-            let mut shard = lock(self.shard(old));
-            match shard.get(&old) {
-                Some(e) if e.slot == i && Arc::strong_count(&e.data) > 1 => continue,
-                Some(e) if e.slot == i => {
-                    shard.remove(&old);
-                }
-                _ => {}
+            if key.is_some() && self.empty_slot(i, &mut key) {
+                free += 1;
             }
-            *key = None;
-            free += 1;
         }
         Some(CacheLoan {
             cache: self,
@@ -319,16 +328,8 @@ impl BlockCache {
             if slot.referenced.swap(false, Ordering::Relaxed) {
                 continue;
             }
-            if let Some(old) = *key {
-                let mut shard = lock(self.shard(old));
-                match shard.get(&old) {
-                    Some(e) if e.slot == i && Arc::strong_count(&e.data) > 1 => continue,
-                    Some(e) if e.slot == i => {
-                        shard.remove(&old);
-                    }
-                    _ => {}
-                }
-                *key = None;
+            if !self.empty_slot(i, &mut key) {
+                continue;
             }
             let mut shard = lock(self.shard(block));
             if let Some(e) = shard.get(&block) {
