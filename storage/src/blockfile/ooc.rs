@@ -36,7 +36,7 @@ use crate::blockfile::format::{BLOCK_SIZE, SLOTS_PER_BLOCK};
 use crate::blockfile::ids_check::{first_outside, first_stray_slot};
 use crate::blockfile::keys::VertexKeys;
 use crate::blockfile::list_budget::{try_filled, ListBudget};
-use crate::blockfile::scan_plan::{ScanPlan, ScanPlans};
+use crate::blockfile::scan_plan::{ReadOf, ScanPlan, ScanPlans};
 use crate::cache::{BlockCache, BlockRef, Lookup, Pending};
 use crate::error::{Result, StoreError};
 use crate::io::plan::{self, DeviceCosts, ReadModel};
@@ -1132,10 +1132,10 @@ impl OutOfCoreStore {
     ) -> ScanPlan {
         let runs = Self::span_runs(lay, wanted, dense);
         let reads = self.reads_of(&runs);
-        let read_of = |b: u64| reads.partition_point(|r| r.end <= b);
+        let read_of = ReadOf::new(&reads);
         let mut uses = vec![0u32; reads.len()];
         for r in &runs {
-            for u in &mut uses[read_of(r.e_first)..=read_of(r.e_last)] {
+            for u in &mut uses[read_of.of(r.e_first)..=read_of.of(r.e_last)] {
                 *u += r.lists;
             }
         }
@@ -1187,23 +1187,9 @@ impl OutOfCoreStore {
         }
         let reads = &plan.reads;
         let chunks = reads.len() as u64;
-        // The read holding block `b`. Lists come in vertex order, which is file order apart
-        // from the odd long list, so the last answer or the read after it is tried before a
-        // binary search (which cost more than the rest of a short list's visit).
-        let last_read = std::cell::Cell::new(0usize);
-        let chunk_of = |b: u64| {
-            let holds = |i: usize| reads.get(i).is_some_and(|r| r.start <= b && b < r.end);
-            let h = last_read.get();
-            let c = if holds(h) {
-                h
-            } else if holds(h + 1) {
-                h + 1
-            } else {
-                reads.partition_point(|r| r.end <= b)
-            };
-            last_read.set(c);
-            c as u64
-        };
+        // The read holding block `b`.
+        let read_of = ReadOf::new(reads);
+        let chunk_of = |b: u64| read_of.of(b) as u64;
         // This scan's share of the scan buffers, in bytes of the reads it holds (edges plus
         // weights), so that a sparse level's many short reads fly together: at least the chunk
         // in use and one read ahead, whatever their size.

@@ -23,6 +23,7 @@ use super::{
     SCAN_RESERVE_MAX, SLOTS,
 };
 use crate::blockfile::format::BLOCK_SIZE;
+use crate::blockfile::scan_plan::ReadOf;
 use crate::error::{Result, StoreError};
 use crate::io::{AlignedBuf, Completion};
 use crate::store::{Direction, RunWorkers};
@@ -182,20 +183,10 @@ impl OutOfCoreStore {
         // (read, vertices) in vertex order; an empty list joins the run before it (the first
         // run starts at vertex 0).
         let mut runs: Vec<(usize, Range<u32>)> = Vec::new();
-        let mut at = 0usize;
-        let mut read_of = |b: u64| {
-            if !reads[at].contains(&b) {
-                at = if reads.get(at + 1).is_some_and(|r| r.contains(&b)) {
-                    at + 1
-                } else {
-                    reads.partition_point(|r| r.end <= b)
-                };
-            }
-            at
-        };
+        let read_of = ReadOf::new(&reads);
         for span in &spans {
-            let c0 = read_of(span.e_first);
-            let c1 = read_of(span.e_last);
+            let c0 = read_of.of(span.e_first);
+            let c1 = read_of.of(span.e_last);
             for u in &mut users[c0 + 1..=c1] {
                 *u += span.lists;
             }
