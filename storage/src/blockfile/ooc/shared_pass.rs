@@ -5,11 +5,16 @@
 //! while another's landed reads wait for their worker, and each issues reads only between its
 //! lists. Here one reader thread keeps the whole scan reserve in flight, and the block cache's
 //! room too (lent to the pass, which needs no cached block), from both ends of the file at once
-//! (under `LAYOUT degree` the hubs' long lists at the front, which sum about as fast as the
-//! device reads them, beside the short lists at the back, which cost more to visit than to
-//! read), and any worker takes any landed read: the lists that start in it. A list that
-//! runs on into later reads is copied piece by piece as they land, each piece let go once
-//! copied, so a hub never holds all of its reads at once.
+//! (under `LAYOUT degree` the hubs' long lists at the front, which sum faster than the device
+//! reads them, beside the short lists at the back, which cost more to visit than to read), and
+//! any worker takes any landed read: the lists that start in it. A list that runs on into later
+//! reads is copied piece by piece as they land, each piece let go once copied, so a hub never
+//! holds all of its reads at once.
+//!
+//! The two ends are kept level in what their reads ask of the workers, not in bytes: level in
+//! bytes, the costly short lists crowded the start of every pass, the reads held filled with
+//! landed reads waiting for the workers, and the device idled; level in work, every costly read
+//! from the back comes with several cheap ones from the front, and the device stays busy.
 
 use std::collections::VecDeque;
 use std::ops::Range;
@@ -28,6 +33,12 @@ use crate::error::{Result, StoreError};
 use crate::io::{AlignedBuf, Completion};
 use crate::store::{Direction, RunWorkers};
 
+/// What visiting one list costs the workers beyond its ids, in bytes of reading of the same cost:
+/// finding it in the index, starting its sum and storing the result. Fitted to the workers' time
+/// per read in scale 22's PageRank: 1.6 ns an id (4 bytes) and 20 ns a list, so a list costs
+/// about 12 ids. The pass only needs it roughly: weights of 48–128 bytes all kept the device busy.
+const LIST_VISIT_BYTES: u64 = 48;
+
 /// What a pass over one direction reads and who needs each read. The same every pass, so the
 /// store keeps it ([`PassPlans`]).
 #[derive(Debug)]
@@ -41,6 +52,8 @@ pub(super) struct PassPlan {
     /// How many pieces of work need each read: its own runs (once), and every list that starts
     /// in an earlier read and runs on into it.
     users: Vec<u32>,
+    /// Vertices whose lists start in each read (the empty ones too).
+    lists: Vec<u32>,
 }
 
 impl PassPlan {
@@ -107,9 +120,9 @@ struct PassState {
     /// The reads `front..back` are not yet issued from either end (some may be, urgently).
     front: usize,
     back: usize,
-    /// Bytes issued from each end, which keeps the two ends level.
-    front_bytes: u64,
-    back_bytes: u64,
+    /// Work issued from each end (see [`Pass::work_of`]), which keeps the two ends level.
+    front_work: u64,
+    back_work: u64,
     /// Bytes of reads in flight or landed and still needed.
     held: u64,
     /// Reads with lists that start in them, not yet done.
@@ -122,6 +135,27 @@ struct PassState {
 }
 
 impl PassState {
+    /// Nothing issued yet, every use of every read still to come.
+    fn new(plan: &PassPlan) -> Self {
+        let reads = plan.reads.len();
+        PassState {
+            landed: (0..reads).map(|_| None).collect(),
+            issued: vec![false; reads],
+            users: plan.users.clone(),
+            ready: VecDeque::new(),
+            urgent: Vec::new(),
+            front: 0,
+            back: reads,
+            front_work: 0,
+            back_work: 0,
+            held: 0,
+            units_left: (0..reads).filter(|&c| !plan.runs_of(c).is_empty()).count(),
+            error: None,
+            over: false,
+            stopped: false,
+        }
+    }
+
     /// The read to issue next: one a worker waits for, else the next from the end behind,
     /// within `budget` bytes held (always one when nothing is held).
     fn next_read(&mut self, budget: u64, bytes_of: impl Fn(usize) -> u64) -> Option<usize> {
@@ -139,7 +173,7 @@ impl PassState {
         if self.front >= self.back {
             return None;
         }
-        let c = if self.front_bytes <= self.back_bytes {
+        let c = if self.front_work <= self.back_work {
             self.front
         } else {
             self.back - 1
@@ -147,15 +181,15 @@ impl PassState {
         (self.held == 0 || self.held + bytes_of(c) <= budget).then_some(c)
     }
 
-    fn note_issued(&mut self, c: usize, bytes: u64) {
+    fn note_issued(&mut self, c: usize, bytes: u64, work: u64) {
         self.issued[c] = true;
         self.held += bytes;
         if c == self.front {
             self.front += 1;
-            self.front_bytes += bytes;
+            self.front_work += work;
         } else if c + 1 == self.back {
             self.back -= 1;
-            self.back_bytes += bytes;
+            self.back_work += work;
         }
     }
 }
@@ -210,11 +244,22 @@ impl OutOfCoreStore {
             k += own;
         }
         first_run.push(k as u32);
+        let runs: Vec<Range<u32>> = runs.into_iter().map(|r| r.1).collect();
+        let lists = first_run
+            .windows(2)
+            .map(|w| {
+                runs[w[0] as usize..w[1] as usize]
+                    .iter()
+                    .map(|r| r.len() as u32)
+                    .sum()
+            })
+            .collect();
         PassPlan {
             reads,
             first_run,
-            runs: runs.into_iter().map(|r| r.1).collect(),
+            runs,
             users,
+            lists,
         }
     }
 
@@ -255,24 +300,8 @@ impl OutOfCoreStore {
         // as much again as the scans' largest reserve, so a large cache stays mostly warm).
         let loan = self.cache.lend(SCAN_RESERVE_MAX);
         let budget = self.scan_reserve / scans as u64 + loan.as_ref().map_or(0, |l| l.bytes());
-        let reads = plan.reads.len();
         let shared = Shared {
-            state: Mutex::new(PassState {
-                landed: (0..reads).map(|_| None).collect(),
-                issued: vec![false; reads],
-                users: plan.users.clone(),
-                ready: VecDeque::new(),
-                urgent: Vec::new(),
-                front: 0,
-                back: reads,
-                front_bytes: 0,
-                back_bytes: 0,
-                held: 0,
-                units_left: (0..reads).filter(|&c| !plan.runs_of(c).is_empty()).count(),
-                error: None,
-                over: false,
-                stopped: false,
-            }),
+            state: Mutex::new(PassState::new(&plan)),
             workers: Condvar::new(),
             reader: Condvar::new(),
         };
@@ -377,6 +406,12 @@ impl Pass<'_> {
         (r.end - r.start) * BLOCK_SIZE as u64 * if self.want_w { 3 } else { 1 }
     }
 
+    /// What read `c` asks of the workers, in bytes of reading: its bytes, and
+    /// [`LIST_VISIT_BYTES`] for every list that starts in it.
+    fn work_of(&self, c: usize) -> u64 {
+        self.bytes_of(c) + LIST_VISIT_BYTES * self.plan.lists[c] as u64
+    }
+
     /// The reader thread: keeps reads in flight within the budget and hands each landed read
     /// to the workers. Errors end the pass for everyone.
     fn read_all(&self) {
@@ -413,7 +448,7 @@ impl Pass<'_> {
                         }
                         let blocks = self.plan.reads[c].clone();
                         store.submit_scan_read(&mut session, &self.lay, c as u64, blocks)?;
-                        st.note_issued(c, self.bytes_of(c));
+                        st.note_issued(c, self.bytes_of(c), self.work_of(c));
                         store
                             .scan_high_water
                             .fetch_max(st.held, std::sync::atomic::Ordering::Relaxed);
@@ -677,5 +712,65 @@ impl Pass<'_> {
             *wassembled = Vec::new();
         }
         Ok(true)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A plan of `lists.len()` one-block reads, each with its own run of `lists[c]` vertices.
+    fn plan_of(lists: &[u32]) -> PassPlan {
+        let mut runs = Vec::new();
+        let mut v = 0;
+        for &n in lists {
+            runs.push(v..v + n);
+            v += n;
+        }
+        PassPlan {
+            reads: (0..lists.len() as u64).map(|c| c..c + 1).collect(),
+            first_run: (0..=lists.len() as u32).collect(),
+            runs,
+            users: vec![1; lists.len()],
+            lists: lists.to_vec(),
+        }
+    }
+
+    /// The order `next_read` issues every read in, with room for all of them.
+    fn issue_order(plan: &PassPlan, work: impl Fn(usize) -> u64) -> Vec<usize> {
+        let mut st = PassState::new(plan);
+        let mut order = Vec::new();
+        while let Some(c) = st.next_read(u64::MAX, |_| 1) {
+            st.note_issued(c, 1, work(c));
+            order.push(c);
+        }
+        order
+    }
+
+    #[test]
+    fn the_ends_stay_level_in_work_so_costly_reads_are_spread_out() {
+        // Level in bytes, the two ends alternate whatever their lists cost.
+        let plan = plan_of(&[1, 1, 1, 1, 1, 1, 40, 40]);
+        assert_eq!(issue_order(&plan, |_| 10), [0, 7, 1, 6, 2, 5, 3, 4]);
+        // Level in work, each costly read from the back comes with the cheap ones that match it.
+        let work = |c: usize| 10 + plan.lists[c] as u64;
+        assert_eq!(issue_order(&plan, work), [0, 7, 1, 2, 3, 4, 6, 5]);
+        // A read a worker waits for goes first, and an issued read is not issued again.
+        let mut st = PassState::new(&plan);
+        st.urgent.push(5);
+        assert_eq!(st.next_read(u64::MAX, |_| 1), Some(5));
+        st.note_issued(5, 1, work(5));
+        assert_eq!(st.next_read(u64::MAX, |_| 1), Some(0));
+    }
+
+    #[test]
+    fn reads_wait_for_room_but_one_always_goes() {
+        let plan = plan_of(&[1, 1, 1]);
+        let mut st = PassState::new(&plan);
+        // Nothing held: a read larger than the budget still goes.
+        assert_eq!(st.next_read(5, |_| 8), Some(0));
+        st.note_issued(0, 8, 8);
+        assert_eq!(st.next_read(5, |_| 8), None);
+        assert_eq!(st.next_read(20, |_| 8), Some(2));
     }
 }
