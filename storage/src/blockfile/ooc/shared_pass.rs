@@ -11,10 +11,10 @@
 //! reads is copied piece by piece as they land, each piece let go once copied, so a hub never
 //! holds all of its reads at once.
 //!
-//! The two ends are kept level in what their reads ask of the workers, not in bytes: level in
-//! bytes, the costly short lists crowded the start of every pass, the reads held filled with
-//! landed reads waiting for the workers, and the device idled; level in work, every costly read
-//! from the back comes with several cheap ones from the front, and the device stays busy.
+//! The two ends are kept level in what their reads ask of the workers, not in bytes. Level in
+//! bytes, the costly short lists would crowd the start of every pass: the reads held would fill
+//! with landed reads waiting for the workers while the device idles. Level in work, every costly
+//! read from the back goes with several cheap ones from the front, and the device stays busy.
 
 use std::collections::VecDeque;
 use std::ops::Range;
@@ -34,9 +34,9 @@ use crate::io::{AlignedBuf, Completion};
 use crate::store::{Direction, RunWorkers};
 
 /// What visiting one list costs the workers beyond its ids, in bytes of reading of the same cost:
-/// finding it in the index, starting its sum and storing the result. Fitted to the workers' time
-/// per read in scale 22's PageRank: 1.6 ns an id (4 bytes) and 20 ns a list, so a list costs
-/// about 12 ids. The pass only needs it roughly: weights of 48–128 bytes all kept the device busy.
+/// finding it in the index, starting its sum and storing the result. About 12 ids at R-MAT
+/// scale 22 (docs/PERFORMANCE.md, "the two ends kept level in the workers' work"); the pass needs
+/// it only roughly.
 const LIST_VISIT_BYTES: u64 = 48;
 
 /// What a pass over one direction reads and who needs each read. The same every pass, so the
@@ -234,30 +234,25 @@ impl OutOfCoreStore {
         }
         runs.sort_by_key(|r| r.0);
         let mut first_run = Vec::with_capacity(reads.len() + 1);
+        let mut lists = Vec::with_capacity(reads.len());
         let mut k = 0;
         for (c, u) in users.iter_mut().enumerate() {
             first_run.push(k as u32);
-            let own = runs[k..].iter().take_while(|r| r.0 == c).count();
+            let (own, vertices) = runs[k..]
+                .iter()
+                .take_while(|r| r.0 == c)
+                .fold((0, 0u32), |(own, vs), r| (own + 1, vs + r.1.len() as u32));
             if own > 0 {
                 *u += 1;
             }
+            lists.push(vertices);
             k += own;
         }
         first_run.push(k as u32);
-        let runs: Vec<Range<u32>> = runs.into_iter().map(|r| r.1).collect();
-        let lists = first_run
-            .windows(2)
-            .map(|w| {
-                runs[w[0] as usize..w[1] as usize]
-                    .iter()
-                    .map(|r| r.len() as u32)
-                    .sum()
-            })
-            .collect();
         PassPlan {
             reads,
             first_run,
-            runs,
+            runs: runs.into_iter().map(|r| r.1).collect(),
             users,
             lists,
         }
