@@ -2,6 +2,7 @@
 //! depends on nothing, so the grammar (a size literal), the planner (settings), storage (the
 //! memory node's capacity, generators, import options) and the executor (random walks) use the same code.
 
+pub mod clip;
 pub mod rng;
 pub mod size;
 pub mod suggest;

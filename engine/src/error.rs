@@ -50,7 +50,7 @@ impl StatementError {
     pub fn at(pos: Pos, message: impl Into<String>) -> StatementError {
         StatementError {
             pos,
-            message: message.into(),
+            message: clipped(message.into()),
             kind: ErrorKind::Plan,
             snippet: None,
             in_data_file: false,
@@ -81,7 +81,7 @@ impl StatementError {
         };
         StatementError {
             pos,
-            message: e.to_string(),
+            message: clipped(e.to_string()),
             kind,
             snippet: None,
             in_data_file,
@@ -119,7 +119,7 @@ impl From<ParseError> for StatementError {
                 line: e.line,
                 col: e.col,
             },
-            message: e.message,
+            message: clipped(e.message),
             kind: ErrorKind::Syntax,
             snippet: Some(e.snippet).filter(|s| !s.is_empty()),
             in_data_file: false,
@@ -132,5 +132,14 @@ impl From<ParseError> for StatementError {
 impl From<PlanError> for StatementError {
     fn from(e: PlanError) -> StatementError {
         StatementError::at(e.pos, e.message)
+    }
+}
+
+/// `message` with the user-supplied words it echoes cut to a readable length
+/// (`base::clip`): a 1 MB key or path is shown by its ends and its length.
+fn clipped(message: String) -> String {
+    match base::clip::clip_long_words(&message) {
+        std::borrow::Cow::Borrowed(_) => message,
+        std::borrow::Cow::Owned(short) => short,
     }
 }

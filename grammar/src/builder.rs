@@ -9,6 +9,7 @@ use pest::iterators::Pair;
 
 use crate::ast::*;
 use crate::location::LineIndex;
+use crate::nesting::MAX_EXPR_DEPTH;
 use crate::parser::Rule;
 
 /// A syntax error found while building: where (byte offset) and what, in words.
@@ -404,24 +405,51 @@ impl Builder<'_, '_> {
 
     /// A `condition` (or any level below it) as an [`Expr`].
     fn expr(&self, pair: Pair<'_, Rule>) -> Result<Expr> {
+        self.expr_at(pair).map(|(e, _)| e)
+    }
+
+    /// An expression and the depth of its tree. `AND` and `OR` chains become balanced trees
+    /// (both are associative, also over NULL), so a chain of any length stays shallow;
+    /// arithmetic chains keep their left-to-right order and each operator adds a level, which
+    /// is refused past [`MAX_EXPR_DEPTH`] before the tree gets deep enough to overflow a stack.
+    fn expr_at(&self, pair: Pair<'_, Rule>) -> Result<(Expr, usize)> {
         match pair.as_rule() {
-            Rule::condition | Rule::conjunction | Rule::sum | Rule::product => {
+            Rule::condition | Rule::conjunction => {
                 let mut inner = pair.into_inner();
                 let Some(first) = inner.next() else {
                     return err(0, "internal error: empty expression");
                 };
-                let mut left = self.expr(first)?;
+                let mut terms = vec![self.expr_at(first)?];
+                let mut ops = Vec::new();
                 while let (Some(op), Some(right)) = (inner.next(), inner.next()) {
+                    ops.push((binary_op(op.as_str()), self.pos(&op)));
+                    terms.push(self.expr_at(right)?);
+                }
+                Ok(balanced(terms, &ops))
+            }
+            Rule::sum | Rule::product => {
+                let mut inner = pair.into_inner();
+                let Some(first) = inner.next() else {
+                    return err(0, "internal error: empty expression");
+                };
+                let (mut left, mut depth) = self.expr_at(first)?;
+                while let (Some(op), Some(right)) = (inner.next(), inner.next()) {
+                    let at = op.as_span().start();
                     let pos = self.pos(&op);
                     let op = binary_op(op.as_str());
+                    let (right, right_depth) = self.expr_at(right)?;
+                    depth = depth.max(right_depth) + 1;
+                    if depth > MAX_EXPR_DEPTH {
+                        return err(at, too_deep_message());
+                    }
                     left = Expr::Binary {
                         op,
                         left: Box::new(left),
-                        right: Box::new(self.expr(right)?),
+                        right: Box::new(right),
                         pos,
                     };
                 }
-                Ok(left)
+                Ok((left, depth))
             }
             Rule::negation | Rule::factor => {
                 let mut inner = pair.into_inner();
@@ -435,14 +463,16 @@ impl Builder<'_, '_> {
                         let Some(operand) = inner.next() else {
                             return err(0, "internal error: operator without operand");
                         };
-                        let expr = Box::new(self.expr(operand)?);
-                        Ok(if is_not {
+                        let (expr, depth) = self.expr_at(operand)?;
+                        let expr = Box::new(expr);
+                        let node = if is_not {
                             Expr::Not { expr, pos }
                         } else {
                             Expr::Negate { expr, pos }
-                        })
+                        };
+                        Ok((node, depth + 1))
                     }
-                    _ => self.expr(first),
+                    _ => self.expr_at(first),
                 }
             }
             Rule::predicate => {
@@ -450,69 +480,80 @@ impl Builder<'_, '_> {
                 let Some(first) = inner.next() else {
                     return err(0, "internal error: empty expression");
                 };
-                let left = Box::new(self.expr(first)?);
+                let (left, mut depth) = self.expr_at(first)?;
                 let Some(test) = inner.next() else {
-                    return Ok(*left);
+                    return Ok((left, depth));
                 };
+                let left = Box::new(left);
                 let pos = self.pos(&test);
-                match test.as_rule() {
-                    Rule::is_null => Ok(Expr::IsNull {
+                let node = match test.as_rule() {
+                    Rule::is_null => Expr::IsNull {
                         expr: left,
                         negated: test.into_inner().any(|q| q.as_rule() == Rule::kw_not),
                         pos,
-                    }),
+                    },
                     Rule::in_list => {
                         let mut negated = false;
                         let mut list = Vec::new();
                         for q in test.into_inner() {
                             match q.as_rule() {
                                 Rule::kw_not => negated = true,
-                                Rule::sum => list.push(self.expr(q)?),
+                                Rule::sum => {
+                                    let (item, item_depth) = self.expr_at(q)?;
+                                    depth = depth.max(item_depth);
+                                    list.push(item);
+                                }
                                 _ => {}
                             }
                         }
-                        Ok(Expr::InList {
+                        Expr::InList {
                             expr: left,
                             list,
                             negated,
                             pos,
-                        })
+                        }
                     }
                     _ => {
                         let mut parts = test.into_inner();
                         let (Some(op), Some(right)) = (parts.next(), parts.next()) else {
                             return err(0, "internal error: malformed comparison");
                         };
-                        Ok(Expr::Binary {
+                        let (right, right_depth) = self.expr_at(right)?;
+                        depth = depth.max(right_depth);
+                        Expr::Binary {
                             op: binary_op(op.as_str()),
                             left,
-                            right: Box::new(self.expr(right)?),
+                            right: Box::new(right),
                             pos: self.pos(&op),
-                        })
+                        }
                     }
-                }
+                };
+                Ok((node, depth + 1))
             }
             Rule::operand => {
                 let mut inner = pair.into_inner();
                 let Some(first) = inner.next() else {
                     return err(0, "internal error: empty operand");
                 };
-                match first.as_rule() {
-                    Rule::open => match inner.next() {
-                        Some(c) => self.expr(c),
-                        None => err(0, "internal error: empty parentheses"),
-                    },
-                    Rule::number => Ok(Expr::Literal(Literal {
+                let leaf = match first.as_rule() {
+                    Rule::open => {
+                        return match inner.next() {
+                            Some(c) => self.expr_at(c),
+                            None => err(0, "internal error: empty parentheses"),
+                        }
+                    }
+                    Rule::number => Expr::Literal(Literal {
                         value: number(first.as_str(), first.as_span().start())?,
                         pos: self.pos(&first),
-                    })),
-                    Rule::string => Ok(Expr::Literal(Literal {
+                    }),
+                    Rule::string => Expr::Literal(Literal {
                         value: Value::Str(self.string(&first)?),
                         pos: self.pos(&first),
-                    })),
-                    Rule::kw_null => Ok(Expr::Null(self.pos(&first))),
-                    _ => Ok(Expr::Column(self.ident(&first))),
-                }
+                    }),
+                    Rule::kw_null => Expr::Null(self.pos(&first)),
+                    _ => Expr::Column(self.ident(&first)),
+                };
+                Ok((leaf, 1))
             }
             other => err(
                 pair.as_span().start(),
@@ -654,6 +695,34 @@ fn merge_clauses(call: &mut AlgorithmCall, trailing: AlgorithmCall, at: usize) -
         call.params.push(p);
     }
     Ok(())
+}
+
+/// A chain of one associative operator (`AND` or `OR`) over `terms` as a balanced tree, each
+/// node keeping its own operator's position, and the tree's depth.
+fn balanced(mut terms: Vec<(Expr, usize)>, ops: &[(BinaryOp, Pos)]) -> (Expr, usize) {
+    if terms.len() == 1 {
+        return terms.pop().expect("one term");
+    }
+    let mid = terms.len() / 2;
+    let right_terms = terms.split_off(mid);
+    let (op, pos) = ops[mid - 1];
+    let (left, left_depth) = balanced(terms, &ops[..mid - 1]);
+    let (right, right_depth) = balanced(right_terms, &ops[mid..]);
+    let node = Expr::Binary {
+        op,
+        left: Box::new(left),
+        right: Box::new(right),
+        pos,
+    };
+    (node, left_depth.max(right_depth) + 1)
+}
+
+/// What an expression nested past [`MAX_EXPR_DEPTH`] is told.
+pub(crate) fn too_deep_message() -> String {
+    format!(
+        "this expression nests more than {MAX_EXPR_DEPTH} levels deep (parentheses, NOT, unary \
+         minus and chained arithmetic each add one); split it into simpler ones"
+    )
 }
 
 /// The operator of a `compare_op`, `add_op`, `mul_op`, `kw_and` or `kw_or` token.

@@ -12,17 +12,21 @@
 //!
 //! Modules: `frontier.pest` is the language; `parser` is the generated pest parser; `builder`
 //! turns pest pairs into [`ast`] nodes; `wording` turns pest failures into sentences; `scan` is a
-//! forgiving tokenizer used for error context and [`statement_complete`]; `location` maps byte
-//! offsets to line:column and draws the caret snippet.
+//! forgiving tokenizer used for error context and [`statement_complete`]; `nesting` refuses
+//! expressions nested deeper than [`MAX_EXPR_DEPTH`]; `location` maps byte offsets to
+//! line:column and draws the caret snippet.
 
 pub mod ast;
 mod builder;
 mod location;
+mod nesting;
 mod parser;
 mod scan;
 mod wording;
 
 pub use ast::*;
+pub use location::SNIPPET_CHARS;
+pub use nesting::MAX_EXPR_DEPTH;
 
 use pest::Parser as _;
 
@@ -115,6 +119,37 @@ impl ParseError {
 /// Returns the statements in order, or the first error in the text. Empty text and text of only
 /// whitespace and comments give no statements. Never panics.
 pub fn parse(text: &str) -> Result<Vec<Statement>, ParseError> {
+    // The parser recurses once per level of nesting, with large frames: refuse what is nested
+    // past the limit, and parse what is nested deeply on a thread whose stack holds the limit.
+    let nesting = nesting::deepest(text, &scan::scan(text));
+    if let Err(at) = nesting {
+        return Err(ParseError::at(
+            &LineIndex::new(text),
+            at,
+            builder::too_deep_message(),
+        ));
+    }
+    if nesting.is_ok_and(|depth| depth > nesting::SHALLOW) {
+        return std::thread::scope(|scope| {
+            std::thread::Builder::new()
+                .name("frontier-parse".into())
+                .stack_size(nesting::DEEP_PARSE_STACK)
+                .spawn_scoped(scope, || parse_nested(text))
+                .map_err(|e| ParseError {
+                    line: 1,
+                    col: 1,
+                    message: format!("cannot start the parser's thread: {e}"),
+                    snippet: String::new(),
+                })?
+                .join()
+                .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+        });
+    }
+    parse_nested(text)
+}
+
+/// [`parse`] once the nesting is known to be within the limit.
+fn parse_nested(text: &str) -> Result<Vec<Statement>, ParseError> {
     let lines = LineIndex::new(text);
     let built = |source: &str| -> Option<Result<Vec<Statement>, ParseError>> {
         let pair = FrontierParser::parse(Rule::script, source).ok()?.next()?;

@@ -1,7 +1,7 @@
 //! `parse` and `statement_complete` never panic, and their answers stay coherent, on arbitrary
 //! text and on random mutations of valid scripts.
 
-use grammar::{parse, statement_complete};
+use grammar::{parse, statement_complete, SNIPPET_CHARS};
 use proptest::prelude::*;
 
 const VALID: &[&str] = &[
@@ -68,13 +68,25 @@ fn check(text: &str) {
             assert!(!e.message.is_empty());
             let (source, caret) = e.snippet.split_once('\n').expect("two-line snippet");
             assert!(caret.ends_with('^'), "{text:?}: {e:?}");
-            assert_eq!(caret.chars().count(), e.col, "{text:?}: {e:?}");
             let line = text.split('\n').nth(e.line - 1).unwrap_or("");
-            assert_eq!(
-                source.chars().count(),
-                line.trim_end_matches('\r').chars().count(),
-                "{text:?}: {e:?}"
-            );
+            let line: Vec<char> = line.trim_end_matches('\r').chars().collect();
+            // A short line is shown whole; a long one as a window around the column, with `…`
+            // where it was cut. Either way the caret is under the character at the column.
+            let shown: Vec<char> = source.chars().collect();
+            if line.len() <= SNIPPET_CHARS {
+                assert_eq!(shown.len(), line.len(), "{text:?}: {e:?}");
+                assert_eq!(caret.chars().count(), e.col, "{text:?}: {e:?}");
+            } else {
+                assert!(shown.len() <= SNIPPET_CHARS + 2, "{text:?}: {e:?}");
+            }
+            let caret_at = caret.chars().count() - 1;
+            if let Some(&c) = line.get(e.col - 1) {
+                let under = shown[caret_at];
+                assert!(
+                    under == c || (c.is_control() && under == '\u{fffd}'),
+                    "{text:?}: {e:?}"
+                );
+            }
             let rendered = e.render("f.fq");
             assert!(rendered.starts_with(&format!("f.fq:{}:{}: ", e.line, e.col)));
         }

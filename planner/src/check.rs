@@ -163,6 +163,7 @@ pub fn plan_run_on(
             None => Ok(None),
             Some(l) => match l.value {
                 Value::Int(n) if n >= 0 => Ok(Some(n as u64)),
+                Value::BigInt(n) => Ok(Some(n)),
                 ref other => Err(PlanError::new(
                     l.pos,
                     format!(
@@ -308,11 +309,9 @@ fn plan_call(
             ParamKind::Int { min, max, default } => {
                 let v = match lit {
                     None => default,
-                    Some(l) => match l.value {
-                        Value::Int(n) if n >= 0 && (n as u64) >= min && (n as u64) <= max => {
-                            n as u64
-                        }
-                        Value::Int(n) => {
+                    Some(l) => match whole_number(&l.value) {
+                        Some(n) if n >= i128::from(min) && n <= i128::from(max) => n as u64,
+                        Some(n) => {
                             return Err(PlanError::new(
                                 l.pos,
                                 format!(
@@ -321,13 +320,13 @@ fn plan_call(
                                 ),
                             ))
                         }
-                        ref other => {
+                        None => {
                             return Err(PlanError::new(
                                 l.pos,
                                 format!(
                                     "parameter `{}` expects a whole number, got {}",
                                     param.name,
-                                    describe(other)
+                                    describe(&l.value)
                                 ),
                             ))
                         }
@@ -1171,5 +1170,15 @@ mod tests {
         let text = crate::explain(&p, &reader, &Settings::defaults(None));
         assert!(text.contains("reads:     pagerank: about"), "{text}");
         assert!(text.contains("; bfs: at most about"), "{text}");
+    }
+}
+
+/// A literal's value if it is a whole number (negative ones included, and ones above
+/// `i64::MAX`), so that a range check can name it as it was written.
+fn whole_number(v: &Value) -> Option<i128> {
+    match *v {
+        Value::Int(n) => Some(i128::from(n)),
+        Value::BigInt(n) => Some(i128::from(n)),
+        _ => None,
     }
 }

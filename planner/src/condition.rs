@@ -143,14 +143,16 @@ impl Checker<'_> {
     }
 
     /// Checks that `expr`, an operand of `op`, is a number (or NULL).
+    /// The operand is shown only when it is at fault: rendering every operand of a long chain
+    /// would make the check quadratic in the statement's length.
     fn number(&self, expr: &mut Expr, op: &str) -> Result<(), PlanError> {
-        let shown = text(expr);
         match self.kind(expr)? {
             Kind::Number | Kind::Null => Ok(()),
             Kind::Condition => Err(PlanError::new(
                 expr.pos(),
                 format!(
-                    "`{op}` needs numbers on both sides, but `{shown}` is a condition (true or false)"
+                    "`{op}` needs numbers on both sides, but `{}` is a condition (true or false)",
+                    text(expr)
                 ),
             )),
         }
@@ -158,18 +160,21 @@ impl Checker<'_> {
 
     /// Checks that `expr`, an operand of `op`, is a condition (or NULL).
     fn condition(&self, expr: &mut Expr, op: &str) -> Result<(), PlanError> {
-        let shown = text(expr);
         match self.kind(expr)? {
             Kind::Condition | Kind::Null => Ok(()),
-            Kind::Number => Err(PlanError::new(
-                expr.pos(),
-                format!("`{op}` needs conditions on both sides, but `{shown}` is a number; compare it, e.g. `{shown} > 0`"),
-            )),
+            Kind::Number => {
+                let shown = text(expr);
+                Err(PlanError::new(
+                    expr.pos(),
+                    format!("`{op}` needs conditions on both sides, but `{shown}` is a number; compare it, e.g. `{shown} > 0`"),
+                ))
+            }
         }
     }
 }
 
-/// An expression as EXPLAIN and messages show it; nested operators get parentheses.
+/// An expression as EXPLAIN and messages show it; nested operators get parentheses, except an
+/// `AND` in an `AND` or an `OR` in an `OR`, so that a chain reads as written whatever its tree.
 pub fn text(expr: &Expr) -> String {
     fn operand(e: &Expr) -> String {
         match e {
@@ -177,6 +182,16 @@ pub fn text(expr: &Expr) -> String {
                 format!("({})", text(e))
             }
             _ => text(e),
+        }
+    }
+    fn chained(e: &Expr, parent: BinaryOp) -> String {
+        match e {
+            Expr::Binary { op, .. }
+                if *op == parent && matches!(op, BinaryOp::And | BinaryOp::Or) =>
+            {
+                text(e)
+            }
+            _ => operand(e),
         }
     }
     match expr {
@@ -195,7 +210,12 @@ pub fn text(expr: &Expr) -> String {
         Expr::Binary {
             op, left, right, ..
         } => {
-            format!("{} {} {}", operand(left), op.symbol(), operand(right))
+            format!(
+                "{} {} {}",
+                chained(left, *op),
+                op.symbol(),
+                chained(right, *op)
+            )
         }
         Expr::IsNull { expr, negated, .. } => format!(
             "{} IS {}NULL",

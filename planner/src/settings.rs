@@ -294,6 +294,7 @@ fn int_in(v: &Literal, min: i64, max: i64) -> Result<i64, String> {
     match &v.value {
         Value::Int(n) if (min..=max).contains(n) => Ok(*n),
         Value::Int(n) => Err(format!("{n} is out of range {min}..={max}")),
+        Value::BigInt(n) => Err(format!("{n} is out of range {min}..={max}")),
         other => Err(format!("expected a whole number, got {}", describe(other))),
     }
 }

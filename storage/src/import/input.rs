@@ -188,6 +188,9 @@ fn too_long(path: &Path, line: u64) -> StoreError {
 
 /// Calls `f(line_number, line, bytes_consumed)` for each line of `path`, without its
 /// `\n`/`\r\n`. A line longer than [`MAX_LINE`] stops the read with an error naming it.
+/// How many lines [`for_each_line`] reads between two looks at the cancel flag.
+const LINES_BETWEEN_CANCEL_CHECKS: u64 = 1 << 16;
+
 pub(crate) fn for_each_line(
     path: &Path,
     cancel: &AtomicBool,
@@ -198,6 +201,11 @@ pub(crate) fn for_each_line(
     let mut partial: Vec<u8> = Vec::new();
     let mut line = 0u64;
     loop {
+        // The file's reads check the flag, but a decompressor can turn one read into gigabytes
+        // of lines (a compressed file of newlines): check it here too, every so many lines.
+        if line % LINES_BETWEEN_CANCEL_CHECKS == 0 && cancel.load(Ordering::Relaxed) {
+            return Err(StoreError::Cancelled);
+        }
         let avail = r.fill_buf().map_err(|e| read_error(path, e))?;
         if avail.is_empty() {
             if !partial.is_empty() {
@@ -328,6 +336,31 @@ mod tests {
         bytes.extend(std::iter::repeat_n(b'x', MAX_LINE + 5));
         let e = lines(&bytes).unwrap_err().to_string();
         assert!(e.contains(":2: line longer than 1 MiB"), "{e}");
+    }
+
+    #[test]
+    fn cancel_stops_a_decompressed_stream_of_lines() {
+        // 4 Mi newlines compress to a few hundred bytes: the file is read once, and the lines
+        // come from the decompressor alone.
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("bomb.txt.zst");
+        let newlines = vec![b'\n'; 4 << 20];
+        std::fs::write(&path, zstd::encode_all(&newlines[..], 1).unwrap()).unwrap();
+        let cancel = AtomicBool::new(false);
+        let mut seen = 0u64;
+        let e = for_each_line(&path, &cancel, |n, _, _| {
+            seen = n;
+            if n == 10 {
+                cancel.store(true, Ordering::Relaxed);
+            }
+            Ok(())
+        })
+        .unwrap_err();
+        assert!(matches!(e, StoreError::Cancelled), "{e}");
+        assert!(
+            seen <= 10 + LINES_BETWEEN_CANCEL_CHECKS,
+            "read {seen} lines after the cancel"
+        );
     }
 
     #[test]

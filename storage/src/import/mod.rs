@@ -203,6 +203,10 @@ pub(crate) struct EdgeSink<'a> {
     /// on top (integer ids' collector, string keys' interner) before the buffer shrinks.
     edge_budget: u64,
     ids_budget: u64,
+    /// The whole import's budget (`import_memory`) and layout: what a vertex count that a file
+    /// declares is checked against before anything is allocated for it.
+    memory_budget: u64,
+    layout: Layout,
     edges: u64,
     pub(crate) bytes_read: u64,
     progress: &'a mut dyn FnMut(ImportProgress),
@@ -219,6 +223,34 @@ impl EdgeSink<'_> {
     /// Whether keys are read as strings.
     pub(crate) fn string_keys(&self) -> bool {
         matches!(self.keys, SinkKeys::Strings(_))
+    }
+
+    /// Refuses a vertex count that a file declares (`what`, at `path:line`) when its vertices
+    /// alone would need more memory than `import_memory`: a declared size is a claim, and
+    /// believing it would allocate for it. Says how much it would take.
+    pub(crate) fn check_declared_vertices(
+        &self,
+        n: u64,
+        path: &Path,
+        line: u64,
+        what: &str,
+    ) -> Result<()> {
+        let need = n.saturating_mul(resident_bytes_per_vertex(self.directed, self.layout));
+        if need > self.memory_budget {
+            return Err(edgelist::input_err(
+                path,
+                line,
+                format!(
+                    "{what} declares {n} vertices, which need about {} of memory to import, more \
+                     than import_memory ({}); if the graph really has that many vertices, \
+                     SET import_memory to at least {} (and have that much memory)",
+                    base::format_size(need),
+                    base::format_size(self.memory_budget),
+                    base::format_size(need),
+                ),
+            ));
+        }
+        Ok(())
     }
 
     /// Whether the user asked for `KEYS integer`.
@@ -612,6 +644,8 @@ fn import_from(
             .on_pool(&pool),
             edge_budget: budget * 3 / 10,
             ids_budget: budget / 8,
+            memory_budget: budget,
+            layout,
             edges: 0,
             bytes_read: 0,
             progress: &mut *progress,
@@ -699,10 +733,7 @@ fn import_from(
     // Phase 2: merge, drop duplicates, map ids, write out-lists (directed) and sort again.
     // String keys: the merged stream is in temporary-id order, not internal-id order, so a
     // directed graph's out-lists are sorted again too (into `out_again`).
-    // Per vertex: its id, the list writers' index entries, and for degree order its degree and
-    // then its new id.
-    let per_vertex =
-        8 + 12 * if directed { 2 } else { 1 } + if layout == Layout::Degree { 8 } else { 0 };
+    let per_vertex = resident_bytes_per_vertex(directed, layout);
     let resident = ids.len() as u64 * per_vertex + mapper.bytes();
     let sorter2_bytes = (budget / 2).saturating_sub(resident).max(budget / 8) as usize;
     // Degree order renumbers every vertex once the degrees are known, after this merge, so
@@ -1125,6 +1156,13 @@ fn read_input<'b>(
             )
         }
     }
+}
+
+/// The bytes every vertex holds in memory from the merge phase to the end of an import,
+/// whatever the budget: its id, the list writers' index entries, and for degree order its
+/// degree and then its new id.
+fn resident_bytes_per_vertex(directed: bool, layout: Layout) -> u64 {
+    8 + 12 * if directed { 2 } else { 1 } + if layout == Layout::Degree { 8 } else { 0 }
 }
 
 fn check_vertex_count(n: usize) -> Result<()> {

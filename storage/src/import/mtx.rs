@@ -153,6 +153,7 @@ pub(crate) fn read_mtx(
                         ),
                     ));
                 }
+                sink.check_declared_vertices(n, path, line, "the size line")?;
                 for v in 1..=n {
                     sink.vertex(v);
                     if v % (1 << 20) == 0 {
