@@ -643,7 +643,7 @@ impl Builder<'_, '_> {
         let token = pair.clone().into_inner().next().unwrap_or(pair);
         let at = token.as_span().start();
         let value = number(token.as_str(), at)?;
-        if !matches!(value, Value::Int(_)) {
+        if !matches!(value, Value::Int(_) | Value::BigInt(_)) {
             return err(
                 at,
                 format!(
