@@ -1,0 +1,23 @@
+"""Marks for NetworkX's own test suite run with ``NETWORKX_TEST_BACKEND=frontier``: tests that
+check what frontier deliberately leaves to NetworkX, each with its reason."""
+
+from __future__ import annotations
+
+from typing import Any, Dict
+
+# "module.py::Class::test" (or "module.py::test") -> why it cannot pass with this backend.
+XFAIL: Dict[str, str] = {
+    "test_strongly_connected.py::TestStronglyConnected::test_condensation_mapping_and_members": (
+        "frontier yields the same strongly connected components in another order than "
+        "networkx's Tarjan completion order, which condensation's numbering follows"
+    ),
+}
+
+
+def mark_tests(items: Any) -> None:
+    import pytest
+
+    for item in items:
+        for key, reason in XFAIL.items():
+            if item.nodeid.endswith(key):
+                item.add_marker(pytest.mark.xfail(reason=reason, strict=True))
