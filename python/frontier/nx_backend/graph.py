@@ -9,6 +9,7 @@ the connection's ``cache`` setting).
 
 from __future__ import annotations
 
+import array
 import atexit
 import itertools
 import os
@@ -204,13 +205,22 @@ WORKSPACE = _Workspace()
 conversions = 0
 
 
+def _arrow(values: Any, *, floats: bool = False) -> Any:
+    """An Arrow uint64 (or float64) array over an ``array`` of ``values``, without a copy."""
+    import pyarrow as pa
+
+    data = array.array("d" if floats else "Q", values)
+    kind = pa.float64() if floats else pa.uint64()
+    return pa.Array.from_buffers(kind, len(data), [None, pa.py_buffer(data)])
+
+
 def from_networkx(
     G: Any, *, weight: Optional[str] = None, default: Any = 1
 ) -> FrontierGraph:
     """Converts NetworkX graph ``G`` (weights from edge attribute ``weight``, ``default`` where
     an edge lacks it) into a frontier graph in the private workspace."""
-    import numpy as np
     import pyarrow as pa
+    import pyarrow.compute as pc
 
     global conversions
     if G.is_multigraph():
@@ -218,19 +228,14 @@ def from_networkx(
     nodes = list(G)
     index = {n: i for i, n in enumerate(nodes)}
     adj = G._adj
-    arcs = sum(map(len, adj.values()))
-    src = np.fromiter(
+    # The arcs of the adjacency, gathered by C loops (itertools, array) rather than a Python
+    # loop per edge; numpy is not needed (a fresh install has pyarrow alone).
+    src = _arrow(
         itertools.chain.from_iterable(
             itertools.repeat(index[u], len(nbrs)) for u, nbrs in adj.items()
-        ),
-        dtype=np.uint64,
-        count=arcs,
+        )
     )
-    dst = np.fromiter(
-        map(index.__getitem__, itertools.chain.from_iterable(adj.values())),
-        dtype=np.uint64,
-        count=arcs,
-    )
+    dst = _arrow(map(index.__getitem__, itertools.chain.from_iterable(adj.values())))
     columns = {"src": src, "dst": dst}
     weights_are_ints = False
     negative = False
@@ -245,19 +250,18 @@ def from_networkx(
             raise NotImplementedError(
                 f"frontier reads numeric edge weights; attribute {weight!r} holds {names}"
             )
-        w = np.asarray(values, dtype=np.float64)
-        if not np.all(np.isfinite(w)):
+        w = _arrow(values, floats=True)
+        if len(w) and not pc.all(pc.is_finite(w)).as_py():
             raise NotImplementedError("frontier reads finite edge weights")
         weights_are_ints = kinds <= {int}
-        negative = bool(np.any(w < 0))
+        negative = bool(len(w)) and bool(pc.any(pc.less(w, 0.0)).as_py())
         columns["weight"] = w
-    self_loops = bool(np.any(src == dst))
+    table = pa.table(columns)
+    self_loops = bool(len(table)) and bool(pc.any(pc.equal(src, dst)).as_py())
     if not G.is_directed():
         # Each undirected edge appears at both ends of the adjacency; the import would drop the
         # second copy, sending it once is cheaper.
-        keep = src <= dst
-        columns = {k: v[keep] for k, v in columns.items()}
-    table = pa.table(columns)
+        table = table.filter(pc.less_equal(table["src"], table["dst"]))
     workspace = WORKSPACE
     connection = workspace.connection()
     name = workspace.new_name()
