@@ -28,6 +28,8 @@ import time
 import networkx as nx
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
+# The cached calls use the cache on purpose.
+nx.config.warnings_to_ignore.add("cache")
 
 # name -> (graph kind, call); the source of the shortest paths is node 0.
 CALLS = {

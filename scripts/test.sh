@@ -57,5 +57,5 @@ NX_TESTS=(
     networkx.algorithms.centrality.tests.test_harmonic_centrality
     networkx.algorithms.centrality.tests.test_betweenness_centrality
 )
-(cd "$TARGET" && NETWORKX_TEST_BACKEND=frontier NETWORKX_FALLBACK_TO_NX=True \
-    "$VENV/bin/python" -m pytest -q -p no:cacheprovider --pyargs "${NX_TESTS[@]}")
+NETWORKX_TEST_BACKEND=frontier NETWORKX_FALLBACK_TO_NX=True \
+    "$VENV/bin/python" -m pytest -q -p no:cacheprovider --pyargs "${NX_TESTS[@]}"

@@ -23,9 +23,23 @@ from .graph import FrontierGraph
 __all__ = ["BackendInterface", "FrontierGraph", "backend_info"]
 
 # Below this many nodes automatic dispatch (``nx.config.backend_priority``) leaves a NetworkX
-# graph to NetworkX: converting costs more than frontier saves (docs/PERFORMANCE.md,
-# "NetworkX backend"). A graph converted before, or a catalog graph, always runs here.
+# graph to NetworkX: converting costs more than frontier saves. A graph converted before, or a
+# catalog graph, always runs here.
 SHOULD_RUN_MIN_NODES = 1000
+
+# Single passes over the edges: NetworkX's own pass costs about what converting the graph does,
+# so automatic dispatch sends them to frontier only once the graph is converted
+# (docs/PERFORMANCE.md, "NetworkX backend").
+CONVERSION_BOUND = frozenset(
+    {
+        "connected_components",
+        "number_connected_components",
+        "weakly_connected_components",
+        "number_weakly_connected_components",
+        "single_source_shortest_path_length",
+        "single_source_dijkstra_path_length",
+    }
+)
 
 
 def _weight_attribute(edge_attrs: Any) -> "tuple[Optional[str], Any]":
@@ -90,13 +104,16 @@ class _Interface:
     @staticmethod
     def should_run(name: str, args: Any, kwargs: Any) -> Union[bool, str]:
         """Whether frontier is worth it: always for its own graphs and for graphs converted
-        before; for others above :data:`SHOULD_RUN_MIN_NODES` nodes."""
+        before; for others, above :data:`SHOULD_RUN_MIN_NODES` nodes and not for a single pass
+        over the edges (:data:`CONVERSION_BOUND`)."""
         G = args[0] if args else kwargs.get("G")
         if isinstance(G, FrontierGraph):
             return True
         cache = getattr(G, "__networkx_cache__", None) or {}
         if cache.get("backends", {}).get("frontier"):
             return True
+        if name in CONVERSION_BOUND:
+            return "one pass over the edges: converting the graph costs as much as networkx's pass"
         if len(G) < SHOULD_RUN_MIN_NODES:
             return f"fewer than {SHOULD_RUN_MIN_NODES} nodes: converting costs more than it saves"
         return True

@@ -12,6 +12,7 @@ from __future__ import annotations
 import array
 import atexit
 import itertools
+import operator
 import os
 import shutil
 import tempfile
@@ -240,10 +241,8 @@ def from_networkx(
     weights_are_ints = False
     negative = False
     if weight is not None:
-        values = [
-            d.get(weight, default)
-            for d in itertools.chain.from_iterable(nbrs.values() for nbrs in adj.values())
-        ]
+        edge_data = itertools.chain.from_iterable(nbrs.values() for nbrs in adj.values())
+        values = list(map(operator.methodcaller("get", weight, default), edge_data))
         kinds = set(map(type, values))
         if not kinds <= {int, float}:
             names = ", ".join(sorted(k.__name__ for k in kinds - {int, float}))
