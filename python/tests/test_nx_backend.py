@@ -206,7 +206,7 @@ def test_catalog_graph_runs_out_of_core_and_gives_the_cli_ranks(tmp_path, fronti
 def test_should_run_prefers_frontier_where_conversion_pays():
     small = string_graph(False)
     assert BackendInterface.should_run("pagerank", (small,), {}) is not True
-    big = nx.gnm_random_graph(2000, 6000, seed=1)
+    big = nx.gnm_random_graph(6000, 12000, seed=1)
     assert BackendInterface.should_run("pagerank", (big,), {}) is True
     # A single pass over the edges is not worth a conversion, but is once the graph is converted.
     assert BackendInterface.should_run("connected_components", (big,), {}) is not True

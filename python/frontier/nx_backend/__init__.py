@@ -25,7 +25,7 @@ __all__ = ["BackendInterface", "FrontierGraph", "backend_info"]
 # Below this many nodes automatic dispatch (``nx.config.backend_priority``) leaves a NetworkX
 # graph to NetworkX: converting costs more than frontier saves. A graph converted before, or a
 # catalog graph, always runs here.
-SHOULD_RUN_MIN_NODES = 1000
+SHOULD_RUN_MIN_NODES = 5000
 
 # Single passes over the edges: NetworkX's own pass costs about what converting the graph does,
 # so automatic dispatch sends them to frontier only once the graph is converted
