@@ -16,7 +16,7 @@ from __future__ import annotations
 import inspect
 from typing import Any, Dict, Optional, Union
 
-from . import algorithms, graph
+from . import graph
 from .algorithms import IMPLEMENTATIONS
 from .graph import FrontierGraph
 

@@ -9,7 +9,6 @@ is converted (self-loops, negative weights) are refused by raising ``NotImplemen
 
 from __future__ import annotations
 
-import math
 from typing import Any, Callable, Dict, Hashable, Iterator, List, Optional, Set, Tuple
 
 import networkx as nx

@@ -20,7 +20,6 @@ import threading
 import weakref
 from typing import Any, Dict, Hashable, List, Optional
 
-import networkx as nx
 
 _BACKEND = "frontier"
 
