@@ -213,3 +213,19 @@ def test_should_run_prefers_frontier_where_conversion_pays():
     nx.pagerank(big, backend="frontier")
     assert BackendInterface.should_run("connected_components", (big,), {}) is True
     assert BackendInterface.should_run("pagerank", (small,), {}) is not True
+
+
+def test_graphs_networkx_lets_go_of_are_dropped_from_the_workspace():
+    import gc
+
+    G = string_graph(False)
+    converted = BackendInterface.convert_from_nx(G, edge_attrs=None)
+    name = converted.name
+    workspace = nx_graph_module.WORKSPACE
+    listed = lambda: {r["name"] for r in workspace.connection().execute("SHOW GRAPHS").arrow().to_pylist()}  # noqa: E731
+    assert name in listed()
+    del converted
+    gc.collect()
+    # Dropped at the next conversion, never inside a running statement.
+    BackendInterface.convert_from_nx(string_graph(True), edge_attrs=None)
+    assert name not in listed()

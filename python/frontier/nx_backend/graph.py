@@ -156,6 +156,7 @@ class _Workspace:
         self._connection: Any = None
         self._dir: Optional[str] = None
         self._names = itertools.count()
+        self._unused: List[str] = []
 
     def connection(self) -> Any:
         with self._guard:
@@ -179,15 +180,16 @@ class _Workspace:
         return self._dir
 
     def drop(self, name: str) -> None:
-        connection = self._connection
-        if connection is None:
-            return
-        try:
-            with _lock_of(connection):
-                connection.execute(f"DROP GRAPH IF EXISTS {name}")
-        except Exception:
-            # At exit the connection may be closed already; the directory goes anyway.
-            pass
+        """Notes that graph ``name`` is no longer used; it is dropped at the next conversion.
+        (A finalizer may run during any statement of this thread, which holds the
+        connection: dropping there would wait on itself.)"""
+        self._unused.append(name)
+
+    def drop_unused(self) -> None:
+        """Drops the graphs no longer used; the caller holds the connection's lock."""
+        while self._unused:
+            name = self._unused.pop()
+            self._connection.execute(f"DROP GRAPH IF EXISTS {name}")
 
     def close(self) -> None:
         with self._guard:
@@ -269,6 +271,7 @@ def from_networkx(
         f.write("".join(f"{i}\n" for i in range(len(nodes))))
     try:
         with _lock_of(connection):
+            workspace.drop_unused()
             connection.create_graph(
                 name,
                 table,
