@@ -41,3 +41,21 @@ VENV="$TARGET/python-tests"
 CARGO_TARGET_DIR="$TARGET" MATURIN_PEP517_ARGS="--profile dev" \
     "$VENV/bin/python" -m pip install --quiet --no-build-isolation ./python
 FRONTIER_BIN="$TARGET/debug/frontier" "$VENV/bin/python" -m pytest -q python/tests
+# NetworkX's own tests of the functions the NetworkX backend implements, every call of them
+# dispatched to frontier (NETWORKX_TEST_BACKEND); NetworkX computes what the backend refuses
+# (NETWORKX_FALLBACK_TO_NX). python/README.md lists what is refused and why.
+NX_TESTS=(
+    networkx.algorithms.link_analysis.tests.test_pagerank
+    networkx.algorithms.shortest_paths.tests.test_unweighted
+    networkx.algorithms.shortest_paths.tests.test_weighted
+    networkx.algorithms.components.tests.test_connected
+    networkx.algorithms.components.tests.test_weakly_connected
+    networkx.algorithms.components.tests.test_strongly_connected
+    networkx.algorithms.tests.test_core
+    networkx.algorithms.tests.test_cluster
+    networkx.algorithms.centrality.tests.test_closeness_centrality
+    networkx.algorithms.centrality.tests.test_harmonic_centrality
+    networkx.algorithms.centrality.tests.test_betweenness_centrality
+)
+NETWORKX_TEST_BACKEND=frontier NETWORKX_FALLBACK_TO_NX=True \
+    "$VENV/bin/python" -m pytest -q -p no:cacheprovider --pyargs "${NX_TESTS[@]}"

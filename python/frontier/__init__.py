@@ -58,6 +58,7 @@ class Connection(_Connection):
         weight: Optional[str] = None,
         directed: bool = True,
         replace: bool = False,
+        vertices: Union[str, "os.PathLike[str]", None] = None,
     ) -> Result:
         """Creates graph ``name`` from ``edges`` without writing a file first.
 
@@ -67,7 +68,9 @@ class Connection(_Connection):
         within the ``import_memory`` setting. ``src`` and ``dst`` name the vertex key columns
         (default: the first two columns), integers or strings (string columns give a graph with
         string keys: ``RUN bfs ON g FROM 'alice'``); ``weight`` names a float weight column and
-        makes the graph weighted. ``replace=True`` is ``CREATE OR REPLACE``.
+        makes the graph weighted. ``replace=True`` is ``CREATE OR REPLACE``. ``vertices`` names a
+        file of vertex keys, one a line, that defines the vertex set, isolated vertices
+        included (``VERTICES 'file'``).
         """
         stream, source = _arrow_stream(edges)
         return self._create_graph(
@@ -79,7 +82,19 @@ class Connection(_Connection):
             weight=weight,
             directed=directed,
             replace=replace,
+            vertices=None if vertices is None else os.fspath(vertices),
         )
+
+    def nx_graph(self, name: str) -> Any:
+        """Graph ``name`` of this data directory as a NetworkX backend graph.
+
+        NetworkX dispatches to frontier without converting it: ``nx.pagerank(db.nx_graph("web"))``
+        runs in the engine, out of core when the graph exceeds the ``cache`` setting, and
+        returns NetworkX's dict keyed by the graph's vertex keys. Needs ``networkx``.
+        """
+        from .nx_backend.graph import from_catalog
+
+        return from_catalog(self, name)
 
 
 def connect(

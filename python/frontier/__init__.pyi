@@ -54,6 +54,9 @@ class Result:
         """What the RUN's algorithms reported besides rows, keyed as in result files' metadata
         (``frontier.louvain.modularity``, ``frontier.triangles.total``)."""
     @property
+    def iterations(self) -> Optional[int]:
+        """Rounds the RUN ran (PROFILE's rows)."""
+    @property
     def elapsed(self) -> Optional[float]:
         """Seconds the RUN took up to its rows."""
     def arrow(self) -> pyarrow.Table:
@@ -93,9 +96,12 @@ class Connection:
         weight: Optional[str] = None,
         directed: bool = True,
         replace: bool = False,
+        vertices: Optional[str] = None,
     ) -> Result:
         """Creates graph ``name`` from a pandas/polars DataFrame, a pyarrow Table or reader, or
         any object with ``__arrow_c_stream__``, without writing a file."""
+    def nx_graph(self, name: str) -> Any:
+        """Graph ``name`` as a NetworkX backend graph: ``nx.pagerank(db.nx_graph(name))``."""
     def close(self) -> None:
         """Releases the data directory; later statements raise Error."""
     def __enter__(self) -> "Connection": ...

@@ -156,8 +156,10 @@ impl Connection {
     }
 
     /// Creates graph `name` from `edges` (an object with `__arrow_c_stream__`), read batch by
-    /// batch; `source` names it in messages. The Python `create_graph` prepares the frame.
-    #[pyo3(signature = (name, edges, source, *, src = None, dst = None, weight = None, directed = true, replace = false))]
+    /// batch; `source` names it in messages; `vertices` is a vertex file (one key per line)
+    /// defining the vertex set, isolated vertices included. The Python `create_graph`
+    /// prepares the frame.
+    #[pyo3(signature = (name, edges, source, *, src = None, dst = None, weight = None, directed = true, replace = false, vertices = None))]
     #[allow(clippy::too_many_arguments)]
     fn _create_graph(
         &self,
@@ -170,6 +172,7 @@ impl Connection {
         weight: Option<String>,
         directed: bool,
         replace: bool,
+        vertices: Option<PathBuf>,
     ) -> PyResult<QueryResult> {
         if !is_graph_name(name) {
             return Err(crate::errors::PlanError::new_err(format!(
@@ -212,7 +215,7 @@ impl Connection {
                 format: None,
                 directed: Some(directed),
                 weighted,
-                vertices: None,
+                vertices: vertices.map(|p| p.to_string_lossy().into_owned()),
                 storage: None,
                 options,
             }),

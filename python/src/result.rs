@@ -21,6 +21,8 @@ pub struct QueryResult {
     elapsed: Option<f64>,
     /// The scalars the RUN's algorithms reported, keyed as in result files' metadata.
     summaries: Vec<(String, exec::result::SummaryValue)>,
+    /// The rounds the RUN's algorithm ran (PROFILE's rows), when the result holds a RUN's rows.
+    iterations: Option<usize>,
 }
 
 impl QueryResult {
@@ -38,6 +40,7 @@ impl QueryResult {
             batches: Vec::new(),
             elapsed: None,
             summaries: Vec::new(),
+            iterations: None,
         };
         for (i, output) in outputs.into_iter().enumerate() {
             let is_primary = primary == Some(i);
@@ -45,6 +48,7 @@ impl QueryResult {
                 Output::Status(s) => r.status.push(s),
                 Output::Rows { table, elapsed } if is_primary => {
                     r.summaries = table.summaries.iter().map(|s| (s.key(), s.value)).collect();
+                    r.iterations = Some(table.iterations.len());
                     r.schema = table.schema;
                     r.batches = table.batches;
                     r.elapsed = Some(elapsed.as_secs_f64());
@@ -166,6 +170,13 @@ impl QueryResult {
     #[getter]
     fn elapsed(&self) -> Option<f64> {
         self.elapsed
+    }
+
+    /// The rounds the RUN ran, one per row of PROFILE's table (PageRank with a tolerance: the
+    /// rounds before it converged), when the result holds a RUN's rows.
+    #[getter]
+    fn iterations(&self) -> Option<usize> {
+        self.iterations
     }
 
     fn __len__(&self) -> usize {
