@@ -198,3 +198,102 @@ fn a_killed_query_leaves_no_attribute_arrays_behind() {
     }
     assert_eq!(used_bytes(&addrs, token), graph_only);
 }
+
+/// Runs `statements` and insists it succeeds; returns its stderr (the status lines).
+fn ok(data: &Path, statements: &str) -> String {
+    let o = csv(data, statements);
+    assert!(
+        o.status.success(),
+        "{statements}\nfailed: {}",
+        text(&o.stderr)
+    );
+    text(&o.stderr)
+}
+
+/// A memory node restarted between two graphs hands out the same addresses again: dropping
+/// or replacing the graph loaded before the restart must not free the one loaded after it
+/// (the node checks each free's owner and epoch), and says what became of the old regions.
+/// A DROP that cannot reach the node (no token) says what it left allocated, and where.
+#[test]
+fn a_stale_graph_never_frees_a_live_one_and_a_drop_says_what_it_left() {
+    let work = tempfile::tempdir().unwrap();
+    let token = work.path().join("token");
+    std::fs::write(&token, "dm-restart-token\n").unwrap();
+    let node = common::memnode::Memnode::start(&token, 1);
+    let addr = node.addr.clone();
+    let set = format!(
+        "SET memory_nodes = '{addr}'; SET memory_token_file = '{}';",
+        token.display()
+    );
+    let data = work.path().join("data");
+    let edges = work.path().join("edges.txt");
+    write_graph(&edges);
+    let create = |name: &str, or_replace: bool| {
+        format!(
+            "{set} CREATE {}GRAPH {name} FROM '{}' DIRECTED STORAGE dm;",
+            if or_replace { "OR REPLACE " } else { "" },
+            edges.display()
+        )
+    };
+    let bfs = |name: &str| format!("{set} RUN bfs ON {name} FROM 1 LIMIT 1;");
+    let restart = |node: common::memnode::Memnode| {
+        drop(node);
+        common::memnode::Memnode::start_on(&token, 1, &addr)
+    };
+
+    ok(&data, &create("a", false));
+    let node = restart(node);
+    ok(&data, &create("b", false));
+    ok(&data, &bfs("b"));
+    let said = ok(&data, &format!("{set} DROP GRAPH a;"));
+    assert!(
+        said.contains("dropped graph a") && said.contains("restarted since graph a was loaded"),
+        "{said}"
+    );
+    ok(&data, &bfs("b"));
+
+    // The error's own advice after a restart: replace the graph. Freeing the old copy must
+    // leave the new one whole.
+    let node = restart(node);
+    let said = ok(&data, &create("b", true));
+    assert!(
+        said.contains("restarted since graph b was loaded"),
+        "{said}"
+    );
+    let tok = std::fs::read_to_string(&token).unwrap();
+    let held = || {
+        TcpTransport::connect(addr.as_str(), tok.trim(), TcpOptions::default())
+            .unwrap()
+            .info()
+            .unwrap()
+            .1
+    };
+    // The fresh node holds the new copy of b and nothing else.
+    let one_copy = held();
+    ok(&data, &bfs("b"));
+
+    // Replaced without a restart: the old copy's regions are freed, the new one's kept.
+    let said = ok(&data, &create("b", true));
+    assert!(!said.contains("left allocated"), "{said}");
+    assert_eq!(held(), one_copy, "the replaced copy was freed");
+    ok(&data, &bfs("b"));
+
+    // No token: the node cannot be asked, and the DROP says what stays where.
+    let said = ok(
+        &data,
+        &format!("SET memory_nodes = '{addr}'; DROP GRAPH b;"),
+    );
+    assert!(said.contains("dropped graph b"), "{said}");
+    let left = said
+        .lines()
+        .find(|l| l.contains("left allocated"))
+        .unwrap_or_else(|| panic!("no word on what was left: {said}"));
+    assert!(
+        left.contains(&format!("memory node {addr} (id 1)"))
+            && left.contains(&format!("({one_copy} bytes)"))
+            && left.contains("memory_token_file is not set"),
+        "{left}"
+    );
+    assert_eq!(held(), one_copy, "nothing was freed without the token");
+    drop(node);
+}

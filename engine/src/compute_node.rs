@@ -5,10 +5,13 @@
 //!
 //! While a job runs, the connection is watched: when the session goes away (closed, or its
 //! process killed) the job's cancel flag is raised at once, and the collectives abort so the
-//! other members stop too. SIGTERM / SIGINT shut the worker down like a memory node.
+//! other members stop too; and the worker says ALIVE every second, so the session can tell a
+//! frozen worker from a busy one. A connection must present its whole HELLO within 5 s, and at
+//! most [`MAX_SESSIONS`] are served at once (each costs a thread). SIGTERM / SIGINT shut the
+//! worker down like a memory node.
 
 use std::net::{SocketAddr, TcpListener, TcpStream};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -16,7 +19,8 @@ use planner::settings::DmUpdate;
 use planner::{AlgoCall, Mode};
 use storage::cluster::{Collectives, Member};
 use storage::dm::compute_protocol::{
-    await_frame, peer_closed, Awaited, ComputeMessage, Done, Job, JobValue,
+    await_frame, await_frame_within, peer_closed, Awaited, ComputeMessage, Done, Job, JobValue,
+    ALIVE_EVERY, MAX_HELLO_FRAME,
 };
 use storage::dm::token::SecretToken;
 use storage::dm::transport::{Connector, Transport};
@@ -27,8 +31,11 @@ use storage::dm::{
 
 use crate::job_memory::{configure_allocator, peak_rss, start_job_measurement};
 
-/// How long a new connection has to say HELLO.
+/// How long a new connection has to say its whole HELLO.
 const HELLO_TIMEOUT: Duration = Duration::from_secs(5);
+/// Sessions served at once; more are closed on accept (each costs a thread). A worker serves
+/// a few sessions; the cap keeps strangers from taking threads and descriptors without end.
+pub const MAX_SESSIONS: usize = 256;
 /// How often the accept loop and a running job look at their flags.
 const POLL: Duration = Duration::from_millis(50);
 
@@ -67,22 +74,35 @@ pub fn run_compute_node(
     let token = Arc::new(token);
     let name: Arc<str> = addr.to_string().into();
     let mut threads = Vec::new();
+    let live = Arc::new(AtomicUsize::new(0));
     while !stop.load(Ordering::SeqCst) {
         match listener.accept() {
             Ok((stream, peer)) => {
+                if live.load(Ordering::SeqCst) >= MAX_SESSIONS {
+                    log(&format!(
+                        "compute node: {MAX_SESSIONS} sessions open already, closing {peer}"
+                    ));
+                    continue;
+                }
+                live.fetch_add(1, Ordering::SeqCst);
                 let token = token.clone();
                 let name = name.clone();
                 let session_log = log.clone();
+                let session_live = live.clone();
                 let t = std::thread::Builder::new()
                     .name(format!("compute-{peer}"))
                     .spawn(move || {
                         if let Err(e) = serve(stream, &token, &name, stop) {
                             session_log(&format!("compute node: session {peer}: {e}"));
                         }
+                        session_live.fetch_sub(1, Ordering::SeqCst);
                     });
                 match t {
                     Ok(t) => threads.push(t),
-                    Err(e) => log(&format!("compute node: cannot start a session thread: {e}")),
+                    Err(e) => {
+                        live.fetch_sub(1, Ordering::SeqCst);
+                        log(&format!("compute node: cannot start a session thread: {e}"))
+                    }
                 }
                 threads.retain(|t: &std::thread::JoinHandle<()>| !t.is_finished());
             }
@@ -109,14 +129,22 @@ fn serve(
 ) -> std::io::Result<()> {
     stream.set_nonblocking(false)?;
     let _ = stream.set_nodelay(true);
-    let started = Instant::now();
-    let hello = await_frame(&stream, &|| {
-        stop.load(Ordering::SeqCst) || started.elapsed() > HELLO_TIMEOUT
-    })?;
+    // The whole HELLO, not only its first byte, within the deadline, and no larger than a
+    // token needs.
+    let hello = await_frame_within(
+        &stream,
+        &|| stop.load(Ordering::SeqCst),
+        Some(Instant::now() + HELLO_TIMEOUT),
+        MAX_HELLO_FRAME,
+    )?;
     let mut out = &stream;
-    match hello {
-        Awaited::Frame(ComputeMessage::Hello { token: t }) if token.matches(t.as_bytes()) => {
+    // A session of protocol 2 or more is told ALIVE while its jobs run.
+    let alive = match hello {
+        Awaited::Frame(ComputeMessage::Hello { token: t, version })
+            if token.matches(t.as_bytes()) =>
+        {
             ComputeMessage::HelloOk.write_to(&mut out)?;
+            version >= 2
         }
         Awaited::Frame(_) | Awaited::Stopped => {
             let _ = ComputeMessage::Error("unauthorized: wrong or missing token".into())
@@ -124,11 +152,13 @@ fn serve(
             return Ok(());
         }
         Awaited::Closed => return Ok(()),
-    }
+    };
+    // A session that cannot take a few bytes for this long is treated as gone.
+    stream.set_write_timeout(Some(Duration::from_secs(2)))?;
     loop {
         match await_frame(&stream, &|| stop.load(Ordering::SeqCst))? {
             Awaited::Frame(ComputeMessage::Job(job)) => {
-                let reply = run_job(&job, &stream, name, stop);
+                let reply = run_job(&job, &stream, name, stop, alive);
                 reply.write_to(&mut out)?;
             }
             Awaited::Frame(other) => {
@@ -148,16 +178,31 @@ fn short(s: &str) -> String {
     s.chars().take(80).collect()
 }
 
-/// Runs one job on a thread while this one watches the session's connection and the stop flag.
-fn run_job(job: &Job, session: &TcpStream, name: &str, stop: &AtomicBool) -> ComputeMessage {
+/// Runs one job on a thread while this one watches the session's connection and the stop
+/// flag, and (`alive`) tells the session every [`ALIVE_EVERY`] that this worker still runs.
+fn run_job(
+    job: &Job,
+    session: &TcpStream,
+    name: &str,
+    stop: &AtomicBool,
+    alive: bool,
+) -> ComputeMessage {
     let cancel = Arc::new(AtomicBool::new(false));
     start_job_measurement();
     let started = Instant::now();
+    let mut said_alive = Instant::now();
     let result = std::thread::scope(|s| {
         let worker = s.spawn(|| execute(job, cancel.clone(), name));
         while !worker.is_finished() {
             if peer_closed(session) || stop.load(Ordering::SeqCst) {
                 cancel.store(true, Ordering::SeqCst);
+            }
+            if alive && said_alive.elapsed() >= ALIVE_EVERY {
+                said_alive = Instant::now();
+                let mut out = session;
+                if ComputeMessage::Alive.write_to(&mut out).is_err() {
+                    cancel.store(true, Ordering::SeqCst);
+                }
             }
             std::thread::sleep(POLL.min(Duration::from_millis(10)));
         }

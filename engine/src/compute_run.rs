@@ -6,19 +6,23 @@
 //! (leased to a connection this run holds, so it goes with the run or the session's process),
 //! split the vertices into owned ranges over the layout's tiny chunks by `8(p−1)|V_i| + |E_i|`,
 //! send each worker its JOB, run member 0 here, and watch the workers' connections from one
-//! thread each: a worker that closes (killed) or answers ERROR aborts the collectives, so every
-//! member stops at its next collective and the statement fails naming the worker. Connections
-//! are per RUN, so `SET compute_nodes` between queries changes the members of the next one.
+//! thread each: a worker that closes (killed), answers ERROR, or sends nothing (not even its
+//! ALIVE) for [`SILENCE_LIMIT`] (frozen, or its host gone without closing) aborts the
+//! collectives, so every member stops at its next collective and the statement fails naming
+//! the worker. Connections are per RUN, so `SET compute_nodes` between queries changes the
+//! members of the next one.
 
 use std::net::{TcpStream, ToSocketAddrs};
 use std::ops::Range;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use planner::{AlgoCall, Settings};
 use storage::cluster::{split_ranges, Collectives, Member};
-use storage::dm::compute_protocol::{await_frame, Awaited, ComputeMessage, Done, Job};
+use storage::dm::compute_protocol::{
+    await_frame, Awaited, ComputeMessage, Done, Job, PROTOCOL_VERSION, SILENCE_LIMIT,
+};
 use storage::dm::transport::{Connector, Transport};
 use storage::dm::{
     DmConnector, DmLayout, DmStore, JobRegion, MnCollectives, PoolConfig, StatsSnapshot,
@@ -76,6 +80,7 @@ pub fn connect_workers(settings: &Settings) -> Result<Workers, String> {
         let mut w = &stream;
         ComputeMessage::Hello {
             token: token.clone(),
+            version: PROTOCOL_VERSION,
         }
         .write_to(&mut w)
         .map_err(|e| named(e.to_string()))?;
@@ -84,6 +89,9 @@ pub fn connect_workers(settings: &Settings) -> Result<Workers, String> {
             Ok(Awaited::Frame(ComputeMessage::HelloOk)) => {}
             Ok(Awaited::Frame(ComputeMessage::Error(m))) => return Err(named(m)),
             Ok(Awaited::Stopped) => return Err(named("no answer to HELLO within 5 s".into())),
+            Ok(Awaited::Closed) => {
+                return Err(named(format!("it closed the connection at HELLO: it may run an older frontier (compute protocol 1; this one speaks {PROTOCOL_VERSION}): restart it with this build's `frontier compute`")))
+            }
             Ok(other) => return Err(named(format!("unexpected answer to HELLO: {other:?}"))),
             Err(e) => return Err(named(e.to_string())),
         }
@@ -244,6 +252,11 @@ pub fn run_call(
     };
     // Raised once member 0 has failed: the watchers stop waiting for replies.
     let abandon = AtomicBool::new(false);
+    // When each worker was last heard from (milliseconds since `begun`), and how long it had
+    // been silent when its watcher was told to stop (Ctrl-C's message names the silent ones).
+    let begun = Instant::now();
+    let heard: Vec<AtomicU64> = workers.links.iter().map(|_| AtomicU64::new(0)).collect();
+    let silent_at_stop: Vec<AtomicU64> = workers.links.iter().map(|_| AtomicU64::new(0)).collect();
     // The first worker failure seen: the cause, where later ones (a survivor told to abort, or
     // reading state member 0 freed while unwinding) are its consequences.
     let first_failure: std::sync::Mutex<Option<String>> = std::sync::Mutex::new(None);
@@ -259,7 +272,8 @@ pub fn run_call(
         let watchers: Vec<_> = workers
             .links
             .iter()
-            .map(|(addr, stream)| {
+            .zip(heard.iter().zip(&silent_at_stop))
+            .map(|((addr, stream), (heard, silent_at_stop))| {
                 let collectives = collectives.clone();
                 let abandon = &abandon;
                 let first_failure = &first_failure;
@@ -276,7 +290,24 @@ pub fn run_call(
                         run_cancel.store(true, Ordering::SeqCst);
                         Err(msg)
                     };
-                    match await_frame(stream, &stop) {
+                    let since_heard = || {
+                        begun
+                            .elapsed()
+                            .saturating_sub(Duration::from_millis(heard.load(Ordering::SeqCst)))
+                    };
+                    let mut reply = await_frame(stream, &|| stop() || since_heard() > SILENCE_LIMIT);
+                    while let Ok(Awaited::Frame(ComputeMessage::Alive)) = reply {
+                        heard.store(begun.elapsed().as_millis() as u64, Ordering::SeqCst);
+                        reply = await_frame(stream, &|| stop() || since_heard() > SILENCE_LIMIT);
+                    }
+                    if let Ok(Awaited::Stopped) = reply {
+                        let quiet = since_heard().as_millis() as u64;
+                        silent_at_stop.store(quiet, Ordering::SeqCst);
+                    }
+                    match reply {
+                        Ok(Awaited::Stopped) if !stop() => failed(format!(
+                            "compute node {addr}: no reply within {SILENCE_LIMIT:?}; presumed frozen or dead (its connection is open, but it has sent nothing, not even ALIVE)"
+                        )),
                         Ok(Awaited::Frame(ComputeMessage::Done(d))) => Ok(d),
                         Ok(Awaited::Frame(ComputeMessage::Error(m))) => {
                             failed(format!("compute node {addr} failed: {m}"))
@@ -311,6 +342,30 @@ pub fn run_call(
     let first_failure = first_failure
         .into_inner()
         .unwrap_or_else(|e| e.into_inner());
+    if cfg.cancel.load(Ordering::SeqCst) {
+        // Ctrl-C: the cause is the user, whatever the workers said on the way down (a
+        // healthy one reports the abort that followed); name any worker that had gone silent.
+        let silent: Vec<String> = workers
+            .links
+            .iter()
+            .zip(&silent_at_stop)
+            .filter_map(|((addr, _), quiet)| {
+                let quiet = Duration::from_millis(quiet.load(Ordering::SeqCst));
+                (quiet > 2 * storage::dm::compute_protocol::ALIVE_EVERY).then(|| {
+                    format!(
+                        "compute node {addr} had sent nothing for {:.1} s",
+                        quiet.as_secs_f64()
+                    )
+                })
+            })
+            .collect();
+        collectives.abort("this session's statement was cancelled");
+        return Err(if silent.is_empty() {
+            "cancelled".to_string()
+        } else {
+            format!("cancelled ({})", silent.join("; "))
+        });
+    }
     let table = match table {
         Ok(t) => t,
         Err(e) => {
@@ -434,6 +489,7 @@ mod tests {
             nodes: vec![NodeMeta {
                 addr: "127.0.0.1:1".into(),
                 id: 1,
+                epoch: None,
             }],
             bounds: vec![0, first],
             out: DirLayout {
@@ -444,6 +500,7 @@ mod tests {
             inn: None,
             tiny_chunks,
             regions: vec![],
+            region_bytes: vec![],
             descriptor,
         }
     }

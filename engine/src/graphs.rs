@@ -183,9 +183,7 @@ pub fn create(
     // Committed only now that the catalog refers to the regions (see dm::load).
     let committed = pending_dm.map(|p| p.commit()).transpose();
     s.stores.forget(name);
-    if let Some(old) = previous {
-        free_dm(s, &old);
-    }
+    let freed = previous.map(|old| free_dm(s, &old)).unwrap_or_default();
     committed.map_err(|e| {
         StatementError::store(
             pos,
@@ -226,22 +224,36 @@ pub fn create(
             .iter()
             .map(|(_, e)| Output::Status(format!("  skipped: {e}"))),
     );
+    outputs.extend(freed.into_iter().map(Output::Status));
     Ok(outputs)
 }
 
-/// Frees the memory-node regions of a replaced or dropped DM graph. Best effort: a node that is
-/// gone has lost them anyway, and the catalog no longer refers to them.
-fn free_dm(s: &Session, meta: &GraphMeta) {
+/// Frees the memory-node regions of a replaced or dropped DM graph that are still its own (the
+/// memory nodes check), and returns a status line for each node where some were not freed:
+/// left allocated (the node unreachable, no token) with their count and bytes, refused, or gone
+/// with a restart. The catalog no longer refers to them, so this is the only word on them.
+fn free_dm(s: &Session, meta: &GraphMeta) -> Vec<String> {
     if meta.storage != StorageKind::Dm {
-        return;
+        return Vec::new();
     }
-    let (Ok(pool), Some(Ok(layout))) = (
-        crate::run::dm_pool(&s.settings, &meta.memory_nodes),
-        meta.extra.as_ref().map(storage::dm::DmLayout::from_json),
-    ) else {
-        return;
+    let layout = match crate::run::dm_layout(meta) {
+        Ok(l) => l,
+        Err(e) => {
+            return vec![format!(
+                "  graph {}: its memory-node regions were not freed: {e}",
+                meta.name
+            )]
+        }
     };
-    let _ = storage::dm::load::free_layout(&layout, &pool);
+    let report = match crate::run::dm_pool(&s.settings, &meta.memory_nodes) {
+        Ok(pool) => storage::dm::free::free_layout(&layout, &pool),
+        Err(why) => storage::dm::free::left_everywhere(&layout, &why),
+    };
+    report
+        .lines(&meta.name)
+        .into_iter()
+        .map(|l| format!("  {l}"))
+        .collect()
 }
 
 /// `DROP GRAPH [IF EXISTS] name`.
@@ -251,11 +263,15 @@ pub fn drop(s: &mut Session, name: &Ident, if_exists: bool) -> Result<Vec<Output
         .drop_graph(&name.name)
         .map_err(|e| StatementError::store(name.pos, e))?;
     s.stores.forget(&name.name);
-    if let Some(old) = &removed {
-        free_dm(s, old);
-    }
+    let freed = removed
+        .as_ref()
+        .map(|old| free_dm(s, old))
+        .unwrap_or_default();
     match removed {
-        Some(_) => Ok(vec![Output::Status(format!("dropped graph {}", name.name))]),
+        Some(_) => Ok(std::iter::once(format!("dropped graph {}", name.name))
+            .chain(freed)
+            .map(Output::Status)
+            .collect()),
         None if if_exists => Ok(Vec::new()),
         None => Err(unknown(s, name)),
     }

@@ -502,7 +502,10 @@ fn main() -> Res<()> {
             t.free(csr.offsets[p])?;
             t.free(csr.targets[p])?;
         }
-        storage::dm::load::free_layout(&layout, &cfg)?;
+        let freed = storage::dm::free::free_layout(&layout, &cfg);
+        if !freed.clean() {
+            eprintln!("{}", freed.lines("the compared graph").join("\n"));
+        }
     }
     println!();
     for n in notes {

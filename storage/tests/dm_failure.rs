@@ -81,6 +81,7 @@ fn silent_node_times_out_and_is_marked_dead() {
                 &Message::HelloOk {
                     node_id: 3,
                     capacity: 1,
+                    epoch: Some(1),
                 },
                 &mut out,
             )

@@ -9,8 +9,9 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use storage::blockfile::memory::MemoryStore;
+use storage::dm::free::free_layout;
 use storage::dm::layout::{self, Entry, LIST_HEADER};
-use storage::dm::load::{free_layout, load, load_pending, PoolConfig};
+use storage::dm::load::{load, load_pending, PoolConfig};
 use storage::dm::verify::verify_remote;
 use storage::dm::{
     spawn_memnode_for_tests, DmLayout, DmOptions, DmStore, MemnodeHandle, TcpOptions, TcpTransport,
@@ -198,7 +199,7 @@ fn flipped_neighbour_ids_fail_reads_and_verify() {
     assert_names_damage(&verify_remote(&dm).unwrap_err().to_string(), "index entry");
     // The in-edges were not touched.
     assert!(scan(&dm, Direction::In, false).is_ok());
-    free_layout(&layout, &cfg).unwrap();
+    assert!(free_layout(&layout, &cfg).clean());
 }
 
 #[test]
@@ -257,6 +258,56 @@ fn an_uncommitted_load_frees_its_regions_and_a_committed_one_keeps_them() {
     let dm = open(tmp.path(), &layout, &cfg);
     assert!(scan(&dm, Direction::Out, true).is_ok());
     drop(dm);
-    free_layout(&layout, &cfg).unwrap();
+    assert!(free_layout(&layout, &cfg).clean());
     assert_eq!((a.node().used(), b.node().used()), before);
+}
+
+/// A free that names another owner, or a life of the node that is over, frees nothing and says
+/// so; the graph's own free frees everything, and exactly its recorded bytes.
+#[test]
+fn a_free_that_is_not_the_owners_is_refused_and_reported() {
+    use storage::dm::free::NodeOutcome;
+    let a = spawn_memnode_for_tests(1, 64 << 20, TOKEN).unwrap();
+    let cfg = pool(&[&a]);
+    let tmp = tempfile::tempdir().unwrap();
+    let mem = import(tmp.path(), false);
+    let layout = load(&mem, &cfg, 1).unwrap();
+    wait_for_no_connections(&a);
+    let held = a.node().used();
+    assert_eq!(
+        held,
+        layout.region_bytes.iter().sum::<u64>(),
+        "sizes recorded"
+    );
+
+    let mut other_owner = layout.clone();
+    other_owner.nonce ^= 1;
+    let r = free_layout(&other_owner, &cfg);
+    assert_eq!(
+        r.nodes[0].outcome,
+        NodeOutcome::Refused {
+            regions: layout.regions.len()
+        }
+    );
+    assert!(r.lines("g")[0].contains("refused"), "{:?}", r.lines("g"));
+    assert_eq!(a.node().used(), held);
+
+    let mut earlier_life = layout.clone();
+    earlier_life.nodes[0].epoch = earlier_life.nodes[0].epoch.map(|e| e ^ 1);
+    let r = free_layout(&earlier_life, &cfg);
+    assert_eq!(r.nodes[0].outcome, NodeOutcome::Restarted);
+    assert_eq!(a.node().used(), held);
+
+    // A plain FREE of a graph's region is refused as well.
+    let t = TcpTransport::connect(a.addr(), TOKEN, TcpOptions::default()).unwrap();
+    let e = t
+        .free(storage::dm::GlobalAddr::from_raw(layout.regions[0]))
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("NotOwner"), "{e}");
+    drop(t);
+
+    let r = free_layout(&layout, &cfg);
+    assert!(r.clean() && r.lines("g").is_empty(), "{r:?}");
+    assert_eq!(a.node().used(), 0);
 }

@@ -39,6 +39,7 @@ fn authed_raw(addr: std::net::SocketAddr) -> TcpStream {
         0,
         &Message::Hello {
             token: TOKEN.into(),
+            version: 1,
         },
         &mut out,
     )

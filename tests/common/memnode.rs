@@ -14,8 +14,13 @@ pub struct Memnode {
 
 impl Memnode {
     pub fn start(token_file: &Path, id: u16) -> Memnode {
+        Memnode::start_on(token_file, id, "127.0.0.1:0")
+    }
+
+    /// A memory node listening on `listen` (a restarted node takes its old address again).
+    pub fn start_on(token_file: &Path, id: u16, listen: &str) -> Memnode {
         let mut child = Command::new(BIN)
-            .args(["memnode", "--listen", "127.0.0.1:0", "--capacity", "512MiB"])
+            .args(["memnode", "--listen", listen, "--capacity", "512MiB"])
             .arg("--token-file")
             .arg(token_file)
             .args(["--node-id", &id.to_string()])

@@ -1,9 +1,13 @@
 //! The wire protocol between a session and a compute-node worker (`frontier compute`).
 //!
 //! One TCP connection per worker per session; little-endian frames `u32 len | u8 tag | payload`
-//! (`len` counts the tag and payload, at most [`MAX_FRAME`]). The session sends `HELLO token`
-//! (answered `HELLO_OK` or `ERROR`), then one `JOB` per algorithm call, each answered `DONE` or
-//! `ERROR`. A worker that sees the connection close mid-job aborts the job.
+//! (`len` counts the tag and payload, at most [`MAX_FRAME`]). The session sends `HELLO token
+//! version` (answered `HELLO_OK` or `ERROR`), then one `JOB` per algorithm call, each answered
+//! `DONE` or `ERROR`. While a job runs, a worker greeted with version 2 or more sends `ALIVE`
+//! every [`ALIVE_EVERY`], so a session tells a frozen worker (its connection open, nothing
+//! sent) from a busy one within [`SILENCE_LIMIT`]. A worker that sees the connection close
+//! mid-job aborts the job. A frame is read within a deadline for the whole of it, into a buffer
+//! that grows as its bytes arrive (a length prefix is a claim, not an allocation).
 //!
 //! Decoding is a pure function: every length is checked against the bytes present before
 //! anything is allocated, trailing bytes are an error, and it never panics.
@@ -11,7 +15,7 @@
 use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::ops::Range;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use super::addr::GlobalAddr;
 use super::collectives::JobRegion;
@@ -19,6 +23,16 @@ use super::stats::{StatsSnapshot, STATS_FIELDS};
 
 /// Largest frame (tag and payload) either side accepts.
 pub const MAX_FRAME: u32 = 1 << 20;
+/// Largest HELLO frame: a stranger who has not shown the token cannot make a worker buffer more.
+pub const MAX_HELLO_FRAME: u32 = 64 + 1024;
+/// The protocol this build speaks. 1: the first. 2: HELLO carries the session's version, and
+/// workers send `ALIVE` during a job to sessions of version 2 or more.
+pub const PROTOCOL_VERSION: u16 = 2;
+/// How often a worker says `ALIVE` while a job runs.
+pub const ALIVE_EVERY: Duration = Duration::from_secs(1);
+/// How long a session waits for any word of a running worker before it calls it frozen or
+/// dead (as a memory node that stops answering: the same 4 s).
+pub const SILENCE_LIMIT: Duration = Duration::from_secs(4);
 
 /// Most members of one run a job may name.
 pub const MAX_MEMBERS: u32 = 4096;
@@ -32,6 +46,7 @@ const TAG_HELLO_OK: u8 = 2;
 const TAG_JOB: u8 = 3;
 const TAG_DONE: u8 = 4;
 const TAG_ERROR: u8 = 5;
+const TAG_ALIVE: u8 = 6;
 
 /// A parameter value of an algorithm call, as the planner checked it.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -85,8 +100,15 @@ pub struct Done {
 /// One frame of the compute-node protocol.
 #[derive(Debug, Clone, PartialEq)]
 pub enum ComputeMessage {
-    Hello { token: String },
+    /// The token, and the session's protocol version (1 is sent as the first protocol did,
+    /// with no version field).
+    Hello {
+        token: String,
+        version: u16,
+    },
     HelloOk,
+    /// A running job's worker is alive (sent to sessions of version 2 or more).
+    Alive,
     Job(Box<Job>),
     Done(Done),
     Error(String),
@@ -117,11 +139,15 @@ impl ComputeMessage {
     pub fn encode_body(&self) -> Vec<u8> {
         let mut o = Vec::new();
         match self {
-            ComputeMessage::Hello { token } => {
+            ComputeMessage::Hello { token, version } => {
                 o.push(TAG_HELLO);
                 put_str(&mut o, token);
+                if *version >= 2 {
+                    o.extend_from_slice(&version.to_le_bytes());
+                }
             }
             ComputeMessage::HelloOk => o.push(TAG_HELLO_OK),
+            ComputeMessage::Alive => o.push(TAG_ALIVE),
             ComputeMessage::Job(j) => {
                 o.push(TAG_JOB);
                 o.extend_from_slice(&(j.memory_nodes.len() as u32).to_le_bytes());
@@ -187,8 +213,21 @@ impl ComputeMessage {
     pub fn decode_body(bytes: &[u8]) -> Result<ComputeMessage, DecodeError> {
         let mut r = Cursor(bytes);
         let msg = match r.u8()? {
-            TAG_HELLO => ComputeMessage::Hello { token: r.str()? },
+            TAG_HELLO => {
+                let token = r.str()?;
+                let version = if r.0.is_empty() {
+                    1
+                } else {
+                    let b = r.take(2)?;
+                    match u16::from_le_bytes([b[0], b[1]]) {
+                        v if v >= 2 => v,
+                        _ => return Err(DecodeError::Bad("protocol version below 2 sent")),
+                    }
+                };
+                ComputeMessage::Hello { token, version }
+            }
             TAG_HELLO_OK => ComputeMessage::HelloOk,
+            TAG_ALIVE => ComputeMessage::Alive,
             TAG_JOB => {
                 let n = r.u32()? as usize;
                 // Every address takes at least its 4-byte length: no allocation beyond the input.
@@ -311,19 +350,31 @@ impl ComputeMessage {
             0 => return Ok(None),
             _ => r.read_exact(&mut len[1..])?,
         }
-        let len = u32::from_le_bytes(len);
-        if len == 0 || len > MAX_FRAME {
-            return Err(std::io::Error::new(
-                std::io::ErrorKind::InvalidData,
-                format!("a frame of {len} bytes (at most {MAX_FRAME})"),
-            ));
+        let len = checked_len(len, MAX_FRAME)?;
+        // Grown as the bytes arrive: a lying prefix costs what was sent, not what it claims.
+        let mut body = Vec::with_capacity(len.min(64 << 10));
+        r.by_ref().take(len as u64).read_to_end(&mut body)?;
+        if body.len() != len {
+            return Err(std::io::ErrorKind::UnexpectedEof.into());
         }
-        let mut body = vec![0u8; len as usize];
-        r.read_exact(&mut body)?;
-        ComputeMessage::decode_body(&body)
-            .map(Some)
-            .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, e.to_string()))
+        decode(&body).map(Some)
     }
+}
+
+fn checked_len(prefix: [u8; 4], max: u32) -> std::io::Result<usize> {
+    let len = u32::from_le_bytes(prefix);
+    if len == 0 || len > max {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            format!("a frame of {len} bytes (at most {max})"),
+        ));
+    }
+    Ok(len as usize)
+}
+
+fn decode(body: &[u8]) -> std::io::Result<ComputeMessage> {
+    ComputeMessage::decode_body(body)
+        .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, e.to_string()))
 }
 
 /// What waiting on a connection for the next frame gave.
@@ -338,37 +389,101 @@ pub enum Awaited {
 
 /// How often a wait looks at its stop condition.
 const POLL: Duration = Duration::from_millis(50);
-/// How long the rest of a frame may take once its first byte arrived.
+/// How long the whole of a frame may take once its first byte arrived.
 const FRAME_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// Waits for the next frame on `stream`, looking at `stop` every 50 ms, so neither a silent
 /// peer nor a long job keeps the caller from noticing a cancel, a signal, or a closed peer.
+/// Once a frame's first byte is in, the whole frame must follow within 10 s.
 pub fn await_frame(stream: &TcpStream, stop: &dyn Fn() -> bool) -> std::io::Result<Awaited> {
+    await_frame_within(stream, stop, None, MAX_FRAME)
+}
+
+/// [`await_frame`] with a `deadline` for the whole frame, from now (a HELLO: a peer that
+/// trickles its bytes is cut off at the deadline, not kept while each byte comes in time),
+/// and a smaller largest frame `max`.
+pub fn await_frame_within(
+    stream: &TcpStream,
+    stop: &dyn Fn() -> bool,
+    deadline: Option<Instant>,
+    max: u32,
+) -> std::io::Result<Awaited> {
+    let late = |d: Option<Instant>| d.is_some_and(|d| Instant::now() >= d);
     let mut probe = [0u8; 1];
     loop {
         if stop() {
             return Ok(Awaited::Stopped);
         }
+        if late(deadline) {
+            return Err(timed_out());
+        }
         stream.set_read_timeout(Some(POLL))?;
         match stream.peek(&mut probe) {
             Ok(0) => return Ok(Awaited::Closed),
             Ok(_) => break,
-            Err(e)
-                if matches!(
-                    e.kind(),
-                    std::io::ErrorKind::WouldBlock
-                        | std::io::ErrorKind::TimedOut
-                        | std::io::ErrorKind::Interrupted
-                ) => {}
+            Err(e) if retry(&e) => {}
             Err(e) => return Err(e),
         }
     }
-    stream.set_read_timeout(Some(FRAME_TIMEOUT))?;
-    let mut reader = stream;
-    match ComputeMessage::read_from(&mut reader)? {
-        Some(m) => Ok(Awaited::Frame(m)),
-        None => Ok(Awaited::Closed),
+    let deadline = deadline.unwrap_or_else(|| Instant::now() + FRAME_TIMEOUT);
+    let mut prefix = [0u8; 4];
+    if !fill(stream, &mut prefix, deadline, stop)? {
+        return Ok(Awaited::Stopped);
     }
+    let len = checked_len(prefix, max)?;
+    let mut body = Vec::with_capacity(len.min(64 << 10));
+    while body.len() < len {
+        let at = body.len();
+        let step = (len - at).min(64 << 10);
+        body.resize(at + step, 0);
+        if !fill(stream, &mut body[at..], deadline, stop)? {
+            return Ok(Awaited::Stopped);
+        }
+    }
+    decode(&body).map(Awaited::Frame)
+}
+
+fn retry(e: &std::io::Error) -> bool {
+    matches!(
+        e.kind(),
+        std::io::ErrorKind::WouldBlock
+            | std::io::ErrorKind::TimedOut
+            | std::io::ErrorKind::Interrupted
+    )
+}
+
+fn timed_out() -> std::io::Error {
+    std::io::Error::new(
+        std::io::ErrorKind::TimedOut,
+        "the frame did not arrive whole in time",
+    )
+}
+
+/// Fills `buf` from `stream` by `deadline`, looking at `stop` between reads; false on stop.
+fn fill(
+    mut stream: &TcpStream,
+    buf: &mut [u8],
+    deadline: Instant,
+    stop: &dyn Fn() -> bool,
+) -> std::io::Result<bool> {
+    let mut got = 0;
+    while got < buf.len() {
+        if stop() {
+            return Ok(false);
+        }
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return Err(timed_out());
+        }
+        stream.set_read_timeout(Some(left.min(POLL)))?;
+        match stream.read(&mut buf[got..]) {
+            Ok(0) => return Err(std::io::ErrorKind::UnexpectedEof.into()),
+            Ok(n) => got += n,
+            Err(e) if retry(&e) => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(true)
 }
 
 /// Whether the peer of `stream` has closed it (data waiting, or none yet, is "open").
@@ -457,8 +572,14 @@ mod tests {
         vec![
             ComputeMessage::Hello {
                 token: "tok".into(),
+                version: 1,
+            },
+            ComputeMessage::Hello {
+                token: "tok".into(),
+                version: PROTOCOL_VERSION,
             },
             ComputeMessage::HelloOk,
+            ComputeMessage::Alive,
             ComputeMessage::Job(Box::new(job())),
             ComputeMessage::Job(Box::new(Job {
                 source: None,
@@ -497,10 +618,20 @@ mod tests {
         for m in every_message() {
             let body = m.encode_body();
             for cut in 0..body.len() {
-                assert!(
-                    ComputeMessage::decode_body(&body[..cut]).is_err(),
-                    "{m:?} cut at {cut}"
-                );
+                match ComputeMessage::decode_body(&body[..cut]) {
+                    Err(_) => {}
+                    // A version-2 HELLO without its version is the version-1 form.
+                    Ok(back) => assert!(
+                        matches!(
+                            (&m, &back),
+                            (
+                                ComputeMessage::Hello { version: 2, .. },
+                                ComputeMessage::Hello { version: 1, .. }
+                            )
+                        ),
+                        "{m:?} cut at {cut} read as {back:?}"
+                    ),
+                }
             }
             let mut longer = body.clone();
             longer.push(0);
@@ -544,7 +675,11 @@ mod tests {
             ..job()
         })
         .is_err());
-        let mut body = ComputeMessage::Hello { token: "ab".into() }.encode_body();
+        let mut body = ComputeMessage::Hello {
+            token: "ab".into(),
+            version: 1,
+        }
+        .encode_body();
         body[5] = 0xff;
         assert_eq!(
             ComputeMessage::decode_body(&body),

@@ -40,6 +40,10 @@ const PIECE: usize = 4 << 20;
 /// of the constant in a worker's memory bound (docs/DM.md, "The bound"); 128 KiB keeps that
 /// under 0.4 MiB for a few more round trips at open.
 const READ_PIECE: usize = 128 << 10;
+/// Longest layout a descriptor may carry (its JSON): far beyond the largest graph's (about 40
+/// bytes per region, one region per 4096 vertices and direction), so a damaged or hostile
+/// length is refused before it is read.
+const MAX_LAYOUT_JSON: usize = 256 << 20;
 
 /// A DM graph as a compute node without the block file sees it.
 #[derive(Debug, Clone, PartialEq)]
@@ -147,6 +151,9 @@ impl GraphDescriptor {
         let directed = r.flag()?;
         let weighted = r.flag()?;
         let json_len = r.u32()? as usize;
+        if json_len > MAX_LAYOUT_JSON {
+            return Err(bad("a layout longer than any graph's"));
+        }
         let json = src.take(json_len)?;
         let mut head = crc32fast::Hasher::new();
         head.update(&fixed);
@@ -217,17 +224,18 @@ impl GraphDescriptor {
     }
 
     /// Writes the descriptor into a fresh region leased to `transport`'s connection (the caller
-    /// commits it with the graph's other regions) and returns its address.
-    pub fn store(&self, transport: &dyn Transport) -> Result<GlobalAddr> {
+    /// commits it with the graph's other regions) and owned by `owner` (the load's nonce);
+    /// returns its address and size.
+    pub fn store(&self, transport: &dyn Transport, owner: u64) -> Result<(GlobalAddr, u64)> {
         let bytes = self.encode();
-        let addr = transport.alloc_leased(bytes.len() as u64)?;
+        let addr = transport.alloc_owned(bytes.len() as u64, owner)?;
         for (i, piece) in bytes.chunks(PIECE).enumerate() {
             let at = addr
                 .checked_add((i * PIECE) as u64)
                 .ok_or_else(|| bad("beyond its node"))?;
             transport.write(at, piece)?;
         }
-        Ok(addr)
+        Ok((addr, bytes.len() as u64))
     }
 
     /// Reads and checks the descriptor at `addr` over `transport` (a connection to its node).
@@ -394,10 +402,12 @@ impl Source for RemoteSource<'_> {
         if n as u64 > self.left {
             return Err(bad("truncated"));
         }
+        // Grown piece by piece as the node answers: the header's lengths are claims, and a
+        // lying one costs what the node really sends, not what it claimed.
         let mut out = Vec::new();
-        out.try_reserve_exact(n).map_err(|_| bad("too large"))?;
         while out.len() < n {
             let len = (n - out.len()).min(READ_PIECE);
+            out.try_reserve(len).map_err(|_| bad("too large"))?;
             out.extend_from_slice(&self.transport.read(self.at, len as u32)?);
             self.at = self
                 .at
@@ -443,12 +453,13 @@ fn read_hashed<T>(
     if bytes as u64 > src.left() {
         return Err(bad("truncated"));
     }
+    // Grown as the pieces arrive, not reserved for the count the header claims.
     let mut out = Vec::new();
-    out.try_reserve_exact(n).map_err(|_| bad("too large"))?;
     let per_piece = READ_PIECE / width;
     while out.len() < n {
         let k = (n - out.len()).min(per_piece);
         let piece = src.take(k * width)?;
+        out.try_reserve(k).map_err(|_| bad("too large"))?;
         hasher.update(&piece);
         out.extend(piece.chunks_exact(width).map(from));
     }
@@ -530,6 +541,7 @@ mod tests {
                 nodes: vec![NodeMeta {
                     addr: "127.0.0.1:7000".into(),
                     id: 1,
+                    epoch: None,
                 }],
                 bounds: vec![0, 3],
                 out: dir.clone(),
@@ -540,6 +552,7 @@ mod tests {
                     edges: 5,
                 }],
                 regions: vec![1 << 48 | 4096],
+                region_bytes: vec![],
                 descriptor: None,
             },
             out_degrees: vec![2, 0, 3],
@@ -597,7 +610,7 @@ mod tests {
             d.out_degrees = (0..n as u32).collect();
             d.in_degrees = directed.then(|| (0..n as u32).rev().collect());
             d.ids = directed.then(|| (0..n as u64).map(|v| v * 7).collect());
-            let addr = d.store(&t).unwrap();
+            let (addr, _) = d.store(&t, 1).unwrap();
             assert_eq!(GraphDescriptor::fetch(&t, addr).unwrap(), d);
             let located = GraphDescriptor::locate(&t, addr).unwrap();
             assert_eq!((located.shape, &located.layout), (d.shape, &d.layout));

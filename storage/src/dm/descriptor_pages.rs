@@ -256,6 +256,7 @@ mod tests {
                 nodes: vec![NodeMeta {
                     addr: "127.0.0.1:7000".into(),
                     id: 1,
+                    epoch: None,
                 }],
                 bounds: vec![0, n],
                 out: dir.clone(),
@@ -266,13 +267,14 @@ mod tests {
                     edges: 5,
                 }],
                 regions: vec![1 << 48 | 4096],
+                region_bytes: vec![],
                 descriptor: None,
             },
             out_degrees: (0..n).map(|v| v * 3 + 1).collect(),
             in_degrees: directed.then(|| (0..n).map(|v| n - v).collect()),
             ids: directed.then(|| (0..n as u64).map(|v| v * 7 + 5).collect()),
         };
-        let addr = d.store(&t).unwrap();
+        let (addr, _) = d.store(&t, 1).unwrap();
         let located = GraphDescriptor::locate(&t, addr).unwrap();
         (t, d, located)
     }

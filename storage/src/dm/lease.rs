@@ -40,6 +40,13 @@ impl Leases {
                 }
                 reply
             }
+            Message::AllocOwned { size, owner } => match self.node.alloc_owned(size, owner) {
+                Ok(addr) => {
+                    held.insert(addr.raw());
+                    Message::Allocated { addr }
+                }
+                Err((code, message)) => Message::Error { code, message },
+            },
             Message::Commit { addr } => {
                 if held.remove(&addr.raw()) {
                     Message::Done
@@ -52,10 +59,14 @@ impl Leases {
                     }
                 }
             }
-            Message::Free { addr } => {
-                held.remove(&addr.raw());
-                drop(held);
-                self.node.handle(Message::Free { addr })
+            // A region still leased here is this connection's own, whoever owns it later.
+            Message::Free { addr } | Message::FreeOwned { addr, .. }
+                if held.remove(&addr.raw()) =>
+            {
+                match self.node.free_leased(addr) {
+                    Ok(()) => Message::Done,
+                    Err((code, message)) => Message::Error { code, message },
+                }
             }
             other => {
                 drop(held);
@@ -76,7 +87,7 @@ impl Drop for Leases {
         let held = std::mem::take(self.held.get_mut().unwrap_or_else(|e| e.into_inner()));
         for raw in held {
             // Freed already by someone else is fine: the region is gone either way.
-            let _ = self.node.free(GlobalAddr::from_raw(raw));
+            let _ = self.node.free_leased(GlobalAddr::from_raw(raw));
         }
     }
 }

@@ -13,7 +13,10 @@
 //!    at most 7 neighbours go in place; the batch's longer lists are packed into one region on a
 //!    memory node chosen round-robin per batch, so consecutive out-of-place lists are contiguous.
 //!    Each batch ends with one WRITE of its index entries.
-//! 4. Commit. Every region is allocated *leased* to the loader's connection
+//! 4. Commit. Every region is allocated *leased* to the loader's connection and *owned* by the
+//!    load's nonce (`ALLOC_OWNED`), and the layout records each node's epoch, so that DROP and
+//!    REPLACE free only what is still this graph's: a node restarted since the load (which hands
+//!    out the same addresses again) or another graph's region refuses the free. Leased
 //!    ([`lease`](super::lease)), so a loader that dies before committing (killed, or its
 //!    connection cut) leaves nothing allocated. [`load_pending`] returns before the commit, so
 //!    the caller can record the layout in its catalog first: a crash between the two leaves a
@@ -29,6 +32,7 @@ use super::addr::GlobalAddr;
 use super::descriptor::GraphDescriptor;
 use super::layout::{self, ENTRY_BYTES};
 use super::protocol::{Message, VerbReply};
+use super::region::held_bytes;
 use super::tcp::{TcpOptions, TcpTransport};
 use super::transport::{Batch, Transport};
 use crate::error::{Result, StoreError};
@@ -52,6 +56,9 @@ pub struct NodeMeta {
     pub addr: String,
     /// The id the node reported (the high 16 bits of its addresses).
     pub id: u16,
+    /// The node's epoch when the graph was loaded (`None`: loaded before epochs existed).
+    #[serde(default)]
+    pub epoch: Option<u64>,
 }
 
 /// One contiguous tiny chunk of vertices and its counts (DMG §4.4.1).
@@ -95,6 +102,11 @@ pub struct DmLayout {
     pub tiny_chunks: Vec<TinyChunk>,
     /// Every region allocated for the graph (raw addresses), to free it on DROP.
     pub regions: Vec<u64>,
+    /// The bytes each of `regions` holds on its node, in the same order (empty for graphs
+    /// loaded before sizes were recorded), so that a DROP that cannot free them says how much
+    /// is left.
+    #[serde(default)]
+    pub region_bytes: Vec<u64>,
     /// Where the graph descriptor is (raw address), from which a compute node opens the graph
     /// without the block file; `None` for graphs loaded before descriptors existed.
     #[serde(default)]
@@ -265,7 +277,8 @@ fn nonce() -> u64 {
     let mut x = t ^ ((std::process::id() as u64) << 32) ^ 0x9E37_79B9_7F4A_7C15;
     x ^= x >> 33;
     x = x.wrapping_mul(0xff51_afd7_ed55_8ccd);
-    x ^ (x >> 33)
+    // Never 0, which owns nothing on a memory node (`region::NO_OWNER`).
+    (x ^ (x >> 33)).max(1)
 }
 
 /// The 32-byte header in front of each index partition.
@@ -356,7 +369,7 @@ impl PendingLoad {
         match result {
             Ok(()) => Ok(self.layout),
             Err(e) => {
-                free_regions(&self.conns, &self.layout.regions);
+                free_regions(&self.conns, &self.layout.regions, self.layout.nonce);
                 Err(e)
             }
         }
@@ -380,11 +393,16 @@ pub fn load_pending<S: GraphStore>(
     let n = sh.vertices;
     let chunks = tiny_chunks(store);
     let bounds = partition(&chunks, n, conns.len());
-    let regions = Mutex::new(Vec::<u64>::new());
-    let result = load_inner(store, &conns, &bounds, threads, &regions);
-    let regions = regions.into_inner().unwrap_or_else(|e| e.into_inner());
+    let regions = Mutex::new(Vec::<(u64, u64)>::new());
+    let nonce = nonce();
+    let result = load_inner(store, &conns, &bounds, threads, nonce, &regions);
+    let (regions, region_bytes): (Vec<u64>, Vec<u64>) = regions
+        .into_inner()
+        .unwrap_or_else(|e| e.into_inner())
+        .into_iter()
+        .unzip();
     match result {
-        Ok((nonce, out, inn)) => {
+        Ok((out, inn)) => {
             let layout = DmLayout {
                 version: LAYOUT_VERSION,
                 nonce,
@@ -398,6 +416,7 @@ pub fn load_pending<S: GraphStore>(
                     .map(|(a, c)| NodeMeta {
                         addr: a.clone(),
                         id: c.node_id(),
+                        epoch: Some(c.epoch()),
                     })
                     .collect(),
                 bounds,
@@ -405,67 +424,50 @@ pub fn load_pending<S: GraphStore>(
                 inn,
                 tiny_chunks: chunks,
                 regions,
+                region_bytes,
                 descriptor: None,
             };
             let mut pending = PendingLoad { layout, conns };
             // Dropping `pending` on failure frees every region leased so far.
-            let desc = GraphDescriptor::of(store, &pending.layout).store(&pending.conns[0])?;
+            let (desc, bytes) =
+                GraphDescriptor::of(store, &pending.layout).store(&pending.conns[0], nonce)?;
             pending.layout.regions.push(desc.raw());
+            pending
+                .layout
+                .region_bytes
+                .push(held_bytes(bytes).unwrap_or(bytes));
             pending.layout.descriptor = Some(desc.raw());
             Ok(pending)
         }
         Err(e) => {
-            free_regions(&conns, &regions);
+            free_regions(&conns, &regions, nonce);
             Err(e)
         }
     }
 }
 
-fn free_regions(conns: &[TcpTransport], regions: &[u64]) {
+/// Frees a failed load's regions over its own connections: still leased ones, and committed
+/// ones (owned by the load's nonce, in the epoch these connections see).
+fn free_regions(conns: &[TcpTransport], regions: &[u64], owner: u64) {
     for &r in regions {
         let a = GlobalAddr::from_raw(r);
         if let Some(c) = conns.iter().find(|c| c.node_id() == a.node()) {
-            let _ = c.free(a);
+            let _ = c.free_owned(a, c.epoch(), owner);
         }
     }
 }
 
-/// Frees every region of a DM graph (DROP, CREATE OR REPLACE). Best effort: a node that is
-/// gone has lost the memory anyway; the first error is returned after trying all.
-pub fn free_layout(layout: &DmLayout, cfg: &PoolConfig) -> Result<()> {
-    let mut first_err = None;
-    let mut conns = Vec::new();
-    for n in &layout.nodes {
-        match TcpTransport::connect(n.addr.as_str(), &cfg.token, cfg.tcp) {
-            Ok(t) if t.node_id() == n.id => conns.push(t),
-            Ok(_) => {}
-            Err(e) => {
-                first_err.get_or_insert(e);
-            }
-        }
-    }
-    for &r in &layout.regions {
-        let a = GlobalAddr::from_raw(r);
-        if let Some(c) = conns.iter().find(|c| c.node_id() == a.node()) {
-            if let Err(e) = c.free(a) {
-                first_err.get_or_insert(e);
-            }
-        }
-    }
-    first_err.map_or(Ok(()), Err)
-}
-
-type DirResult = (u64, DirLayout, Option<DirLayout>);
+type DirResult = (DirLayout, Option<DirLayout>);
 
 fn load_inner<S: GraphStore>(
     store: &S,
     conns: &[TcpTransport],
     bounds: &[u32],
     threads: usize,
-    regions: &Mutex<Vec<u64>>,
+    nonce: u64,
+    regions: &Mutex<Vec<(u64, u64)>>,
 ) -> Result<DirResult> {
     let sh = store.shape();
-    let nonce = nonce();
     let dirs: &[Direction] = if sh.directed {
         &[Direction::Out, Direction::In]
     } else {
@@ -477,11 +479,12 @@ fn load_inner<S: GraphStore>(
         let mut index = Vec::with_capacity(conns.len());
         for (p, c) in conns.iter().enumerate() {
             let count = bounds[p + 1] - bounds[p];
-            let a = c.alloc_leased(ENTRY_BYTES as u64 * (1 + count as u64))?;
+            let bytes = ENTRY_BYTES as u64 * (1 + count as u64);
+            let a = c.alloc_owned(bytes, nonce)?;
             regions
                 .lock()
                 .unwrap_or_else(|e| e.into_inner())
-                .push(a.raw());
+                .push((a.raw(), held_bytes(bytes).unwrap_or(bytes)));
             c.write(a, &header(nonce, bounds[p], count, dir))?;
             index.push(a);
         }
@@ -511,7 +514,7 @@ fn load_inner<S: GraphStore>(
                     };
                     let edge_node = &conns[k % conns.len()];
                     let r = load_batch(
-                        store, dir, s, e, bounds, &conns[p], index[p], bounds[p], edge_node,
+                        store, dir, s, e, bounds, &conns[p], index[p], bounds[p], edge_node, nonce,
                         regions,
                     );
                     match r {
@@ -545,7 +548,7 @@ fn load_inner<S: GraphStore>(
     let out = it
         .next()
         .ok_or_else(|| StoreError::Other("no direction loaded".into()))?;
-    Ok((nonce, out, it.next()))
+    Ok((out, it.next()))
 }
 
 /// Loads vertices `s..e` of one direction; returns (in-place vertices, out-of-place bytes).
@@ -560,7 +563,8 @@ fn load_batch<S: GraphStore>(
     index_base: GlobalAddr,
     part_first: u32,
     edge_node: &TcpTransport,
-    regions: &Mutex<Vec<u64>>,
+    owner: u64,
+    regions: &Mutex<Vec<(u64, u64)>>,
 ) -> Result<(usize, u64)> {
     let weighted = store.shape().weighted;
     let cap = layout::in_place_capacity(weighted) as u64;
@@ -579,11 +583,11 @@ fn load_batch<S: GraphStore>(
         }
     }
     let region = if total > 0 {
-        let a = edge_node.alloc_leased(total)?;
+        let a = edge_node.alloc_owned(total, owner)?;
         regions
             .lock()
             .unwrap_or_else(|e| e.into_inner())
-            .push(a.raw());
+            .push((a.raw(), held_bytes(total).unwrap_or(total)));
         Some(a)
     } else {
         None

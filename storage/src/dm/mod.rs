@@ -8,7 +8,7 @@
 //! feature `rdma`, `rdma`; [`stats`] counts every operation and projects it onto an RDMA network.
 //! The graph store on top: [`layout`] (32-byte index entries), [`load`] (block file → pool) and
 //! [`graph_store`] (`DmStore`, merged and batched retrieval, every entry and list checked against
-//! its checksum as it arrives), [`verify`] (`VERIFY GRAPH` of the remote copy), and [`attrs`]
+//! its checksum as it arrives), [`free`] (DROP's frees, checked by owner and epoch), [`verify`] (`VERIFY GRAPH` of the remote copy), and [`attrs`]
 //! (vertex attribute arrays kept remote, updated by direct remote update). [`lease`]: regions a
 //! connection allocates are freed when it ends unless committed.
 //! See docs/DM.md.
@@ -19,6 +19,7 @@ pub mod collectives;
 pub mod compute_protocol;
 pub mod descriptor;
 pub mod descriptor_pages;
+pub mod free;
 pub mod graph_store;
 pub mod inproc;
 pub mod layout;

@@ -20,6 +20,10 @@ pub const MAX_BATCH_READ: u64 = 48 << 20;
 pub const MAX_TOKEN: usize = 1024;
 /// Bytes before the payload: length prefix, request id, tag.
 pub const HEADER: usize = 4 + 8 + 1;
+/// The protocol this build speaks. 1: the first (HELLO carried only the token). 2: HELLO
+/// carries the client's version and HELLO_OK the node's epoch; owned regions
+/// (`ALLOC_OWNED`, `FREE_OWNED`). A node answers a version-1 HELLO as version 1 did.
+pub const PROTOCOL_VERSION: u16 = 2;
 
 /// Why a frame was rejected. Any of these closes the connection it came on.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -57,6 +61,9 @@ pub enum ErrorCode {
     WrongNode = 6,
     /// The reply would exceed the frame limit.
     TooLarge = 7,
+    /// A free of a region the caller does not own: another owner's, or one made in an earlier
+    /// life of the node (its epoch differs).
+    NotOwner = 8,
     /// Anything else.
     Other = 99,
 }
@@ -71,6 +78,7 @@ impl ErrorCode {
             5 => ErrorCode::Unaligned,
             6 => ErrorCode::WrongNode,
             7 => ErrorCode::TooLarge,
+            8 => ErrorCode::NotOwner,
             _ => ErrorCode::Other,
         }
     }
@@ -141,10 +149,17 @@ pub struct UpdateItem {
 /// Every request and reply of the protocol.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Message {
-    /// First frame of a connection: the shared token.
-    Hello { token: String },
-    /// Accepted: who the server is.
-    HelloOk { node_id: u16, capacity: u64 },
+    /// First frame of a connection: the shared token and the client's protocol version (1 is
+    /// sent as the first protocol did, with no version field).
+    Hello { token: String, version: u16 },
+    /// Accepted: who the server is. `epoch` (protocol 2 on, answered only to a client that said
+    /// 2 or more) is drawn at random each time the node starts: an address recorded with one
+    /// epoch means nothing to a node with another.
+    HelloOk {
+        node_id: u16,
+        capacity: u64,
+        epoch: Option<u64>,
+    },
     /// Allocate a region of `size` bytes (two-sided).
     Alloc { size: u64 },
     /// The new region's address (8-byte aligned, zero-filled).
@@ -188,6 +203,16 @@ pub enum Message {
     AllocLeased { size: u64 },
     /// Make a region this connection leased permanent (freed only by `Free`). Answered `Done`.
     Commit { addr: GlobalAddr },
+    /// `AllocLeased`, the region tagged with `owner` (a graph load's nonce): only a
+    /// `FreeOwned` naming the same owner and the node's current epoch frees it once committed.
+    AllocOwned { size: u64, owner: u64 },
+    /// Free the region starting at `addr` if it was allocated in `epoch` of this node by
+    /// `owner`; refused (`NotOwner`) otherwise, and the region is left as it is.
+    FreeOwned {
+        addr: GlobalAddr,
+        epoch: u64,
+        owner: u64,
+    },
     /// Open an RDMA queue pair on the memory node connected to the client's `endpoint`, for
     /// one-sided verbs beside this TCP link. Answered `RdmaAccept`, or an error when the node
     /// has no RDMA device.
@@ -234,6 +259,8 @@ mod tag {
     pub const RDMA_ACCEPT: u8 = 20;
     pub const REGION_KEY_OF: u8 = 21;
     pub const REGION_KEYED: u8 = 22;
+    pub const ALLOC_OWNED: u8 = 23;
+    pub const FREE_OWNED: u8 = 24;
     pub const V_READ: u8 = 1;
     pub const V_WRITE: u8 = 2;
     pub const V_CAS: u8 = 3;
@@ -247,8 +274,12 @@ impl Message {
     pub fn wire_len(&self) -> usize {
         HEADER
             + match self {
-                Message::Hello { token } => 2 + token.len(),
-                Message::HelloOk { .. } => 10,
+                Message::Hello { token, version } => {
+                    2 + token.len() + if *version >= 2 { 2 } else { 0 }
+                }
+                Message::HelloOk { epoch, .. } => 10 + if epoch.is_some() { 8 } else { 0 },
+                Message::AllocOwned { .. } => 16,
+                Message::FreeOwned { .. } => 24,
                 Message::Alloc { .. }
                 | Message::Allocated { .. }
                 | Message::Free { .. }
@@ -311,14 +342,35 @@ pub fn encode_frame(id: u64, msg: &Message, out: &mut Vec<u8>) -> Result<(), Fra
     let u64le = |out: &mut Vec<u8>, v: u64| out.extend_from_slice(&v.to_le_bytes());
     let u32le = |out: &mut Vec<u8>, v: u32| out.extend_from_slice(&v.to_le_bytes());
     match msg {
-        Message::Hello { token } => {
+        Message::Hello { token, version } => {
             out.push(tag::HELLO);
             put_str(out, token);
+            if *version >= 2 {
+                out.extend_from_slice(&version.to_le_bytes());
+            }
         }
-        Message::HelloOk { node_id, capacity } => {
+        Message::HelloOk {
+            node_id,
+            capacity,
+            epoch,
+        } => {
             out.push(tag::HELLO_OK);
             out.extend_from_slice(&node_id.to_le_bytes());
             u64le(out, *capacity);
+            if let Some(e) = epoch {
+                u64le(out, *e);
+            }
+        }
+        Message::AllocOwned { size, owner } => {
+            out.push(tag::ALLOC_OWNED);
+            u64le(out, *size);
+            u64le(out, *owner);
+        }
+        Message::FreeOwned { addr, epoch, owner } => {
+            out.push(tag::FREE_OWNED);
+            u64le(out, addr.raw());
+            u64le(out, *epoch);
+            u64le(out, *owner);
         }
         Message::Alloc { size } => {
             out.push(tag::ALLOC);
@@ -540,6 +592,27 @@ pub fn frame_body_len(prefix: [u8; 4]) -> Result<usize, FrameError> {
     Ok(len)
 }
 
+/// Reads the `len` bytes of a frame after its `prefix` (as [`frame_body_len`] gave them) and
+/// returns the whole frame. The buffer grows as bytes arrive, so a length prefix that claims
+/// more than the peer sends costs what it sent, not what it claimed.
+pub fn read_frame_rest(
+    r: &mut impl std::io::Read,
+    prefix: [u8; 4],
+    len: usize,
+) -> std::io::Result<Vec<u8>> {
+    let mut buf = Vec::with_capacity(4 + len.min(64 << 10));
+    buf.extend_from_slice(&prefix);
+    use std::io::Read as _;
+    r.by_ref().take(len as u64).read_to_end(&mut buf)?;
+    if buf.len() != 4 + len {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::UnexpectedEof,
+            format!("frame cut short: {} of {len} bytes", buf.len() - 4),
+        ));
+    }
+    Ok(buf)
+}
+
 /// Decodes exactly one complete frame (length prefix included). Pure and panic-free over any
 /// input: this is what stands between the network and the server's memory.
 pub fn decode_frame(buf: &[u8]) -> Result<Frame, FrameError> {
@@ -560,11 +633,34 @@ pub fn decode_frame(buf: &[u8]) -> Result<Frame, FrameError> {
             if token.len() > MAX_TOKEN {
                 return Err(FrameError::Malformed("token too long"));
             }
-            Message::Hello { token }
+            // Protocol 1 sent no version; 2 on append theirs.
+            let version = if c.b.is_empty() {
+                1
+            } else {
+                match c.u16("protocol version")? {
+                    v if v >= 2 => v,
+                    _ => return Err(FrameError::Malformed("protocol version below 2 sent")),
+                }
+            };
+            Message::Hello { token, version }
         }
         tag::HELLO_OK => Message::HelloOk {
             node_id: c.u16("node id")?,
             capacity: c.u64("capacity")?,
+            epoch: if c.b.is_empty() {
+                None
+            } else {
+                Some(c.u64("epoch")?)
+            },
+        },
+        tag::ALLOC_OWNED => Message::AllocOwned {
+            size: c.u64("size")?,
+            owner: c.u64("owner")?,
+        },
+        tag::FREE_OWNED => Message::FreeOwned {
+            addr: addr(&mut c)?,
+            epoch: c.u64("epoch")?,
+            owner: c.u64("owner")?,
         },
         tag::ALLOC => Message::Alloc {
             size: c.u64("size")?,
@@ -723,10 +819,30 @@ mod tests {
         vec![
             Message::Hello {
                 token: "s3cret".into(),
+                version: 1,
+            },
+            Message::Hello {
+                token: "s3cret".into(),
+                version: PROTOCOL_VERSION,
             },
             Message::HelloOk {
                 node_id: 3,
                 capacity: 1 << 30,
+                epoch: None,
+            },
+            Message::HelloOk {
+                node_id: 3,
+                capacity: 1 << 30,
+                epoch: Some(0xdead_beef),
+            },
+            Message::AllocOwned {
+                size: 4096,
+                owner: 77,
+            },
+            Message::FreeOwned {
+                addr: a(4096),
+                epoch: 5,
+                owner: 77,
             },
             Message::Alloc { size: 4096 },
             Message::Allocated { addr: a(4096) },
@@ -846,7 +962,22 @@ mod tests {
                     let l = (b.len() - 4) as u32;
                     b[..4].copy_from_slice(&l.to_le_bytes());
                 }
-                assert!(decode_frame(&b).is_err());
+                match decode_frame(&b) {
+                    Err(_) => {}
+                    // A version-2 HELLO or HELLO_OK without its tail is the version-1 form.
+                    Ok(f) => assert!(
+                        matches!(
+                            (&m, &f.msg),
+                            (Message::Hello { .. }, Message::Hello { version: 1, .. })
+                                | (
+                                    Message::HelloOk { .. },
+                                    Message::HelloOk { epoch: None, .. }
+                                )
+                        ),
+                        "{m:?} cut at {cut} decoded as {:?}",
+                        f.msg
+                    ),
+                }
             }
         }
         // A batch claiming 2^32-1 verbs in a tiny frame must not allocate for them.

@@ -22,7 +22,19 @@ const REGION_ALIGN: u64 = 64;
 struct Region {
     start: u64,
     len: u64,
+    /// Who may free it once committed: a graph load's nonce, or [`NO_OWNER`] for regions of
+    /// plain `ALLOC` / `ALLOC_LEASED` (a run's state, a job region), which any FREE frees.
+    owner: u64,
     words: Box<[AtomicU64]>,
+}
+
+/// The owner of regions allocated without one.
+pub const NO_OWNER: u64 = 0;
+
+/// The bytes a region asked for `size` bytes holds on its node (whole 8-byte words), `None`
+/// when that overflows.
+pub fn held_bytes(size: u64) -> Option<u64> {
+    size.checked_add(7).map(|s| s & !7)
 }
 
 type Fail = (ErrorCode, String);
@@ -114,6 +126,9 @@ impl RegionMemory {
 /// The state of one memory node: its regions, capacity accounting and mailboxes.
 pub struct MemoryNode {
     node_id: u16,
+    /// Drawn at random when the node starts: addresses handed out in another life of the node
+    /// (it restarts from the same first offset) are told apart by it.
+    epoch: u64,
     capacity: u64,
     used: AtomicU64,
     next_offset: Mutex<u64>,
@@ -126,6 +141,7 @@ impl MemoryNode {
     pub fn new(node_id: u16, capacity: u64) -> MemoryNode {
         MemoryNode {
             node_id,
+            epoch: fresh_epoch(),
             capacity,
             used: AtomicU64::new(0),
             next_offset: Mutex::new(FIRST_OFFSET),
@@ -150,6 +166,11 @@ impl MemoryNode {
     /// This node's id, the high 16 bits of every address it hands out.
     pub fn node_id(&self) -> u16 {
         self.node_id
+    }
+
+    /// This life's epoch (see [`Message::HelloOk`]).
+    pub fn epoch(&self) -> u64 {
+        self.epoch
     }
 
     /// The `--capacity` limit in bytes.
@@ -186,13 +207,16 @@ impl MemoryNode {
     /// Allocates a zeroed region; the capacity is checked before any memory is touched, and a
     /// failed host allocation is an error, not an abort.
     pub fn alloc(&self, size: u64) -> Result<GlobalAddr, Fail> {
+        self.alloc_owned(size, NO_OWNER)
+    }
+
+    /// [`alloc`](MemoryNode::alloc), the region tagged with `owner`: once committed, only
+    /// [`free_owned`](MemoryNode::free_owned) with the same owner and this epoch frees it.
+    pub fn alloc_owned(&self, size: u64, owner: u64) -> Result<GlobalAddr, Fail> {
         if size == 0 {
             return Err((ErrorCode::BadRequest, "zero-size allocation".into()));
         }
-        let len = size
-            .checked_add(7)
-            .map(|s| s & !7)
-            .ok_or((ErrorCode::Capacity, "size overflows".to_string()))?;
+        let len = held_bytes(size).ok_or((ErrorCode::Capacity, "size overflows".to_string()))?;
         self.reserve(len)?;
         let n = (len / 8) as usize;
         let mut v: Vec<AtomicU64> = Vec::new();
@@ -218,6 +242,7 @@ impl MemoryNode {
         let region = Arc::new(Region {
             start,
             len,
+            owner,
             words: v.into_boxed_slice(),
         });
         self.regions
@@ -227,26 +252,76 @@ impl MemoryNode {
         Ok(GlobalAddr::new(self.node_id, start).unwrap_or_default())
     }
 
-    /// Frees the region starting exactly at `addr`. Offsets are never reused, so a stale address
-    /// is refused rather than aliasing a newer region.
+    /// Frees the region starting exactly at `addr`, if it has no owner. Offsets are never
+    /// reused within one life of the node, so a stale address is refused rather than aliasing
+    /// a newer region; an owned region (a graph's) is refused too: only its owner frees it,
+    /// with [`free_owned`](MemoryNode::free_owned).
     pub fn free(&self, addr: GlobalAddr) -> Result<(), Fail> {
-        self.check_node(addr)?;
-        let r = self
-            .regions
-            .write()
-            .unwrap_or_else(|e| e.into_inner())
-            .remove(&addr.offset());
-        match r {
-            Some(r) => {
-                self.release(r.len);
-                self.drop_mailboxes_of(addr.offset());
+        self.remove_if(addr, |r| {
+            if r.owner == NO_OWNER {
                 Ok(())
+            } else {
+                Err((
+                    ErrorCode::NotOwner,
+                    format!("{addr} holds a graph's data; only a FREE naming its owner frees it"),
+                ))
             }
-            None => Err((
-                ErrorCode::OutOfBounds,
-                format!("{addr} is not the start of an allocated region"),
-            )),
+        })
+    }
+
+    /// Frees the region starting exactly at `addr` if it was allocated in `epoch` of this
+    /// node by `owner`; otherwise refuses (`NotOwner`) and leaves it as it is.
+    pub fn free_owned(&self, addr: GlobalAddr, epoch: u64, owner: u64) -> Result<(), Fail> {
+        if epoch != self.epoch {
+            return Err((
+                ErrorCode::NotOwner,
+                format!(
+                    "{addr} was allocated in an earlier life of this memory node (it restarted since): nothing of the caller's is here, nothing freed"
+                ),
+            ));
         }
+        self.remove_if(addr, |r| {
+            if r.owner == owner {
+                Ok(())
+            } else {
+                Err((
+                    ErrorCode::NotOwner,
+                    format!("{addr} belongs to another owner; nothing freed"),
+                ))
+            }
+        })
+    }
+
+    /// Frees the region at `addr` whatever its owner: the end of the lease of the connection
+    /// that allocated it and never committed it.
+    pub(crate) fn free_leased(&self, addr: GlobalAddr) -> Result<(), Fail> {
+        self.remove_if(addr, |_| Ok(()))
+    }
+
+    fn remove_if(
+        &self,
+        addr: GlobalAddr,
+        may: impl FnOnce(&Region) -> Result<(), Fail>,
+    ) -> Result<(), Fail> {
+        self.check_node(addr)?;
+        let r = {
+            let mut regions = self.regions.write().unwrap_or_else(|e| e.into_inner());
+            match regions.get(&addr.offset()) {
+                Some(r) => may(r.as_ref())?,
+                None => {
+                    return Err((
+                        ErrorCode::OutOfBounds,
+                        format!("{addr} is not the start of an allocated region"),
+                    ))
+                }
+            }
+            regions.remove(&addr.offset())
+        };
+        if let Some(r) = r {
+            self.release(r.len);
+            self.drop_mailboxes_of(addr.offset());
+        }
+        Ok(())
     }
 
     fn check_node(&self, addr: GlobalAddr) -> Result<(), Fail> {
@@ -514,6 +589,10 @@ impl MemoryNode {
                 .map(|addr| Message::Allocated { addr })
                 .unwrap_or_else(err),
             Message::Free { addr } => self.free(addr).map(|_| Message::Done).unwrap_or_else(err),
+            Message::FreeOwned { addr, epoch, owner } => self
+                .free_owned(addr, epoch, owner)
+                .map(|_| Message::Done)
+                .unwrap_or_else(err),
             Message::Batch(verbs) => self.batch(&verbs),
             Message::MailboxPush { mailbox, data } => self
                 .mailbox_push(mailbox, data)
@@ -531,6 +610,10 @@ impl MemoryNode {
                 .apply(base, attr, op, &items)
                 .map(|changed| Message::Applied { changed })
                 .unwrap_or_else(err),
+            Message::AllocOwned { .. } => err((
+                ErrorCode::BadRequest,
+                "ALLOC_OWNED is leased to a connection; send it over one".into(),
+            )),
             Message::Info => Message::InfoReply {
                 node_id: self.node_id,
                 capacity: self.capacity,
@@ -549,6 +632,32 @@ impl MemoryNode {
             )),
         }
     }
+}
+
+/// A random epoch (the kernel's generator; the clock and process id if it cannot be read),
+/// never 0.
+fn fresh_epoch() -> u64 {
+    use std::io::Read;
+    let mut b = [0u8; 8];
+    let random = std::fs::File::open("/dev/urandom")
+        .and_then(|mut f| f.read_exact(&mut b))
+        .is_ok();
+    let mut x = if random {
+        u64::from_le_bytes(b)
+    } else {
+        let t = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_nanos() as u64)
+            .unwrap_or(0);
+        let mut x = t ^ ((std::process::id() as u64) << 32) ^ 0x9E37_79B9_7F4A_7C15;
+        x ^= x >> 33;
+        x = x.wrapping_mul(0xff51_afd7_ed55_8ccd);
+        x ^ (x >> 33)
+    };
+    if x == 0 {
+        x = 1;
+    }
+    x
 }
 
 fn short_name(m: &Message) -> &'static str {
@@ -612,6 +721,35 @@ mod tests {
         assert!(n.free(a).is_err());
         assert!(n.alloc(1024).is_ok());
         assert_eq!(n.alloc(u64::MAX).unwrap_err().0, ErrorCode::Capacity);
+    }
+
+    #[test]
+    fn an_owned_region_is_freed_only_by_its_owner_in_the_same_life() {
+        let n = MemoryNode::new(1, 1 << 20);
+        let a = n.alloc_owned(64, 7).unwrap();
+        assert_eq!(n.free(a).unwrap_err().0, ErrorCode::NotOwner);
+        assert_eq!(
+            n.free_owned(a, n.epoch(), 8).unwrap_err().0,
+            ErrorCode::NotOwner
+        );
+        let other_life = n.epoch().wrapping_add(1);
+        assert_eq!(
+            n.free_owned(a, other_life, 7).unwrap_err().0,
+            ErrorCode::NotOwner
+        );
+        assert_eq!(n.used(), 64, "every refused free left the region in place");
+        n.free_owned(a, n.epoch(), 7).unwrap();
+        assert_eq!(n.used(), 0);
+        // A restarted node hands out the same offsets again, under another epoch.
+        let again = MemoryNode::new(1, 1 << 20);
+        let b = again.alloc_owned(64, 9).unwrap();
+        assert_eq!(a, b);
+        assert_ne!(again.epoch(), n.epoch());
+        assert_eq!(
+            again.free_owned(a, n.epoch(), 7).unwrap_err().0,
+            ErrorCode::NotOwner
+        );
+        assert_eq!(again.used(), 64);
     }
 
     #[test]

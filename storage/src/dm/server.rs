@@ -361,12 +361,16 @@ impl Server {
             return Ok(());
         };
         let hello = decode_frame(&buf).map_err(|e| e.to_string())?;
-        let ok =
-            matches!(&hello.msg, Message::Hello { token } if self.token.matches(token.as_bytes()));
+        let (ok, version) = match &hello.msg {
+            Message::Hello { token, version } => (self.token.matches(token.as_bytes()), *version),
+            _ => (false, 1),
+        };
         let reply = if ok {
             Message::HelloOk {
                 node_id: self.node.node_id(),
                 capacity: self.node.capacity(),
+                // A client of the first protocol reads no epoch.
+                epoch: (version >= 2).then(|| self.node.epoch()),
             }
         } else {
             Message::Error {
@@ -398,14 +402,15 @@ impl Server {
                     reply
                 }
                 (Some(r), Message::RegionKeyOf { addr }) => r.key_of(&self.node, addr),
-                (Some(r), m @ (Message::Alloc { .. } | Message::AllocLeased { .. }))
-                    if rdma_qp.is_some() =>
-                {
-                    match leases.handle(m) {
-                        Message::Allocated { addr } => r.key_of(&self.node, addr),
-                        other => other,
-                    }
-                }
+                (
+                    Some(r),
+                    m @ (Message::Alloc { .. }
+                    | Message::AllocLeased { .. }
+                    | Message::AllocOwned { .. }),
+                ) if rdma_qp.is_some() => match leases.handle(m) {
+                    Message::Allocated { addr } => r.key_of(&self.node, addr),
+                    other => other,
+                },
                 (_, m) => leases.handle(m),
             };
             #[cfg(not(feature = "rdma"))]

@@ -180,8 +180,10 @@ impl TransportStats {
                 add(&self.cas, c);
                 add(&self.faa, f);
             }
-            Message::Alloc { .. } | Message::AllocLeased { .. } => add(&self.allocs, 1),
-            Message::Free { .. } => add(&self.frees, 1),
+            Message::Alloc { .. } | Message::AllocLeased { .. } | Message::AllocOwned { .. } => {
+                add(&self.allocs, 1)
+            }
+            Message::Free { .. } | Message::FreeOwned { .. } => add(&self.frees, 1),
             Message::MailboxPush { .. } => add(&self.mailbox_pushes, 1),
             Message::MailboxPull { .. } => add(&self.mailbox_pulls, 1),
             Message::Apply { items, .. } => {

@@ -18,7 +18,9 @@ use std::time::Duration;
 
 use crossbeam_channel::{bounded, Sender};
 
-use super::protocol::{decode_frame, encode_frame, frame_body_len, Message};
+use super::protocol::{
+    decode_frame, encode_frame, frame_body_len, read_frame_rest, Message, PROTOCOL_VERSION,
+};
 use super::stats::{StatsSnapshot, TransportStats};
 use super::transport::{Connector, Ticket, Transport};
 use crate::error::{Result, StoreError};
@@ -53,6 +55,7 @@ struct Pending {
 struct Conn {
     name: Arc<str>,
     node_id: u16,
+    epoch: u64,
     stream: TcpStream,
     writer: Mutex<(TcpStream, Vec<u8>)>,
     pending: Mutex<Pending>,
@@ -94,11 +97,10 @@ impl Conn {
                 Ok(l) => l,
                 Err(e) => break format!("bad reply frame: {e}"),
             };
-            let mut buf = vec![0u8; 4 + len];
-            buf[..4].copy_from_slice(&prefix);
-            if let Err(e) = r.read_exact(&mut buf[4..]) {
-                break format!("read failed: {e}");
-            }
+            let buf = match read_frame_rest(&mut r, prefix, len) {
+                Ok(b) => b,
+                Err(e) => break format!("read failed: {e}"),
+            };
             let frame = match decode_frame(&buf) {
                 Ok(f) => f,
                 Err(e) => break format!("bad reply frame: {e}"),
@@ -159,6 +161,7 @@ impl TcpTransport {
             0,
             &Message::Hello {
                 token: token.to_string(),
+                version: PROTOCOL_VERSION,
             },
             &mut out,
         )
@@ -167,9 +170,13 @@ impl TcpTransport {
             .write_all(&out)
             .map_err(|e| fail(format!("handshake: {e}")))?;
         let mut prefix = [0u8; 4];
-        stream
-            .read_exact(&mut prefix)
-            .map_err(|e| fail(format!("handshake refused or timed out: {e}")))?;
+        stream.read_exact(&mut prefix).map_err(|e| {
+            fail(if e.kind() == std::io::ErrorKind::UnexpectedEof {
+                format!("closed the connection at the handshake: it may run an older frontier (memory-node protocol 1; this one speaks {PROTOCOL_VERSION}): restart it with this build's `frontier memnode`")
+            } else {
+                format!("handshake refused or timed out: {e}")
+            })
+        })?;
         let len = frame_body_len(prefix).map_err(|e| fail(format!("handshake: {e}")))?;
         if len > 4096 {
             return Err(fail("handshake reply too long".into()));
@@ -179,11 +186,18 @@ impl TcpTransport {
         stream
             .read_exact(&mut buf[4..])
             .map_err(|e| fail(format!("handshake: {e}")))?;
-        let node_id = match decode_frame(&buf)
+        let (node_id, epoch) = match decode_frame(&buf)
             .map_err(|e| fail(format!("handshake: {e}")))?
             .msg
         {
-            Message::HelloOk { node_id, .. } => node_id,
+            Message::HelloOk {
+                node_id,
+                epoch: Some(epoch),
+                ..
+            } => (node_id, epoch),
+            Message::HelloOk { epoch: None, .. } => {
+                return Err(fail(format!("speaks memory-node protocol 1 (no epoch; this frontier speaks {PROTOCOL_VERSION}): restart it with this build's `frontier memnode`")))
+            }
             Message::Error { message, .. } => return Err(fail(format!("refused: {message}"))),
             m => return Err(fail(format!("handshake: unexpected {m:?}"))),
         };
@@ -194,6 +208,7 @@ impl TcpTransport {
         let conn = Arc::new(Conn {
             name: format!("{sa} (id {node_id})").into(),
             node_id,
+            epoch,
             writer: Mutex::new((clone(&stream)?, Vec::with_capacity(1 << 16))),
             stream: clone(&stream)?,
             pending: Mutex::new(Pending {
@@ -213,6 +228,11 @@ impl TcpTransport {
             conn,
             reader: Some(reader),
         })
+    }
+
+    /// The node's epoch: drawn when it started, so a restarted node answers another one.
+    pub fn epoch(&self) -> u64 {
+        self.conn.epoch
     }
 
     /// Requests sent and not yet answered.

@@ -54,6 +54,26 @@ pub trait Transport: Send + Sync {
         }
     }
 
+    /// [`alloc_leased`](Transport::alloc_leased), the region tagged with `owner`: once
+    /// committed, only [`free_owned`](Transport::free_owned) naming the same owner and the
+    /// node's epoch frees it (two-sided).
+    fn alloc_owned(&self, size: u64, owner: u64) -> Result<GlobalAddr> {
+        match self.call(Message::AllocOwned { size, owner })? {
+            Message::Allocated { addr } => Ok(addr),
+            Message::RegionKeyed { key } => Ok(key.start),
+            m => Err(unexpected(self.node_name(), &m)),
+        }
+    }
+
+    /// Frees the region at `addr` if the node, in its life `epoch`, allocated it for `owner`;
+    /// the node refuses (`NotOwner`) otherwise and keeps it (two-sided).
+    fn free_owned(&self, addr: GlobalAddr, epoch: u64, owner: u64) -> Result<()> {
+        expect_done(
+            self.node_name(),
+            self.call(Message::FreeOwned { addr, epoch, owner })?,
+        )
+    }
+
     /// Makes a region this connection leased permanent (two-sided).
     fn commit(&self, addr: GlobalAddr) -> Result<()> {
         expect_done(self.node_name(), self.call(Message::Commit { addr })?)
