@@ -289,9 +289,8 @@ fn gen(kind: GenKind) -> ExitCode {
             seed,
             weighted,
             output,
-        } => grid_vertices(*vertices, *scale).and_then(|n| {
-            storage::gen::gen_grid(n, *remove, *seed, *weighted, output)
-        }),
+        } => grid_vertices(*vertices, *scale)
+            .and_then(|n| storage::gen::gen_grid(n, *remove, *seed, *weighted, output)),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -220,8 +220,9 @@ mod tests {
     fn full_grid_is_one_component_with_every_lattice_edge() {
         let d = tempfile::tempdir().unwrap();
         let p = d.path().join("g");
-        // 10 x 10 and a ragged 7 x 7 + 1 (50 vertices: the last row holds one vertex).
-        for (n, want_edges) in [(100u64, 2 * 10 * 9), (50, 2 * 7 * 6 + 7 + 1)] {
+        // 10 x 10, and 50 vertices 8 wide: six full rows and two vertices in the last
+        // (6 x 7 + 1 edges along the rows, 42 down from the vertices with one below).
+        for (n, want_edges) in [(100u64, 2 * 10 * 9), (50, 6 * 7 + 1 + 42)] {
             gen_grid(n, 0.0, 3, false, &p).unwrap();
             let (edges, weights) = read_grid(&p);
             assert!(weights.is_empty());
@@ -234,7 +235,10 @@ mod tests {
             }
             assert!(seen.iter().all(|&s| s), "every id of 0..{n} is used");
             assert_eq!(components(n, &edges), vec![n]);
-            let mut dedup = edges.iter().map(|&(a, b)| (a.min(b), a.max(b))).collect::<Vec<_>>();
+            let mut dedup = edges
+                .iter()
+                .map(|&(a, b)| (a.min(b), a.max(b)))
+                .collect::<Vec<_>>();
             dedup.sort_unstable();
             dedup.dedup();
             assert_eq!(dedup.len(), edges.len(), "no duplicate edges");
@@ -249,7 +253,10 @@ mod tests {
         gen_grid(n, 0.2, 1, true, &p).unwrap();
         let (edges, weights) = read_grid(&p);
         let mean_degree = 2.0 * edges.len() as f64 / n as f64;
-        assert!((3.0..3.4).contains(&mean_degree), "mean degree {mean_degree}");
+        assert!(
+            (3.0..3.4).contains(&mean_degree),
+            "mean degree {mean_degree}"
+        );
         let mut degree = vec![0u32; n as usize];
         for &(a, b) in &edges {
             degree[a as usize] += 1;
@@ -263,8 +270,14 @@ mod tests {
         // (a half): one component holds nearly every vertex, the rest are small pieces.
         let sizes = components(n, &edges);
         let giant = sizes[0];
-        assert!(giant as f64 > 0.9 * n as f64, "giant component {giant} of {n}");
-        assert!(sizes.len() > 1, "a fifth removed leaves some vertices cut off");
+        assert!(
+            giant as f64 > 0.9 * n as f64,
+            "giant component {giant} of {n}"
+        );
+        assert!(
+            sizes.len() > 1,
+            "a fifth removed leaves some vertices cut off"
+        );
     }
 
     #[test]
@@ -280,7 +293,11 @@ mod tests {
         // Ids are permuted: the grid's right-hand neighbours are not consecutive ids.
         let (edges, _) = read_grid(&p);
         let consecutive = edges.iter().filter(|&&(a, b)| a.abs_diff(b) == 1).count();
-        assert!(consecutive < edges.len() / 10, "{consecutive} of {} edges join consecutive ids", edges.len());
+        assert!(
+            consecutive < edges.len() / 10,
+            "{consecutive} of {} edges join consecutive ids",
+            edges.len()
+        );
     }
 
     #[test]
