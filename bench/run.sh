@@ -5,9 +5,14 @@
 #                [--algos "bfs pagerank wcc sssp"] [--threads 2] [--work DIR] [--timeout SECS]
 #                [--repeat N] [--calibrate] [--networkit | --no-networkit] [--gapbs DIR]
 #                [--ooc [--ooc-cache-pct 3]] [--layout degree|key] [--gapbs-trials 1]
+#                [--family kron|urand|grid]
 #
-# For every scale: generates a Graph500 R-MAT graph (edge factor 16, weighted edge list) with
-# `frontier gen rmat`, imports it UNDIRECTED (and UNDIRECTED WEIGHTED for sssp), then runs every
+# For every scale: generates a graph of the GAP benchmark family --family (weighted edge list):
+#   kron  (the default) Graph500 R-MAT, 2^S vertices, edge factor 16: `frontier gen rmat`;
+#   urand uniform random, 2^S vertices, 16·2^S edges (GAPBS `-u S`): `frontier gen uniform`;
+#   grid  road-like, a 2-D grid of 2^S vertices with a fifth of its edges removed, ids randomly
+#         permuted, integer weights 1..255: `frontier gen grid`;
+# imports it UNDIRECTED (and UNDIRECTED WEIGHTED for sssp), then runs every
 # algorithm x cache (percent of the graph's block file) x EdgeMap mode as `PROFILE RUN ... LIMIT 1`
 # in a fresh process, and prints one row per run: the algorithm time (PROFILE's "algorithm X s",
 # which excludes loading the store and rendering rows), edges traversed per second, blocks read,
@@ -24,7 +29,8 @@
 #
 # With --gapbs DIR (the GAP Benchmark Suite's sources, e.g. ../shared/peers/gapbs) its bfs, pr, cc
 # and sssp are compiled with `g++ -std=c++11 -O3 -fopenmp` into a temporary directory (removed at
-# exit; nothing of GAPBS enters this repository), the same edge list is converted to GAPBS's
+# exit; nothing of GAPBS enters this repository); DIR may also hold those programs already built
+# (bfs pr cc sssp converter, built that way outside the repository). The same edge list is converted to GAPBS's
 # format (`converter -sf ... -b`; for sssp a copy with integer weights 1-255 that frontier imports
 # too), and every kernel is timed in memory beside frontier: REPEAT rounds (5 when --repeat is
 # not given) of one frontier process then one GAPBS process (`-n 1`), medians, ratio
@@ -63,7 +69,8 @@
 #
 # --layout degree (the default, as in frontier: internal ids grouped by degree bucket, hubs first)
 # imports the graphs under the names d20, dw20, dwi20; --layout key (internal ids in key order)
-# under r20, rw20, rwi20, so both layouts can live in one work directory and be compared.
+# under r20, rw20, rwi20, so both layouts can live in one work directory and be compared. Other
+# families than kron prefix those names with u (urand) or g (grid): ud20, gd20, ...
 #
 # FRONTIER_BIN=path uses that binary instead of building `cargo build --release --bin frontier`.
 # --quick: scale 8, caches "100 3", modes "auto block", a tiny probe, no NetworKit (the smoke test).
@@ -94,6 +101,7 @@ ALGOS_GIVEN=0
 EDGE_FACTOR=16
 PR_ITER=10
 LAYOUT=degree
+FAMILY=kron
 
 while [ $# -gt 0 ]; do
     case "$1" in
@@ -114,6 +122,7 @@ while [ $# -gt 0 ]; do
         --ooc) OOC=1 ;;
         --ooc-cache-pct) OOC_CACHE_PCT="$2"; shift ;;
         --layout) LAYOUT="$2"; shift ;;
+        --family) FAMILY="$2"; shift ;;
         -h|--help) awk 'NR > 1 && !/^#/ { exit } NR > 1' "$0"; exit 0 ;;
         *) echo "bench/run.sh: unknown argument $1 (see --help)" >&2; exit 2 ;;
     esac
@@ -124,6 +133,14 @@ case "$LAYOUT" in
     degree) GP=d ;;
     *) echo "bench/run.sh: --layout takes key or degree, not $LAYOUT" >&2; exit 2 ;;
 esac
+# FP: the family's prefix of graph names; EL_NAME: of its files in WORK.
+case "$FAMILY" in
+    kron|rmat) FAMILY=kron; FP=""; EL_NAME=rmat ;;
+    urand) FP=u; EL_NAME=urand ;;
+    grid) FP=g; EL_NAME=grid ;;
+    *) echo "bench/run.sh: --family takes kron, urand or grid, not $FAMILY" >&2; exit 2 ;;
+esac
+GP="$FP$GP"
 [[ "$GAPBS_TRIALS" =~ ^[1-9][0-9]*$ ]] || { echo "bench/run.sh: --gapbs-trials takes a positive whole number, not '$GAPBS_TRIALS'" >&2; exit 2; }
 if [ "$QUICK" = 1 ]; then
     # Explicit options given before or after --quick still win for scales/caches/modes only if
@@ -263,10 +280,15 @@ graph_stats() { # graph -> "file_bytes vertices edges" (empty when the graph doe
 }
 
 for S in $SCALES; do
-    EL="$WORK/rmat-$S.el"
+    EL="$WORK/$EL_NAME-$S.el"
     if [ ! -s "$EL" ]; then
-        echo "# generating $EL: frontier gen rmat --scale $S --edge-factor $EDGE_FACTOR --weighted" >&2
-        "$BIN" gen rmat --scale "$S" --edge-factor "$EDGE_FACTOR" --weighted -o "$EL.tmp"
+        case "$FAMILY" in
+            kron) GEN=(gen rmat --scale "$S" --edge-factor "$EDGE_FACTOR" --weighted) ;;
+            urand) GEN=(gen uniform --vertices $((1 << S)) --edges $((EDGE_FACTOR << S)) --weighted) ;;
+            grid) GEN=(gen grid --scale "$S" --weighted) ;;
+        esac
+        echo "# generating $EL: frontier ${GEN[*]}" >&2
+        "$BIN" "${GEN[@]}" -o "$EL.tmp"
         mv "$EL.tmp" "$EL"
     fi
     SRC="$(awk 'NR == 1 { print $1; exit }' "$EL")"
@@ -387,7 +409,7 @@ if [ "$OOC" = 1 ]; then
     ORESULTS="$WORK/ooc.csv"
     echo "scale,algo,file_bytes,cache_bytes,seq_mb_s,rand32_mb_s,rand64_mb_s,passes,pass_s,mem_s,limit_s,ooc_s,ratio,blocks,bytes,peak_rss_mb,estimate_mb,ooc_runs,mem_runs,seq_jobs_mb_s,ratio_jobs,seq_runs,seq_jobs_runs,seq_before_after_runs,mem_stolen_s,ooc_stolen_s,ratio_passes,device_busy_pct" > "$ORESULTS"
     for S in $SCALES; do
-        EL="$WORK/rmat-$S.el"
+        EL="$WORK/$EL_NAME-$S.el"
         SRC="$(awk 'NR == 1 { print $1; exit }' "$EL")"
         G="$GP$S"
         read -r FB NV NE <<< "$(graph_stats "$G")"
@@ -490,7 +512,7 @@ if [ "$NETWORKIT" = auto ]; then
 fi
 if [ "$NETWORKIT" = yes ]; then
     for S in $SCALES; do
-        EL="$WORK/rmat-$S.el"
+        EL="$WORK/$EL_NAME-$S.el"
         SRC="$(awk 'NR == 1 { print $1; exit }' "$EL")"
         python3 "$ROOT/bench/networkit_compare.py" --edges "$EL" --scale "$S" --source "$SRC" \
             --threads "$THREADS" --iterations "$PR_ITER" --frontier-csv "$RESULTS" --repeat "$REPEAT" \
@@ -501,15 +523,21 @@ fi
 
 # ---- GAPBS -------------------------------------------------------------------------------
 if [ -n "$GAPBS_SRC" ]; then
-    [ -f "$GAPBS_SRC/src/bfs.cc" ] || { echo "bench/run.sh: --gapbs $GAPBS_SRC holds no src/bfs.cc" >&2; exit 2; }
     GREPEAT="$REPEAT"
     [ "$REPEAT_GIVEN" = 1 ] || GREPEAT=5
-    GBIN="$(mktemp -d "${TMPDIR:-/tmp}/frontier-gapbs.XXXXXX")"
-    AT_EXIT+=('rm -rf "$GBIN"')
-    for P in bfs pr cc sssp converter; do
-        echo "# building GAPBS $P: g++ -std=c++11 -O3 -fopenmp $GAPBS_SRC/src/$P.cc -o $GBIN/$P" >&2
-        g++ -std=c++11 -O3 -fopenmp "$GAPBS_SRC/src/$P.cc" -o "$GBIN/$P"
-    done
+    if [ -f "$GAPBS_SRC/src/bfs.cc" ]; then
+        GBIN="$(mktemp -d "${TMPDIR:-/tmp}/frontier-gapbs.XXXXXX")"
+        AT_EXIT+=('rm -rf "$GBIN"')
+        for P in bfs pr cc sssp converter; do
+            echo "# building GAPBS $P: g++ -std=c++11 -O3 -fopenmp $GAPBS_SRC/src/$P.cc -o $GBIN/$P" >&2
+            g++ -std=c++11 -O3 -fopenmp "$GAPBS_SRC/src/$P.cc" -o "$GBIN/$P"
+        done
+    else
+        GBIN="$GAPBS_SRC"
+        for P in bfs pr cc sssp converter; do
+            [ -x "$GBIN/$P" ] || { echo "bench/run.sh: --gapbs $GAPBS_SRC holds neither GAPBS's sources (src/bfs.cc) nor its built $P" >&2; exit 2; }
+        done
+    fi
     # One GAPBS process: its last trial's "Trial Time" (the kernel alone).
     gapbs_time() { OMP_NUM_THREADS="$THREADS" timeout "$TIMEOUT" "$@" 2>&1 | awk '/^Trial Time:/ { t = $3 } END { if (t != "") print t }'; }
     # One frontier run in memory: PROFILE's algorithm time.
@@ -524,21 +552,23 @@ if [ -n "$GAPBS_SRC" ]; then
     GRESULTS="$WORK/gapbs.csv"
     echo "scale,kernel,frontier_s,gapbs_s,ratio,frontier_runs,gapbs_runs" > "$GRESULTS"
     for S in $SCALES; do
-        EL="$WORK/rmat-$S.el"
+        EL="$WORK/$EL_NAME-$S.el"
         SRC="$(awk 'NR == 1 { print $1; exit }' "$EL")"
         # GAPBS's edge list reader takes "u v" (and "u v w" with integer weights).
-        if [ ! -s "$WORK/rmat-$S.sg" ]; then
-            awk '{ print $1, $2 }' "$EL" > "$WORK/rmat-$S.gapbs.el"
-            "$GBIN/converter" -sf "$WORK/rmat-$S.gapbs.el" -b "$WORK/rmat-$S.sg" >&2
-            rm -f "$WORK/rmat-$S.gapbs.el"
+        if [ ! -s "$WORK/$EL_NAME-$S.sg" ]; then
+            awk '{ print $1, $2 }' "$EL" > "$WORK/$EL_NAME-$S.gapbs.el"
+            "$GBIN/converter" -sf "$WORK/$EL_NAME-$S.gapbs.el" -b "$WORK/$EL_NAME-$S.sg" >&2
+            rm -f "$WORK/$EL_NAME-$S.gapbs.el"
         fi
-        WEL="$WORK/rmat-$S.wel"
+        WEL="$WORK/$EL_NAME-$S.wel"
         if [ ! -s "$WEL" ]; then
-            awk '{ w = int($3 * 255); if (w < 1) w = 1; if (w > 255) w = 255; print $1, $2, w }' "$EL" > "$WEL.tmp"
+            # grid's weights are integers 1..255 already; the others' are in (0, 1].
+            awk -v int_weights="$([ "$FAMILY" = grid ] && echo 1)" '{
+                w = int_weights ? $3 : int($3 * 255); if (w < 1) w = 1; if (w > 255) w = 255; print $1, $2, w }' "$EL" > "$WEL.tmp"
             mv "$WEL.tmp" "$WEL"
         fi
-        if [ ! -s "$WORK/rmat-$S.wsg" ]; then
-            "$GBIN/converter" -sf "$WEL" -wb "$WORK/rmat-$S.wsg" >&2
+        if [ ! -s "$WORK/$EL_NAME-$S.wsg" ]; then
+            "$GBIN/converter" -sf "$WEL" -wb "$WORK/$EL_NAME-$S.wsg" >&2
         fi
         GI="${GP}wi$S"
         if [ -z "$(graph_stats "$GI")" ]; then
@@ -548,10 +578,10 @@ if [ -n "$GAPBS_SRC" ]; then
         G="$GP$S"
         for K in bfs pr cc sssp; do
             case "$K" in
-                bfs) fg="$G"; fq="bfs ON $G FROM $SRC"; gq=("$GBIN/bfs" -f "$WORK/rmat-$S.sg" -n "$GAPBS_TRIALS" -r "$SRC") ;;
-                pr) fg="$G"; fq="pagerank ON $G ITER 20"; gq=("$GBIN/pr" -f "$WORK/rmat-$S.sg" -n "$GAPBS_TRIALS" -i 20 -t 0) ;;
-                cc) fg="$G"; fq="wcc ON $G"; gq=("$GBIN/cc" -f "$WORK/rmat-$S.sg" -n "$GAPBS_TRIALS") ;;
-                sssp) fg="$GI"; fq="sssp ON $GI FROM $SRC"; gq=("$GBIN/sssp" -f "$WORK/rmat-$S.wsg" -n "$GAPBS_TRIALS" -r "$SRC" -d 2) ;;
+                bfs) fg="$G"; fq="bfs ON $G FROM $SRC"; gq=("$GBIN/bfs" -f "$WORK/$EL_NAME-$S.sg" -n "$GAPBS_TRIALS" -r "$SRC") ;;
+                pr) fg="$G"; fq="pagerank ON $G ITER 20"; gq=("$GBIN/pr" -f "$WORK/$EL_NAME-$S.sg" -n "$GAPBS_TRIALS" -i 20 -t 0) ;;
+                cc) fg="$G"; fq="wcc ON $G"; gq=("$GBIN/cc" -f "$WORK/$EL_NAME-$S.sg" -n "$GAPBS_TRIALS") ;;
+                sssp) fg="$GI"; fq="sssp ON $GI FROM $SRC"; gq=("$GBIN/sssp" -f "$WORK/$EL_NAME-$S.wsg" -n "$GAPBS_TRIALS" -r "$SRC" -d 2) ;;
             esac
             [ -n "$(graph_stats "$fg")" ] || { echo "# no graph $fg: skipping $K" >&2; continue; }
             ft=""; gt=""
@@ -570,7 +600,7 @@ if [ -n "$GAPBS_SRC" ]; then
     echo
     trials="the only trial of each process"
     [ "$GAPBS_TRIALS" -gt 1 ] && trials="the last of $GAPBS_TRIALS trials in each process"
-    echo "## frontier in memory beside GAPBS ($THREADS threads, medians of $GREPEAT interleaved runs, $trials)"
+    echo "## frontier in memory beside GAPBS: $FAMILY graphs ($THREADS threads, medians of $GREPEAT interleaved runs, $trials)"
     echo
     echo "| scale | kernel | frontier s | GAPBS s | frontier / GAPBS |"
     echo "|---:|---|---:|---:|---:|"

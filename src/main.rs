@@ -129,6 +129,26 @@ enum GenKind {
         #[arg(short = 'o', long = "output")]
         output: PathBuf,
     },
+    /// Road-like graph: a 2-D grid with a fraction of its edges removed, ids randomly permuted
+    #[command(group = clap::ArgGroup::new("size").required(true).args(["vertices", "scale"]))]
+    Grid {
+        /// Number of vertices (the grid is ⌈√N⌉ wide)
+        #[arg(long)]
+        vertices: Option<u64>,
+        /// 2^S vertices (instead of --vertices)
+        #[arg(long)]
+        scale: Option<u32>,
+        /// Fraction of the grid's edges removed at random
+        #[arg(long, default_value_t = 0.2)]
+        remove: f64,
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        /// Add uniform random integer weights in 1..=255
+        #[arg(long)]
+        weighted: bool,
+        #[arg(short = 'o', long = "output")]
+        output: PathBuf,
+    },
 }
 
 fn main() -> ExitCode {
@@ -262,6 +282,15 @@ fn gen(kind: GenKind) -> ExitCode {
             weighted,
             output,
         } => storage::gen::gen_uniform(*vertices, *edges, *seed, *weighted, output),
+        GenKind::Grid {
+            vertices,
+            scale,
+            remove,
+            seed,
+            weighted,
+            output,
+        } => grid_vertices(*vertices, *scale)
+            .and_then(|n| storage::gen::gen_grid(n, *remove, *seed, *weighted, output)),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -269,6 +298,18 @@ fn gen(kind: GenKind) -> ExitCode {
             eprintln!("error: {e}");
             ExitCode::from(1)
         }
+    }
+}
+
+/// The vertex count `gen grid` was asked for: `--vertices N` or `--scale S` (2^S).
+fn grid_vertices(vertices: Option<u64>, scale: Option<u32>) -> storage::Result<u64> {
+    match (vertices, scale) {
+        (Some(n), _) => Ok(n),
+        (None, Some(s)) if s < 63 => Ok(1u64 << s),
+        (None, s) => Err(storage::StoreError::Other(format!(
+            "--scale {} is too large: give at most 32",
+            s.unwrap_or_default()
+        ))),
     }
 }
 
