@@ -27,16 +27,17 @@
 # the binary, frontier's scc, kcore, triangles, sampled centralities and louvain) and prints
 # ratios against the in-memory (cache 100 %, mode auto) rows.
 #
-# With --gapbs DIR (the GAP Benchmark Suite's sources, e.g. ../shared/peers/gapbs) its bfs, pr, cc
-# and sssp are compiled with `g++ -std=c++11 -O3 -fopenmp` into a temporary directory (removed at
+# With --gapbs DIR (the GAP Benchmark Suite's sources, e.g. ../shared/peers/gapbs) its bfs, pr, cc,
+# sssp, tc and bc are compiled with `g++ -std=c++11 -O3 -fopenmp` into a temporary directory (removed at
 # exit; nothing of GAPBS enters this repository); DIR may also hold those programs already built
-# (bfs pr cc sssp converter, built that way outside the repository). The same edge list is converted to GAPBS's
+# (bfs pr cc sssp tc bc converter, built that way outside the repository). The same edge list is converted to GAPBS's
 # format (`converter -sf ... -b`; for sssp a copy with integer weights 1-255 that frontier imports
 # too), and every kernel is timed in memory beside frontier: REPEAT rounds (5 when --repeat is
 # not given) of one frontier process then one GAPBS process (`-n 1`), medians, ratio
 # frontier / GAPBS. frontier's time is PROFILE's algorithm time, GAPBS's its trial time, both
 # without loading. PageRank runs 20 iterations in both (GAPBS `-i 20 -t 0`), sssp uses GAPBS's
-# delta-stepping with `-d 2`. `--caches ""` skips the out-of-core matrix. With --gapbs-trials N
+# delta-stepping with `-d 2`, tc beside `triangles`, bc from 64 sources (`-i 64`) beside
+# `betweenness SAMPLES 64` (both Brandes from 64 random sources). `--caches ""` skips the out-of-core matrix. With --gapbs-trials N
 # each process runs the kernel N times (N statements in frontier, `-n N` in GAPBS) and the last
 # trial counts: on a VM that hands freed memory back to its host (free page reporting), the first
 # trial also pays for faulting in its fresh memory, which the later ones reuse.
@@ -528,13 +529,13 @@ if [ -n "$GAPBS_SRC" ]; then
     if [ -f "$GAPBS_SRC/src/bfs.cc" ]; then
         GBIN="$(mktemp -d "${TMPDIR:-/tmp}/frontier-gapbs.XXXXXX")"
         AT_EXIT+=('rm -rf "$GBIN"')
-        for P in bfs pr cc sssp converter; do
+        for P in bfs pr cc sssp tc bc converter; do
             echo "# building GAPBS $P: g++ -std=c++11 -O3 -fopenmp $GAPBS_SRC/src/$P.cc -o $GBIN/$P" >&2
             g++ -std=c++11 -O3 -fopenmp "$GAPBS_SRC/src/$P.cc" -o "$GBIN/$P"
         done
     else
         GBIN="$GAPBS_SRC"
-        for P in bfs pr cc sssp converter; do
+        for P in bfs pr cc sssp tc bc converter; do
             [ -x "$GBIN/$P" ] || { echo "bench/run.sh: --gapbs $GAPBS_SRC holds neither GAPBS's sources (src/bfs.cc) nor its built $P" >&2; exit 2; }
         done
     fi
@@ -576,12 +577,14 @@ if [ -n "$GAPBS_SRC" ]; then
             "$BIN" --data "$DATA" -c "CREATE OR REPLACE GRAPH $GI FROM '$WEL' FORMAT edgelist UNDIRECTED WEIGHTED LAYOUT $LAYOUT;" >&2
         fi
         G="$GP$S"
-        for K in bfs pr cc sssp; do
+        for K in bfs pr cc sssp tc bc; do
             case "$K" in
                 bfs) fg="$G"; fq="bfs ON $G FROM $SRC"; gq=("$GBIN/bfs" -f "$WORK/$EL_NAME-$S.sg" -n "$GAPBS_TRIALS" -r "$SRC") ;;
                 pr) fg="$G"; fq="pagerank ON $G ITER 20"; gq=("$GBIN/pr" -f "$WORK/$EL_NAME-$S.sg" -n "$GAPBS_TRIALS" -i 20 -t 0) ;;
                 cc) fg="$G"; fq="wcc ON $G"; gq=("$GBIN/cc" -f "$WORK/$EL_NAME-$S.sg" -n "$GAPBS_TRIALS") ;;
                 sssp) fg="$GI"; fq="sssp ON $GI FROM $SRC"; gq=("$GBIN/sssp" -f "$WORK/$EL_NAME-$S.wsg" -n "$GAPBS_TRIALS" -r "$SRC" -d 2) ;;
+                tc) fg="$G"; fq="triangles ON $G"; gq=("$GBIN/tc" -f "$WORK/$EL_NAME-$S.sg" -n "$GAPBS_TRIALS") ;;
+                bc) fg="$G"; fq="betweenness ON $G SAMPLES 64 SEED 1"; gq=("$GBIN/bc" -f "$WORK/$EL_NAME-$S.sg" -n "$GAPBS_TRIALS" -i 64) ;;
             esac
             [ -n "$(graph_stats "$fg")" ] || { echo "# no graph $fg: skipping $K" >&2; continue; }
             ft=""; gt=""

@@ -333,6 +333,13 @@ fn plan_call(
                     },
                 };
                 call = call.with(param.name, ParamValue::Int(v));
+                // A sample rule's 0 is shown as the sources it stands for on this graph.
+                let v = match spec.sample_rule {
+                    Some(rule) if param.name == "samples" => {
+                        rule.sources(v, graph.vertices, graph.edges)
+                    }
+                    _ => v,
+                };
                 shown.push((param.name.to_string(), v.to_string()));
             }
             ParamKind::Float { min, max, default } => {

@@ -1,8 +1,8 @@
 //! EXPLAIN text: what will run, how, and what will be read — before anything is read.
 
 use crate::check::{estimate_memory, CallPlan, RunPlan};
-use crate::plan::Mode;
-use crate::registry::ColumnType;
+use crate::plan::{AlgoCall, Mode};
+use crate::registry::{ColumnType, SampleRule};
 use crate::settings::Settings;
 use base::format_size;
 
@@ -251,6 +251,36 @@ fn call_lines(out: &mut String, indent: &str, c: &CallPlan, plan: &RunPlan) {
         None => strategy_rule(plan.mode, spec.dense),
     };
     out.push_str(&format!("{indent}strategy:  {strategy}\n"));
+    if let Some(rule) = spec.sample_rule {
+        out.push_str(&format!(
+            "{indent}sources:   {}\n",
+            sources_line(rule, &c.call, &plan.graph)
+        ));
+    }
+}
+
+/// Which sources an algorithm with a sample rule searches from, and why.
+fn sources_line(rule: SampleRule, call: &AlgoCall, g: &storage::catalog::GraphMeta) -> String {
+    let samples = call.int("samples");
+    let sources = rule.sources(samples, g.vertices, g.edges);
+    let work = g.vertices.saturating_mul(g.edges);
+    let why = match (samples, rule.exact_by_default(g.vertices, g.edges)) {
+        (0, true) => format!(" (by default: |V|·|E| = {work} <= {})", rule.exact_work),
+        (0, false) => format!(
+            " (by default: |V|·|E| = {work} > {}; SAMPLES {} for the exact result)",
+            rule.exact_work, g.vertices
+        ),
+        _ => String::new(),
+    };
+    if sources >= g.vertices {
+        format!("every vertex: exact{why}")
+    } else {
+        format!(
+            "{sources} of {} sampled with SEED {}: an estimate{why}",
+            g.vertices,
+            call.int("seed")
+        )
+    }
 }
 
 /// What one call reads per iteration from a graph out of core.

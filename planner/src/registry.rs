@@ -179,6 +179,37 @@ impl SummarySpec {
     }
 }
 
+/// How an algorithm that sums over sources (betweenness) picks them when its `samples`
+/// parameter is 0, its default: every vertex, the exact result, when the work |V|·|E| is at
+/// most `exact_work`; else `sampled` sources, an estimate. The planner (EXPLAIN) and the
+/// kernel both read it here.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SampleRule {
+    /// The largest |V|·|E| (input edges) computed exactly by default.
+    pub exact_work: u64,
+    /// The sources drawn when the graph is larger.
+    pub sampled: u64,
+}
+
+impl SampleRule {
+    /// The sources a run with `samples` draws on a graph of `vertices` and `edges`: `samples`
+    /// itself unless it is 0; at least `vertices` means every vertex (exact).
+    pub fn sources(&self, samples: u64, vertices: u64, edges: u64) -> u64 {
+        if samples > 0 {
+            samples
+        } else if self.exact_by_default(vertices, edges) {
+            vertices
+        } else {
+            self.sampled
+        }
+    }
+
+    /// Whether a graph of `vertices` and `edges` is small enough to be exact by default.
+    pub fn exact_by_default(&self, vertices: u64, edges: u64) -> bool {
+        vertices.saturating_mul(edges) <= self.exact_work
+    }
+}
+
 /// Whether `FROM vertex` is required, optional or not accepted.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SourceRule {
@@ -319,6 +350,9 @@ pub struct AlgorithmSpec {
     /// Whether the operators can split the kernel's work over several compute nodes
     /// (`SET compute_nodes`); the others run on one.
     pub splits: bool,
+    /// How the `samples` parameter's default 0 picks the sources, for algorithms that sum over
+    /// sources and are exact on small graphs.
+    pub sample_rule: Option<SampleRule>,
 }
 
 impl AlgorithmSpec {
@@ -342,6 +376,7 @@ impl AlgorithmSpec {
         passes: None,
         summaries: &[],
         splits: false,
+        sample_rule: None,
     };
 }
 
@@ -509,6 +544,21 @@ pub fn check_declarations(registry: &Registry) -> Result<(), String> {
                 return Err(format!("{}: two summaries share a name", a.name));
             }
         }
+        if a.sample_rule.is_some()
+            && !matches!(
+                a.param("samples").map(|p| p.kind),
+                Some(ParamKind::Int {
+                    min: 0,
+                    default: 0,
+                    ..
+                })
+            )
+        {
+            return Err(format!(
+                "{}: a sample rule needs an integer `samples` parameter defaulting to 0",
+                a.name
+            ));
+        }
         if let Rows::PerWalkStep { count, length } = a.rows {
             for p in [count, length] {
                 if !matches!(a.param(p).map(|p| p.kind), Some(ParamKind::Int { .. })) {
@@ -552,6 +602,7 @@ pub(crate) mod tests {
         passes: None,
         summaries: &[],
         splits: false,
+        sample_rule: None,
     };
 
     /// A PageRank as a kernel would declare it.
@@ -579,6 +630,7 @@ pub(crate) mod tests {
         passes: None,
         summaries: &[],
         splits: false,
+        sample_rule: None,
     };
 
     /// A weighted shortest-path search, refusing negative weights.
@@ -603,6 +655,7 @@ pub(crate) mod tests {
         passes: None,
         summaries: &[],
         splits: false,
+        sample_rule: None,
     };
 
     /// Walks, one row per step.
@@ -635,6 +688,7 @@ pub(crate) mod tests {
         passes: None,
         summaries: &[],
         splits: false,
+        sample_rule: None,
     };
 
     /// Components by union-find, no parameters.
@@ -659,6 +713,7 @@ pub(crate) mod tests {
         passes: Some("union-find passes"),
         summaries: &[],
         splits: false,
+        sample_rule: None,
     };
 
     /// A registry of the test declarations.

@@ -14,12 +14,18 @@
 //! Then every vertex but s adds δ to its score. Exact when `SAMPLES` >= |V|; otherwise over
 //! the k sampled sources, scaled as networkx scales its `k` sample: 1/(k(|V|−2)) for the
 //! vertices not sampled, 1/((k−1)(|V|−2)) for the sampled ones (their own source is missing).
+//!
+//! Without `SAMPLES` the run is exact, as networkx, GDS and NetworKit are unless asked to
+//! sample, when the work |V|·|E| is at most [`SAMPLE_RULE`]'s bound, and samples its sources
+//! otherwise; the `sources` and `sampled` summaries and EXPLAIN say which it did.
 
 use std::sync::Arc;
 
 use arrow_array::{ArrayRef, Float64Array, RecordBatch};
 use arrow_schema::SchemaRef;
-use planner::registry::{AlgorithmSpec, ColumnSpec, ColumnType, Operator, Step};
+use planner::registry::{
+    AlgorithmSpec, ColumnSpec, ColumnType, Operator, ParamSpec, SampleRule, Step, SummarySpec,
+};
 use planner::AlgoCall;
 use storage::{Direction, GraphStore};
 
@@ -30,7 +36,7 @@ use crate::context::RunContext;
 use crate::edgemap::EdgeMap;
 use crate::error::ExecError;
 use crate::output::{per_vertex_batches, pick};
-use crate::result::ResultTable;
+use crate::result::{ResultTable, SummaryValue};
 use crate::state::VertexArray;
 use crate::subset::VertexSubset;
 use crate::vertexmap::{vertex_transform, vertex_transform2};
@@ -38,29 +44,61 @@ use crate::vertexmap::{vertex_transform, vertex_transform2};
 /// Betweenness centrality.
 pub struct Betweenness;
 
+/// The default sources: every vertex while |V|·|E| <= 2^30 (about a billion edge visits each
+/// way), else 64 sampled ones.
+pub const SAMPLE_RULE: SampleRule = SampleRule {
+    exact_work: 1 << 30,
+    sampled: 64,
+};
+
+/// `samples` (0 by default: [`SAMPLE_RULE`]) and the seed closeness and harmonic draw with.
+const PARAMS: [ParamSpec; 2] = [
+    ParamSpec::int(
+        "samples",
+        0,
+        u32::MAX as u64,
+        0,
+        "sources searched from; exact when >= |V|; 0: every vertex when |V|·|E| is small, else a sample (EXPLAIN says which)",
+    ),
+    distances::PARAMS[1],
+];
+
+/// The scores and how many sources they sum over.
+pub struct Scores {
+    pub score: Vec<f64>,
+    pub sources: u64,
+    /// Whether the sources are a sample (the scores an estimate).
+    pub sampled: bool,
+}
+
 impl Algorithm for Betweenness {
     const SPEC: AlgorithmSpec = AlgorithmSpec {
         name: "betweenness",
-        summary: "betweenness centrality (Brandes; networkx's normalisation); sampled with SAMPLES k SEED s",
-        semantics: "networkx betweenness_centrality (Brandes, unweighted): the sum over pairs s != v != t of the fraction of shortest s-t paths through v, normalised as networkx does with normalized=True. With SAMPLES k < |V| only k sources drawn with SEED are used, scaled as networkx scales k samples; exact when k >= |V|.",
+        summary: "betweenness centrality (Brandes; networkx's normalisation); exact on small graphs, else sampled (SAMPLES k SEED s)",
+        semantics: "networkx betweenness_centrality (Brandes, unweighted): the sum over pairs s != v != t of the fraction of shortest s-t paths through v, normalised as networkx does with normalized=True. With SAMPLES k < |V| only k sources drawn with SEED are used, scaled as networkx scales k samples; exact when k >= |V|. Without SAMPLES: exact when |V|·|E| <= 2^30, else 64 sampled sources; the status line (sources, sampled) and EXPLAIN say which.",
         example: "RUN betweenness ON g SAMPLES 64 SEED 1 ORDER BY betweenness DESC LIMIT 10;",
-        params: &distances::PARAMS,
+        params: &PARAMS,
         columns: &[
             ColumnSpec::VERTEX,
             ColumnSpec::new("betweenness", ColumnType::Float64),
         ],
         program: &[
-            Step::setup("sources := SAMPLES vertices drawn with SEED (every vertex when SAMPLES >= |V|)"),
+            Step::setup("sources := SAMPLES vertices drawn with SEED (every vertex when SAMPLES >= |V|, or by default when |V|·|E| is small)"),
             Step::call(Operator::EdgeMap, "per source: levels by claims along out; sigma[w] += sigma[v] along out, level by level; acc[v] += (1+delta[w])/sigma[w] along in, deepest level first"),
             Step::call(Operator::VertexMap, "per source: reset; score[v] += delta[v] for v != source; at the end scaled by 1/((|V|-1)(|V|-2)), sampled as networkx scales k sources"),
         ],
         // depth, sigma, sigma sums, coefficient, delta, delta sums, score (f64 each)
         state_bytes: 56,
-        passes: Some("per sampled source: a breadth-first search, then one EdgeMap round per level forward and backward"),
+        passes: Some("per source: a breadth-first search, then one EdgeMap round per level forward and backward"),
+        summaries: &[
+            SummarySpec::new("sources", ColumnType::UInt64, "sources searched from (|V| when exact)"),
+            SummarySpec::new("sampled", ColumnType::UInt64, "1 when the sources are a sample and the scores estimates, 0 when exact"),
+        ],
+        sample_rule: Some(SAMPLE_RULE),
         ..AlgorithmSpec::BASE
     };
     type Config = Sampling;
-    type Output = Vec<f64>;
+    type Output = Scores;
 
     fn config(call: &AlgoCall) -> Sampling {
         Sampling::of(call)
@@ -69,9 +107,9 @@ impl Algorithm for Betweenness {
     fn compute<S: GraphStore>(
         ctx: &RunContext<'_, S>,
         cfg: &Sampling,
-    ) -> Result<Vec<f64>, ExecError> {
+    ) -> Result<Scores, ExecError> {
         let n = ctx.n();
-        let sources = sample_sources(ctx.store, cfg.samples, cfg.seed);
+        let sources = sources(ctx.store, cfg);
         let arrays = Arrays::new(ctx)?;
         for &s in &sources {
             arrays.add_source(ctx, s)?;
@@ -79,22 +117,41 @@ impl Algorithm for Betweenness {
         vertex_transform(ctx, &arrays.score, &arrays.score, |v, b| {
             (b * normalisation(n, &sources, v), 0.0)
         })?;
-        arrays.into_score()
+        Ok(Scores {
+            score: arrays.into_score()?,
+            sources: sources.len() as u64,
+            sampled: sources.len() < n as usize,
+        })
     }
 
     fn batches<S: GraphStore>(
         store: &S,
         schema: &SchemaRef,
-        out: &Vec<f64>,
+        out: &Scores,
     ) -> Result<Vec<RecordBatch>, ExecError> {
         per_vertex_batches(store, schema, |vertices| {
-            vec![Arc::new(Float64Array::from(pick(out, vertices))) as ArrayRef]
+            vec![Arc::new(Float64Array::from(pick(&out.score, vertices))) as ArrayRef]
         })
+    }
+
+    fn summaries(out: &Scores) -> Vec<(&'static str, SummaryValue)> {
+        vec![
+            ("sources", SummaryValue::UInt64(out.sources)),
+            ("sampled", SummaryValue::UInt64(u64::from(out.sampled))),
+        ]
     }
 
     fn verify<S: GraphStore>(store: &S, cfg: &Sampling, table: &ResultTable) -> Result<(), String> {
         super::checks::betweenness::verify(store, cfg, table)
     }
+}
+
+/// The sources of a run as internal ids, ascending: `SAMPLES` of them drawn with `SEED`, or
+/// as [`SAMPLE_RULE`] picks them when `SAMPLES` is 0.
+pub(super) fn sources<S: GraphStore>(store: &S, cfg: &Sampling) -> Vec<u32> {
+    let shape = store.shape();
+    let samples = SAMPLE_RULE.sources(cfg.samples, u64::from(shape.vertices), shape.edges);
+    sample_sources(store, samples, cfg.seed)
 }
 
 /// networkx's factor for vertex `v`'s normalised betweenness without endpoints, from the

@@ -20,6 +20,10 @@
 //! next frontier. So chains and trees hanging off the cycles cost work in proportion to their
 //! edges instead of one forward-backward round each (a directed path of n vertices needs no
 //! round at all, where it needed n). The vertices a round assigns are removed the same way.
+//! With the counts in local memory a removal round is a queue step: each decrement that leaves
+//! its vertex trimmable puts it in the next frontier ([`Lower`]), so a round costs its
+//! frontier's edges and nothing per vertex reached; remote counts take batched additions and
+//! keep the vertices whose final count is trimmable.
 //!
 //! Every round assigns at least the component of the smallest unassigned vertex. Both phases
 //! are min-updates, so the state may be local or remote: the colour array doubles as the final
@@ -27,6 +31,7 @@
 //! reverse so that a mark can never cross into another colour (a colour only grows along an
 //! edge, and the key of a larger colour is smaller than any mark of a smaller one).
 
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use arrow_array::{ArrayRef, RecordBatch, UInt64Array};
@@ -37,7 +42,7 @@ use storage::{Direction, GraphStore};
 
 use super::Algorithm;
 use crate::context::RunContext;
-use crate::edgemap::EdgeMap;
+use crate::edgemap::{EdgeFunc, EdgeMap};
 use crate::error::ExecError;
 use crate::output::{per_vertex_batches, pick};
 use crate::result::ResultTable;
@@ -175,16 +180,17 @@ fn compute<S: GraphStore>(ctx: &RunContext<'_, S>) -> Result<Vec<u64>, ExecError
         Some(t) => vertex_select(ctx, &t.counts, |_, w| Counts::trimmable(w))?,
         None => VertexSubset::empty(n),
     };
-    loop {
+    // `remaining` counts the unassigned vertices; once none is left, the vertices the last
+    // round assigned need not be peeled.
+    while remaining > 0.0 {
         if let Some(t) = &trim {
-            if t.peel(&mut edge_map, assigned, &colour)? {
-                remaining = vertex_select(ctx, &colour, |_, c| c >= UNASSIGNED)?.len() as f64;
-            }
+            t.peel(&mut edge_map, assigned, &colour)?;
         }
-        if remaining == 0.0 {
+        // Colours spread from the unassigned vertices only.
+        let mut frontier = vertex_select(ctx, &colour, |_, c| c >= UNASSIGNED)?;
+        if frontier.is_empty() {
             break;
         }
-        let mut frontier = VertexSubset::all(n);
         while !frontier.is_empty() {
             frontier = edge_map.relax_min(
                 &frontier,
@@ -258,17 +264,15 @@ impl Trim {
     }
 
     /// Removes `removed` (vertices just assigned a component, or trimmable), then every vertex
-    /// that removal leaves without in- or out-neighbours, each its own component. Returns
-    /// whether any vertex was trimmed.
+    /// that removal leaves without in- or out-neighbours, each its own component.
     fn peel<S: GraphStore>(
         &self,
         edge_map: &mut EdgeMap<'_, '_, S>,
         removed: VertexSubset,
         colour: &VertexArray<u64>,
-    ) -> Result<bool, ExecError> {
+    ) -> Result<(), ExecError> {
         let n = removed.universe();
         let mut frontier = removed;
-        let mut trimmed = false;
         while !frontier.is_empty() {
             let list = frontier.to_list();
             let flagged: Vec<(u32, u64)> = list.iter().map(|&v| (v, Counts::REMOVED)).collect();
@@ -276,32 +280,58 @@ impl Trim {
             // A vertex assigned by a round already holds its (smaller) label; a trimmed one
             // becomes its own component.
             let own: Vec<(u32, u64)> = list.iter().map(|&v| (v, u64::from(v))).collect();
-            trimmed |= !colour.min_batch(&own)?.is_empty();
-            let mut after: std::collections::BTreeMap<u32, u64> = edge_map
-                .add(
-                    &frontier,
-                    &[Direction::Out],
-                    &self.counts,
-                    Counts::IN.wrapping_neg(),
-                    None,
-                )?
-                .into_iter()
-                .collect();
-            after.extend(edge_map.add(
-                &frontier,
-                &[self.backward],
-                &self.counts,
-                Counts::OUT.wrapping_neg(),
-                None,
-            )?);
-            let next: Vec<u32> = after
+            colour.min_batch(&own)?;
+            let mut next = self.lower(edge_map, &frontier, Direction::Out, Counts::IN)?;
+            next.extend(self.lower(edge_map, &frontier, self.backward, Counts::OUT)?);
+            next.sort_unstable();
+            next.dedup();
+            frontier = VertexSubset::from_list(n, next);
+        }
+        Ok(())
+    }
+
+    /// Takes `unit` off the count of every `dir` neighbour of `frontier` (self-loops skipped,
+    /// as they were not counted); returns the neighbours that are now trimmable, each once per
+    /// call, in no particular order.
+    fn lower<S: GraphStore>(
+        &self,
+        edge_map: &mut EdgeMap<'_, '_, S>,
+        frontier: &VertexSubset,
+        dir: Direction,
+        unit: u64,
+    ) -> Result<Vec<u32>, ExecError> {
+        match self.counts.local() {
+            Some(cells) => Ok(edge_map
+                .run(frontier, dir, &Lower { cells, unit }, None)?
+                .to_list()),
+            None => Ok(edge_map
+                .add(frontier, &[dir], &self.counts, unit.wrapping_neg(), None)?
                 .into_iter()
                 .filter(|&(_, w)| Counts::trimmable(w))
                 .map(|(v, _)| v)
-                .collect();
-            frontier = VertexSubset::from_list(n, next);
+                .collect()),
         }
-        Ok(trimmed)
+    }
+}
+
+/// One removal along an edge: `count[dst] -= unit`, activating `dst` when this decrement made
+/// it trimmable. A present vertex turns trimmable once (its counts only fall, and it is
+/// flagged removed before its own edges are walked), so a round activates each vertex once.
+struct Lower<'a> {
+    cells: &'a [AtomicU64],
+    unit: u64,
+}
+
+impl EdgeFunc for Lower<'_> {
+    const CLAIMS: bool = true;
+
+    #[inline]
+    fn update_atomic(&self, src: u32, dst: u32, _: f64) -> bool {
+        if src == dst {
+            return false;
+        }
+        let before = self.cells[dst as usize].fetch_sub(self.unit, Ordering::Relaxed);
+        Counts::trimmable(before.wrapping_sub(self.unit)) && !Counts::trimmable(before)
     }
 }
 

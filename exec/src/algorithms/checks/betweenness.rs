@@ -2,9 +2,8 @@
 
 use storage::GraphStore;
 
-use super::super::betweenness::normalisation;
+use super::super::betweenness::{normalisation, sources};
 use super::super::closeness::Sampling;
-use super::super::distances::sample_sources;
 use crate::reference::{compare, Lists};
 use crate::result::ResultTable;
 
@@ -12,7 +11,7 @@ use crate::result::ResultTable;
 pub fn verify<S: GraphStore>(store: &S, cfg: &Sampling, table: &ResultTable) -> Result<(), String> {
     let lists = Lists::read(store)?;
     let n = lists.n() as u32;
-    let sources = sample_sources(store, cfg.samples, cfg.seed);
+    let sources = sources(store, cfg);
     let mut score = vec![0.0; n as usize];
     for &s in &sources {
         for (v, d) in brandes_reference(&lists, s as usize)
