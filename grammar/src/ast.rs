@@ -219,6 +219,26 @@ impl Expr {
             Expr::IsNull { expr, .. } | Expr::InList { expr, .. } => expr.pos(),
         }
     }
+
+    /// The depth of the expression's tree (a column or literal is 1). The parser keeps it
+    /// within about [`crate::MAX_EXPR_DEPTH`], which is what makes this recursion safe.
+    pub fn depth(&self) -> usize {
+        match self {
+            Expr::Column(_) | Expr::Literal(_) | Expr::Null(_) => 1,
+            Expr::Negate { expr, .. } | Expr::Not { expr, .. } | Expr::IsNull { expr, .. } => {
+                1 + expr.depth()
+            }
+            Expr::Binary { left, right, .. } => 1 + left.depth().max(right.depth()),
+            Expr::InList { expr, list, .. } => {
+                1 + list
+                    .iter()
+                    .map(Expr::depth)
+                    .chain([expr.depth()])
+                    .max()
+                    .unwrap_or(0)
+            }
+        }
+    }
 }
 
 /// `RUN call, ... ON graph ...`.

@@ -11,24 +11,6 @@ fn where_of(text: &str) -> Expr {
     }
 }
 
-fn depth(e: &Expr) -> usize {
-    match e {
-        Expr::Column(_) | Expr::Literal(_) | Expr::Null(_) => 1,
-        Expr::Negate { expr, .. } | Expr::Not { expr, .. } | Expr::IsNull { expr, .. } => {
-            1 + depth(expr)
-        }
-        Expr::Binary { left, right, .. } => 1 + depth(left).max(depth(right)),
-        Expr::InList { expr, list, .. } => {
-            1 + list
-                .iter()
-                .map(depth)
-                .chain([depth(expr)])
-                .max()
-                .unwrap_or(0)
-        }
-    }
-}
-
 /// Runs `f` on a thread with the stack a program's main thread has (8 MiB), as the binary does.
 fn on_main_sized_stack<T: Send>(f: impl FnOnce() -> T + Send) -> T {
     std::thread::scope(|s| {
@@ -50,7 +32,7 @@ fn nesting_up_to_the_limit_parses_and_past_it_is_refused() {
             "(".repeat(levels),
             ")".repeat(levels)
         );
-        assert!(depth(&where_of(&ok)) >= 2);
+        assert!(where_of(&ok).depth() >= 2);
 
         let deep = format!(
             "RUN degree ON g WHERE {}vertex = 1{};",
@@ -87,7 +69,7 @@ fn long_chains_parse_into_shallow_trees_or_are_refused() {
                 .collect::<Vec<_>>()
                 .join(&format!(" {op} "));
             let e = where_of(&format!("RUN degree ON g WHERE {chain};"));
-            assert!(depth(&e) <= 2 + (terms as f64).log2().ceil() as usize + 1);
+            assert!(e.depth() <= 2 + (terms as f64).log2().ceil() as usize + 1);
         }
         // Arithmetic keeps its order, so each operator is a level: refused past the limit.
         let sum = format!("RUN degree ON g WHERE vertex{} > 1;", " + 0".repeat(terms));

@@ -7,7 +7,7 @@
 //! allows for its chains.
 #![no_main]
 
-use grammar::{parse, Expr, StatementKind, MAX_EXPR_DEPTH};
+use grammar::{parse, StatementKind, MAX_EXPR_DEPTH};
 use libfuzzer_sys::fuzz_target;
 
 const PIECES: &[&str] = &[
@@ -39,24 +39,6 @@ const PIECES: &[&str] = &[
     " ",
 ];
 
-fn depth(e: &Expr) -> usize {
-    match e {
-        Expr::Column(_) | Expr::Literal(_) | Expr::Null(_) => 1,
-        Expr::Negate { expr, .. } | Expr::Not { expr, .. } | Expr::IsNull { expr, .. } => {
-            1 + depth(expr)
-        }
-        Expr::Binary { left, right, .. } => 1 + depth(left).max(depth(right)),
-        Expr::InList { expr, list, .. } => {
-            1 + list
-                .iter()
-                .map(depth)
-                .chain([depth(expr)])
-                .max()
-                .unwrap_or(0)
-        }
-    }
-}
-
 fuzz_target!(|data: &[u8]| {
     let (body, repeat) = match data.len() {
         0..=2 => (data, None),
@@ -78,7 +60,7 @@ fuzz_target!(|data: &[u8]| {
                     if let Some(filter) = &run.filter {
                         // AND/OR chains are balanced, so nothing accepted is much deeper than
                         // the limit; the recursion here is itself the check that it is not.
-                        assert!(depth(filter) <= 2 * MAX_EXPR_DEPTH + 64, "{text:.200}");
+                        assert!(filter.depth() <= 2 * MAX_EXPR_DEPTH + 64, "{text:.200}");
                     }
                 }
             }
