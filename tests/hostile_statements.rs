@@ -109,8 +109,8 @@ fn long_chains_run_and_give_the_right_rows() {
         .collect::<Vec<_>>()
         .join(", ");
     let text_in = format!(
-        "{create}RUN degree ON g WHERE {or_chain} YIELD vertex ORDER BY vertex;\n\
-         RUN degree ON g WHERE {and_chain} YIELD vertex ORDER BY vertex;\n\
+        "{create}RUN degree ON g WHERE {or_chain} ORDER BY vertex RETURN vertex;\n\
+         RUN degree ON g WHERE {and_chain} ORDER BY vertex RETURN vertex;\n\
          RUN degree ON g WHERE vertex IN ({in_list}, 4) YIELD vertex;\n"
     );
     let out = script(&data, d.path(), "chains.fq", &text_in);
@@ -163,7 +163,7 @@ fn a_declared_size_is_checked_before_anything_is_allocated() {
         &out,
         "huge.mtx:2: the size line declares 1000000000 vertices",
     );
-    assert!(err.contains("import_memory (256 MiB)"), "{err}");
+    assert!(err.contains("import_memory (256.0 MiB)"), "{err}");
     // Within the budget the same file imports: the declared vertices are the graph's.
     std::fs::write(
         &mtx,
