@@ -627,6 +627,16 @@ fn unknown_param(spec: &AlgorithmSpec, key: &Ident) -> PlanError {
     )
 }
 
+/// A literal's value if it is a whole number (negative ones included, and ones above
+/// `i64::MAX`), so that a range check can name it as it was written.
+fn whole_number(v: &Value) -> Option<i128> {
+    match *v {
+        Value::Int(n) => Some(i128::from(n)),
+        Value::BigInt(n) => Some(i128::from(n)),
+        _ => None,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1177,15 +1187,5 @@ mod tests {
         let text = crate::explain(&p, &reader, &Settings::defaults(None));
         assert!(text.contains("reads:     pagerank: about"), "{text}");
         assert!(text.contains("; bfs: at most about"), "{text}");
-    }
-}
-
-/// A literal's value if it is a whole number (negative ones included, and ones above
-/// `i64::MAX`), so that a range check can name it as it was written.
-fn whole_number(v: &Value) -> Option<i128> {
-    match *v {
-        Value::Int(n) => Some(i128::from(n)),
-        Value::BigInt(n) => Some(i128::from(n)),
-        _ => None,
     }
 }

@@ -265,7 +265,7 @@ mod tests {
         assert!(degree.iter().all(|&x| x <= 4));
         assert_eq!(weights.len(), edges.len());
         assert!(weights.iter().all(|&x| (1..=255).contains(&x)));
-        assert!(weights.iter().any(|&x| x == 1) && weights.iter().any(|&x| x == 255));
+        assert!(weights.contains(&1) && weights.contains(&255));
         // Removing a fifth of a grid's edges leaves it above the bond percolation threshold
         // (a half): one component holds nearly every vertex, the rest are small pieces.
         let sizes = components(n, &edges);

@@ -203,7 +203,7 @@ pub(crate) fn for_each_line(
     loop {
         // The file's reads check the flag, but a decompressor can turn one read into gigabytes
         // of lines (a compressed file of newlines): check it here too, every so many lines.
-        if line % LINES_BETWEEN_CANCEL_CHECKS == 0 && cancel.load(Ordering::Relaxed) {
+        if line.is_multiple_of(LINES_BETWEEN_CANCEL_CHECKS) && cancel.load(Ordering::Relaxed) {
             return Err(StoreError::Cancelled);
         }
         let avail = r.fill_buf().map_err(|e| read_error(path, e))?;
