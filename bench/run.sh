@@ -4,7 +4,7 @@
 #   bench/run.sh [--quick] [--scales "18 20"] [--caches "100 25 3"] [--modes "auto push block pull"]
 #                [--algos "bfs pagerank wcc sssp"] [--threads 2] [--work DIR] [--timeout SECS]
 #                [--repeat N] [--calibrate] [--networkit | --no-networkit] [--gapbs DIR]
-#                [--ooc [--ooc-cache-pct 3]] [--layout degree|key] [--gapbs-trials 1]
+#                [--ooc [--ooc-cache-pct 3]] [--layout auto|degree|locality|key] [--gapbs-trials 1]
 #                [--family kron|urand|grid]
 #
 # For every scale: generates a graph of the GAP benchmark family --family (weighted edge list):
@@ -68,10 +68,11 @@
 # 100 % the run left the device idle part of the time). Results also go to WORK/ooc.csv, with
 # every round's times and fio figures.
 #
-# --layout degree (the default, as in frontier: internal ids grouped by degree bucket, hubs first)
-# imports the graphs under the names d20, dw20, dwi20; --layout key (internal ids in key order)
-# under r20, rw20, rwi20, so both layouts can live in one work directory and be compared. Other
-# families than kron prefix those names with u (urand) or g (grid): ud20, gd20, ...
+# --layout auto (the default, as in frontier: degree order for skewed graphs, locality order for
+# the others) imports the graphs under the names a20, aw20, awi20; --layout degree under d20,
+# ...; --layout locality under l20, ...; --layout key (internal ids in key order) under r20, ...,
+# so the layouts can live in one work directory and be compared. Other families than kron prefix
+# those names with u (urand) or g (grid): ua20, gd20, ...
 #
 # FRONTIER_BIN=path uses that binary instead of building `cargo build --release --bin frontier`.
 # --quick: scale 8, caches "100 3", modes "auto block", a tiny probe, no NetworKit (the smoke test).
@@ -101,7 +102,7 @@ OOC_CACHE_PCT=3
 ALGOS_GIVEN=0
 EDGE_FACTOR=16
 PR_ITER=10
-LAYOUT=degree
+LAYOUT=auto
 FAMILY=kron
 
 while [ $# -gt 0 ]; do
@@ -130,9 +131,11 @@ while [ $# -gt 0 ]; do
     shift
 done
 case "$LAYOUT" in
+    auto) GP=a ;;
     key) GP=r ;;
     degree) GP=d ;;
-    *) echo "bench/run.sh: --layout takes key or degree, not $LAYOUT" >&2; exit 2 ;;
+    locality) GP=l ;;
+    *) echo "bench/run.sh: --layout takes auto, degree, locality or key, not $LAYOUT" >&2; exit 2 ;;
 esac
 # FP: the family's prefix of graph names; EL_NAME: of its files in WORK.
 case "$FAMILY" in

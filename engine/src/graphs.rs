@@ -7,7 +7,7 @@ use arrow_array::RecordBatchReader;
 
 use grammar::{CreateGraph, Ident, InputFormat, Pos, StorageKind as AstStorage, Value};
 use planner::settings::format_size;
-use storage::blockfile::format::{FileIdentity, SectionKind, BLOCK_SIZE};
+use storage::blockfile::format::{FileIdentity, IdOrder, SectionKind, BLOCK_SIZE};
 use storage::blockfile::open::GraphFile;
 use storage::catalog::{GraphMeta, StorageKind};
 use storage::import::{self, ImportRequest};
@@ -216,6 +216,7 @@ pub fn create(
         .report
         .lines()
         .into_iter()
+        .filter(|(k, _)| k != storage::import::report::LAYOUT_REASON)
         .partition(|(k, _)| k.starts_with(' '));
     let facts: Vec<String> = facts.iter().map(|(k, v)| format!("{k} {v}")).collect();
     outputs.push(Output::Status(format!("  {}", facts.join(", "))));
@@ -354,10 +355,12 @@ pub fn describe(s: &mut Session, name: &Ident) -> Result<Vec<Output>, StatementE
     );
     add(
         "layout",
-        if file.superblock.degree_order {
-            "degree (internal ids by degree bucket, hubs first)".into()
-        } else {
-            "key (internal ids in key order)".into()
+        match file.superblock.order {
+            IdOrder::Key => "key (internal ids in key order)".into(),
+            IdOrder::Degree => "degree (internal ids by degree bucket, hubs first)".into(),
+            IdOrder::Locality => {
+                "locality (internal ids in clusters of neighbours, a block of lists each)".into()
+            }
         },
     );
     add("storage", meta.storage.name().to_string());

@@ -21,7 +21,7 @@ pub fn text() -> String {
          \x20 CREATE [OR REPLACE] GRAPH name FROM 'path' [FORMAT edgelist|graphalytics|csv|parquet|mtx]\n\
          \x20        [DIRECTED|UNDIRECTED] [WEIGHTED] [VERTICES 'path'] [STORAGE blockfile|memory|dm] [key value ...]\n\
          \x20        [DUPLICATES first|min|max|sum] [SELF LOOPS keep|drop] [ON ERROR stop|skip]\n\
-         \x20        [KEYS integer|string] [LAYOUT key|degree]\n\
+         \x20        [KEYS integer|string] [LAYOUT auto|key|degree|locality]\n\
          \x20 DROP GRAPH [IF EXISTS] name\n\
          \x20 SHOW GRAPHS\n\
          \x20 DESCRIBE GRAPH name\n\

@@ -251,7 +251,7 @@ pub fn run(
         )?;
         adopt_kept_pull(s, &mut plan);
         let cache = effective_cache(&meta, &s.settings);
-        let in_memory = meta.file_bytes <= cache;
+        let in_memory = meta.loaded_bytes() <= cache;
         let reader = if meta.storage == StorageKind::Dm {
             let layout = dm_layout(&meta).map_err(|e| StatementError::store(pos, e))?;
             let dirs: &[(Direction, &str)] = if layout.directed {
@@ -283,8 +283,9 @@ pub fn run(
             ReaderInfo {
                 description: if in_memory {
                     format!(
-                        "memory (the {} file fits the {} cache)",
+                        "memory (the {} file, {} loaded, fits the {} cache)",
                         format_size(meta.file_bytes),
+                        format_size(meta.loaded_bytes()),
                         format_size(cache)
                     )
                 } else {

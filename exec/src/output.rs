@@ -72,21 +72,42 @@ pub fn key_order<S: GraphStore>(store: &S) -> KeyOrder<impl Fn(u32) -> u64 + '_>
 }
 
 /// A merge of runs of vertices whose input ids (`id_of`) ascend within each run: one run (key
-/// order) is a plain count; under `LAYOUT degree` (at most 33 runs) a heap of cursors.
+/// order) is a plain count; under `LAYOUT degree` (at most 33 runs) a heap of cursors; under
+/// `LAYOUT locality` (a run per cluster, more than [`MERGED_RUNS_MAX`]) the vertices sorted
+/// once by input id.
 pub struct KeyOrder<F> {
     id_of: F,
     /// Each run's next input id, next vertex and end, smallest input id on top.
     heap: BinaryHeap<Reverse<(u64, u32, u32)>>,
+    /// Every vertex in key order and how many were given, when there are too many runs to
+    /// merge.
+    sorted: Option<(Vec<u32>, usize)>,
 }
+
+/// The most runs [`KeyOrder`] merges with a heap; more are sorted, which costs a pass and four
+/// bytes a vertex, where a heap of a run per cluster costs a dozen levels a vertex.
+pub const MERGED_RUNS_MAX: usize = 64;
 
 impl<F: Fn(u32) -> u64> KeyOrder<F> {
     pub fn new(runs: Vec<Range<u32>>, id_of: F) -> KeyOrder<F> {
+        let runs: Vec<Range<u32>> = runs.into_iter().filter(|r| !r.is_empty()).collect();
+        if runs.len() > MERGED_RUNS_MAX {
+            let sorted = sorted_by_key(&runs, &id_of);
+            return KeyOrder {
+                id_of,
+                heap: BinaryHeap::new(),
+                sorted: Some((sorted, 0)),
+            };
+        }
         let heap = runs
             .into_iter()
-            .filter(|r| !r.is_empty())
             .map(|r| Reverse((id_of(r.start), r.start, r.end)))
             .collect();
-        KeyOrder { id_of, heap }
+        KeyOrder {
+            id_of,
+            heap,
+            sorted: None,
+        }
     }
 
     /// Replaces `vertices` and `ids` with the next (up to) `max` vertices in key order and
@@ -94,7 +115,12 @@ impl<F: Fn(u32) -> u64> KeyOrder<F> {
     pub fn next_batch(&mut self, max: usize, vertices: &mut Vec<u32>, ids: &mut Vec<u64>) -> bool {
         vertices.clear();
         ids.clear();
-        if self.heap.len() == 1 {
+        if let Some((sorted, given)) = &mut self.sorted {
+            let stop = sorted.len().min(*given + max);
+            vertices.extend_from_slice(&sorted[*given..stop]);
+            ids.extend(vertices.iter().map(|&v| (self.id_of)(v)));
+            *given = stop;
+        } else if self.heap.len() == 1 {
             let Reverse((_, next, end)) = self.heap.pop().expect("one run");
             let stop = end.min(next.saturating_add(max as u32));
             vertices.extend(next..stop);
@@ -129,6 +155,10 @@ impl<F: Fn(u32) -> u64> KeyOrder<F> {
     /// Calls `visit` for every remaining vertex, in key order (one run is counted through
     /// without looking up any input id).
     pub fn for_each_vertex(mut self, mut visit: impl FnMut(u32)) {
+        if let Some((sorted, given)) = self.sorted {
+            sorted[given..].iter().for_each(|&v| visit(v));
+            return;
+        }
         if self.heap.len() == 1 {
             let Reverse((_, next, end)) = self.heap.pop().expect("one run");
             (next..end).for_each(visit);
@@ -138,6 +168,26 @@ impl<F: Fn(u32) -> u64> KeyOrder<F> {
             visit(v);
         }
     }
+}
+
+/// The vertices of `runs` in ascending input id: placed straight at `id - smallest` when the
+/// ids are contiguous (string keys' ranks always are), else sorted.
+fn sorted_by_key(runs: &[Range<u32>], id_of: &impl Fn(u32) -> u64) -> Vec<u32> {
+    let n: usize = runs.iter().map(|r| r.len()).sum();
+    let vertices = || runs.iter().flat_map(|r| r.clone());
+    let (lo, hi) = vertices()
+        .map(id_of)
+        .fold((u64::MAX, 0), |(lo, hi), id| (lo.min(id), hi.max(id)));
+    if n > 0 && hi - lo == n as u64 - 1 {
+        let mut sorted = vec![0u32; n];
+        for v in vertices() {
+            sorted[(id_of(v) - lo) as usize] = v;
+        }
+        return sorted;
+    }
+    let mut pairs: Vec<(u64, u32)> = vertices().map(|v| (id_of(v), v)).collect();
+    pairs.sort_unstable();
+    pairs.into_iter().map(|(_, v)| v).collect()
 }
 
 #[cfg(test)]
@@ -184,6 +234,37 @@ mod tests {
         assert!(order.next_batch(100, &mut vs, &mut got_ids));
         assert_eq!(vs, (4..10).collect::<Vec<u32>>());
         assert!(!order.next_batch(100, &mut vs, &mut got_ids));
+    }
+
+    /// More runs than a heap merges (a run per cluster) are sorted: key order all the same,
+    /// for contiguous ids (placed) and scattered ones (sorted).
+    #[test]
+    fn many_runs_come_in_key_order() {
+        for scattered in [false, true] {
+            let n = 5000u32;
+            // Runs of 7 vertices whose ids are a permutation of 0..n, ascending in each run.
+            let mut ids: Vec<u64> = (0..n as u64).map(|v| v * 7919 % n as u64).collect();
+            let runs: Vec<Range<u32>> = (0..n).step_by(7).map(|s| s..(s + 7).min(n)).collect();
+            for r in &runs {
+                ids[r.start as usize..r.end as usize].sort_unstable();
+            }
+            if scattered {
+                ids.iter_mut().for_each(|id| *id = *id * 3 + 11);
+            }
+            assert!(runs.len() > MERGED_RUNS_MAX);
+            let mut want: Vec<(u64, u32)> = ids.iter().copied().zip(0..).collect();
+            want.sort_unstable();
+            let mut order = KeyOrder::new(runs.clone(), |v| ids[v as usize]);
+            let (mut vs, mut got_ids, mut got) = (Vec::new(), Vec::new(), Vec::new());
+            while order.next_batch(333, &mut vs, &mut got_ids) {
+                got.extend(got_ids.iter().copied().zip(vs.iter().copied()));
+            }
+            assert_eq!(got, want, "scattered: {scattered}");
+            let mut visited = Vec::new();
+            KeyOrder::new(runs, |v| ids[v as usize]).for_each_vertex(|v| visited.push(v));
+            let want_vertices: Vec<u32> = want.iter().map(|&(_, v)| v).collect();
+            assert_eq!(visited, want_vertices, "scattered: {scattered}");
+        }
     }
 
     /// `for_each_vertex` visits what the batches give, in their order; one run looks up no id.

@@ -61,7 +61,7 @@ fn write_undirected(dir: &Path, adj: &[BTreeSet<u32>]) -> PathBuf {
     write_graph_file(
         &dest,
         &GraphFileContents {
-            degree_order: false,
+            order: storage::blockfile::format::IdOrder::Key,
             identity: storage::blockfile::format::FileIdentity::new(
                 "sparse",
                 1,

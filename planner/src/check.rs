@@ -442,7 +442,7 @@ fn sum_rounds(plan: &RunPlan) -> u64 {
 
 /// Whether the run will load `g` whole rather than read it out of core.
 fn in_memory(g: &GraphMeta, settings: &Settings) -> bool {
-    g.storage == storage::catalog::StorageKind::Memory || g.file_bytes <= settings.cache
+    g.storage == storage::catalog::StorageKind::Memory || g.loaded_bytes() <= settings.cache
 }
 
 /// What a run is expected to hold in memory, in bytes, by part.
@@ -479,7 +479,7 @@ pub fn estimate_memory(plan: &RunPlan, settings: &Settings) -> MemoryEstimate {
     let g = &plan.graph;
     let in_memory = in_memory(g, settings);
     let graph = if in_memory {
-        g.file_bytes
+        g.loaded_bytes()
     } else {
         settings.cache.min(g.file_bytes)
     };

@@ -82,6 +82,12 @@ pub fn explain(plan: &RunPlan, reader: &ReaderInfo, settings: &Settings) -> Stri
         if g.directed { "directed" } else { "undirected" },
         if g.weighted { "weighted" } else { "unweighted" }
     ));
+    if !g.import.layout.is_empty() {
+        out.push_str(&format!(
+            "  layout:    {} ({})\n",
+            g.import.layout, g.import.layout_reason
+        ));
+    }
     if plan.calls.iter().any(|c| c.call.spec.uses_weights) && !g.weighted {
         out.push_str("  weights:   the graph is unweighted: every edge has weight 1\n");
     }

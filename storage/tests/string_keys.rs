@@ -46,7 +46,8 @@ fn import_text(dir: &Path, text: &str, options: Vec<(String, String)>) -> std::p
 fn keys_are_sorted_and_read_alike_loaded_and_by_block() {
     let dir = tempfile::tempdir().unwrap();
     let (keys, text) = keyed_edges(3000);
-    let path = import_text(dir.path(), &text, vec![]);
+    // Key order: internal ids are the keys' ranks.
+    let path = import_text(dir.path(), &text, vec![("layout".into(), "key".into())]);
     let mut sorted = keys.clone();
     sorted.sort();
     let mem = MemoryStore::load(&path).unwrap();
@@ -117,11 +118,13 @@ fn set_version(path: &Path, version: u32) {
 fn format_2_files_still_open_and_cannot_hold_keys() {
     let dir = tempfile::tempdir().unwrap();
     // Key order: degree order came with format 4.
-    let path = import_text(
-        dir.path(),
-        "1 2\n2 3\n",
-        vec![("layout".into(), "key".into())],
-    );
+    // Written as format 3 (plain lookups), then marked 2.
+    let old = |dir: &Path, text: &str| {
+        storage::blockfile::writer::writing_version(3, || {
+            import_text(dir, text, vec![("layout".into(), "key".into())])
+        })
+    };
+    let path = old(dir.path(), "1 2\n2 3\n");
     set_version(&path, 2);
     let mem = MemoryStore::load(&path).unwrap();
     assert_eq!(mem.graph_file().superblock.version, 2);
@@ -129,7 +132,7 @@ fn format_2_files_still_open_and_cannot_hold_keys() {
     assert_eq!(mem.internal_id(3), Some(2));
 
     let keyed = tempfile::tempdir().unwrap();
-    let path = import_text(keyed.path(), "a b\n", vec![("layout".into(), "key".into())]);
+    let path = old(keyed.path(), "a b\n");
     set_version(&path, 2);
     let err = GraphFile::open(&path).unwrap_err();
     assert!(
@@ -139,9 +142,12 @@ fn format_2_files_still_open_and_cannot_hold_keys() {
     );
 }
 
-/// Every list of a store, as (key, neighbour keys, weights).
+/// Every list of a store, as (key, neighbour keys, weights), each list by neighbour key (the
+/// order within a list follows the layout's internal ids).
 fn keyed_lists(store: &MemoryStore) -> Vec<(String, Vec<String>, Vec<u64>)> {
-    let keys = store.vertex_keys().unwrap();
+    let ranked = store.vertex_keys().unwrap();
+    // Keys are stored by rank; a vertex's rank is its input id.
+    let keys = KeysOf(ranked, store);
     let n = store.shape().vertices;
     let mut out = Vec::new();
     for dir in [storage::Direction::Out, storage::Direction::In] {
@@ -152,11 +158,21 @@ fn keyed_lists(store: &MemoryStore) -> Vec<(String, Vec<String>, Vec<u64>)> {
                 storage::FetchOrder::AsGiven,
                 true,
                 |v, ns, ws| {
+                    let mut list: Vec<(String, u64)> = ns
+                        .iter()
+                        .enumerate()
+                        .map(|(i, &w)| (keys.key(w).unwrap(), ws.map_or(0, |ws| ws[i].to_bits())))
+                        .collect();
+                    list.sort();
+                    let (ns, ws): (Vec<String>, Vec<u64>) = list.into_iter().unzip();
                     out.push((
                         keys.key(v).unwrap(),
-                        ns.iter().map(|&w| keys.key(w).unwrap()).collect(),
-                        ws.map(|w| w.iter().map(|x| x.to_bits()).collect())
-                            .unwrap_or_default(),
+                        ns,
+                        if store.shape().weighted {
+                            ws
+                        } else {
+                            Vec::new()
+                        },
                     ))
                 },
             )
@@ -164,6 +180,15 @@ fn keyed_lists(store: &MemoryStore) -> Vec<(String, Vec<String>, Vec<u64>)> {
     }
     out.sort();
     out
+}
+
+/// The key of an internal id.
+struct KeysOf<'a>(&'a storage::blockfile::keys::VertexKeys, &'a MemoryStore);
+
+impl KeysOf<'_> {
+    fn key(&self, v: u32) -> storage::Result<String> {
+        self.0.key(self.1.input_id(v) as u32)
+    }
 }
 
 #[test]

@@ -1,4 +1,4 @@
-//! The on-disk block-file format (versions 3 and 4): the one place its layout is written down.
+//! The on-disk block-file format (versions 3 to 5): the one place its layout is written down.
 //!
 //! ```text
 //! block 0            superblock (see below)
@@ -11,7 +11,7 @@
 //! |------------|-------------------------------------------------------------------|
 //! | 0..8       | magic `FRONTIER`                                                  |
 //! | 8..12      | format version (`u32`: [`FORMAT_VERSION`], or an older readable one) |
-//! | 12..16     | flags (`u32`): bit 0 directed, bit 1 weighted, bit 2 degree order |
+//! | 12..16     | flags (`u32`): bit 0 directed, bit 1 weighted, bit 2 degree order, bit 3 locality order |
 //! | 16..24     | vertices (`u64`)                                                  |
 //! | 24..32     | arcs per direction (`u64`; an undirected edge counts twice)       |
 //! | 32..40     | edges as the user counts them (`u64`)                             |
@@ -24,20 +24,23 @@
 //! `u64`, CRC-32 of the section's `length` bytes `u32`, reserved `u32`.
 //!
 //! Sections:
-//! - `IdMap`: `u64` input id of each internal vertex. In key order (no flag bit 2) strictly
-//!   ascending: internal id = rank of the input id, so input → internal is a binary search. In
-//!   degree order (flag bit 2, version 4; `ORDER degree` at import) the vertices are grouped by
-//!   degree bucket, the bucket of the largest degrees first, and ascending within each bucket,
-//!   so the map is at most [`MAX_ID_RUNS`] strictly ascending runs and input → internal is one
-//!   binary search per run. Lists and neighbour ids are in internal order either way.
+//! - `IdMap`: `u64` input id of each internal vertex (packed from version 5). In key order (neither flag bit 2 nor 3)
+//!   strictly ascending: internal id = rank of the input id, so input → internal is a binary
+//!   search. In degree order (flag bit 2, version 4 on; `LAYOUT degree`) the vertices are grouped
+//!   by degree bucket, the bucket of the largest degrees first, and ascending within each bucket,
+//!   so the map is at most [`MAX_ID_RUNS`] strictly ascending runs. In locality order (flag bit
+//!   3, version 5; `LAYOUT locality`) the vertices are grouped in small clusters of neighbours,
+//!   each about one edge block of lists and ascending within itself, so the map is one strictly
+//!   ascending run per cluster (any number of them). Input → internal is one binary search per
+//!   run. Lists and neighbour ids are in internal order either way.
 //! - `KeyOffsets` / `KeyBytes` (version 3 on, only when the vertices have string keys): the
 //!   keys ascending byte-wise, and `IdMap` holds each internal vertex's key rank (the index of
 //!   its key): `0..n` in key order, ascending runs in degree order. `KeyOffsets` holds
 //!   `n + 1` `u64` byte offsets into `KeyBytes` (key `v` is bytes `offsets[v]..offsets[v+1]`),
 //!   `KeyBytes` the keys' UTF-8 bytes back to back. Both are covered by `BlockCrcs`, so a
 //!   reader can check and read them block by block instead of loading them whole.
-//! - `OutIndex` / `InIndex`: 16 bytes per vertex: start slot `u64` (index of the first `u32` of
-//!   the list within the edge section) and degree `u64`.
+//! - `OutIndex` / `InIndex`: 16 bytes per vertex (packed from version 5): start slot `u64`
+//!   (index of the first `u32` of the list within the edge section) and degree `u64`.
 //! - `OutEdges` / `InEdges`: 4 KiB blocks of 1024 `u32` internal neighbour ids, sorted ascending
 //!   within a list. A list shorter than 1024 never straddles two blocks (first-fit bin packing
 //!   over a window of open blocks); a longer list starts at a block boundary and spans
@@ -55,11 +58,19 @@
 //!   0. Every section is padded with zeros to whole blocks (block CRCs cover the padding), so
 //!   the file length is a multiple of [`BLOCK_SIZE`]; edge sections are whole blocks.
 //!
+//! Packed lookups (version 5): `IdMap` and each `*Index` section hold [`PackedU64s`] in their
+//! on-disk form ([`PackedU64s::write_to`]) instead of plain arrays: the ids; the start slots
+//! then the degrees (an empty list's start is not kept: it reads as 0). Groups of 64 values
+//! store a base and offsets at the width the group needs, so the lookups of a graph of degree
+//! 3 take about 3 bytes a vertex on disk instead of 24.
+//!
 //! Version 1 files (written before the `Identity` section existed) are read as before; they
 //! just cannot tell which graph they belong to. Version 2 files are version 3 files without
-//! string keys. Version 4 is written only for degree-ordered files (so that a build that reads
-//! version 3 refuses them by version, not by a misread id map); files in key order are still
-//! written as version 3.
+//! string keys; version 4 added degree order, version 5 locality order and packed lookups.
+//! Every order is written as version 5; versions 1 to 4 are still read.
+//!
+//! [`PackedU64s`]: crate::blockfile::packed::PackedU64s
+//! [`PackedU64s::write_to`]: crate::blockfile::packed::PackedU64s::write_to
 //!
 //! Undirected graphs have no `In*` sections: in-lists are the out-lists.
 //! Addressing: slots are `u64`, so more than 2^32 edges and degrees above 2^24 are covered.
@@ -75,16 +86,43 @@ pub const BLOCK_SIZE: usize = 4096;
 pub const SLOTS_PER_BLOCK: usize = BLOCK_SIZE / 4;
 /// The first eight bytes of every graph file.
 pub const MAGIC: &[u8; 8] = b"FRONTIER";
-/// The newest format version this build reads and writes (degree-ordered files).
-pub const FORMAT_VERSION: u32 = 4;
-/// The format version this build writes for files in key order.
-pub const KEY_ORDER_VERSION: u32 = 3;
-/// The version written for a file in degree order or in key order.
-pub fn version_written(degree_order: bool) -> u32 {
-    if degree_order {
-        FORMAT_VERSION
-    } else {
-        KEY_ORDER_VERSION
+/// The format version this build writes, the newest it reads: locality order and packed
+/// lookups.
+pub const FORMAT_VERSION: u32 = 5;
+/// The version that added degree order.
+pub const DEGREE_ORDER_VERSION: u32 = 4;
+/// The first version whose id map and indexes are packed.
+pub const PACKED_LOOKUPS_VERSION: u32 = 5;
+
+/// The order of a file's internal ids (the `LAYOUT` it was imported with).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum IdOrder {
+    /// Internal id = rank of the input id.
+    #[default]
+    Key,
+    /// Grouped by degree bucket, hubs first: at most [`MAX_ID_RUNS`] ascending runs.
+    Degree,
+    /// Grouped in clusters of neighbours: one ascending run per cluster.
+    Locality,
+}
+
+impl IdOrder {
+    /// The most strictly ascending runs an id map in this order may have.
+    pub fn max_runs(self) -> usize {
+        match self {
+            IdOrder::Key => 1,
+            IdOrder::Degree => MAX_ID_RUNS,
+            IdOrder::Locality => usize::MAX,
+        }
+    }
+
+    /// The `LAYOUT` keyword that writes this order.
+    pub fn keyword(self) -> &'static str {
+        match self {
+            IdOrder::Key => "key",
+            IdOrder::Degree => "degree",
+            IdOrder::Locality => "locality",
+        }
     }
 }
 /// Most ascending runs a degree-ordered id map may have (one per degree bucket: degrees are
@@ -109,6 +147,7 @@ pub const EMPTY_SLOT: u32 = u32::MAX;
 const FLAG_DIRECTED: u32 = 1;
 const FLAG_WEIGHTED: u32 = 2;
 const FLAG_DEGREE_ORDER: u32 = 4;
+const FLAG_LOCALITY_ORDER: u32 = 8;
 
 /// The kinds of section a file may hold.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -181,8 +220,8 @@ pub struct Superblock {
     pub edges: u64,
     pub directed: bool,
     pub weighted: bool,
-    /// Internal ids grouped by degree bucket (flag bit 2); otherwise in key order.
-    pub degree_order: bool,
+    /// The order of internal ids (flag bits 2 and 3).
+    pub order: IdOrder,
     pub sections: Vec<Section>,
 }
 
@@ -200,10 +239,10 @@ impl Superblock {
         b[8..12].copy_from_slice(&self.version.to_le_bytes());
         let flags = if self.directed { FLAG_DIRECTED } else { 0 }
             | if self.weighted { FLAG_WEIGHTED } else { 0 }
-            | if self.degree_order {
-                FLAG_DEGREE_ORDER
-            } else {
-                0
+            | match self.order {
+                IdOrder::Key => 0,
+                IdOrder::Degree => FLAG_DEGREE_ORDER,
+                IdOrder::Locality => FLAG_LOCALITY_ORDER,
             };
         b[12..16].copy_from_slice(&flags.to_le_bytes());
         b[16..24].copy_from_slice(&self.vertices.to_le_bytes());
@@ -254,14 +293,34 @@ impl Superblock {
             )));
         }
         let flags = u32_at(12);
-        if flags & !(FLAG_DIRECTED | FLAG_WEIGHTED | FLAG_DEGREE_ORDER) != 0 {
+        if flags & !(FLAG_DIRECTED | FLAG_WEIGHTED | FLAG_DEGREE_ORDER | FLAG_LOCALITY_ORDER) != 0 {
             return Err(bad(format!("unknown flags {flags:#x}")));
         }
-        if flags & FLAG_DEGREE_ORDER != 0 && version < 4 {
+        if flags & FLAG_DEGREE_ORDER != 0 && version < DEGREE_ORDER_VERSION {
             return Err(bad(format!(
-                "format version {version} with the degree-order flag, which version 4 added"
+                "format version {version} with the degree-order flag, which version \
+                 {DEGREE_ORDER_VERSION} added"
             )));
         }
+        if flags & FLAG_LOCALITY_ORDER != 0 && version < FORMAT_VERSION {
+            return Err(bad(format!(
+                "format version {version} with the locality-order flag, which version \
+                 {FORMAT_VERSION} added"
+            )));
+        }
+        let order = match (
+            flags & FLAG_DEGREE_ORDER != 0,
+            flags & FLAG_LOCALITY_ORDER != 0,
+        ) {
+            (false, false) => IdOrder::Key,
+            (true, false) => IdOrder::Degree,
+            (false, true) => IdOrder::Locality,
+            (true, true) => {
+                return Err(bad(
+                    "both the degree-order and the locality-order flags are set".into(),
+                ))
+            }
+        };
         let count = u32_at(40) as usize;
         if count > MAX_SECTIONS {
             return Err(bad(format!("{count} sections, at most {MAX_SECTIONS} fit")));
@@ -298,7 +357,7 @@ impl Superblock {
             edges: u64_at(32),
             directed: flags & FLAG_DIRECTED != 0,
             weighted: flags & FLAG_WEIGHTED != 0,
-            degree_order: flags & FLAG_DEGREE_ORDER != 0,
+            order,
             sections,
         };
         if sb.vertices > u32::MAX as u64 {
@@ -378,7 +437,7 @@ mod tests {
             edges: 17,
             directed: true,
             weighted: true,
-            degree_order: true,
+            order: IdOrder::Locality,
             sections: vec![Section {
                 kind: SectionKind::IdMap,
                 offset: 4096,
@@ -392,13 +451,24 @@ mod tests {
     fn version_1_files_still_decode_and_unknown_versions_say_what_to_do() {
         let mut old = sample();
         old.version = 1;
-        old.degree_order = false;
+        old.order = IdOrder::Key;
         let back = Superblock::decode(&old.encode(), Path::new("g"), 8192).unwrap();
         assert_eq!(back.version, 1);
-        // The degree-order flag came with version 4: an older file carrying it is damaged.
-        old.degree_order = true;
+        // The degree-order flag came with version 4, locality order with 5: an older file
+        // carrying either is damaged.
+        old.order = IdOrder::Degree;
         let err = Superblock::decode(&old.encode(), Path::new("g"), 8192).unwrap_err();
         assert!(err.to_string().contains("version 4 added"), "{err}");
+        old.version = DEGREE_ORDER_VERSION;
+        old.order = IdOrder::Locality;
+        let err = Superblock::decode(&old.encode(), Path::new("g"), 8192).unwrap_err();
+        assert!(err.to_string().contains("version 5 added"), "{err}");
+        for order in [IdOrder::Key, IdOrder::Degree, IdOrder::Locality] {
+            let mut now = sample();
+            now.order = order;
+            let back = Superblock::decode(&now.encode(), Path::new("g"), 8192).unwrap();
+            assert_eq!(back.order, order);
+        }
         let mut future = sample();
         future.version = FORMAT_VERSION + 1;
         let err = Superblock::decode(&future.encode(), Path::new("g"), 8192).unwrap_err();

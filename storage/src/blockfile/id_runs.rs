@@ -1,11 +1,11 @@
 //! The id map's strictly ascending runs. A file in key order has one (internal id = rank of the
-//! input id); a file in degree order has one per degree bucket (see the format's `IdMap`), so
-//! input → internal id is one binary search per run, and every reader finds the runs the same
-//! way as the id map streams in.
+//! input id); a file in degree order has one per degree bucket, a file in locality order one
+//! per cluster (see the format's `IdMap`), so input → internal id is one binary search per run,
+//! and every reader finds the runs the same way as the id map streams in.
 
 use std::ops::Range;
 
-use crate::blockfile::format::MAX_ID_RUNS;
+use crate::blockfile::format::IdOrder;
 
 /// Where each run of the id map ends.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -52,18 +52,18 @@ impl IdRuns {
 /// Finds the runs of an id map streamed in internal order.
 #[derive(Debug)]
 pub struct IdRunsBuilder {
-    /// Whether a new run may start (degree order); in key order a descent is damage.
-    runs_allowed: bool,
+    /// The order the file declares: how many runs its map may have.
+    order: IdOrder,
     prev: Option<u64>,
     next: u32,
     ends: Vec<u32>,
 }
 
 impl IdRunsBuilder {
-    /// `runs_allowed`: the file is in degree order.
-    pub fn new(runs_allowed: bool) -> IdRunsBuilder {
+    /// For a map in `order`.
+    pub fn new(order: IdOrder) -> IdRunsBuilder {
         IdRunsBuilder {
-            runs_allowed,
+            order,
             prev: None,
             next: 0,
             ends: Vec::new(),
@@ -81,14 +81,15 @@ impl IdRunsBuilder {
                 ));
             }
             if p > id {
-                if !self.runs_allowed {
+                if self.order == IdOrder::Key {
                     return Err(format!(
                         "IdMap is not strictly ascending at internal vertex {v}"
                     ));
                 }
-                if self.ends.len() + 1 >= MAX_ID_RUNS {
+                let max = self.order.max_runs();
+                if self.ends.len() + 1 >= max {
                     return Err(format!(
-                        "IdMap has more than {MAX_ID_RUNS} ascending runs (at internal vertex {v})"
+                        "IdMap has more than {max} ascending runs (at internal vertex {v})"
                     ));
                 }
                 self.ends.push(v);
@@ -110,8 +111,10 @@ impl IdRunsBuilder {
 mod tests {
     use super::*;
 
-    fn runs_of(ids: &[u64], allowed: bool) -> Result<IdRuns, String> {
-        let mut b = IdRunsBuilder::new(allowed);
+    use crate::blockfile::format::MAX_ID_RUNS;
+
+    fn runs_of(ids: &[u64], order: IdOrder) -> Result<IdRuns, String> {
+        let mut b = IdRunsBuilder::new(order);
         for &id in ids {
             b.push(id)?;
         }
@@ -121,7 +124,7 @@ mod tests {
     #[test]
     fn every_id_is_found_in_its_run_and_missing_ids_are_not() {
         let ids = [40, 50, 90, 3, 7, 8, 100, 1];
-        let runs = runs_of(&ids, true).unwrap();
+        let runs = runs_of(&ids, IdOrder::Degree).unwrap();
         assert_eq!(runs.ranges().collect::<Vec<_>>(), vec![0..3, 3..7, 7..8]);
         for (v, &id) in ids.iter().enumerate() {
             assert_eq!(
@@ -137,23 +140,28 @@ mod tests {
 
     #[test]
     fn key_order_refuses_a_descent_and_both_refuse_a_repeat() {
-        assert!(runs_of(&[1, 2, 3], false).unwrap().is_single());
-        assert!(runs_of(&[], false).unwrap().is_single());
-        let err = runs_of(&[1, 5, 4], false).unwrap_err();
+        assert!(runs_of(&[1, 2, 3], IdOrder::Key).unwrap().is_single());
+        assert!(runs_of(&[], IdOrder::Key).unwrap().is_single());
+        let err = runs_of(&[1, 5, 4], IdOrder::Key).unwrap_err();
         assert!(
             err.contains("not strictly ascending at internal vertex 2"),
             "{err}"
         );
-        let err = runs_of(&[1, 5, 5], true).unwrap_err();
+        let err = runs_of(&[1, 5, 5], IdOrder::Locality).unwrap_err();
         assert!(err.contains("repeats input id 5"), "{err}");
     }
 
     #[test]
-    fn too_many_runs_is_damage() {
+    fn too_many_runs_is_damage_in_degree_order_only() {
         let ids: Vec<u64> = (0..MAX_ID_RUNS as u64 + 1).rev().collect();
-        let err = runs_of(&ids, true).unwrap_err();
+        let err = runs_of(&ids, IdOrder::Degree).unwrap_err();
         assert!(err.contains("ascending runs"), "{err}");
         let ok: Vec<u64> = (0..MAX_ID_RUNS as u64).rev().collect();
-        assert_eq!(runs_of(&ok, true).unwrap().ranges().count(), MAX_ID_RUNS);
+        assert_eq!(
+            runs_of(&ok, IdOrder::Degree).unwrap().ranges().count(),
+            MAX_ID_RUNS
+        );
+        let runs = runs_of(&ids, IdOrder::Locality).unwrap();
+        assert_eq!(runs.ranges().count(), ids.len());
     }
 }

@@ -32,6 +32,18 @@ pub struct MemoryStore {
     stats: IoStats,
 }
 
+/// Bytes a graph of this shape holds once loaded whole, besides its string keys: the id map
+/// (8 bytes a vertex), each direction's index (12) and targets (4 an arc) and weights (at most
+/// 8 an arc). Files pack the id map and indexes, so this, not the file's size, is what loading
+/// costs.
+pub fn loaded_bytes(vertices: u64, arcs: u64, directed: bool, weighted: bool) -> u64 {
+    let dirs = if directed { 2 } else { 1 };
+    let per_arc = 4 + if weighted { 8 } else { 0 };
+    vertices
+        .saturating_mul(8 + 12 * dirs)
+        .saturating_add(arcs.saturating_mul(per_arc * dirs))
+}
+
 /// Bytes per sequential read while loading: large reads keep the device streaming.
 const LOAD_CHUNK: usize = 4 << 20;
 

@@ -83,6 +83,10 @@ const SCAN_ASSEMBLY_KEEP: usize = 1 << 18;
 /// Weight slots per weight block.
 const WEIGHTS_PER_BLOCK: u64 = (BLOCK_SIZE / 8) as u64;
 const SLOTS: u64 = SLOTS_PER_BLOCK as u64;
+/// The per-vertex lookups take at most this fraction (one over it) of the cache budget; the
+/// rest is the blocks' and buffers', however large the lookups: a cache without blocks reads
+/// every list from the device.
+const LOOKUP_SHARE_DIVISOR: u64 = 2;
 /// The most of the cache budget the string keys' block cache takes.
 pub const KEY_CACHE_MAX: u64 = 8 << 20;
 
@@ -105,6 +109,9 @@ pub struct OutOfCoreStore {
     /// How much of `scan_reserve` is beyond the cache budget (the floor's excess over the
     /// cache's share).
     scan_beyond_cache: u64,
+    /// How much of the lookups (id map, indexes, checksums) is held beyond the cache budget:
+    /// what exceeds its share of it.
+    lookups_beyond_cache: u64,
     /// Scans running now, so each takes its share of `scan_reserve`.
     active_scans: AtomicUsize,
     /// Buffers of lists assembled from several blocks.
@@ -238,10 +245,12 @@ impl OutOfCoreStore {
         cache_bytes: u64,
         engine: &EngineOptions,
     ) -> Result<OutOfCoreStore> {
-        // The id map, indexes and block checksums are part of the budget: the rest is for
-        // blocks, keys and buffers. When they alone exceed it, the readers get nothing and
-        // the reader holds their size plus the smallest caches.
-        let cache_bytes = cache_bytes.saturating_sub(file.lookup_bytes());
+        // The id map, indexes and block checksums are part of the budget, up to its share:
+        // the rest is for blocks, keys and buffers, so blocks always get at least half of it.
+        // Lookups beyond that share are held besides the budget, like per-vertex state.
+        let lookups_in_cache = file.lookup_bytes().min(cache_bytes / LOOKUP_SHARE_DIVISOR);
+        let lookups_beyond_cache = file.lookup_bytes() - lookups_in_cache;
+        let cache_bytes = cache_bytes - lookups_in_cache;
         let counters = Arc::new(IoCounters::default());
         let engine = IoEngine::open(&file.path, engine, counters.clone())?;
         let device = DeviceBusy::of(&file.path);
@@ -287,6 +296,7 @@ impl OutOfCoreStore {
             scan_chunk,
             scan_reserve,
             scan_beyond_cache: scan_reserve - scan_share,
+            lookups_beyond_cache,
             active_scans: AtomicUsize::new(0),
             lists: ListBudget::new(list_reserve),
             scan_high_water: AtomicU64::new(0),
@@ -1592,31 +1602,38 @@ impl GraphStore for OutOfCoreStore {
     }
 
     fn describe_reader(&self) -> String {
+        let lookups_in_cache = self.file.lookup_bytes() - self.lookups_beyond_cache;
+        let beyond: Vec<String> = [
+            (self.lookups_beyond_cache, "of vertex index and ids"),
+            (self.scan_beyond_cache, "of scan buffers"),
+        ]
+        .iter()
+        .filter(|(b, _)| *b > 0)
+        .map(|(b, what)| format!("{} more {what}", base::format_size(*b)))
+        .collect();
         format!(
             "out of core ({}, depth {}, cache {}: {} of vertex index and ids, {} of blocks, \
              {} of scan buffers{}{})",
             self.engine.describe(),
             self.engine.depth(),
             base::format_size(
-                self.file.lookup_bytes()
+                lookups_in_cache
                     + self.cache.capacity_bytes()
                     + self.scan_reserve
                     + self.lists.reserve()
                     - self.scan_beyond_cache
             ),
-            base::format_size(self.file.lookup_bytes()),
+            base::format_size(lookups_in_cache),
             base::format_size(self.cache.capacity_bytes()),
             base::format_size(self.scan_reserve - self.scan_beyond_cache),
             match self.lists.reserve() {
                 0 => String::new(),
                 r => format!(", {} of long lists", base::format_size(r)),
             },
-            match self.scan_beyond_cache {
-                0 => String::new(),
-                b => format!(
-                    "; and {} more of scan buffers beyond it",
-                    base::format_size(b)
-                ),
+            if beyond.is_empty() {
+                String::new()
+            } else {
+                format!("; and beyond it {}", beyond.join(", "))
             }
         )
     }

@@ -15,8 +15,10 @@ use std::path::{Path, PathBuf};
 
 use crate::blockfile::format::{
     FileIdentity, Section, SectionKind, Superblock, BLOCK_SIZE, INDEX_ENTRY_BYTES,
+    PACKED_LOOKUPS_VERSION,
 };
 use crate::blockfile::id_runs::{IdRuns, IdRunsBuilder};
+use crate::blockfile::packed::PackedU64s;
 use crate::error::{Result, StoreError};
 use crate::store::{Direction, GraphShape};
 
@@ -199,8 +201,9 @@ impl FileHeader {
         let n = sb.vertices;
         let section = |k: SectionKind| *sb.section(k).expect("checked above");
         let identity = read_identity_section(&file, &path, &sb)?;
+        let packed = sb.version >= PACKED_LOOKUPS_VERSION;
         let idmap = section(IdMap);
-        if idmap.length != n * 8 {
+        if !packed && idmap.length != n * 8 {
             return Err(bad(format!(
                 "IdMap is {} bytes, {} vertices need {}",
                 idmap.length,
@@ -237,7 +240,7 @@ impl FileHeader {
             check_edges(&section(InEdges), sb.section(InWeights))?;
             index_kinds.push(InIndex);
         }
-        for k in index_kinds {
+        for k in index_kinds.into_iter().filter(|_| !packed) {
             let s = section(k);
             if s.length != n * INDEX_ENTRY_BYTES as u64 {
                 return Err(bad(format!(
@@ -290,10 +293,21 @@ impl FileHeader {
     }
 
     /// Streams the id map to `sink`, checking its checksum and its order (strictly ascending in
-    /// key order, a few strictly ascending runs in degree order); returns the runs.
+    /// key order, strictly ascending runs in degree and locality order); returns the runs.
     pub fn read_ids(&self, file: &File, mut sink: impl FnMut(u64)) -> Result<IdRuns> {
         let s = *self.section(SectionKind::IdMap);
-        let mut runs = IdRunsBuilder::new(self.superblock.degree_order);
+        let n = self.superblock.vertices;
+        let mut runs = IdRunsBuilder::new(self.superblock.order);
+        if self.packed_lookups() {
+            let bytes = read_section_whole(file, &self.path, &s)?;
+            let ids = self.packed(&bytes, SectionKind::IdMap, n)?.0;
+            for v in 0..n {
+                let id = ids.get(v);
+                runs.push(id).map_err(|why| self.corrupt(why))?;
+                sink(id);
+            }
+            return Ok(runs.finish());
+        }
         read_section_streaming(file, &self.path, &s, |b| {
             for c in b.chunks_exact(8) {
                 let id = u64::from_le_bytes(c.try_into().expect("8 bytes"));
@@ -303,6 +317,29 @@ impl FileHeader {
             Ok(())
         })?;
         Ok(runs.finish())
+    }
+
+    /// Whether the id map and indexes are packed (format version 5 on).
+    fn packed_lookups(&self) -> bool {
+        self.superblock.version >= PACKED_LOOKUPS_VERSION
+    }
+
+    /// The packed array at the front of `bytes`, which must hold `n` values, and what follows.
+    fn packed<'b>(
+        &self,
+        bytes: &'b [u8],
+        kind: SectionKind,
+        n: u64,
+    ) -> Result<(PackedU64s, &'b [u8])> {
+        let (p, rest) =
+            PackedU64s::read_from(bytes).map_err(|why| self.corrupt(format!("{kind:?}: {why}")))?;
+        if p.len() != n {
+            return Err(self.corrupt(format!(
+                "{kind:?} holds {} values for {n} vertices",
+                p.len()
+            )));
+        }
+        Ok((p, rest))
     }
 
     /// Streams the vertex index of `dir` to `sink` as (start slot, degree), checking its
@@ -322,26 +359,43 @@ impl FileHeader {
         let slots = self.edge_section(dir).length / 4;
         let mut sum: u64 = 0;
         let mut v: u64 = 0;
-        read_section_streaming(file, &self.path, &s, |b| {
-            for e in b.chunks_exact(INDEX_ENTRY_BYTES) {
-                let start = u64::from_le_bytes(e[0..8].try_into().expect("8 bytes"));
-                let degree = u64::from_le_bytes(e[8..16].try_into().expect("8 bytes"));
-                if degree > u32::MAX as u64 {
-                    return Err(self.corrupt(format!(
-                        "{kind:?}: vertex {v} has degree {degree}, more than 2^32-1"
-                    )));
-                }
-                if start.checked_add(degree).is_none_or(|end| end > slots) {
-                    return Err(self.corrupt(format!(
-                        "{kind:?}: the list of vertex {v} runs outside its edge section"
-                    )));
-                }
-                sum += degree;
-                v += 1;
-                sink(start, degree as u32);
+        let mut entry = |start: u64, degree: u64| -> Result<()> {
+            if degree > u32::MAX as u64 {
+                return Err(self.corrupt(format!(
+                    "{kind:?}: vertex {v} has degree {degree}, more than 2^32-1"
+                )));
             }
+            if start.checked_add(degree).is_none_or(|end| end > slots) {
+                return Err(self.corrupt(format!(
+                    "{kind:?}: the list of vertex {v} runs outside its edge section"
+                )));
+            }
+            sum = sum.saturating_add(degree);
+            v += 1;
+            sink(start, degree as u32);
             Ok(())
-        })?;
+        };
+        if self.packed_lookups() {
+            let n = self.superblock.vertices;
+            let bytes = read_section_whole(file, &self.path, &s)?;
+            let (starts, rest) = self.packed(&bytes, kind, n)?;
+            let (degrees, _) = self.packed(rest, kind, n)?;
+            for u in 0..n {
+                match degrees.get(u) {
+                    0 => entry(0, 0)?,
+                    d => entry(starts.get(u), d)?,
+                }
+            }
+        } else {
+            read_section_streaming(file, &self.path, &s, |b| {
+                for e in b.chunks_exact(INDEX_ENTRY_BYTES) {
+                    let start = u64::from_le_bytes(e[0..8].try_into().expect("8 bytes"));
+                    let degree = u64::from_le_bytes(e[8..16].try_into().expect("8 bytes"));
+                    entry(start, degree)?;
+                }
+                Ok(())
+            })?;
+        }
         if sum != self.superblock.arcs {
             return Err(self.corrupt(format!(
                 "{kind:?}: degrees sum to {sum}, the superblock says {} arcs",
@@ -545,6 +599,16 @@ const STREAM_CHUNK: usize = 1 << 20;
 /// Reads a section in pieces, handing each to `sink`, and checks the section's CRC. A checksum
 /// mismatch is reported before any error `sink` raised (damage explains both); after a `sink`
 /// error the rest is only hashed.
+/// A whole section's bytes, its checksum checked.
+pub(crate) fn read_section_whole(file: &File, path: &Path, s: &Section) -> Result<Vec<u8>> {
+    let mut bytes = Vec::with_capacity(s.length as usize);
+    read_section_streaming(file, path, s, |b| {
+        bytes.extend_from_slice(b);
+        Ok(())
+    })?;
+    Ok(bytes)
+}
+
 pub(crate) fn read_section_streaming(
     file: &File,
     path: &Path,

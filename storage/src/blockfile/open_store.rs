@@ -1,5 +1,5 @@
-//! Choosing the access path for a graph file: in memory when the file fits the cache budget,
-//! out of core otherwise.
+//! Choosing the access path for a graph file: in memory when the loaded graph fits the cache
+//! budget, out of core otherwise.
 //!
 //! [`BlockStore`] is an enum rather than a trait object on purpose: the [`GraphStore`] trait is
 //! generic over the visitor, and algorithms are monomorphised per store, so the in-memory path
@@ -8,6 +8,7 @@
 
 use std::path::Path;
 
+use crate::blockfile::format::{SectionKind, Superblock, BLOCK_SIZE};
 use crate::blockfile::memory::MemoryStore;
 use crate::blockfile::ooc::OutOfCoreStore;
 use crate::error::Result;
@@ -51,14 +52,11 @@ impl BlockStore {
     }
 }
 
-/// Opens `path` in memory when the file size is at most `cache_bytes`, else out of core with a
+/// Opens `path` in memory when what it takes loaded whole is at most `cache_bytes`, else out of core with a
 /// cache of `cache_bytes` and `io_depth` reads in flight (io_uring or the pread pool, decided
 /// at run time).
 pub fn open_store(path: &Path, opts: &ReaderOptions) -> Result<BlockStore> {
-    let len = std::fs::metadata(path)
-        .map_err(|e| crate::error::StoreError::io(path, e))?
-        .len();
-    if len <= opts.cache_bytes {
+    if loaded_bytes_of(path)? <= opts.cache_bytes {
         return Ok(BlockStore::Memory(MemoryStore::load(path)?));
     }
     let engine = EngineOptions {
@@ -70,6 +68,27 @@ pub fn open_store(path: &Path, opts: &ReaderOptions) -> Result<BlockStore> {
         opts.cache_bytes,
         &engine,
     )?))
+}
+
+/// What `path` takes loaded whole ([`crate::catalog::GraphMeta::loaded_bytes`] for a file
+/// without its catalog entry): its superblock's shape and key sections, at least its size.
+pub fn loaded_bytes_of(path: &Path) -> Result<u64> {
+    use std::os::unix::fs::FileExt;
+    let io = |e| crate::error::StoreError::io(path, e);
+    let file = std::fs::File::open(path).map_err(io)?;
+    let len = file.metadata().map_err(io)?.len();
+    let mut block = vec![0u8; BLOCK_SIZE];
+    file.read_exact_at(&mut block, 0).map_err(io)?;
+    let sb = Superblock::decode(&block, path, len)?;
+    let keys: u64 = sb
+        .sections
+        .iter()
+        .filter(|s| matches!(s.kind, SectionKind::KeyOffsets | SectionKind::KeyBytes))
+        .map(|s| s.length)
+        .sum();
+    let plain =
+        crate::blockfile::memory::loaded_bytes(sb.vertices, sb.arcs, sb.directed, sb.weighted);
+    Ok(plain.saturating_add(keys).max(len))
 }
 
 /// Runs `$body` with `$s` bound to the concrete store inside a [`BlockStore`], so the body is

@@ -45,7 +45,9 @@ impl PackedU64s {
         if w < 64 {
             x &= (1u64 << w) - 1;
         }
-        base + x
+        // Wrapping: a damaged file's offsets give wrong values, which its checks then refuse,
+        // never an overflow.
+        base.wrapping_add(x)
     }
 
     /// Writes the values of group `g` to the front of `out` and returns how many there are
@@ -70,7 +72,7 @@ impl PackedU64s {
             let i = (bit / 64) as usize;
             let lo = words.get(i).copied().unwrap_or(0) as u128;
             let hi = words.get(i + 1).copied().unwrap_or(0) as u128;
-            *o = base + (((hi << 64 | lo) >> (bit % 64)) as u64 & mask);
+            *o = base.wrapping_add(((hi << 64 | lo) >> (bit % 64)) as u64 & mask);
             bit += w;
         }
         count
@@ -103,6 +105,67 @@ impl PackedU64s {
     /// Heap bytes held (what the reader counts against its cache).
     pub fn heap_bytes(&self) -> u64 {
         (self.groups.capacity() * 16 + self.bits.capacity() * 8) as u64
+    }
+
+    /// Appends the on-disk form (all little endian): the number of values, of groups and of
+    /// bit words (`u64` each), each group's base and `position << 8 | width`, then the words.
+    pub fn write_to(&self, out: &mut Vec<u8>) {
+        for x in [self.len, self.groups.len() as u64, self.bits.len() as u64] {
+            out.extend_from_slice(&x.to_le_bytes());
+        }
+        for x in self.groups.iter().flatten().chain(&self.bits) {
+            out.extend_from_slice(&x.to_le_bytes());
+        }
+    }
+
+    /// Reads the on-disk form ([`PackedU64s::write_to`]) at the front of `bytes`, checking
+    /// that every group's bits lie inside the words, so that no lookup can fail; returns it and
+    /// the bytes after it. `Err` says what is wrong.
+    pub fn read_from(bytes: &[u8]) -> Result<(PackedU64s, &[u8]), String> {
+        let word = |i: usize| -> Option<u64> {
+            let b = bytes.get(i * 8..i * 8 + 8)?;
+            Some(u64::from_le_bytes(b.try_into().expect("8 bytes")))
+        };
+        let (Some(len), Some(groups), Some(words)) = (word(0), word(1), word(2)) else {
+            return Err(format!("{} bytes, too short for a header", bytes.len()));
+        };
+        if groups != len.div_ceil(GROUP as u64) {
+            return Err(format!("{len} values in {groups} groups"));
+        }
+        let need = groups
+            .checked_mul(2)
+            .and_then(|g| g.checked_add(words))
+            .and_then(|w| w.checked_add(3))
+            .and_then(|w| w.checked_mul(8))
+            .filter(|&b| b <= bytes.len() as u64)
+            .ok_or_else(|| {
+                format!(
+                    "{groups} groups and {words} words do not fit in {} bytes",
+                    bytes.len()
+                )
+            })?;
+        let mut p = PackedU64s {
+            len,
+            groups: Vec::with_capacity(groups as usize),
+            bits: Vec::with_capacity(words as usize),
+        };
+        let bit_len = words * 64;
+        for g in 0..groups as usize {
+            let (base, pos_width) = (word(3 + 2 * g).unwrap(), word(4 + 2 * g).unwrap());
+            let (pos, w) = (pos_width >> 8, pos_width & 0xff);
+            let count = (len - (g * GROUP) as u64).min(GROUP as u64);
+            if w > 64 {
+                return Err(format!("group {g} has width {w}"));
+            }
+            if w > 0 && pos.checked_add(count * w).is_none_or(|end| end > bit_len) {
+                return Err(format!("group {g}'s bits lie outside the words"));
+            }
+            p.groups.push([base, pos_width]);
+        }
+        let first_word = 3 + 2 * groups as usize;
+        p.bits
+            .extend((0..words as usize).map(|i| word(first_word + i).unwrap()));
+        Ok((p, &bytes[need as usize..]))
     }
 }
 
@@ -241,6 +304,48 @@ mod tests {
             let want = &values[g * GROUP..((g + 1) * GROUP).min(values.len())];
             assert_eq!(&out[..count], want, "group {g}");
         }
+    }
+
+    #[test]
+    fn the_on_disk_form_round_trips_and_damage_is_an_error() {
+        let values: Vec<u64> = (0..300u64).map(|i| i * i % 1000 + 7).collect();
+        let p: PackedU64s = values.iter().copied().collect();
+        let mut bytes = Vec::new();
+        p.write_to(&mut bytes);
+        bytes.extend_from_slice(b"tail");
+        let (back, rest) = PackedU64s::read_from(&bytes).unwrap();
+        assert_eq!(back, p);
+        assert_eq!(rest, b"tail");
+        let empty = PackedU64s::default();
+        let mut e = Vec::new();
+        empty.write_to(&mut e);
+        assert_eq!(PackedU64s::read_from(&e).unwrap().0.len(), 0);
+        // Every truncation, and every byte changed, is refused or decodes without a panic.
+        for cut in 0..bytes.len() - 4 {
+            if let Ok((q, _)) = PackedU64s::read_from(&bytes[..cut]) {
+                (0..q.len()).for_each(|i| {
+                    std::hint::black_box(q.get(i));
+                });
+            }
+        }
+        for i in 0..bytes.len() - 4 {
+            let mut bad = bytes.clone();
+            bad[i] ^= 0xa5;
+            if let Ok((q, _)) = PackedU64s::read_from(&bad) {
+                let mut out = [0u64; GROUP];
+                (0..q.len()).for_each(|i| {
+                    std::hint::black_box(q.get(i));
+                });
+                (0..q.groups()).for_each(|g| {
+                    std::hint::black_box(q.decode_group(g, &mut out));
+                });
+            }
+        }
+        let mut wide = bytes.clone();
+        wide[32] = 65;
+        assert!(PackedU64s::read_from(&wide)
+            .unwrap_err()
+            .contains("width 65"));
     }
 
     #[test]

@@ -14,10 +14,11 @@ use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 
 use crate::blockfile::format::{
-    version_written, FileIdentity, Section, SectionKind, Superblock, BLOCK_SIZE, EMPTY_SLOT,
-    SLOTS_PER_BLOCK,
+    FileIdentity, IdOrder, Section, SectionKind, Superblock, BLOCK_SIZE, EMPTY_SLOT,
+    FORMAT_VERSION, PACKED_LOOKUPS_VERSION, SLOTS_PER_BLOCK,
 };
 use crate::blockfile::open::VertexIndex;
+use crate::blockfile::packed::{PackedBuilder, PackedU64s};
 use crate::error::{Result, StoreError};
 
 /// Open edge blocks kept for first-fit packing of short lists. A small window keeps packing
@@ -356,10 +357,10 @@ pub struct GraphFileContents {
     /// What the file says about itself: the graph, generation, file id, source.
     pub identity: FileIdentity,
     /// Input id (for string keys: key rank) of every internal vertex: strictly ascending in key
-    /// order, ascending runs by degree bucket when `degree_order`.
+    /// order, ascending runs in degree and locality order.
     pub ids: Vec<u64>,
-    /// Whether internal ids are grouped by degree bucket (see the format's `IdMap`).
-    pub degree_order: bool,
+    /// The order of internal ids (see the format's `IdMap`).
+    pub order: IdOrder,
     /// The string key of every internal vertex, ascending, when the vertices have string keys.
     pub keys: Option<crate::import::keys::SortedKeys>,
     /// Edges as the user counts them.
@@ -382,9 +383,28 @@ pub fn temp_name(dest: &Path) -> PathBuf {
     dest.with_file_name(name)
 }
 
+thread_local! {
+    /// The format version this thread writes: [`FORMAT_VERSION`] unless a test asked for an
+    /// older one with [`writing_version`].
+    static VERSION: std::cell::Cell<u32> = const { std::cell::Cell::new(FORMAT_VERSION) };
+}
+
+/// Runs `f` with the graph files this thread writes in format `version` (3 or 4: plain id map
+/// and indexes; the order must exist in that version): how tests make the files older builds
+/// wrote, to check they still read.
+#[doc(hidden)]
+pub fn writing_version<R>(version: u32, f: impl FnOnce() -> R) -> R {
+    let before = VERSION.with(|v| v.replace(version));
+    let r = f();
+    VERSION.with(|v| v.set(before));
+    r
+}
+
 /// Assembles the graph file at `dest` (atomically: temp name, fsync, rename, fsync of the
 /// directory). Returns the file's size in bytes.
 pub fn write_graph_file(dest: &Path, c: &GraphFileContents) -> Result<u64> {
+    let version = VERSION.with(|v| v.get());
+    let packed = version >= PACKED_LOOKUPS_VERSION;
     if c.ids.len() > u32::MAX as usize {
         return Err(StoreError::Other(format!(
             "{} vertices, at most 2^32-1 are supported",
@@ -431,14 +451,23 @@ pub fn write_graph_file(dest: &Path, c: &GraphFileContents) -> Result<u64> {
 
     let mut buf: Vec<u8> = Vec::with_capacity(1 << 16);
     sink.begin();
-    for chunk in c.ids.chunks(8192) {
-        buf.clear();
-        for id in chunk {
-            buf.extend_from_slice(&id.to_le_bytes());
-        }
+    if packed {
+        let ids: PackedU64s = c.ids.iter().copied().collect();
+        ids.write_to(&mut buf);
+        drop(ids);
         sink.write(&buf)?;
+    } else {
+        for chunk in c.ids.chunks(8192) {
+            buf.clear();
+            chunk
+                .iter()
+                .for_each(|id| buf.extend_from_slice(&id.to_le_bytes()));
+            sink.write(&buf)?;
+        }
     }
     sink.end(SectionKind::IdMap)?;
+    buf.clear();
+    buf.shrink_to(1 << 16);
 
     if let Some(keys) = &c.keys {
         if keys.len() != c.ids.len() {
@@ -476,16 +505,31 @@ pub fn write_graph_file(dest: &Path, c: &GraphFileContents) -> Result<u64> {
         sink.end(SectionKind::KeyBytes)?;
     }
 
-    let mut index = |sink: &mut SectionSink, idx: &VertexIndex, kind| -> Result<()> {
+    // Start slots, then degrees; an empty list's start is a placeholder.
+    let index = |sink: &mut SectionSink, idx: &VertexIndex, kind| -> Result<()> {
         sink.begin();
-        for (s, d) in idx.starts.chunks(4096).zip(idx.degrees.chunks(4096)) {
-            buf.clear();
-            for (s, d) in s.iter().zip(d) {
-                buf.extend_from_slice(&s.to_le_bytes());
-                buf.extend_from_slice(&(*d as u64).to_le_bytes());
+        if !packed {
+            for (&s, &d) in idx.starts.iter().zip(&idx.degrees) {
+                let mut e = [0u8; 16];
+                e[..8].copy_from_slice(&s.to_le_bytes());
+                e[8..].copy_from_slice(&(d as u64).to_le_bytes());
+                sink.write(&e)?;
             }
-            sink.write(&buf)?;
+            return sink.end(kind);
         }
+        let mut starts = PackedBuilder::with_capacity(idx.starts.len() as u64);
+        for (&s, &d) in idx.starts.iter().zip(&idx.degrees) {
+            if d == 0 {
+                starts.push_any();
+            } else {
+                starts.push(s);
+            }
+        }
+        let mut bytes = Vec::new();
+        starts.finish().write_to(&mut bytes);
+        let degrees: PackedU64s = idx.degrees.iter().map(|&d| d as u64).collect();
+        degrees.write_to(&mut bytes);
+        sink.write(&bytes)?;
         sink.end(kind)
     };
     index(&mut sink, &c.out.index, SectionKind::OutIndex)?;
@@ -526,13 +570,13 @@ pub fn write_graph_file(dest: &Path, c: &GraphFileContents) -> Result<u64> {
     sink.end(SectionKind::BlockCrcs)?;
 
     let sb = Superblock {
-        version: version_written(c.degree_order),
+        version,
         vertices: c.ids.len() as u64,
         arcs: c.out.arcs,
         edges: c.edges,
         directed: c.directed,
         weighted: c.weighted,
-        degree_order: c.degree_order,
+        order: c.order,
         sections: std::mem::take(&mut sink.sections),
     };
     let file_len = sink.pos;

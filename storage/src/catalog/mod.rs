@@ -115,6 +115,19 @@ pub struct GraphMeta {
 }
 
 impl GraphMeta {
+    /// Bytes the graph takes loaded whole (in memory): at least its file, more when the file
+    /// packs what memory holds plainly (see [`crate::blockfile::memory::loaded_bytes`]).
+    pub fn loaded_bytes(&self) -> u64 {
+        let plain = crate::blockfile::memory::loaded_bytes(
+            self.vertices,
+            self.arcs,
+            self.directed,
+            self.weighted,
+        )
+        .saturating_add(self.key_bytes);
+        plain.max(self.file_bytes)
+    }
+
     /// Whether the graph's vertices have string keys.
     pub fn string_keys(&self) -> bool {
         self.key_bytes > 0

@@ -289,7 +289,9 @@ fn format_1_files_are_read_and_recovered_by_their_name() {
     let d = tempfile::tempdir().unwrap();
     let path = {
         let (mut c, _) = open(d.path());
-        let g = create(&mut c, "old_graph", 5, false);
+        // Plain lookups (format 3), as format 1 had.
+        let g =
+            crate::blockfile::writer::writing_version(3, || create(&mut c, "old_graph", 5, false));
         c.graph_path(&g)
     };
     make_format_1(&path);

@@ -194,6 +194,19 @@ impl<R: Record> Sorter<R> {
         Ok(next)
     }
 
+    /// Calls `f` on every record pushed so far (spilled runs first, then the buffer), leaving
+    /// them where they are.
+    pub fn for_each(&self, mut f: impl FnMut(&R)) -> Result<()> {
+        for run in &self.runs {
+            let mut records = Merged::<R>::open(std::slice::from_ref(run), self.read_buffer)?;
+            while let Some(r) = records.next()? {
+                f(&r);
+            }
+        }
+        self.buf.iter().for_each(f);
+        Ok(())
+    }
+
     /// Records pushed so far.
     pub fn len(&self) -> u64 {
         self.total

@@ -37,6 +37,7 @@ use std::time::{Duration, Instant};
 
 use arrow_array::RecordBatchReader;
 
+use crate::blockfile::format::IdOrder;
 use crate::blockfile::writer::{write_graph_file, GraphFileContents, ListWriter, WrittenLists};
 use crate::error::{Result, StoreError};
 pub use detect::detect_format;
@@ -114,7 +115,8 @@ pub enum ImportPhase {
     Reading,
     /// Merging sorted runs and packing adjacency lists.
     Sorting,
-    /// `LAYOUT degree`: sorting the arcs again under the new ids.
+    /// `LAYOUT degree` or `locality`: ordering the vertices and sorting the arcs again under
+    /// their new ids.
     Renumbering,
     /// Assembling the graph file.
     Writing,
@@ -126,7 +128,7 @@ impl ImportPhase {
         match self {
             ImportPhase::Reading => "reading",
             ImportPhase::Sorting => "sorting",
-            ImportPhase::Renumbering => "renumbering by degree",
+            ImportPhase::Renumbering => "renumbering",
             ImportPhase::Writing => "writing",
         }
     }
@@ -738,20 +740,20 @@ fn import_from(
     let sorter2_bytes = (budget / 2).saturating_sub(resident).max(budget / 8) as usize;
     // Degree order renumbers every vertex once the degrees are known, after this merge, so
     // out-lists cannot be written as the merge produces them either.
-    let resort_out =
-        directed && (matches!(mapper, InternalIds::Ranks(_)) || layout == Layout::Degree);
+    let resort_out = directed && (matches!(mapper, InternalIds::Ranks(_)) || layout.renumbers());
     let sorter2_bytes = if resort_out {
         sorter2_bytes / 2
     } else {
         sorter2_bytes
     };
     let mut merged = sorter.finish_counting(&mut runs_spilled)?;
-    // Under degree order the arcs' final ids are known only after this merge: they are
-    // collected unsorted and sorted once, renumbered.
+    // Under degree or locality order the arcs' final ids are known only after this merge:
+    // they are collected unsorted and sorted once, renumbered.
     let arcs = |name: &str| {
-        match layout {
-            Layout::Key => Sorter::new(tmp.path(), name, sorter2_bytes, false, read_buffer),
-            Layout::Degree => Sorter::deferred(tmp.path(), name, sorter2_bytes, read_buffer),
+        if layout.renumbers() {
+            Sorter::deferred(tmp.path(), name, sorter2_bytes, read_buffer)
+        } else {
+            Sorter::new(tmp.path(), name, sorter2_bytes, false, read_buffer)
         }
         .on_pool(&pool)
     };
@@ -768,8 +770,8 @@ fn import_from(
     let mut self_loops_kept = 0u64;
     let mut negative_weights = 0u64;
     let mut merged_count = 0u64;
-    // Both directions' degrees by key-order id, for `LAYOUT degree`.
-    let mut degrees: Vec<u32> = if layout == Layout::Degree {
+    // Both directions' degrees by key-order id, to choose and compute the order.
+    let mut degrees: Vec<u32> = if layout.renumbers() {
         vec![0; n as usize]
     } else {
         Vec::new()
@@ -855,8 +857,34 @@ fn import_from(
     }
     drop(merged);
     let (mut ids, mut again, mut out_again) = (ids, again, out_again);
-    if layout == Layout::Degree {
-        let new_id = layout::degree_order(&degrees);
+    let (mut order, mut layout_reason) = if layout.renumbers() {
+        layout::choose(layout, &degrees, (budget / 2).saturating_sub(resident))?
+    } else {
+        (IdOrder::Key, "LAYOUT given".to_string())
+    };
+    if order != IdOrder::Key {
+        progress(ImportProgress {
+            phase: ImportPhase::Renumbering,
+            bytes_read,
+            edges: 0,
+        });
+        let mut new_id = None;
+        if order == IdOrder::Locality {
+            // Every arc once from each end: the undirected adjacency the clusters grow in.
+            let mut adj = layout::Adjacency::with_degrees(&degrees);
+            again.for_each(|a| adj.add(a.from, a.to))?;
+            if let Some(out) = &out_again {
+                out.for_each(|a| adj.add(a.from, a.to))?;
+            }
+            check_cancel(cancel)?;
+            let capacity = layout::cluster_capacity(directed);
+            (order, layout_reason) =
+                layout::confirm_locality(layout, &adj, &degrees, capacity, layout_reason);
+            if order == IdOrder::Locality {
+                new_id = Some(layout::locality_order(&adj, &degrees, capacity));
+            }
+        }
+        let new_id = new_id.unwrap_or_else(|| layout::degree_order(&degrees));
         drop(degrees);
         let mut relabel = |s: Sorter<Arc>, name: &str| -> Result<Sorter<Arc>> {
             let mut count = 0u64;
@@ -984,7 +1012,7 @@ fn import_from(
             InternalIds::Ids(_) => None,
         },
         ids,
-        degree_order: layout == Layout::Degree,
+        order,
         edges,
         directed,
         weighted,
@@ -993,7 +1021,7 @@ fn import_from(
     };
     let file_bytes = write_graph_file(&req.dest, &contents)?;
     let string_keys = contents.keys.is_some();
-    let format_version = crate::blockfile::format::version_written(contents.degree_order);
+    let format_version = crate::blockfile::format::FORMAT_VERSION;
     let key_bytes = contents.keys.as_ref().map_or(0, |k| k.file_bytes());
     drop(contents);
     drop(tmp);
@@ -1025,6 +1053,8 @@ fn import_from(
             skipped_examples,
             vertices_from_file,
             negative_weights,
+            layout: order.keyword().to_string(),
+            layout_reason,
         },
     })
 }
@@ -1159,10 +1189,10 @@ fn read_input<'b>(
 }
 
 /// The bytes every vertex holds in memory from the merge phase to the end of an import,
-/// whatever the budget: its id, the list writers' index entries, and for degree order its
-/// degree and then its new id.
+/// whatever the budget: its id, the list writers' index entries, and when it is renumbered
+/// its degree and then its new id.
 fn resident_bytes_per_vertex(directed: bool, layout: Layout) -> u64 {
-    8 + 12 * if directed { 2 } else { 1 } + if layout == Layout::Degree { 8 } else { 0 }
+    8 + 12 * if directed { 2 } else { 1 } + if layout.renumbers() { 8 } else { 0 }
 }
 
 fn check_vertex_count(n: usize) -> Result<()> {

@@ -109,6 +109,10 @@ impl Policies {
 /// How many skipped lines a report quotes.
 pub const SKIPPED_EXAMPLES: usize = 5;
 
+/// The report line saying why the import chose its layout: DESCRIBE shows it, the CREATE
+/// status line leaves it out.
+pub const LAYOUT_REASON: &str = "layout reason";
+
 /// What an import read, kept, merged and skipped.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
@@ -132,6 +136,10 @@ pub struct ImportReport {
     /// Kept edges with a negative weight (algorithms that need non-negative weights refuse
     /// the graph).
     pub negative_weights: u64,
+    /// The order of internal ids written (`LAYOUT`: key, degree or locality) and why; empty in
+    /// catalogs written before layouts were chosen.
+    pub layout: String,
+    pub layout_reason: String,
 }
 
 impl ImportReport {
@@ -163,6 +171,12 @@ impl ImportReport {
         }
         if let Some(n) = self.vertices_from_file {
             out.push(("vertices from file".into(), n.to_string()));
+        }
+        if !self.layout.is_empty() {
+            out.push(("layout chosen".into(), self.layout.clone()));
+        }
+        if !self.layout_reason.is_empty() {
+            out.push((LAYOUT_REASON.into(), self.layout_reason.clone()));
         }
         if self.negative_weights > 0 {
             out.push(("negative weights".into(), self.negative_weights.to_string()));

@@ -110,7 +110,7 @@ pub fn write_graph_packed(
     write_graph_file(
         &dest,
         &GraphFileContents {
-            degree_order: false,
+            order: storage::blockfile::format::IdOrder::Key,
             identity: storage::blockfile::format::FileIdentity::new(
                 name,
                 1,
