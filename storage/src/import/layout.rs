@@ -371,11 +371,9 @@ pub(crate) fn locality_order(adj: &Adjacency, degrees: &[u32], capacity: u64) ->
         }
     }
     // Isolated vertices last, in key order.
-    for v in 0..n {
-        if new_id[v] == NONE {
-            new_id[v] = next;
-            next += 1;
-        }
+    for id in new_id.iter_mut().filter(|id| **id == NONE) {
+        *id = next;
+        next += 1;
     }
     new_id
 }
