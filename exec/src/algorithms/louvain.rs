@@ -18,8 +18,8 @@
 //! levels run (`louvain/coarse.rs`).
 
 mod coarse;
+mod moves;
 
-use std::collections::HashMap;
 use std::sync::Arc;
 
 use arrow_array::{ArrayRef, RecordBatch, UInt64Array};
@@ -38,7 +38,8 @@ use crate::lists;
 use crate::output::{key_order, per_vertex_batches, pick};
 use crate::result::{ResultTable, SummaryValue};
 use crate::state::VertexArray;
-use coarse::{best_move, Coarse};
+use coarse::Coarse;
+use moves::{MoveState, Mover};
 
 /// Louvain community detection.
 pub struct Louvain;
@@ -270,6 +271,7 @@ fn compute<S: GraphStore>(ctx: &RunContext<'_, S>, cfg: &Config) -> Result<Commu
 
     // Level 1: local moving over the store.
     let order = shuffled(n, &mut rng);
+    let mut local = LocalIds::new(n);
     let mut moved_any = false;
     if m2 > 0.0 {
         for _ in 0..cfg.sweeps {
@@ -278,8 +280,16 @@ fn compute<S: GraphStore>(ctx: &RunContext<'_, S>, cfg: &Config) -> Result<Commu
             let mut entries = 0u64;
             for chunk in order.chunks(CHUNK) {
                 ctx.check()?;
-                let (m, e) =
-                    move_chunk(ctx, chunk, &degree, &total, &community, m2, cfg.resolution)?;
+                let (m, e) = move_chunk(
+                    ctx,
+                    chunk,
+                    &degree,
+                    &total,
+                    &community,
+                    &mut local,
+                    m2,
+                    cfg.resolution,
+                )?;
                 moves += m;
                 entries += e;
             }
@@ -291,6 +301,7 @@ fn compute<S: GraphStore>(ctx: &RunContext<'_, S>, cfg: &Config) -> Result<Commu
         }
     }
     drop(order);
+    drop(local);
     degree.free()?;
     total.free()?;
 
@@ -326,7 +337,9 @@ fn compute<S: GraphStore>(ctx: &RunContext<'_, S>, cfg: &Config) -> Result<Commu
         let start = ctx.begin();
         let order = shuffled(graph.len(), &mut rng);
         let (communities, sweeps) =
-            graph.local_moving(&order, m2, cfg.resolution, cfg.sweeps, || ctx.check())?;
+            graph.local_moving(&ctx.pool, &order, m2, cfg.resolution, cfg.sweeps, || {
+                ctx.check()
+            })?;
         levels += 1;
         let (renumbered, count) = coarse::renumber(&communities);
         let next = graph.aggregate(&renumbered, count);
@@ -368,72 +381,136 @@ fn numbered_in_key_order<S: GraphStore>(store: &S, community: &[u32], count: usi
     community.iter().map(|&c| id[c as usize]).collect()
 }
 
-/// Moves the vertices of `chunk` one after another (sequential local moving over a local copy
-/// of the state they touch); returns the moves made and the list entries read.
+/// Chunk-local numbering of vertex (or community) ids: the ids a chunk touches, ascending
+/// (as `read_at` wants them), and each one's position among them.
+struct LocalIds {
+    /// One bit per id, set while it is listed.
+    seen: Vec<u64>,
+    /// Per id, its position in the last list made (valid for the ids of that list).
+    position: Vec<u32>,
+}
+
+impl LocalIds {
+    fn new(n: u32) -> LocalIds {
+        LocalIds {
+            seen: vec![0; (n as usize).div_ceil(64)],
+            position: vec![0; n as usize],
+        }
+    }
+
+    /// The distinct `ids`, ascending, each one's position noted.
+    fn list(&mut self, ids: impl Iterator<Item = u32>) -> Vec<u32> {
+        let mut out = Vec::new();
+        for id in ids {
+            let (word, bit) = ((id / 64) as usize, 1u64 << (id % 64));
+            if self.seen[word] & bit == 0 {
+                self.seen[word] |= bit;
+                out.push(id);
+            }
+        }
+        // Sorting few ids is cheaper than reading every word of the bitmap.
+        if out.len() * 8 < self.seen.len() {
+            out.sort_unstable();
+            for &id in &out {
+                self.seen[(id / 64) as usize] = 0;
+            }
+        } else {
+            out.clear();
+            for (word, bits) in self.seen.iter_mut().enumerate() {
+                let mut b = *bits;
+                while b != 0 {
+                    out.push(word as u32 * 64 + b.trailing_zeros());
+                    b &= b - 1;
+                }
+                *bits = 0;
+            }
+        }
+        for (at, &id) in out.iter().enumerate() {
+            self.position[id as usize] = at as u32;
+        }
+        out
+    }
+}
+
+/// Moves the vertices of `chunk` one after another over a copy of the state they touch, in
+/// chunk-local numbering (`moves::move_chunk`: proposals in parallel, the sequential result),
+/// and writes back what changed; returns the moves made and the list entries read.
+#[allow(clippy::too_many_arguments)]
 fn move_chunk<S: GraphStore>(
     ctx: &RunContext<'_, S>,
     chunk: &[u32],
     degree: &VertexArray<f64>,
     total: &VertexArray<f64>,
     community: &VertexArray<u32>,
+    local: &mut LocalIds,
     m2: f64,
     resolution: f64,
 ) -> Result<(u64, u64), ExecError> {
-    let (lists, entries) = neighbourhoods(ctx, chunk)?;
-    let mut members: Vec<u32> = chunk.to_vec();
-    members.sort_unstable();
-    let k: HashMap<u32, f64> = members
-        .iter()
-        .copied()
-        .zip(degree.read_at(&members)?)
-        .collect();
-    let mut ids: Vec<u32> = lists
-        .iter()
-        .flatten()
-        .map(|e| e.0)
-        .chain(chunk.iter().copied())
-        .collect();
-    ids.sort_unstable();
-    ids.dedup();
-    let mut comm: HashMap<u32, u32> = ids.iter().copied().zip(community.read_at(&ids)?).collect();
-    let mut cids: Vec<u32> = comm.values().copied().collect();
-    cids.sort_unstable();
-    cids.dedup();
-    let before = total.read_at(&cids)?;
-    let mut tot: HashMap<u32, f64> = cids.iter().copied().zip(before.iter().copied()).collect();
-
-    let mut moved = Vec::new();
-    let mut links: Vec<(u32, f64)> = Vec::new();
-    for (&v, list) in chunk.iter().zip(&lists) {
-        links.clear();
-        links.extend(
-            list.iter()
-                .filter(|e| e.0 != v)
-                .map(|&(u, w)| (comm[&u], w)),
-        );
-        let own = comm[&v];
-        let kv = k[&v];
-        let target = best_move(own, kv, &mut links, |c| tot[&c], m2, resolution);
-        if target != own {
-            *tot.entry(own).or_default() -= kv;
-            *tot.entry(target).or_default() += kv;
-            comm.insert(v, target);
-            moved.push(v);
+    let (mut lists, entries) = neighbourhoods(ctx, chunk)?;
+    let ids = local.list(
+        lists
+            .iter()
+            .flatten()
+            .map(|e| e.0)
+            .chain(chunk.iter().copied()),
+    );
+    for list in &mut lists {
+        for e in list.iter_mut() {
+            e.0 = local.position[e.0 as usize];
         }
     }
+    let member: Vec<u32> = chunk.iter().map(|&v| local.position[v as usize]).collect();
+    let mut sorted = chunk.to_vec();
+    sorted.sort_unstable();
+    let sorted_degree = degree.read_at(&sorted)?;
+    let k: Vec<f64> = chunk
+        .iter()
+        .map(|v| sorted_degree[sorted.binary_search(v).unwrap_or(0)])
+        .collect();
+    let community_of = community.read_at(&ids)?;
+    let cids = local.list(community_of.iter().copied());
+    let mut comm: Vec<u32> = community_of
+        .iter()
+        .map(|&c| local.position[c as usize])
+        .collect();
+    let before = total.read_at(&cids)?;
+    let mut tot = before.clone();
+
+    let movers: Vec<Mover<'_>> = (0..chunk.len())
+        .map(|i| Mover {
+            vertex: member[i],
+            degree: k[i],
+            row: &lists[i],
+        })
+        .collect();
+    let mut state = MoveState {
+        comm: &mut comm,
+        tot: &mut tot,
+        m2,
+        resolution,
+    };
+    let moved = moves::move_chunk(&ctx.pool, &movers, &mut state);
     if moved.is_empty() {
         return Ok((0, entries));
     }
-    moved.sort_unstable();
-    let values: Vec<u32> = moved.iter().map(|v| comm[v]).collect();
-    write_at(community, &moved, &values)?;
-    let changed: Vec<(u32, f64)> = cids
+    let mut changed: Vec<(u32, u32)> = moved
         .iter()
-        .zip(&before)
-        .filter(|&(c, &b)| tot[c].to_bits() != b.to_bits())
-        .map(|(&c, _)| (c, tot[&c]))
+        .map(|&i| {
+            (
+                chunk[i as usize],
+                cids[comm[member[i as usize] as usize] as usize],
+            )
+        })
         .collect();
-    let (at, values): (Vec<u32>, Vec<f64>) = changed.into_iter().unzip();
+    changed.sort_unstable();
+    let (at, values): (Vec<u32>, Vec<u32>) = changed.into_iter().unzip();
+    write_at(community, &at, &values)?;
+    let (at, values): (Vec<u32>, Vec<f64>) = cids
+        .iter()
+        .zip(before.iter().zip(&tot))
+        .filter(|(_, (b, t))| b.to_bits() != t.to_bits())
+        .map(|(&c, (_, &t))| (c, t))
+        .unzip();
     write_at(total, &at, &values)?;
     Ok((moved.len() as u64, entries))
 }
