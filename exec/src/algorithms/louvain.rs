@@ -167,37 +167,84 @@ fn directions<S: GraphStore>(store: &S) -> &'static [Direction] {
     }
 }
 
-/// One vertex's entries `(neighbour, weight)` in the undirected view.
-type Neighbourhood = Vec<(u32, f64)>;
+/// The undirected-view neighbourhoods of some vertices: entries `(neighbour, weight)`, the
+/// rows one after another.
+struct Rows {
+    entries: Vec<(u32, f64)>,
+    /// Per row, where its entries end.
+    end: Vec<usize>,
+}
+
+impl Rows {
+    fn row(&self, i: usize) -> &[(u32, f64)] {
+        let start = if i == 0 { 0 } else { self.end[i - 1] };
+        &self.entries[start..self.end[i]]
+    }
+
+    fn iter(&self) -> impl Iterator<Item = &[(u32, f64)]> {
+        (0..self.end.len()).map(|i| self.row(i))
+    }
+}
 
 /// The undirected-view neighbourhoods of `vertices` (distinct), in their order: every entry
-/// `(u, w)` of each list, a self-loop of an undirected graph twice (a directed one is in both
-/// lists already). Returns the lists and the number of entries read.
+/// `(u, w)` of each list (out before in), a self-loop of an undirected graph twice (a directed
+/// one is in both lists already). Returns the rows and the number of entries read.
 fn neighbourhoods<S: GraphStore>(
     ctx: &RunContext<'_, S>,
     vertices: &[u32],
-) -> Result<(Vec<Neighbourhood>, u64), ExecError> {
+) -> Result<(Rows, u64), ExecError> {
     let store = ctx.store;
     let directed = store.shape().directed;
-    let mut at: Vec<(u32, usize)> = vertices.iter().copied().zip(0..).collect();
+    let mut at: Vec<(u32, u32)> = vertices.iter().copied().zip(0..).collect();
     at.sort_unstable();
-    let mut lists = vec![Vec::new(); vertices.len()];
-    let mut entries = 0u64;
+    let mut entries = Vec::new();
+    // Per list as it arrived: its vertex's position and where its entries end.
+    let mut pieces: Vec<(u32, usize)> = Vec::with_capacity(vertices.len());
     for &dir in directions(store) {
         lists::fetch(ctx, dir, vertices, true, |v, ns, ws| {
             let Ok(i) = at.binary_search_by_key(&v, |a| a.0) else {
                 return;
             };
-            let list: &mut Neighbourhood = &mut lists[at[i].1];
-            entries += ns.len() as u64;
-            for (k, &u) in ns.iter().enumerate() {
-                let w = ws.and_then(|w| w.get(k)).copied().unwrap_or(1.0);
-                let loops = if u == v && !directed { 2.0 } else { 1.0 };
-                list.push((u, w * loops));
+            match ws {
+                Some(ws) => entries.extend(ns.iter().zip(ws).map(|(&u, &w)| {
+                    let loops = if u == v && !directed { 2.0 } else { 1.0 };
+                    (u, w * loops)
+                })),
+                None => entries.extend(ns.iter().map(|&u| {
+                    let loops = if u == v && !directed { 2.0 } else { 1.0 };
+                    (u, loops)
+                })),
             }
+            pieces.push((at[i].1, entries.len()));
         })?;
     }
-    Ok((lists, entries))
+    let read = entries.len() as u64;
+    let in_order = pieces.len() == vertices.len() && pieces.iter().zip(0..).all(|(p, i)| p.0 == i);
+    if in_order {
+        let end = pieces.into_iter().map(|p| p.1).collect();
+        return Ok((Rows { entries, end }, read));
+    }
+    // Lists arrived out of order or in two directions: gather each vertex's pieces.
+    let mut spans: Vec<(u32, usize, usize)> = Vec::with_capacity(pieces.len());
+    let mut start = 0;
+    for (i, end) in pieces {
+        spans.push((i, start, end));
+        start = end;
+    }
+    // Stable, so a vertex's out-list stays before its in-list.
+    spans.sort_by_key(|s| s.0);
+    let mut rows = Rows {
+        entries: Vec::with_capacity(entries.len()),
+        end: Vec::with_capacity(vertices.len()),
+    };
+    let mut next = spans.iter().peekable();
+    for i in 0..vertices.len() as u32 {
+        while let Some(&(_, a, b)) = next.next_if(|s| s.0 == i) {
+            rows.entries.extend_from_slice(&entries[a..b]);
+        }
+        rows.end.push(rows.entries.len());
+    }
+    Ok((rows, read))
 }
 
 /// The vertices `0..n` in chunks of [`CHUNK`], in order.
@@ -253,7 +300,7 @@ fn compute<S: GraphStore>(ctx: &RunContext<'_, S>, cfg: &Config) -> Result<Commu
         let (lists, read) = neighbourhoods(ctx, chunk)?;
         entries += read;
         let k: Vec<f64> = lists.iter().map(|l| l.iter().map(|e| e.1).sum()).collect();
-        for (&v, list) in chunk.iter().zip(&lists) {
+        for (&v, list) in chunk.iter().zip(lists.iter()) {
             own_links += list.iter().filter(|e| e.0 == v).map(|e| e.1).sum::<f64>();
         }
         m2 += k.iter().sum::<f64>();
@@ -316,7 +363,7 @@ fn compute<S: GraphStore>(ctx: &RunContext<'_, S>, cfg: &Config) -> Result<Commu
         ctx.check()?;
         let (lists, read) = neighbourhoods(ctx, &chunk)?;
         entries += read;
-        for (&v, list) in chunk.iter().zip(&lists) {
+        for (&v, list) in chunk.iter().zip(lists.iter()) {
             graph.add_list(
                 node_of[v as usize],
                 list.iter().map(|&(u, w)| (node_of[u as usize], w)),
@@ -449,15 +496,13 @@ fn move_chunk<S: GraphStore>(
     let (mut lists, entries) = neighbourhoods(ctx, chunk)?;
     let ids = local.list(
         lists
+            .entries
             .iter()
-            .flatten()
             .map(|e| e.0)
             .chain(chunk.iter().copied()),
     );
-    for list in &mut lists {
-        for e in list.iter_mut() {
-            e.0 = local.position[e.0 as usize];
-        }
+    for e in &mut lists.entries {
+        e.0 = local.position[e.0 as usize];
     }
     let member: Vec<u32> = chunk.iter().map(|&v| local.position[v as usize]).collect();
     let mut sorted = chunk.to_vec();
@@ -480,7 +525,7 @@ fn move_chunk<S: GraphStore>(
         .map(|i| Mover {
             vertex: member[i],
             degree: k[i],
-            row: &lists[i],
+            row: lists.row(i),
         })
         .collect();
     let mut state = MoveState {
