@@ -7,15 +7,18 @@
 //! twice its weight to its vertex's degree (networkx's convention). Modularity is
 //! `Q = Σ_c [in_c / 2m − γ (tot_c / 2m)²]` with `γ = RESOLUTION`.
 //!
-//! Determinism: the moves are sequential, in one order drawn from `SEED` per level, so the
-//! result depends on the seed and not on the thread count or on which list arrives first.
-//! The first level reads the graph through the store a chunk of that order at a time
+//! Determinism: the moves are sequential in effect, in one order drawn from `SEED` per level,
+//! so the result depends on the seed and not on the thread count or on which list arrives
+//! first. Each chunk of that order has its moves proposed in parallel against the state at the
+//! chunk's start and kept in order when nothing they read has changed since, recomputed
+//! otherwise (`louvain/moves.rs`): the partition is the one moving the vertices one after
+//! another gives. The first level reads the graph through the store a chunk at a time
 //! (`lists::fetch`, many lists in flight out of core and on DM), and keeps its per-vertex
 //! state (community, degree, community totals) in run-context arrays: each chunk reads the
-//! communities and totals it needs in one batch, moves its vertices one after another over a
-//! local copy, and writes back what changed. The communities of the first level are then
+//! communities and totals it needs in one batch, numbers them locally, moves its vertices over
+//! that local copy, and writes back what changed. The communities of the first level are then
 //! aggregated into a graph held in memory (one vertex per community), on which the coarser
-//! levels run (`louvain/coarse.rs`).
+//! levels run (`louvain/coarse.rs`), chunk by chunk of their order likewise.
 
 mod coarse;
 mod moves;
@@ -81,7 +84,7 @@ impl Algorithm for Louvain {
     const SPEC: AlgorithmSpec = AlgorithmSpec {
         name: "louvain",
         summary: "Louvain communities (modularity optimisation), directions ignored",
-        semantics: "Louvain community detection as networkx's louvain_communities: sweeps of local moving (each vertex, in an order drawn from SEED, joins the neighbouring community of largest modularity gain, ties to the smallest id; at most ITER sweeps, until no vertex moves), then the communities become the vertices of a smaller graph, for at most LEVELS levels, until a level gains at most TOLERANCE modularity (its partition is kept). The graph optimised is the undirected view: each arc or edge counts with its weight (1 when unweighted; negative weights are refused), arcs both ways add up, a self-loop adds twice its weight to the degree. Modularity Q = Σ_c in_c/2m − RESOLUTION·(tot_c/2m)². Moves are sequential, so the result depends on SEED only. The first level reads the graph through the store (in memory, out of core, DM) with its state in run arrays; the coarser levels run on the aggregated graph in memory. Communities are numbered 0..k-1 by their smallest vertex id. Reports modularity, levels and communities.",
+        semantics: "Louvain community detection as networkx's louvain_communities: sweeps of local moving (each vertex, in an order drawn from SEED, joins the neighbouring community of largest modularity gain, ties to the smallest id; at most ITER sweeps, until no vertex moves), then the communities become the vertices of a smaller graph, for at most LEVELS levels, until a level gains at most TOLERANCE modularity (its partition is kept). The graph optimised is the undirected view: each arc or edge counts with its weight (1 when unweighted; negative weights are refused), arcs both ways add up, a self-loop adds twice its weight to the degree. Modularity Q = Σ_c in_c/2m − RESOLUTION·(tot_c/2m)². Moves are sequential in effect (proposed in parallel per chunk of the order, kept in order when what they read is unchanged, else recomputed), so the result depends on SEED only, not on THREADS or the store. The first level reads the graph through the store (in memory, out of core, DM) with its state in run arrays; the coarser levels run on the aggregated graph in memory. Communities are numbered 0..k-1 by their smallest vertex id. Reports modularity, levels and communities.",
         example: "RUN louvain SEED 7 ON g ORDER BY community;",
         iter_param: Some("iter"),
         params: &[
@@ -104,10 +107,11 @@ impl Algorithm for Louvain {
         dense: true,
         uses_weights: true,
         needs_nonnegative_weights: true,
-        // community (u32), degree and community total (f64 each), visiting order and
-        // renumbering (u32 each); the aggregated graph comes on top, at most the lists' size
-        state_bytes: 28,
-        passes: Some("sequential local moving over chunks of the seeded order, lists fetched a chunk at a time; coarser levels in memory"),
+        // community (u32), degree and community total (f64 each), visiting order, renumbering
+        // and chunk-local numbering (u32 each) and its bitmap (rounded up to a byte); the
+        // aggregated graph comes on top, at most the lists' size
+        state_bytes: 33,
+        passes: Some("local moving over chunks of the seeded order, lists fetched a chunk at a time, moves proposed in parallel and kept in order; coarser levels in memory"),
         summaries: &[
             SummarySpec::new("modularity", ColumnType::Float64, "modularity of the partition found"),
             SummarySpec::new("levels", ColumnType::UInt64, "levels of local moving run"),
