@@ -32,6 +32,7 @@ use planner::registry::{
     AlgorithmSpec, ColumnSpec, ColumnType, Operator, ParamSpec, Step, SummarySpec,
 };
 use planner::AlgoCall;
+use rayon::prelude::*;
 use storage::{Direction, GraphStore};
 
 use super::Algorithm;
@@ -505,9 +506,14 @@ fn move_chunk<S: GraphStore>(
             .map(|e| e.0)
             .chain(chunk.iter().copied()),
     );
-    for e in &mut lists.entries {
-        e.0 = local.position[e.0 as usize];
-    }
+    let position = &local.position;
+    ctx.pool.install(|| {
+        lists.entries.par_chunks_mut(8192).for_each(|part| {
+            for e in part {
+                e.0 = position[e.0 as usize];
+            }
+        })
+    });
     let member: Vec<u32> = chunk.iter().map(|&v| local.position[v as usize]).collect();
     let mut sorted = chunk.to_vec();
     sorted.sort_unstable();

@@ -3,16 +3,17 @@
 //! The vertices of a chunk are moved one after another in the chunk's order (networkx's rule,
 //! so the partition depends only on the order, drawn from `SEED`). The work is split in two:
 //!
-//! 1. in parallel, every vertex's best move is computed against the state at the chunk's
-//!    start, with the communities it looked at (its own and its neighbours');
+//! 1. in parallel, every vertex's best move is computed against the state at the start of its
+//!    batch (a fixed number of consecutive vertices of the chunk), with the communities it
+//!    looked at (its own and its neighbours');
 //! 2. in the chunk's order, each proposal is kept when none of the communities it looked at
-//!    changed since the chunk's start (no vertex left or joined them), and recomputed over the
+//!    changed since the batch's start (no vertex left or joined them), and recomputed over the
 //!    current state otherwise; then the move is applied.
 //!
 //! A vertex's best move depends only on its neighbours' communities and the totals of those
 //! communities and its own, so a proposal whose communities are all unchanged is the move the
 //! sequential sweep makes: the result is the sequential one whatever the thread count, and
-//! only the vertices near earlier moves of the same chunk are computed twice.
+//! only the vertices near earlier moves of the same batch are computed twice.
 
 use rayon::prelude::*;
 
@@ -20,6 +21,10 @@ use crate::pool::Pool;
 
 /// Chunks smaller than this are moved on one thread: splitting them costs more than it saves.
 const PARALLEL_MIN: usize = 256;
+
+/// Vertices proposed for at a time: the fewer, the fewer proposals an earlier move of the same
+/// batch makes stale, the more often the workers are started.
+const BATCH: usize = 1024;
 
 /// The state the moves read and change: per vertex its community, per community its total
 /// degree, and the constants of the gain.
@@ -148,35 +153,45 @@ pub(crate) fn move_chunk(pool: &Pool, movers: &[Mover<'_>], state: &mut MoveStat
         }
         return moved;
     }
-    let part = movers.len().div_ceil(pool.threads() * 4);
-    let shared: &MoveState<'_> = state;
-    let parts: Vec<Proposals> = pool.install(|| {
-        movers
-            .par_chunks(part)
-            .map(|movers| propose(movers, shared))
-            .collect()
-    });
-    // Communities some vertex of the chunk left or joined so far.
+    // Communities some vertex of the batch left or joined so far, and the list of them.
     let mut changed = vec![false; state.tot.len()];
-    let mut i = 0usize;
-    for p in &parts {
-        let mut start = 0usize;
-        for (&proposed, &end) in p.target.iter().zip(&p.looked_end) {
-            let end = end as usize;
-            let stale = p.looked[start..end].iter().any(|&c| changed[c as usize]);
-            start = end;
-            let target = if stale {
-                let m = movers[i];
-                choose(m, state.comm, state.tot, state.m2, state.resolution, &mut s)
-            } else {
-                proposed
-            };
-            let own = move_one(i, target, state);
-            if target != own {
-                changed[own as usize] = true;
-                changed[target as usize] = true;
+    let mut dirty: Vec<u32> = Vec::new();
+    for (first, batch) in (0..).step_by(BATCH).zip(movers.chunks(BATCH)) {
+        let part = batch.len().div_ceil(pool.threads() * 2);
+        let shared: &MoveState<'_> = state;
+        let parts: Vec<Proposals> = pool.install(|| {
+            batch
+                .par_chunks(part)
+                .map(|movers| propose(movers, shared))
+                .collect()
+        });
+        let mut i = first;
+        for p in &parts {
+            let mut start = 0usize;
+            for (&proposed, &end) in p.target.iter().zip(&p.looked_end) {
+                let end = end as usize;
+                let stale = p.looked[start..end].iter().any(|&c| changed[c as usize]);
+                start = end;
+                let target = if stale {
+                    let m = movers[i];
+                    choose(m, state.comm, state.tot, state.m2, state.resolution, &mut s)
+                } else {
+                    proposed
+                };
+                let own = move_one(i, target, state);
+                if target != own {
+                    for c in [own, target] {
+                        if !changed[c as usize] {
+                            changed[c as usize] = true;
+                            dirty.push(c);
+                        }
+                    }
+                }
+                i += 1;
             }
-            i += 1;
+        }
+        for c in dirty.drain(..) {
+            changed[c as usize] = false;
         }
     }
     moved
