@@ -13,6 +13,7 @@ use storage::{Direction, FetchOrder, GraphStore};
 use crate::balance;
 use crate::context::RunContext;
 use crate::error::ExecError;
+use crate::prefetch::prefetch;
 
 /// The strategy name PROFILE shows for a whole-graph pass under `mode`.
 pub fn pass_name(mode: Mode) -> &'static str {
@@ -159,7 +160,22 @@ where
         Some(csr) => {
             let n = ctx.n();
             let mut scratch = Vec::new();
-            for &v in vertices.iter().filter(|&&v| v < n) {
+            for (i, &v) in vertices.iter().enumerate() {
+                if v >= n {
+                    continue;
+                }
+                // Lists of scattered vertices each wait for memory twice (index, then list):
+                // start the index loads a little ahead and the list loads halfway there.
+                if let Some(&ahead) = vertices.get(i + PREFETCH_INDEX).filter(|&&u| u < n) {
+                    prefetch(&csr.starts[ahead as usize]);
+                    prefetch(&csr.degrees[ahead as usize]);
+                }
+                if let Some(&ahead) = vertices.get(i + PREFETCH_LIST).filter(|&&u| u < n) {
+                    let start = csr.starts[ahead as usize] as usize;
+                    if let Some(first) = csr.targets.get(start) {
+                        prefetch(first);
+                    }
+                }
                 let ws = if want_weights {
                     csr.weights_f64(v, &mut scratch)
                 } else {
@@ -180,6 +196,10 @@ where
     }
     Ok(())
 }
+
+/// How far ahead in the vertices given [`fetch`] starts loading an index entry, and a list.
+const PREFETCH_INDEX: usize = 16;
+const PREFETCH_LIST: usize = 8;
 
 /// How many lists a kernel following single lists should fetch at a time: one when the graph
 /// is in memory (a fetch costs nothing to start), [`FETCH_BATCH`] otherwise, so reads overlap.

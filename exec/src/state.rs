@@ -420,11 +420,20 @@ impl<T: StateValue> VertexArray<T> {
         Ok(())
     }
 
-    /// The values at the ascending indices `list`, read in spans of nearby indices (one read
-    /// per span remotely).
+    /// The values at the ascending indices `list`: each loaded locally, read in spans of
+    /// nearby indices remotely (one read per span).
     pub fn read_at(&self, list: &[u32]) -> Result<Vec<T>, ExecError> {
         /// Widest span read for nearby indices.
         const SPAN: u32 = 4096;
+        if let Place::Local(c) = &self.place {
+            return list
+                .iter()
+                .map(|&v| match c.get(v as usize) {
+                    Some(cell) => Ok(T::load(cell)),
+                    None => self.bounds(v, 1).map(|()| T::from_word(0)),
+                })
+                .collect();
+        }
         let mut out = Vec::with_capacity(list.len());
         let mut buf = Vec::new();
         let mut i = 0;

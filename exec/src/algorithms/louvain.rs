@@ -7,19 +7,22 @@
 //! twice its weight to its vertex's degree (networkx's convention). Modularity is
 //! `Q = Σ_c [in_c / 2m − γ (tot_c / 2m)²]` with `γ = RESOLUTION`.
 //!
-//! Determinism: the moves are sequential, in one order drawn from `SEED` per level, so the
-//! result depends on the seed and not on the thread count or on which list arrives first.
-//! The first level reads the graph through the store a chunk of that order at a time
+//! Determinism: the moves are sequential in effect, in one order drawn from `SEED` per level,
+//! so the result depends on the seed and not on the thread count or on which list arrives
+//! first. Each chunk of that order has its moves proposed in parallel against the state at the
+//! chunk's start and kept in order when nothing they read has changed since, recomputed
+//! otherwise (`louvain/moves.rs`): the partition is the one moving the vertices one after
+//! another gives. The first level reads the graph through the store a chunk at a time
 //! (`lists::fetch`, many lists in flight out of core and on DM), and keeps its per-vertex
 //! state (community, degree, community totals) in run-context arrays: each chunk reads the
-//! communities and totals it needs in one batch, moves its vertices one after another over a
-//! local copy, and writes back what changed. The communities of the first level are then
+//! communities and totals it needs in one batch, numbers them locally, moves its vertices over
+//! that local copy, and writes back what changed. The communities of the first level are then
 //! aggregated into a graph held in memory (one vertex per community), on which the coarser
-//! levels run (`louvain/coarse.rs`).
+//! levels run (`louvain/coarse.rs`), chunk by chunk of their order likewise.
 
 mod coarse;
+mod moves;
 
-use std::collections::HashMap;
 use std::sync::Arc;
 
 use arrow_array::{ArrayRef, RecordBatch, UInt64Array};
@@ -29,6 +32,7 @@ use planner::registry::{
     AlgorithmSpec, ColumnSpec, ColumnType, Operator, ParamSpec, Step, SummarySpec,
 };
 use planner::AlgoCall;
+use rayon::prelude::*;
 use storage::{Direction, GraphStore};
 
 use super::Algorithm;
@@ -38,7 +42,8 @@ use crate::lists;
 use crate::output::{key_order, per_vertex_batches, pick};
 use crate::result::{ResultTable, SummaryValue};
 use crate::state::VertexArray;
-use coarse::{best_move, Coarse};
+use coarse::Coarse;
+use moves::{MoveState, Mover};
 
 /// Louvain community detection.
 pub struct Louvain;
@@ -80,7 +85,7 @@ impl Algorithm for Louvain {
     const SPEC: AlgorithmSpec = AlgorithmSpec {
         name: "louvain",
         summary: "Louvain communities (modularity optimisation), directions ignored",
-        semantics: "Louvain community detection as networkx's louvain_communities: sweeps of local moving (each vertex, in an order drawn from SEED, joins the neighbouring community of largest modularity gain, ties to the smallest id; at most ITER sweeps, until no vertex moves), then the communities become the vertices of a smaller graph, for at most LEVELS levels, until a level gains at most TOLERANCE modularity (its partition is kept). The graph optimised is the undirected view: each arc or edge counts with its weight (1 when unweighted; negative weights are refused), arcs both ways add up, a self-loop adds twice its weight to the degree. Modularity Q = Σ_c in_c/2m − RESOLUTION·(tot_c/2m)². Moves are sequential, so the result depends on SEED only. The first level reads the graph through the store (in memory, out of core, DM) with its state in run arrays; the coarser levels run on the aggregated graph in memory. Communities are numbered 0..k-1 by their smallest vertex id. Reports modularity, levels and communities.",
+        semantics: "Louvain community detection as networkx's louvain_communities: sweeps of local moving (each vertex, in an order drawn from SEED, joins the neighbouring community of largest modularity gain, ties to the smallest id; at most ITER sweeps, until no vertex moves), then the communities become the vertices of a smaller graph, for at most LEVELS levels, until a level gains at most TOLERANCE modularity (its partition is kept). The graph optimised is the undirected view: each arc or edge counts with its weight (1 when unweighted; negative weights are refused), arcs both ways add up, a self-loop adds twice its weight to the degree. Modularity Q = Σ_c in_c/2m − RESOLUTION·(tot_c/2m)². Moves are sequential in effect (proposed in parallel per chunk of the order, kept in order when what they read is unchanged, else recomputed), so the result depends on SEED only, not on THREADS or the store. The first level reads the graph through the store (in memory, out of core, DM) with its state in run arrays; the coarser levels run on the aggregated graph in memory. Communities are numbered 0..k-1 by their smallest vertex id. Reports modularity, levels and communities.",
         example: "RUN louvain SEED 7 ON g ORDER BY community;",
         iter_param: Some("iter"),
         params: &[
@@ -103,10 +108,11 @@ impl Algorithm for Louvain {
         dense: true,
         uses_weights: true,
         needs_nonnegative_weights: true,
-        // community (u32), degree and community total (f64 each), visiting order and
-        // renumbering (u32 each); the aggregated graph comes on top, at most the lists' size
-        state_bytes: 28,
-        passes: Some("sequential local moving over chunks of the seeded order, lists fetched a chunk at a time; coarser levels in memory"),
+        // community (u32), degree and community total (f64 each), visiting order, renumbering
+        // and chunk-local numbering (u32 each) and its bitmap (rounded up to a byte); the
+        // aggregated graph comes on top, at most the lists' size
+        state_bytes: 33,
+        passes: Some("local moving over chunks of the seeded order, lists fetched a chunk at a time, moves proposed in parallel and kept in order; coarser levels in memory"),
         summaries: &[
             SummarySpec::new("modularity", ColumnType::Float64, "modularity of the partition found"),
             SummarySpec::new("levels", ColumnType::UInt64, "levels of local moving run"),
@@ -166,37 +172,84 @@ fn directions<S: GraphStore>(store: &S) -> &'static [Direction] {
     }
 }
 
-/// One vertex's entries `(neighbour, weight)` in the undirected view.
-type Neighbourhood = Vec<(u32, f64)>;
+/// The undirected-view neighbourhoods of some vertices: entries `(neighbour, weight)`, the
+/// rows one after another.
+struct Rows {
+    entries: Vec<(u32, f64)>,
+    /// Per row, where its entries end.
+    end: Vec<usize>,
+}
+
+impl Rows {
+    fn row(&self, i: usize) -> &[(u32, f64)] {
+        let start = if i == 0 { 0 } else { self.end[i - 1] };
+        &self.entries[start..self.end[i]]
+    }
+
+    fn iter(&self) -> impl Iterator<Item = &[(u32, f64)]> {
+        (0..self.end.len()).map(|i| self.row(i))
+    }
+}
 
 /// The undirected-view neighbourhoods of `vertices` (distinct), in their order: every entry
-/// `(u, w)` of each list, a self-loop of an undirected graph twice (a directed one is in both
-/// lists already). Returns the lists and the number of entries read.
+/// `(u, w)` of each list (out before in), a self-loop of an undirected graph twice (a directed
+/// one is in both lists already). Returns the rows and the number of entries read.
 fn neighbourhoods<S: GraphStore>(
     ctx: &RunContext<'_, S>,
     vertices: &[u32],
-) -> Result<(Vec<Neighbourhood>, u64), ExecError> {
+) -> Result<(Rows, u64), ExecError> {
     let store = ctx.store;
     let directed = store.shape().directed;
-    let mut at: Vec<(u32, usize)> = vertices.iter().copied().zip(0..).collect();
+    let mut at: Vec<(u32, u32)> = vertices.iter().copied().zip(0..).collect();
     at.sort_unstable();
-    let mut lists = vec![Vec::new(); vertices.len()];
-    let mut entries = 0u64;
+    let mut entries = Vec::new();
+    // Per list as it arrived: its vertex's position and where its entries end.
+    let mut pieces: Vec<(u32, usize)> = Vec::with_capacity(vertices.len());
     for &dir in directions(store) {
         lists::fetch(ctx, dir, vertices, true, |v, ns, ws| {
             let Ok(i) = at.binary_search_by_key(&v, |a| a.0) else {
                 return;
             };
-            let list: &mut Neighbourhood = &mut lists[at[i].1];
-            entries += ns.len() as u64;
-            for (k, &u) in ns.iter().enumerate() {
-                let w = ws.and_then(|w| w.get(k)).copied().unwrap_or(1.0);
-                let loops = if u == v && !directed { 2.0 } else { 1.0 };
-                list.push((u, w * loops));
+            match ws {
+                Some(ws) => entries.extend(ns.iter().zip(ws).map(|(&u, &w)| {
+                    let loops = if u == v && !directed { 2.0 } else { 1.0 };
+                    (u, w * loops)
+                })),
+                None => entries.extend(ns.iter().map(|&u| {
+                    let loops = if u == v && !directed { 2.0 } else { 1.0 };
+                    (u, loops)
+                })),
             }
+            pieces.push((at[i].1, entries.len()));
         })?;
     }
-    Ok((lists, entries))
+    let read = entries.len() as u64;
+    let in_order = pieces.len() == vertices.len() && pieces.iter().zip(0..).all(|(p, i)| p.0 == i);
+    if in_order {
+        let end = pieces.into_iter().map(|p| p.1).collect();
+        return Ok((Rows { entries, end }, read));
+    }
+    // Lists arrived out of order or in two directions: gather each vertex's pieces.
+    let mut spans: Vec<(u32, usize, usize)> = Vec::with_capacity(pieces.len());
+    let mut start = 0;
+    for (i, end) in pieces {
+        spans.push((i, start, end));
+        start = end;
+    }
+    // Stable, so a vertex's out-list stays before its in-list.
+    spans.sort_by_key(|s| s.0);
+    let mut rows = Rows {
+        entries: Vec::with_capacity(entries.len()),
+        end: Vec::with_capacity(vertices.len()),
+    };
+    let mut next = spans.iter().peekable();
+    for i in 0..vertices.len() as u32 {
+        while let Some(&(_, a, b)) = next.next_if(|s| s.0 == i) {
+            rows.entries.extend_from_slice(&entries[a..b]);
+        }
+        rows.end.push(rows.entries.len());
+    }
+    Ok((rows, read))
 }
 
 /// The vertices `0..n` in chunks of [`CHUNK`], in order.
@@ -252,7 +305,7 @@ fn compute<S: GraphStore>(ctx: &RunContext<'_, S>, cfg: &Config) -> Result<Commu
         let (lists, read) = neighbourhoods(ctx, chunk)?;
         entries += read;
         let k: Vec<f64> = lists.iter().map(|l| l.iter().map(|e| e.1).sum()).collect();
-        for (&v, list) in chunk.iter().zip(&lists) {
+        for (&v, list) in chunk.iter().zip(lists.iter()) {
             own_links += list.iter().filter(|e| e.0 == v).map(|e| e.1).sum::<f64>();
         }
         m2 += k.iter().sum::<f64>();
@@ -270,6 +323,7 @@ fn compute<S: GraphStore>(ctx: &RunContext<'_, S>, cfg: &Config) -> Result<Commu
 
     // Level 1: local moving over the store.
     let order = shuffled(n, &mut rng);
+    let mut local = LocalIds::new(n);
     let mut moved_any = false;
     if m2 > 0.0 {
         for _ in 0..cfg.sweeps {
@@ -278,8 +332,16 @@ fn compute<S: GraphStore>(ctx: &RunContext<'_, S>, cfg: &Config) -> Result<Commu
             let mut entries = 0u64;
             for chunk in order.chunks(CHUNK) {
                 ctx.check()?;
-                let (m, e) =
-                    move_chunk(ctx, chunk, &degree, &total, &community, m2, cfg.resolution)?;
+                let (m, e) = move_chunk(
+                    ctx,
+                    chunk,
+                    &degree,
+                    &total,
+                    &community,
+                    &mut local,
+                    m2,
+                    cfg.resolution,
+                )?;
                 moves += m;
                 entries += e;
             }
@@ -291,6 +353,7 @@ fn compute<S: GraphStore>(ctx: &RunContext<'_, S>, cfg: &Config) -> Result<Commu
         }
     }
     drop(order);
+    drop(local);
     degree.free()?;
     total.free()?;
 
@@ -305,7 +368,7 @@ fn compute<S: GraphStore>(ctx: &RunContext<'_, S>, cfg: &Config) -> Result<Commu
         ctx.check()?;
         let (lists, read) = neighbourhoods(ctx, &chunk)?;
         entries += read;
-        for (&v, list) in chunk.iter().zip(&lists) {
+        for (&v, list) in chunk.iter().zip(lists.iter()) {
             graph.add_list(
                 node_of[v as usize],
                 list.iter().map(|&(u, w)| (node_of[u as usize], w)),
@@ -326,7 +389,9 @@ fn compute<S: GraphStore>(ctx: &RunContext<'_, S>, cfg: &Config) -> Result<Commu
         let start = ctx.begin();
         let order = shuffled(graph.len(), &mut rng);
         let (communities, sweeps) =
-            graph.local_moving(&order, m2, cfg.resolution, cfg.sweeps, || ctx.check())?;
+            graph.local_moving(&ctx.pool, &order, m2, cfg.resolution, cfg.sweeps, || {
+                ctx.check()
+            })?;
         levels += 1;
         let (renumbered, count) = coarse::renumber(&communities);
         let next = graph.aggregate(&renumbered, count);
@@ -368,72 +433,139 @@ fn numbered_in_key_order<S: GraphStore>(store: &S, community: &[u32], count: usi
     community.iter().map(|&c| id[c as usize]).collect()
 }
 
-/// Moves the vertices of `chunk` one after another (sequential local moving over a local copy
-/// of the state they touch); returns the moves made and the list entries read.
+/// Chunk-local numbering of vertex (or community) ids: the ids a chunk touches, ascending
+/// (as `read_at` wants them), and each one's position among them.
+struct LocalIds {
+    /// One bit per id, set while it is listed.
+    seen: Vec<u64>,
+    /// Per id, its position in the last list made (valid for the ids of that list).
+    position: Vec<u32>,
+}
+
+impl LocalIds {
+    fn new(n: u32) -> LocalIds {
+        LocalIds {
+            seen: vec![0; (n as usize).div_ceil(64)],
+            position: vec![0; n as usize],
+        }
+    }
+
+    /// The distinct `ids`, ascending, each one's position noted.
+    fn list(&mut self, ids: impl Iterator<Item = u32>) -> Vec<u32> {
+        let mut out = Vec::new();
+        for id in ids {
+            let (word, bit) = ((id / 64) as usize, 1u64 << (id % 64));
+            if self.seen[word] & bit == 0 {
+                self.seen[word] |= bit;
+                out.push(id);
+            }
+        }
+        // Sorting few ids is cheaper than reading every word of the bitmap.
+        if out.len() * 8 < self.seen.len() {
+            out.sort_unstable();
+            for &id in &out {
+                self.seen[(id / 64) as usize] = 0;
+            }
+        } else {
+            out.clear();
+            for (word, bits) in self.seen.iter_mut().enumerate() {
+                let mut b = *bits;
+                while b != 0 {
+                    out.push(word as u32 * 64 + b.trailing_zeros());
+                    b &= b - 1;
+                }
+                *bits = 0;
+            }
+        }
+        for (at, &id) in out.iter().enumerate() {
+            self.position[id as usize] = at as u32;
+        }
+        out
+    }
+}
+
+/// Moves the vertices of `chunk` one after another over a copy of the state they touch, in
+/// chunk-local numbering (`moves::move_chunk`: proposals in parallel, the sequential result),
+/// and writes back what changed; returns the moves made and the list entries read.
+#[allow(clippy::too_many_arguments)]
 fn move_chunk<S: GraphStore>(
     ctx: &RunContext<'_, S>,
     chunk: &[u32],
     degree: &VertexArray<f64>,
     total: &VertexArray<f64>,
     community: &VertexArray<u32>,
+    local: &mut LocalIds,
     m2: f64,
     resolution: f64,
 ) -> Result<(u64, u64), ExecError> {
-    let (lists, entries) = neighbourhoods(ctx, chunk)?;
-    let mut members: Vec<u32> = chunk.to_vec();
-    members.sort_unstable();
-    let k: HashMap<u32, f64> = members
+    let (mut lists, entries) = neighbourhoods(ctx, chunk)?;
+    let ids = local.list(
+        lists
+            .entries
+            .iter()
+            .map(|e| e.0)
+            .chain(chunk.iter().copied()),
+    );
+    let position = &local.position;
+    ctx.pool.install(|| {
+        lists.entries.par_chunks_mut(8192).for_each(|part| {
+            for e in part {
+                e.0 = position[e.0 as usize];
+            }
+        })
+    });
+    let member: Vec<u32> = chunk.iter().map(|&v| local.position[v as usize]).collect();
+    let mut sorted = chunk.to_vec();
+    sorted.sort_unstable();
+    let sorted_degree = degree.read_at(&sorted)?;
+    let k: Vec<f64> = chunk
         .iter()
-        .copied()
-        .zip(degree.read_at(&members)?)
+        .map(|v| sorted_degree[sorted.binary_search(v).unwrap_or(0)])
         .collect();
-    let mut ids: Vec<u32> = lists
+    let community_of = community.read_at(&ids)?;
+    let cids = local.list(community_of.iter().copied());
+    let mut comm: Vec<u32> = community_of
         .iter()
-        .flatten()
-        .map(|e| e.0)
-        .chain(chunk.iter().copied())
+        .map(|&c| local.position[c as usize])
         .collect();
-    ids.sort_unstable();
-    ids.dedup();
-    let mut comm: HashMap<u32, u32> = ids.iter().copied().zip(community.read_at(&ids)?).collect();
-    let mut cids: Vec<u32> = comm.values().copied().collect();
-    cids.sort_unstable();
-    cids.dedup();
     let before = total.read_at(&cids)?;
-    let mut tot: HashMap<u32, f64> = cids.iter().copied().zip(before.iter().copied()).collect();
+    let mut tot = before.clone();
 
-    let mut moved = Vec::new();
-    let mut links: Vec<(u32, f64)> = Vec::new();
-    for (&v, list) in chunk.iter().zip(&lists) {
-        links.clear();
-        links.extend(
-            list.iter()
-                .filter(|e| e.0 != v)
-                .map(|&(u, w)| (comm[&u], w)),
-        );
-        let own = comm[&v];
-        let kv = k[&v];
-        let target = best_move(own, kv, &mut links, |c| tot[&c], m2, resolution);
-        if target != own {
-            *tot.entry(own).or_default() -= kv;
-            *tot.entry(target).or_default() += kv;
-            comm.insert(v, target);
-            moved.push(v);
-        }
-    }
+    let movers: Vec<Mover<'_>> = (0..chunk.len())
+        .map(|i| Mover {
+            vertex: member[i],
+            degree: k[i],
+            row: lists.row(i),
+        })
+        .collect();
+    let mut state = MoveState {
+        comm: &mut comm,
+        tot: &mut tot,
+        m2,
+        resolution,
+    };
+    let moved = moves::move_chunk(&ctx.pool, &movers, &mut state);
     if moved.is_empty() {
         return Ok((0, entries));
     }
-    moved.sort_unstable();
-    let values: Vec<u32> = moved.iter().map(|v| comm[v]).collect();
-    write_at(community, &moved, &values)?;
-    let changed: Vec<(u32, f64)> = cids
+    let mut changed: Vec<(u32, u32)> = moved
         .iter()
-        .zip(&before)
-        .filter(|&(c, &b)| tot[c].to_bits() != b.to_bits())
-        .map(|(&c, _)| (c, tot[&c]))
+        .map(|&i| {
+            (
+                chunk[i as usize],
+                cids[comm[member[i as usize] as usize] as usize],
+            )
+        })
         .collect();
-    let (at, values): (Vec<u32>, Vec<f64>) = changed.into_iter().unzip();
+    changed.sort_unstable();
+    let (at, values): (Vec<u32>, Vec<u32>) = changed.into_iter().unzip();
+    write_at(community, &at, &values)?;
+    let (at, values): (Vec<u32>, Vec<f64>) = cids
+        .iter()
+        .zip(before.iter().zip(&tot))
+        .filter(|(_, (b, t))| b.to_bits() != t.to_bits())
+        .map(|(&c, (_, &t))| (c, t))
+        .unzip();
     write_at(total, &at, &values)?;
     Ok((moved.len() as u64, entries))
 }

@@ -5,43 +5,12 @@
 //! holding twice the weight inside it (every inner edge seen from both ends), so a vertex's
 //! degree is the sum of its row and `in_c` of modularity is its own entry.
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap;
 
+use super::moves::{self, MoveState, Mover};
+use super::CHUNK;
 use crate::error::ExecError;
-
-/// Where a vertex moves: the community among `links` (its `(community, weight)` entries to
-/// other vertices, any order) of largest modularity gain over staying in `own`, the smallest
-/// id on a tie; `own` when no move gains. `k` is its degree, `tot(c)` the degree sum of `c`
-/// with the vertex still counted in `own`, `m2` twice the total weight. This is networkx's
-/// rule, every gain multiplied by `m`.
-pub(crate) fn best_move(
-    own: u32,
-    k: f64,
-    links: &mut [(u32, f64)],
-    tot: impl Fn(u32) -> f64,
-    m2: f64,
-    resolution: f64,
-) -> u32 {
-    // Stable, so the weights to one community add up in the list's order.
-    links.sort_by_key(|l| l.0);
-    let mut merged: Vec<(u32, f64)> = Vec::with_capacity(links.len());
-    for &(c, w) in links.iter() {
-        match merged.last_mut() {
-            Some(last) if last.0 == c => last.1 += w,
-            _ => merged.push((c, w)),
-        }
-    }
-    let to_own = merged.iter().find(|l| l.0 == own).map_or(0.0, |l| l.1);
-    let stay = to_own - resolution * (tot(own) - k) * k / m2;
-    let mut best = (own, 0.0);
-    for &(c, w) in merged.iter().filter(|l| l.0 != own) {
-        let gain = w - resolution * tot(c) * k / m2 - stay;
-        if gain > best.1 {
-            best = (c, gain);
-        }
-    }
-    best.0
-}
+use crate::pool::Pool;
 
 /// Dense community ids `0..k` numbered by first appearance in vertex order (so by smallest
 /// member), and `k`.
@@ -64,7 +33,7 @@ pub(crate) fn renumber(community: &[u32]) -> (Vec<u32>, u32) {
 
 /// A graph of communities, built row by row.
 pub(crate) struct Builder {
-    rows: Vec<HashMap<u32, f64>>,
+    rows: Vec<FxHashMap<u32, f64>>,
 }
 
 impl Builder {
@@ -100,7 +69,7 @@ impl Coarse {
     /// An empty graph of `count` vertices to add rows to.
     pub(crate) fn builder(count: u32) -> Builder {
         Builder {
-            rows: vec![HashMap::new(); count as usize],
+            rows: vec![FxHashMap::default(); count as usize],
         }
     }
 
@@ -132,10 +101,12 @@ impl Coarse {
         q
     }
 
-    /// Sweeps of sequential local moving in `order`, at most `sweeps`, until none moves:
-    /// each vertex's community and the sweeps run. `check` is called between sweeps.
+    /// Sweeps of local moving in `order` (sequential in effect, chunks of it proposed in
+    /// parallel: `moves::move_chunk`), at most `sweeps`, until none moves: each vertex's
+    /// community and the sweeps run. `check` is called between sweeps.
     pub(crate) fn local_moving(
         &self,
+        pool: &Pool,
         order: &[u32],
         m2: f64,
         resolution: f64,
@@ -145,29 +116,27 @@ impl Coarse {
         let k = self.degrees();
         let mut tot = k.clone();
         let mut comm: Vec<u32> = (0..self.len()).collect();
-        let mut links = Vec::new();
         let mut run = 0;
         while run < sweeps {
             check()?;
             run += 1;
             let mut moves = 0u64;
-            for &a in order {
-                let ai = a as usize;
-                links.clear();
-                links.extend(
-                    self.rows[ai]
-                        .iter()
-                        .filter(|e| e.0 != a)
-                        .map(|&(b, w)| (comm[b as usize], w)),
-                );
-                let own = comm[ai];
-                let target = best_move(own, k[ai], &mut links, |c| tot[c as usize], m2, resolution);
-                if target != own {
-                    tot[own as usize] -= k[ai];
-                    tot[target as usize] += k[ai];
-                    comm[ai] = target;
-                    moves += 1;
-                }
+            for chunk in order.chunks(CHUNK) {
+                let movers: Vec<Mover<'_>> = chunk
+                    .iter()
+                    .map(|&a| Mover {
+                        vertex: a,
+                        degree: k[a as usize],
+                        row: &self.rows[a as usize],
+                    })
+                    .collect();
+                let mut state = MoveState {
+                    comm: &mut comm,
+                    tot: &mut tot,
+                    m2,
+                    resolution,
+                };
+                moves += moves::move_chunk(pool, &movers, &mut state).len() as u64;
             }
             if moves == 0 {
                 break;
@@ -191,18 +160,6 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_vertex_joins_the_community_it_is_tied_to_and_ties_go_to_the_smallest() {
-        // Vertex of degree 2 in community 5, linked once to 3 and once to 7, totals equal.
-        let mut links = vec![(7, 1.0), (3, 1.0)];
-        assert_eq!(best_move(5, 2.0, &mut links, |_| 2.0, 20.0, 1.0), 3);
-        // Staying is better when its own community holds the links.
-        let mut links = vec![(5, 1.0), (5, 1.0), (3, 1.0)];
-        assert_eq!(best_move(5, 3.0, &mut links, |_| 3.0, 20.0, 1.0), 5);
-        // No links: stays.
-        assert_eq!(best_move(4, 0.0, &mut [], |_| 0.0, 20.0, 1.0), 4);
-    }
-
-    #[test]
     fn communities_are_numbered_by_their_smallest_member() {
         assert_eq!(renumber(&[4, 4, 1, 2, 1]), (vec![0, 0, 1, 2, 1], 3));
     }
@@ -218,7 +175,10 @@ mod tests {
         let g = b.finish();
         let m2 = 14.0;
         let order: Vec<u32> = (0..6).collect();
-        let (comm, _) = g.local_moving(&order, m2, 1.0, 100, || Ok(())).unwrap();
+        let pool = Pool::new(1).unwrap();
+        let (comm, _) = g
+            .local_moving(&pool, &order, m2, 1.0, 100, || Ok(()))
+            .unwrap();
         let (node, count) = renumber(&comm);
         assert_eq!(node, vec![0, 0, 0, 1, 1, 1]);
         let q = g.aggregate(&node, count).modularity(m2, 1.0);
