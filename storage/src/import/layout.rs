@@ -424,6 +424,21 @@ mod tests {
         );
     }
 
+    /// The degrees and adjacency of `n` vertices joined by `edges`, both directions.
+    fn undirected(n: u32, edges: &[(u32, u32)]) -> (Vec<u32>, Adjacency) {
+        let mut degrees = vec![0u32; n as usize];
+        for &(a, b) in edges {
+            degrees[a as usize] += 1;
+            degrees[b as usize] += 1;
+        }
+        let mut adj = Adjacency::with_degrees(&degrees);
+        for &(a, b) in edges {
+            adj.add(a, b);
+            adj.add(b, a);
+        }
+        (degrees, adj)
+    }
+
     /// A `w` x `h` grid's adjacency over ids numbered by a multiplicative scramble, and the
     /// scramble's inverse (id -> cell).
     fn scrambled_grid(w: u32, h: u32) -> (Vec<u32>, Adjacency, Vec<u32>) {
@@ -447,16 +462,7 @@ mod tests {
                 }
             }
         }
-        let mut degrees = vec![0u32; n as usize];
-        for &(a, b) in &arcs {
-            degrees[a as usize] += 1;
-            degrees[b as usize] += 1;
-        }
-        let mut adj = Adjacency::with_degrees(&degrees);
-        for &(a, b) in &arcs {
-            adj.add(a, b);
-            adj.add(b, a);
-        }
+        let (degrees, adj) = undirected(n, &arcs);
         (degrees, adj, cell)
     }
 
@@ -541,16 +547,7 @@ mod tests {
             (seed % n) as u32
         };
         let arcs: Vec<(u32, u32)> = (0..2 * n).map(|_| (next(), next())).collect();
-        let mut degrees = vec![0u32; n as usize];
-        for &(a, b) in &arcs {
-            degrees[a as usize] += 1;
-            degrees[b as usize] += 1;
-        }
-        let mut adj = Adjacency::with_degrees(&degrees);
-        for &(a, b) in &arcs {
-            adj.add(a, b);
-            adj.add(b, a);
-        }
+        let (degrees, adj) = undirected(n as u32, &arcs);
         let random = cluster_cohesion(&adj, &degrees, 256, 16);
         assert!(random < MIN_COHESION, "random cohesion {random}");
         let (order, why) = confirm_locality(Layout::Auto, &adj, &degrees, 256, "r".into());
