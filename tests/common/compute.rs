@@ -40,6 +40,20 @@ impl ComputeNode {
         });
         ComputeNode { child, addr }
     }
+
+    /// The worker's resident file-backed pages now (`RssFile` in /proc), in bytes: mostly its
+    /// binary's code, which jobs page in and nothing evicts on a test machine. A peak RSS
+    /// bound adds it rather than guessing the binary's size, which varies between builds.
+    pub fn file_rss(&self) -> u64 {
+        let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id()))
+            .expect("the worker's /proc status");
+        let kib: u64 = status
+            .lines()
+            .find_map(|l| l.strip_prefix("RssFile:"))
+            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+            .expect("RssFile in the worker's /proc status");
+        kib * 1024
+    }
 }
 
 impl Drop for ComputeNode {
