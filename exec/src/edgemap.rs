@@ -87,6 +87,9 @@ pub enum Strategy {
     /// Push whose lists are read by a scan that coalesces their blocks into large reads: what
     /// a level becomes out of core under `auto` when the device reads it faster that way.
     ScanPush,
+    /// Push block by block that carries on through the blocks it reads: a min-update out of
+    /// core on a clustered graph ([`GraphStore::clustered`]).
+    SpreadPush,
 }
 
 impl Strategy {
@@ -97,6 +100,7 @@ impl Strategy {
             Strategy::BlockPush => "block",
             Strategy::DensePull => "pull",
             Strategy::ScanPush => "scan push",
+            Strategy::SpreadPush => "spread",
         }
     }
 
@@ -614,14 +618,44 @@ impl<'c, 'a, S: GraphStore> EdgeMap<'c, 'a, S> {
             },
             m => Strategy::choose(m, 0, 0, 0),
         };
+        let strategy = match strategy {
+            Strategy::SparsePush | Strategy::BlockPush if self.spreads::<F>(dir) => {
+                Strategy::SpreadPush
+            }
+            s => s,
+        };
         let (next, edges) = match strategy {
             Strategy::SparsePush => self.push(frontier, dir, f, FetchOrder::AsGiven)?,
             Strategy::BlockPush => self.push(frontier, dir, f, FetchOrder::ByBlock)?,
             Strategy::ScanPush => self.scan_push(frontier, dir, f)?,
             Strategy::DensePull => self.pull(frontier, dir, f)?,
+            Strategy::SpreadPush => self.spread_push(frontier, dir, f)?,
         };
         ctx.finish(start, frontier.len(), edges, strategy.name(), of)?;
         Ok(next)
+    }
+
+    /// Whether a push of `F` along `dir` carries on through the blocks it reads: for updates
+    /// that may improve a vertex again (a claim is final, so a vertex claimed too early would
+    /// stay wrong) where [`EdgeMap::spreads_min`] holds.
+    fn spreads<F: EdgeFunc>(&self, dir: Direction) -> bool {
+        !F::CLAIMS && self.spreading_store(dir)
+    }
+
+    /// Out of core on a clustered graph, under `auto` or `block` (a spreading push is read
+    /// block by block).
+    fn spreading_store(&self, dir: Direction) -> bool {
+        let ctx = self.ctx;
+        matches!(ctx.cfg.mode, Mode::Auto | Mode::Block)
+            && ctx.store.clustered()
+            && ctx.store.csr(dir).is_none()
+    }
+
+    /// Whether min-updates along `dir` on `state` carry on through the blocks they read: then
+    /// a traversal runs as rounds of min-updates (label-correcting) rather than level by level
+    /// with final claims, and crosses a cluster in one round.
+    pub fn spreads_min<T: StateValue>(&self, dir: Direction, state: &VertexArray<T>) -> bool {
+        state.local().is_some() && self.spreading_store(dir)
     }
 
     /// Out-degree (in `dir`) sum of the frontier, for the Auto rule.
@@ -748,6 +782,71 @@ impl<'c, 'a, S: GraphStore> EdgeMap<'c, 'a, S> {
                             })?
                         }
                     }
+                    Ok((out, edges))
+                })
+                .collect::<Result<Vec<_>, ExecError>>()
+        })?;
+        Ok(self.gather_next(n, parts))
+    }
+
+    /// A push block by block in which a worker carries each update on through the blocks of
+    /// its share of the frontier: a destination improved whose list starts in one of those
+    /// blocks is visited in the same call (its block is in the cache), any other joins the
+    /// next frontier. On a clustered graph a round thus crosses whole clusters where a level
+    /// crosses one vertex's width, and reads each block about once, not once per level. The
+    /// updates are min-updates, so visiting a vertex before its final value only costs work.
+    fn spread_push<F: EdgeFunc>(
+        &mut self,
+        frontier: &VertexSubset,
+        dir: Direction,
+        f: &F,
+    ) -> Result<(VertexSubset, u64), ExecError> {
+        let ctx = self.ctx;
+        let store = ctx.store;
+        let n = frontier.universe();
+        let list: Cow<[u32]> = match frontier.as_list() {
+            Some(l) => Cow::Borrowed(l),
+            None => Cow::Owned(frontier.to_list()),
+        };
+        let mut keyed: Vec<(u64, u32)> =
+            list.iter().map(|&v| (store.edge_block(dir, v), v)).collect();
+        keyed.par_sort_unstable();
+        let sorted: Vec<u32> = keyed.iter().map(|&(_, v)| v).collect();
+        let chunk = ctx.pool.chunk_len(sorted.len(), 16, 1024);
+        let chunks = block_chunks(&sorted, &keyed, chunk);
+        if self.seen.is_none() {
+            self.seen = Some(AtomicBitmap::new(n));
+        }
+        let seen = self.seen.as_ref().expect("made above");
+        let parts = ctx.pool.install(|| {
+            chunks
+                .par_iter()
+                .map(|chunk| {
+                    ctx.check()?;
+                    let mut blocks: Vec<u64> =
+                        chunk.iter().map(|&v| store.edge_block(dir, v)).collect();
+                    blocks.dedup();
+                    let mine = |v: u32| blocks.binary_search(&store.edge_block(dir, v)).is_ok();
+                    let mut out = Vec::new();
+                    let mut edges = 0u64;
+                    store.for_each_list_spreading(dir, chunk, F::WEIGHTED, |src, ns, ws, more| {
+                        edges += ns.len() as u64;
+                        let mut emit = |dst: u32, w: f64| {
+                            if f.cond(dst) && f.update_atomic(src, dst, w) {
+                                if mine(dst) {
+                                    more.push(dst);
+                                } else if seen.set(dst) {
+                                    out.push(dst);
+                                }
+                            }
+                        };
+                        match ws {
+                            Some(ws) if F::WEIGHTED => {
+                                ns.iter().zip(ws).for_each(|(&d, &w)| emit(d, w))
+                            }
+                            _ => ns.iter().for_each(|&d| emit(d, 1.0)),
+                        }
+                    })?;
                     Ok((out, edges))
                 })
                 .collect::<Result<Vec<_>, ExecError>>()

@@ -137,6 +137,7 @@ pub struct VecGraph {
     directed: bool,
     edges: u64,
     csr: bool,
+    clustered: bool,
     remote: Option<TestRemoteMemory>,
     lists_fetched: AtomicU64,
     blocks_read: AtomicU64,
@@ -187,6 +188,7 @@ impl VecGraph {
             directed,
             edges: kept,
             csr: true,
+            clustered: false,
             remote: None,
             lists_fetched: AtomicU64::new(0),
             blocks_read: AtomicU64::new(0),
@@ -197,6 +199,13 @@ impl VecGraph {
     /// Turns the CSR view on or off (off: algorithms take their out-of-core paths).
     pub fn with_csr(mut self, on: bool) -> VecGraph {
         self.csr = on;
+        self
+    }
+
+    /// Says the ids are clustered (`GraphStore::clustered`), its blocks being 16 vertices:
+    /// traversals without the CSR view then take their spreading paths.
+    pub fn with_clustered(mut self, on: bool) -> VecGraph {
+        self.clustered = on;
         self
     }
 
@@ -335,6 +344,10 @@ impl GraphStore for VecGraph {
 
     fn edge_block(&self, _dir: Direction, v: u32) -> u64 {
         v as u64 / 16
+    }
+
+    fn clustered(&self) -> bool {
+        self.clustered
     }
 
     fn io_stats(&self) -> IoStats {

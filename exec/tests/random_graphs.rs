@@ -446,6 +446,18 @@ proptest! {
             let t = go(&g, csr, mode, threads, &call("wcc"));
             prop_assert_eq!(u64_col(&t, "component"), wcc.iter().map(|&i| Some(i)).collect::<Vec<_>>());
         }
+        // Clustered ids without the CSR view: the traversals spread through blocks.
+        for (mode, threads) in [(Mode::Auto, 1), (Mode::Auto, 2), (Mode::Block, 1), (Mode::Block, 2)] {
+            let store = g.store(false).with_clustered(true);
+            let cfg = RunConfig { mode, ..RunConfig::with_threads(threads) };
+            let t = run(&store, &call("bfs").from(s as u32), &cfg).unwrap();
+            prop_assert_eq!(i64_col(&t, "depth"), bfs.clone());
+            if mode == Mode::Block {
+                prop_assert!(t.iterations.iter().all(|i| i.strategy == "spread"), "{:?}", t.iterations);
+            }
+            let t = run(&store, &call("sssp").from(s as u32), &cfg).unwrap();
+            prop_assert_eq!(f64_col(&t, "distance"), sssp.clone());
+        }
     }
 
     /// Delta-stepping (in memory, `auto`) with weights spread over nine orders of magnitude

@@ -180,6 +180,39 @@ pub trait GraphStore: Send + Sync {
     where
         F: FnMut(u32, &[u32], Option<&[f64]>);
 
+    /// As [`GraphStore::for_each_list`] by block, and `visit` may push more vertices onto its
+    /// last argument: their lists are visited in the same call (again and again if pushed
+    /// again). A traversal uses it to carry on through the blocks it has just read instead of
+    /// waiting a round for them; a store whose reads are cheap needs no more than this default.
+    fn for_each_list_spreading<F>(
+        &self,
+        dir: Direction,
+        vertices: &[u32],
+        want_weights: bool,
+        mut visit: F,
+    ) -> Result<(), StoreError>
+    where
+        F: FnMut(u32, &[u32], Option<&[f64]>, &mut Vec<u32>),
+    {
+        let mut todo = vertices.to_vec();
+        let mut more = Vec::new();
+        while !todo.is_empty() {
+            self.for_each_list(dir, &todo, FetchOrder::ByBlock, want_weights, |v, ns, ws| {
+                visit(v, ns, ws, &mut more)
+            })?;
+            todo = std::mem::take(&mut more);
+        }
+        Ok(())
+    }
+
+    /// Whether the vertices are numbered in clusters of neighbours of about an edge block each
+    /// (`LAYOUT locality`) and lists are read block by block: then a traversal that carries on
+    /// through the blocks it has read ([`GraphStore::for_each_list_spreading`]) reads each
+    /// block about once instead of once per level that crosses it.
+    fn clustered(&self) -> bool {
+        false
+    }
+
     /// Calls `visit` for every vertex of `range` in vertex order, reading the edge section
     /// sequentially with large reads: the access path of dense (pull) iterations.
     fn scan_lists<F>(

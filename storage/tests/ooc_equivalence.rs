@@ -74,6 +74,13 @@ fn check_graph(directed: bool, weighted: bool, seed: u64) {
                     }
                 }
             }
+            // Spreading from a few seeds: the same lists as the reference's spread.
+            for want_w in [false, true] {
+                let seeds = random_subset(n, 3, &mut rng);
+                let got = spread(&ooc, d, &seeds, want_w);
+                let want = spread(&mem, d, &seeds, want_w);
+                assert!(got == want, "spread {d:?} weights {want_w} cache {cache}");
+            }
             for want_w in [false, true] {
                 for r in [0..n, 0..1, 17..2500, n - 5..n, 3..3] {
                     let got = scan(&ooc, d, r.clone(), want_w);

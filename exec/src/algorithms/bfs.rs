@@ -76,6 +76,21 @@ impl Algorithm for Bfs {
         depth.set(source, 0)?;
         let mut frontier = VertexSubset::single(n, source);
         let mut edge_map = EdgeMap::new(ctx);
+        if edge_map.spreads_min(Direction::Out, &depth) {
+            // Rounds of min-updates that carry on through the blocks they read: a round crosses
+            // whole clusters, and a depth found too large is lowered by a later round.
+            while !frontier.is_empty() {
+                frontier = edge_map.relax_min(
+                    &frontier,
+                    &[Direction::Out],
+                    &depth,
+                    false,
+                    |d: u32, _| d.checked_add(1),
+                    None,
+                )?;
+            }
+            return depth.into_vec();
+        }
         let mut level = 1;
         while !frontier.is_empty() {
             frontier = edge_map.claim(&frontier, Direction::Out, &depth, UNREACHED, level, None)?;

@@ -32,7 +32,7 @@ use std::sync::Arc;
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
 use crate::blockfile::compact::{CompactFile, CompactIndex};
-use crate::blockfile::format::{BLOCK_SIZE, SLOTS_PER_BLOCK};
+use crate::blockfile::format::{IdOrder, BLOCK_SIZE, SLOTS_PER_BLOCK};
 use crate::blockfile::ids_check::{first_outside, first_stray_slot};
 use crate::blockfile::keys::VertexKeys;
 use crate::blockfile::list_budget::{try_filled, ListBudget};
@@ -1012,7 +1012,9 @@ fn deliver(job: &mut Job, lay: &Lay<'_>, b: u64, r: Option<&BlockRef>, bytes: &[
 }
 
 impl OutOfCoreStore {
-    /// The body of `for_each_list`.
+    /// The body of `for_each_list` and `for_each_list_spreading`: the vertices `visit` pushes
+    /// onto its last argument join the call's queue (by block after what it was given), so
+    /// the blocks just read are found in the cache.
     fn fetch<F>(
         &self,
         dir: Direction,
@@ -1022,7 +1024,7 @@ impl OutOfCoreStore {
         mut visit: F,
     ) -> Result<()>
     where
-        F: FnMut(u32, &[u32], Option<&[f64]>),
+        F: FnMut(u32, &[u32], Option<&[f64]>, &mut Vec<u32>),
     {
         if vertices.is_empty() {
             return Ok(());
@@ -1032,14 +1034,18 @@ impl OutOfCoreStore {
         }
         let lay = self.lay(dir, want_weights);
         let by_block = order == FetchOrder::ByBlock;
-        // ByBlock: (first edge block, vertex), sorted, admitted a block's worth at a time.
-        let sorted: Vec<(u64, u32)> = if by_block {
+        // (first edge block, vertex), ByBlock sorted and admitted a block's worth at a time.
+        let mut sorted: Vec<(u64, u32)> = if by_block {
             let mut s: Vec<(u64, u32)> =
                 vertices.iter().map(|&v| (lay.idx.block_of(v), v)).collect();
             s.sort_unstable();
             s
         } else {
-            Vec::new()
+            vertices.iter().map(|&v| (0, v)).collect()
+        };
+        let more = std::cell::RefCell::new(Vec::new());
+        let mut visit = |v: u32, ns: &[u32], ws: Option<&[f64]>| {
+            visit(v, ns, ws, &mut more.borrow_mut());
         };
         let mut b = Batch::new(self, lay, by_block);
         let mut session = self.engine.session()?;
@@ -1047,13 +1053,27 @@ impl OutOfCoreStore {
         let mut cursor = 0usize;
         let mut done: Vec<Completion> = Vec::new();
         loop {
+            let mut grown = more.borrow_mut();
+            if !grown.is_empty() {
+                // Group what was added by block, after the blocks still to come.
+                let mut added: Vec<(u64, u32)> = Vec::with_capacity(grown.len());
+                for v in grown.drain(..) {
+                    self.check_vertex(v)?;
+                    added.push((if by_block { b.lay.idx.block_of(v) } else { 0 }, v));
+                }
+                if by_block {
+                    added.sort_unstable();
+                }
+                sorted.extend(added);
+            }
+            drop(grown);
             while !b.queue.is_empty() && session.has_room() {
                 let read = b.queue.pop_front().expect("queue is not empty");
                 session.submit(read.into_request())?;
             }
             // Admit the next vertex (ByBlock: the next group), unless its long list must wait
             // for the ones this call holds.
-            if b.queue.is_empty() && cursor < vertices.len() && b.live < max_jobs {
+            if b.queue.is_empty() && cursor < sorted.len() && b.live < max_jobs {
                 if by_block {
                     let g = sorted[cursor].0;
                     let end = cursor + sorted[cursor..].iter().take_while(|x| x.0 == g).count();
@@ -1065,8 +1085,8 @@ impl OutOfCoreStore {
                         cursor = end;
                         continue;
                     }
-                } else if b.take_lists(std::iter::once(vertices[cursor])) {
-                    b.admit(vertices[cursor], &mut visit)?;
+                } else if b.take_lists(std::iter::once(sorted[cursor].1)) {
+                    b.admit(sorted[cursor].1, &mut visit)?;
                     cursor += 1;
                     continue;
                 }
@@ -1088,11 +1108,11 @@ impl OutOfCoreStore {
                 b.collect_foreign(false, &mut visit)?;
             }
         }
-        if b.live != 0 || cursor < vertices.len() {
+        if b.live != 0 || cursor < sorted.len() {
             return Err(StoreError::Other(format!(
                 "internal: {} lists were never completed, {} never admitted",
                 b.live,
-                vertices.len() - cursor
+                sorted.len() - cursor
             )));
         }
         Ok(())
@@ -1511,7 +1531,27 @@ impl GraphStore for OutOfCoreStore {
     where
         F: FnMut(u32, &[u32], Option<&[f64]>),
     {
-        self.fetch(dir, vertices, order, want_weights, visit)
+        let mut visit = visit;
+        self.fetch(dir, vertices, order, want_weights, |v, ns, ws, _| {
+            visit(v, ns, ws)
+        })
+    }
+
+    fn for_each_list_spreading<F>(
+        &self,
+        dir: Direction,
+        vertices: &[u32],
+        want_weights: bool,
+        visit: F,
+    ) -> Result<(), StoreError>
+    where
+        F: FnMut(u32, &[u32], Option<&[f64]>, &mut Vec<u32>),
+    {
+        self.fetch(dir, vertices, FetchOrder::ByBlock, want_weights, visit)
+    }
+
+    fn clustered(&self) -> bool {
+        self.file.superblock.order == IdOrder::Locality
     }
 
     fn scan_lists<F>(
