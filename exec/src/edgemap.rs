@@ -72,6 +72,12 @@ pub trait EdgeFunc: Sync {
         self.update_atomic(src, dst, weight)
     }
 
+    /// Whether `dst`, just improved, may be carried on in the same round by a spreading push
+    /// ([`Strategy::SpreadPush`]); else it waits in the next frontier.
+    fn carry(&self, _dst: u32) -> bool {
+        true
+    }
+
     /// Whether `dst` still wants updates; pull stops scanning `dst`'s in-list once it is false.
     fn cond(&self, _dst: u32) -> bool {
         true
@@ -287,12 +293,14 @@ impl<'c, 'a, S: GraphStore> EdgeMap<'c, 'a, S> {
                     let f = RelaxMin::<T, R, true> {
                         cells,
                         relax: &relax,
+                        within: None,
                     };
                     self.run(frontier, dir, &f, of)?
                 } else {
                     let f = RelaxMin::<T, R, false> {
                         cells,
                         relax: &relax,
+                        within: None,
                     };
                     self.run(frontier, dir, &f, of)?
                 };
@@ -360,6 +368,43 @@ impl<'c, 'a, S: GraphStore> EdgeMap<'c, 'a, S> {
         let next = split.union(next.into_iter().map(|x| x.0).collect())?;
         ctx.finish(start, frontier.len(), edges, strategy.profile_name(), of)?;
         Ok(next)
+    }
+
+    /// One spreading round of min-updates along `dir` on local `state` (where
+    /// [`EdgeMap::spreads_min`] holds): a destination improved to a value `within` accepts is
+    /// carried on through the blocks being read; the others, and those in other blocks, are
+    /// returned as the next frontier.
+    pub fn relax_min_within<T, R>(
+        &mut self,
+        frontier: &VertexSubset,
+        dir: Direction,
+        state: &VertexArray<T>,
+        weighted: bool,
+        relax: R,
+        within: &(dyn Fn(T) -> bool + Sync),
+    ) -> Result<VertexSubset, ExecError>
+    where
+        T: StateValue,
+        R: Fn(T, f64) -> Option<T> + Sync,
+    {
+        let cells = state
+            .local()
+            .ok_or_else(|| ExecError::Other("internal: spreading over remote state".into()))?;
+        if weighted {
+            let f = RelaxMin::<T, R, true> {
+                cells,
+                relax: &relax,
+                within: Some(within),
+            };
+            self.run(frontier, dir, &f, None)
+        } else {
+            let f = RelaxMin::<T, R, false> {
+                cells,
+                relax: &relax,
+                within: Some(within),
+            };
+            self.run(frontier, dir, &f, None)
+        }
     }
 
     /// [`EdgeMap::relax_min`] split over several members: returns the next frontier (this
@@ -609,6 +654,9 @@ impl<'c, 'a, S: GraphStore> EdgeMap<'c, 'a, S> {
         ctx.check()?;
         let start = ctx.begin();
         let strategy = match ctx.cfg.mode {
+            // Spreading reads each block about once whatever the frontier: no other way of
+            // reading it needs pricing (pricing pull alone walks every vertex's index).
+            _ if self.spreads::<F>(dir) => Strategy::SpreadPush,
             Mode::Auto => match (ctx.store.read_model(), ctx.store.csr(dir)) {
                 (Some(model), None) => self.priced(frontier, dir, f, &model),
                 _ => {
@@ -617,12 +665,6 @@ impl<'c, 'a, S: GraphStore> EdgeMap<'c, 'a, S> {
                 }
             },
             m => Strategy::choose(m, 0, 0, 0),
-        };
-        let strategy = match strategy {
-            Strategy::SparsePush | Strategy::BlockPush if self.spreads::<F>(dir) => {
-                Strategy::SpreadPush
-            }
-            s => s,
         };
         let (next, edges) = match strategy {
             Strategy::SparsePush => self.push(frontier, dir, f, FetchOrder::AsGiven)?,
@@ -789,12 +831,14 @@ impl<'c, 'a, S: GraphStore> EdgeMap<'c, 'a, S> {
         Ok(self.gather_next(n, parts))
     }
 
-    /// A push block by block in which a worker carries each update on through the blocks of
-    /// its share of the frontier: a destination improved whose list starts in one of those
-    /// blocks is visited in the same call (its block is in the cache), any other joins the
-    /// next frontier. On a clustered graph a round thus crosses whole clusters where a level
-    /// crosses one vertex's width, and reads each block about once, not once per level. The
-    /// updates are min-updates, so visiting a vertex before its final value only costs work.
+    /// A push block by block in which a worker carries an improvement on at once, in the same
+    /// store call, when the destination's list is in a block of the worker's share of the
+    /// frontier (read by that call, so at hand) and `f` lets it ([`EdgeFunc::carry`]); any
+    /// other joins the next frontier. On a clustered graph a round thus crosses whole clusters
+    /// where a level crosses one vertex's width, and reads a block about once, not once per
+    /// level crossing it. Carrying on into blocks beyond the share was tried: calls then
+    /// wander over more blocks than the cache keeps and read them again. The updates are
+    /// min-updates, so visiting a vertex before its final value only costs work.
     fn spread_push<F: EdgeFunc>(
         &mut self,
         frontier: &VertexSubset,
@@ -808,8 +852,10 @@ impl<'c, 'a, S: GraphStore> EdgeMap<'c, 'a, S> {
             Some(l) => Cow::Borrowed(l),
             None => Cow::Owned(frontier.to_list()),
         };
-        let mut keyed: Vec<(u64, u32)> =
-            list.iter().map(|&v| (store.edge_block(dir, v), v)).collect();
+        let mut keyed: Vec<(u64, u32)> = list
+            .iter()
+            .map(|&v| (store.edge_block(dir, v), v))
+            .collect();
         keyed.par_sort_unstable();
         let sorted: Vec<u32> = keyed.iter().map(|&(_, v)| v).collect();
         let chunk = ctx.pool.chunk_len(sorted.len(), 16, 1024);
@@ -829,24 +875,31 @@ impl<'c, 'a, S: GraphStore> EdgeMap<'c, 'a, S> {
                     let mine = |v: u32| blocks.binary_search(&store.edge_block(dir, v)).is_ok();
                     let mut out = Vec::new();
                     let mut edges = 0u64;
-                    store.for_each_list_spreading(dir, chunk, F::WEIGHTED, |src, ns, ws, more| {
-                        edges += ns.len() as u64;
-                        let mut emit = |dst: u32, w: f64| {
-                            if f.cond(dst) && f.update_atomic(src, dst, w) {
-                                if mine(dst) {
-                                    more.push(dst);
-                                } else if seen.set(dst) {
-                                    out.push(dst);
+                    store.for_each_list_spreading(
+                        dir,
+                        chunk,
+                        F::WEIGHTED,
+                        |src, ns, ws, more| {
+                            edges += ns.len() as u64;
+                            let mut emit = |dst: u32, w: f64| {
+                                if f.cond(dst) && f.update_atomic(src, dst, w) {
+                                    // A negative weight is never followed within the call, so a
+                                    // negative cycle cannot keep it going.
+                                    if w >= 0.0 && mine(dst) && f.carry(dst) {
+                                        more.push(dst);
+                                    } else if seen.set(dst) {
+                                        out.push(dst);
+                                    }
                                 }
+                            };
+                            match ws {
+                                Some(ws) if F::WEIGHTED => {
+                                    ns.iter().zip(ws).for_each(|(&d, &w)| emit(d, w))
+                                }
+                                _ => ns.iter().for_each(|&d| emit(d, 1.0)),
                             }
-                        };
-                        match ws {
-                            Some(ws) if F::WEIGHTED => {
-                                ns.iter().zip(ws).for_each(|(&d, &w)| emit(d, w))
-                            }
-                            _ => ns.iter().for_each(|&d| emit(d, 1.0)),
-                        }
-                    })?;
+                        },
+                    )?;
                     Ok((out, edges))
                 })
                 .collect::<Result<Vec<_>, ExecError>>()
@@ -1110,6 +1163,8 @@ impl<T: StateValue> EdgeFunc for Claim<'_, T> {
 struct RelaxMin<'s, T: StateValue, R, const W: bool> {
     cells: &'s [T::Cell],
     relax: &'s R,
+    /// The values a spreading push carries on within the round (all when `None`).
+    within: Option<&'s (dyn Fn(T) -> bool + Sync)>,
 }
 
 impl<T, R, const W: bool> EdgeFunc for RelaxMin<'_, T, R, W>
@@ -1125,6 +1180,11 @@ where
             Some(c) => T::lower(&self.cells[dst as usize], c),
             None => false,
         }
+    }
+
+    fn carry(&self, dst: u32) -> bool {
+        self.within
+            .is_none_or(|within| within(T::load(&self.cells[dst as usize])))
     }
 }
 

@@ -39,6 +39,7 @@ pub mod rng;
 pub mod run;
 pub mod sink;
 pub mod spin_barrier;
+pub mod spread;
 pub mod stacks;
 pub mod state;
 pub mod subset;

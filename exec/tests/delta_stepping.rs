@@ -149,3 +149,28 @@ fn whole_weights_too_large_for_four_bytes_keep_f64_distances() {
     assert_eq!(f64_col(&t, "distance"), want);
     assert_eq!(t.operators, vec![Operator::DeltaStepping]);
 }
+
+/// Out of core on a clustered graph SSSP spreads through blocks; a negative weight met on the
+/// way is not followed there, and plain Bellman-Ford finishes from the spread's distances.
+#[test]
+fn a_negative_weight_met_while_spreading_gives_exact_distances() {
+    // 40 vertices: a chain 0 -> ... -> 38 of weight 1 through blocks of 16; 39 hangs off 0
+    // with weight 100 and off 20 with weight -5, so its distance is 15.
+    let mut edges: Vec<(u64, u64, f64)> = (0..38).map(|v| (v, v + 1, 1.0)).collect();
+    edges.push((0, 39, 100.0));
+    edges.push((20, 39, -5.0));
+    let g = weighted(40, &edges).with_csr(false).with_clustered(true);
+    for threads in [1, 2] {
+        let t = sssp(&g, 0, threads);
+        let mut want: Vec<Option<f64>> = (0..39).map(|v| Some(v as f64)).collect();
+        want.push(Some(15.0));
+        assert_eq!(f64_col(&t, "distance"), want);
+    }
+    // A negative cycle is reported, not looped on.
+    let mut cycle = edges.clone();
+    cycle.push((35, 2, -40.0)); // 2 -> ... -> 35 -> 2 weighs 33 - 40
+    let g = weighted(40, &cycle).with_csr(false).with_clustered(true);
+    let cfg = RunConfig::with_threads(2);
+    let err = run(&g, &call("sssp").from(0), &cfg).unwrap_err();
+    assert!(err.to_string().contains("negative-weight cycle"), "{err}");
+}

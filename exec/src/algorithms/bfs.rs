@@ -6,7 +6,9 @@
 //! vertex scans its in-list and stops at the first parent in the frontier — once the frontier's
 //! out-degree sum passes |arcs|/20. With a CSR view both directions run over slices.
 //! Each level claims the unvisited destinations ([`EdgeMap::claim`]), so the depths may be local
-//! or remote.
+//! or remote. Out of core on a clustered graph (`LAYOUT locality`: road networks, meshes) the
+//! rounds are min-updates that spread through the blocks they read instead, in buckets of
+//! depth ([`crate::spread`]): a round crosses whole clusters where a level crosses one vertex.
 
 use std::sync::Arc;
 
@@ -23,6 +25,7 @@ use crate::error::ExecError;
 use crate::output::{per_vertex_batches, pick};
 use crate::reference::{compare, Lists};
 use crate::result::ResultTable;
+use crate::spread;
 use crate::subset::VertexSubset;
 
 /// Depth of an unvisited vertex.
@@ -77,18 +80,16 @@ impl Algorithm for Bfs {
         let mut frontier = VertexSubset::single(n, source);
         let mut edge_map = EdgeMap::new(ctx);
         if edge_map.spreads_min(Direction::Out, &depth) {
-            // Rounds of min-updates that carry on through the blocks they read: a round crosses
-            // whole clusters, and a depth found too large is lowered by a later round.
-            while !frontier.is_empty() {
-                frontier = edge_map.relax_min(
-                    &frontier,
-                    &[Direction::Out],
-                    &depth,
-                    false,
-                    |d: u32, _| d.checked_add(1),
-                    None,
-                )?;
-            }
+            let width = spread::cluster_hops(ctx.store, Direction::Out);
+            spread::spread_min(
+                &mut edge_map,
+                &depth,
+                source,
+                Direction::Out,
+                false,
+                |d: u32, _| d.checked_add(1),
+                |d: u32| (f64::from(d) / width) as u64,
+            )?;
             return depth.into_vec();
         }
         let mut level = 1;

@@ -8,15 +8,17 @@
 //! the same fixpoint as Dijkstra. A round count above |V| can only come from a negative cycle,
 //! which is reported instead of looping.
 //! Relaxations are EdgeMap min-updates ([`EdgeMap::relax_min`]), so the distances may be local
-//! or remote; delta-stepping needs them local.
+//! or remote; delta-stepping needs them local. Out of core on a clustered graph the rounds
+//! spread through the blocks they read, in buckets of distance ([`crate::spread`]).
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use arrow_array::{ArrayRef, Float64Array, RecordBatch};
 use arrow_schema::SchemaRef;
 use planner::registry::{AlgorithmSpec, ColumnSpec, ColumnType, Operator, SourceRule, Step};
 use planner::{AlgoCall, Mode};
-use storage::{Direction, GraphStore};
+use storage::{Direction, FetchOrder, GraphStore};
 
 use super::{Algorithm, FromVertex};
 use crate::context::RunContext;
@@ -26,6 +28,7 @@ use crate::error::ExecError;
 use crate::output::{per_vertex_batches, pick};
 use crate::reference::{close, compare, Lists};
 use crate::result::ResultTable;
+use crate::spread;
 use crate::subset::VertexSubset;
 
 /// Single-source shortest paths.
@@ -101,6 +104,35 @@ fn compute<S: GraphStore>(ctx: &RunContext<'_, S>, source: u32) -> Result<Vec<f6
     bellman_ford(ctx, source)
 }
 
+/// The mean weight of the lists of the source and of 63 vertices spread over the ids (1 when
+/// they have no edges): what a hop weighs, for the bucket width of [`spread::spread_min`].
+fn mean_weight<S: GraphStore>(ctx: &RunContext<'_, S>, source: u32) -> Result<f64, ExecError> {
+    let n = ctx.n();
+    let mut sample: Vec<u32> = (0..63u64).map(|i| (i * u64::from(n) / 63) as u32).collect();
+    sample.push(source);
+    sample.sort_unstable();
+    sample.dedup();
+    let (mut sum, mut count) = (0.0, 0u64);
+    ctx.store.for_each_list(
+        Direction::Out,
+        &sample,
+        FetchOrder::ByBlock,
+        true,
+        |_, ns, ws| {
+            match ws {
+                Some(ws) => sum += ws.iter().map(|w| w.abs()).sum::<f64>(),
+                None => sum += ns.len() as f64,
+            }
+            count += ns.len() as u64;
+        },
+    )?;
+    Ok(if count == 0 || sum <= 0.0 {
+        1.0
+    } else {
+        sum / count as f64
+    })
+}
+
 /// Frontier Bellman-Ford over EdgeMap's min-updates: any store, any mode, any weights, local
 /// or remote distances.
 fn bellman_ford<S: GraphStore>(
@@ -113,8 +145,38 @@ fn bellman_ford<S: GraphStore>(
     }
     let dist = ctx.vertex_array(f64::INFINITY)?;
     dist.set(source, 0.0)?;
-    let mut frontier = VertexSubset::single(n, source);
     let mut edge_map = EdgeMap::new(ctx);
+    let negative = AtomicBool::new(false);
+    if edge_map.spreads_min(Direction::Out, &dist) {
+        // A negative weight is not followed, and sends the run on to plain Bellman-Ford.
+        let width = spread::cluster_hops(ctx.store, Direction::Out) * mean_weight(ctx, source)?;
+        spread::spread_min(
+            &mut edge_map,
+            &dist,
+            source,
+            Direction::Out,
+            true,
+            |d: f64, w| {
+                if w < 0.0 {
+                    negative.store(true, Ordering::Relaxed);
+                    return None;
+                }
+                let c = d + w;
+                (c < f64::INFINITY).then_some(c)
+            },
+            |d: f64| (d / width) as u64,
+        )?;
+        if !negative.load(Ordering::Relaxed) {
+            return dist.into_vec();
+        }
+    }
+    // After a spread that met a negative weight the distances are lengths of paths without
+    // one: relaxing from every vertex reaches the same fixpoint as from the source alone.
+    let mut frontier = if negative.load(Ordering::Relaxed) {
+        VertexSubset::all(n)
+    } else {
+        VertexSubset::single(n, source)
+    };
     let mut rounds = 0u64;
     while !frontier.is_empty() {
         rounds += 1;

@@ -553,7 +553,14 @@ struct Batch<'s> {
     claims: HashSet<u64>,
     /// Blocks other callers are reading for this call's jobs.
     foreign: Vec<(u64, Pending)>,
+    /// A spreading call's blocks, kept until it returns: the lists it is handed next are
+    /// mostly in them, and a cache smaller than the call's blocks would have let them go.
+    /// At most the cache's number of blocks (or [`KEPT_FLOOR`]).
+    kept: Option<HashMap<u64, BlockRef>>,
 }
+
+/// Blocks a spreading call may keep however small the cache: a few lists' worth.
+const KEPT_FLOOR: usize = 16;
 
 /// Tag bit: insert the read's blocks into the cache.
 const TAG_CACHE: u64 = 1;
@@ -604,6 +611,18 @@ impl<'s> Batch<'s> {
             cacheable_run: store.cache.slots() as u64 / 2,
             claims: HashSet::default(),
             foreign: Vec::new(),
+            kept: None,
+        }
+    }
+
+    /// Keeps `b` for the rest of a spreading call, up to as many blocks as the cache holds
+    /// (what a call keeps beyond what the cache still has is outside the `cache` budget).
+    fn keep(&mut self, b: u64, r: &BlockRef) {
+        let most = self.store.cache.slots().max(KEPT_FLOOR);
+        if let Some(kept) = &mut self.kept {
+            if kept.len() < most {
+                kept.entry(b).or_insert_with(|| r.clone());
+            }
         }
     }
 
@@ -764,6 +783,11 @@ impl<'s> Batch<'s> {
         let mut run: Option<(u64, u64)> = None;
         let cache_run = small || blocks.len() as u64 <= self.cacheable_run;
         for b in blocks {
+            if let Some(r) = self.kept.as_ref().and_then(|k| k.get(&b)) {
+                let r = r.clone();
+                deliver(&mut job, &self.lay, b, Some(&r), r.as_bytes());
+                continue;
+            }
             if let Some((_, r)) = self.held.get(&b) {
                 let r = r.clone();
                 deliver(&mut job, &self.lay, b, Some(&r), r.as_bytes());
@@ -780,6 +804,7 @@ impl<'s> Batch<'s> {
             }
             match self.lookup(b, cache_run) {
                 Lookup::Hit(r) => {
+                    self.keep(b, &r);
                     deliver(&mut job, &self.lay, b, Some(&r), r.as_bytes());
                     self.hold_if_tail(&job, b, &r);
                     continue;
@@ -897,6 +922,9 @@ impl<'s> Batch<'s> {
                 let own = Arc::new(own);
                 r = Some(if cache_it { self.offer(b, own) } else { own });
             }
+        }
+        if let Some(r) = &r {
+            self.keep(b, r);
         }
         for j in waiters {
             let Some(job) = self.jobs[j].as_mut() else {
@@ -1021,6 +1049,7 @@ impl OutOfCoreStore {
         vertices: &[u32],
         order: FetchOrder,
         want_weights: bool,
+        spreading: bool,
         mut visit: F,
     ) -> Result<()>
     where
@@ -1048,6 +1077,9 @@ impl OutOfCoreStore {
             visit(v, ns, ws, &mut more.borrow_mut());
         };
         let mut b = Batch::new(self, lay, by_block);
+        if spreading {
+            b.kept = Some(HashMap::default());
+        }
         let mut session = self.engine.session()?;
         let max_jobs = 64 * self.engine.depth() as usize + 256;
         let mut cursor = 0usize;
@@ -1532,7 +1564,7 @@ impl GraphStore for OutOfCoreStore {
         F: FnMut(u32, &[u32], Option<&[f64]>),
     {
         let mut visit = visit;
-        self.fetch(dir, vertices, order, want_weights, |v, ns, ws, _| {
+        self.fetch(dir, vertices, order, want_weights, false, |v, ns, ws, _| {
             visit(v, ns, ws)
         })
     }
@@ -1547,7 +1579,14 @@ impl GraphStore for OutOfCoreStore {
     where
         F: FnMut(u32, &[u32], Option<&[f64]>, &mut Vec<u32>),
     {
-        self.fetch(dir, vertices, FetchOrder::ByBlock, want_weights, visit)
+        self.fetch(
+            dir,
+            vertices,
+            FetchOrder::ByBlock,
+            want_weights,
+            true,
+            visit,
+        )
     }
 
     fn clustered(&self) -> bool {
