@@ -47,8 +47,8 @@ impl Algorithm for Leiden {
         params: louvain::PARAMS,
         columns: louvain::COLUMNS,
         program: &[
-            Step::call(Operator::ListFetch, "all, in+out, degree[v] := Σ weights (self-loops twice); total := degree; community[v] := v"),
-            Step::call(Operator::ListFetch, "chunks of the SEED order, in+out, community[v] := neighbour community of largest gain, totals moved with it; ITER sweeps at most"),
+            louvain::DEGREES,
+            louvain::MOVES,
             Step::call(Operator::ListFetch, "all, in+out, links of each vertex to the rest of its community"),
             Step::call(Operator::ListFetch, "chunks of the SEED order, in+out, a vertex still alone joins the well-connected sub-community of largest gain"),
             Step::call(Operator::ListFetch, "all, in+out, the sub-communities aggregated into a graph in memory"),
@@ -136,27 +136,48 @@ fn communities_of_nodes(node_of: &[u32], community: &[u32], count: u32) -> (Vec<
     (of_node, communities)
 }
 
-/// The connected pieces of the communities `community` of `graph`'s vertices: per vertex its
-/// piece (dense ids by smallest vertex), and the number of pieces.
-fn connected_pieces(graph: &Coarse, community: &[u32]) -> (Vec<u32>, u32) {
-    let mut parent: Vec<u32> = (0..graph.len()).collect();
-    fn root(parent: &mut [u32], mut a: u32) -> u32 {
-        while parent[a as usize] != a {
-            let up = parent[parent[a as usize] as usize];
-            parent[a as usize] = up;
+/// Union-find over `0..n` (path halving, the smaller root kept): the pieces the links joined.
+pub(crate) struct Pieces {
+    parent: Vec<u32>,
+}
+
+impl Pieces {
+    /// Every element its own piece.
+    pub(crate) fn new(n: u32) -> Pieces {
+        Pieces {
+            parent: (0..n).collect(),
+        }
+    }
+
+    /// The smallest element of `a`'s piece.
+    pub(crate) fn root(&mut self, mut a: u32) -> u32 {
+        while self.parent[a as usize] != a {
+            let up = self.parent[self.parent[a as usize] as usize];
+            self.parent[a as usize] = up;
             a = up;
         }
         a
     }
+
+    /// Joins the pieces of `a` and `b`.
+    pub(crate) fn join(&mut self, a: u32, b: u32) {
+        let (x, y) = (self.root(a), self.root(b));
+        self.parent[x.max(y) as usize] = x.min(y);
+    }
+}
+
+/// The connected pieces of the communities `community` of `graph`'s vertices: per vertex its
+/// piece (dense ids by smallest vertex), and the number of pieces.
+fn connected_pieces(graph: &Coarse, community: &[u32]) -> (Vec<u32>, u32) {
+    let mut pieces = Pieces::new(graph.len());
     for a in 0..graph.len() {
         for &(b, _) in graph.row(a) {
             if community[a as usize] == community[b as usize] {
-                let (x, y) = (root(&mut parent, a), root(&mut parent, b));
-                parent[x.max(y) as usize] = x.min(y);
+                pieces.join(a, b);
             }
         }
     }
-    let roots: Vec<u32> = (0..graph.len()).map(|a| root(&mut parent, a)).collect();
+    let roots: Vec<u32> = (0..graph.len()).map(|a| pieces.root(a)).collect();
     renumber(&roots)
 }
 

@@ -81,6 +81,18 @@ pub struct Communities {
 /// Vertices whose lists one chunk of the first level fetches and moves.
 pub(super) const CHUNK: usize = 4096;
 
+/// The first level's degree pass, as EXPLAIN shows it (Leiden's too).
+pub(super) const DEGREES: Step = Step::call(
+    Operator::ListFetch,
+    "all, in+out, degree[v] := Σ weights (self-loops twice); total := degree; community[v] := v",
+);
+
+/// The first level's local moving, as EXPLAIN shows it (Leiden's too).
+pub(super) const MOVES: Step = Step::call(
+    Operator::ListFetch,
+    "chunks of the SEED order, in+out, community[v] := neighbour community of largest gain, totals moved with it; ITER sweeps at most",
+);
+
 /// The parameters Louvain and Leiden share.
 pub(super) const PARAMS: &[ParamSpec] = &[
     ParamSpec::int(
@@ -141,8 +153,8 @@ impl Algorithm for Louvain {
         params: PARAMS,
         columns: COLUMNS,
         program: &[
-            Step::call(Operator::ListFetch, "all, in+out, degree[v] := Σ weights (self-loops twice); total := degree; community[v] := v"),
-            Step::call(Operator::ListFetch, "chunks of the SEED order, in+out, community[v] := neighbour community of largest gain, totals moved with it; ITER sweeps at most"),
+            DEGREES,
+            MOVES,
             Step::call(Operator::ListFetch, "all, in+out, the communities aggregated into a graph in memory"),
             Step::setup("levels 2..LEVELS: local moving and aggregation on the graph in memory"),
         ],

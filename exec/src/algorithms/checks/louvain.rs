@@ -4,6 +4,7 @@
 
 use storage::GraphStore;
 
+use crate::algorithms::leiden::Pieces;
 use crate::reference::{close, column, vertex_column, Lists};
 use crate::result::{ResultTable, SummaryValue};
 
@@ -121,26 +122,17 @@ pub fn connected<S: GraphStore>(store: &S, table: &ResultTable) -> Result<(), St
         .map(|c| c.unwrap_or(0.0) as u64)
         .collect();
     let lists = Lists::read(store)?;
-    let mut parent: Vec<u32> = (0..community.len() as u32).collect();
-    fn root(parent: &mut [u32], mut v: u32) -> u32 {
-        while parent[v as usize] != v {
-            let up = parent[parent[v as usize] as usize];
-            parent[v as usize] = up;
-            v = up;
-        }
-        v
-    }
+    let mut pieces = Pieces::new(community.len() as u32);
     for (v, out) in lists.out.iter().enumerate() {
         for &(u, _) in out {
             if community[u as usize] == community[v] {
-                let (a, b) = (root(&mut parent, u), root(&mut parent, v as u32));
-                parent[a.max(b) as usize] = a.min(b);
+                pieces.join(u, v as u32);
             }
         }
     }
     let mut first: std::collections::HashMap<u64, (u32, u32)> = Default::default();
     for v in 0..community.len() as u32 {
-        let r = root(&mut parent, v);
+        let r = pieces.root(v);
         let (w, at) = *first.entry(community[v as usize]).or_insert((v, r));
         if at != r {
             return Err(format!(

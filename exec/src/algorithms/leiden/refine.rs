@@ -158,7 +158,7 @@ mod tests {
     }
 
     #[test]
-    fn a_community_of_two_unlinked_triangles_is_refined_into_the_two() {
+    fn a_community_of_two_unlinked_triangles_is_refined_apart() {
         // Two triangles 0-1-2 and 3-4-5, each linked to a far triangle 6-7-8 by one edge, the
         // moving phase's community {0..5} holding both near ones.
         let edges = [
