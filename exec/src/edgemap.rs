@@ -808,8 +808,10 @@ impl<'c, 'a, S: GraphStore> EdgeMap<'c, 'a, S> {
             Some(l) => Cow::Borrowed(l),
             None => Cow::Owned(frontier.to_list()),
         };
-        let mut keyed: Vec<(u64, u32)> =
-            list.iter().map(|&v| (store.edge_block(dir, v), v)).collect();
+        let mut keyed: Vec<(u64, u32)> = list
+            .iter()
+            .map(|&v| (store.edge_block(dir, v), v))
+            .collect();
         keyed.par_sort_unstable();
         let sorted: Vec<u32> = keyed.iter().map(|&(_, v)| v).collect();
         let chunk = ctx.pool.chunk_len(sorted.len(), 16, 1024);
@@ -829,24 +831,29 @@ impl<'c, 'a, S: GraphStore> EdgeMap<'c, 'a, S> {
                     let mine = |v: u32| blocks.binary_search(&store.edge_block(dir, v)).is_ok();
                     let mut out = Vec::new();
                     let mut edges = 0u64;
-                    store.for_each_list_spreading(dir, chunk, F::WEIGHTED, |src, ns, ws, more| {
-                        edges += ns.len() as u64;
-                        let mut emit = |dst: u32, w: f64| {
-                            if f.cond(dst) && f.update_atomic(src, dst, w) {
-                                if mine(dst) {
-                                    more.push(dst);
-                                } else if seen.set(dst) {
-                                    out.push(dst);
+                    store.for_each_list_spreading(
+                        dir,
+                        chunk,
+                        F::WEIGHTED,
+                        |src, ns, ws, more| {
+                            edges += ns.len() as u64;
+                            let mut emit = |dst: u32, w: f64| {
+                                if f.cond(dst) && f.update_atomic(src, dst, w) {
+                                    if mine(dst) {
+                                        more.push(dst);
+                                    } else if seen.set(dst) {
+                                        out.push(dst);
+                                    }
                                 }
+                            };
+                            match ws {
+                                Some(ws) if F::WEIGHTED => {
+                                    ns.iter().zip(ws).for_each(|(&d, &w)| emit(d, w))
+                                }
+                                _ => ns.iter().for_each(|&d| emit(d, 1.0)),
                             }
-                        };
-                        match ws {
-                            Some(ws) if F::WEIGHTED => {
-                                ns.iter().zip(ws).for_each(|(&d, &w)| emit(d, w))
-                            }
-                            _ => ns.iter().for_each(|&d| emit(d, 1.0)),
-                        }
-                    })?;
+                        },
+                    )?;
                     Ok((out, edges))
                 })
                 .collect::<Result<Vec<_>, ExecError>>()

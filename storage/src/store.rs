@@ -197,9 +197,13 @@ pub trait GraphStore: Send + Sync {
         let mut todo = vertices.to_vec();
         let mut more = Vec::new();
         while !todo.is_empty() {
-            self.for_each_list(dir, &todo, FetchOrder::ByBlock, want_weights, |v, ns, ws| {
-                visit(v, ns, ws, &mut more)
-            })?;
+            self.for_each_list(
+                dir,
+                &todo,
+                FetchOrder::ByBlock,
+                want_weights,
+                |v, ns, ws| visit(v, ns, ws, &mut more),
+            )?;
             todo = std::mem::take(&mut more);
         }
         Ok(())

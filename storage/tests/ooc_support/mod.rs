@@ -156,12 +156,7 @@ pub fn fetch<S: GraphStore>(
 
 /// Visits the lists of everything reachable from `seeds` in one spreading call (each vertex
 /// pushed once, when first met), checking each list is visited once per push.
-pub fn spread<S: GraphStore>(
-    store: &S,
-    dir: Direction,
-    seeds: &[u32],
-    want_weights: bool,
-) -> Seen {
+pub fn spread<S: GraphStore>(store: &S, dir: Direction, seeds: &[u32], want_weights: bool) -> Seen {
     let mut seen = Seen::new();
     let mut met: std::collections::HashSet<u32> = seeds.iter().copied().collect();
     let mut visits = 0usize;
@@ -176,7 +171,11 @@ pub fn spread<S: GraphStore>(
             }
         })
         .unwrap();
-    assert_eq!(visits, met.len(), "every vertex pushed visited exactly once");
+    assert_eq!(
+        visits,
+        met.len(),
+        "every vertex pushed visited exactly once"
+    );
     assert_eq!(seen.len(), met.len());
     seen
 }
