@@ -56,6 +56,7 @@ NX_TESTS=(
     networkx.algorithms.centrality.tests.test_closeness_centrality
     networkx.algorithms.centrality.tests.test_harmonic_centrality
     networkx.algorithms.centrality.tests.test_betweenness_centrality
+    networkx.algorithms.community.tests.test_leiden
 )
 NETWORKX_TEST_BACKEND=frontier NETWORKX_FALLBACK_TO_NX=True \
     "$VENV/bin/python" -m pytest -q -p no:cacheprovider --pyargs "${NX_TESTS[@]}"

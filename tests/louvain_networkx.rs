@@ -1,9 +1,11 @@
-//! Louvain through the real binary against networkx on graphs with planted communities
+//! Louvain and Leiden through the real binary against networkx on graphs with planted communities
 //! (directed with opposite arcs and self-loops, undirected with and without self-loops,
 //! weighted, with isolated vertices),
 //! in memory, out of core and on DM with the state in the memory nodes: the modularity frontier
 //! reports is what networkx computes for frontier's partition (the same undirected view), it is
 //! within a few percent of networkx's own Louvain, and the partition is the same on every store.
+//! Leiden's communities are each connected (networkx checks) and its modularity is no worse than
+//! frontier's Louvain's with the same seed (networkx 3.6 has no Leiden of its own).
 //! The reported summaries also reach Parquet and Arrow IPC metadata, read back with pyarrow.
 //! Needs `python3` with `networkx` and `pyarrow` (`scripts/test.sh` installs them).
 
@@ -16,9 +18,10 @@ use common::small_graphs::{Graph, Rng};
 use common::{python, text};
 
 /// Given the edges, the vertices, the resolution and frontier's `vertex,community` rows:
-/// prints the modularity of frontier's partition and the mean over five seeds of networkx's
+/// prints the modularity of frontier's partition, the mean over five seeds of networkx's
 /// Louvain modularity, both on the undirected view frontier optimises (the weights of arcs
-/// between the same two vertices added up, self-loops kept).
+/// between the same two vertices added up, self-loops kept), and whether every community of
+/// frontier's is connected.
 const NETWORKX: &str = r#"
 import sys, networkx as nx
 edges, vertices, resolution, rows = sys.argv[1], sys.argv[2], float(sys.argv[3]), sys.argv[4]
@@ -39,7 +42,8 @@ theirs = [
     nx.community.modularity(G, nx.community.louvain_communities(G, weight="weight", resolution=resolution, seed=s), weight="weight", resolution=resolution)
     for s in range(5)
 ]
-print(repr(mine), repr(sum(theirs) / len(theirs)))
+connected = all(nx.is_connected(G.subgraph(c)) for c in parts.values())
+print(repr(mine), repr(sum(theirs) / len(theirs)), connected)
 "#;
 
 /// `groups` groups of 8 vertices, each arc inside a group with probability 1/2, `cross` arcs
@@ -112,8 +116,15 @@ fn graphs() -> Vec<Graph> {
     ]
 }
 
-/// frontier's rows and reported modularity: `(rows as "vertex,community" lines, modularity)`.
-fn louvain(data: &Path, settings: &str, create: &str, run: &str) -> (String, f64) {
+/// frontier's rows and reported modularity for `run`, one call of `algorithm`: `(rows as
+/// "vertex,community" lines, modularity)`.
+fn communities(
+    data: &Path,
+    settings: &str,
+    create: &str,
+    run: &str,
+    algorithm: &str,
+) -> (String, f64) {
     let out = common::csv(data, &format!("{settings} {create} {run}"));
     assert!(out.status.success(), "{run}: {}", text(&out.stderr));
     let stdout = text(&out.stdout);
@@ -123,15 +134,50 @@ fn louvain(data: &Path, settings: &str, create: &str, run: &str) -> (String, f64
         .map(|l| format!("{l}\n"))
         .collect();
     let stderr = text(&out.stderr);
+    let prefix = format!("{algorithm}: modularity ");
     let line = stderr
         .lines()
-        .find_map(|l| l.strip_prefix("louvain: modularity "))
+        .find_map(|l| l.strip_prefix(prefix.as_str()))
         .unwrap_or_else(|| panic!("no summary line: {stderr}"));
     let q = line.split(',').next().unwrap().parse().unwrap();
     (rows, q)
 }
 
-/// Checks every graph in memory, out of core and on DM (`dm` the memory-node settings).
+/// What networkx says of frontier's `rows` on the graph of `edges` and `vertices`: the
+/// modularity of the rows, the mean modularity of networkx's Louvain, and whether every
+/// community of the rows is connected.
+fn networkx(
+    work: &Path,
+    edges: &Path,
+    vertices: &Path,
+    resolution: f64,
+    rows: &str,
+) -> (f64, f64, bool) {
+    let rows_file = work.join("rows.csv");
+    std::fs::write(&rows_file, rows).unwrap();
+    let resolution = resolution.to_string();
+    let answer = python(
+        NETWORKX,
+        [
+            edges.as_os_str(),
+            vertices.as_os_str(),
+            resolution.as_ref(),
+            rows_file.as_os_str(),
+        ],
+    );
+    let words: Vec<&str> = answer.split_whitespace().collect();
+    let [mine, theirs, connected] = words[..] else {
+        panic!("networkx said {answer}");
+    };
+    (
+        mine.parse().unwrap(),
+        theirs.parse().unwrap(),
+        connected == "True",
+    )
+}
+
+/// Checks every graph in memory, out of core and on DM (`dm` the memory-node settings), with
+/// Louvain then Leiden.
 fn check_all(dm: &str, work: &Path) {
     let data = work.join("data");
     for g in graphs() {
@@ -140,57 +186,61 @@ fn check_all(dm: &str, work: &Path) {
         std::fs::write(&edges, &g.edges).unwrap();
         std::fs::write(&vertices, &g.vertices).unwrap();
         for (seed, resolution) in [(0, 1.0), (9, 0.5), (4, 2.0)] {
-            let run = format!(
-                "RUN louvain SEED {seed} RESOLUTION {resolution} ON {};",
-                g.name
-            );
-            let mut partitions = Vec::new();
-            for (settings, storage) in [
-                ("SET cache = '1GB';", ""),
-                ("SET cache = '8KB'; SET threads = 2; SET mode = block;", ""),
-                (dm, "STORAGE dm"),
-            ] {
-                let create = format!(
-                    "CREATE OR REPLACE GRAPH {} FROM '{}' FORMAT edgelist {} VERTICES '{}' {storage};",
-                    g.name,
-                    edges.display(),
-                    g.options,
-                    vertices.display()
-                );
-                let (rows, q) = louvain(&data, settings, &create, &run);
-                let rows_file = work.join("rows.csv");
-                std::fs::write(&rows_file, &rows).unwrap();
-                let resolution_arg = resolution.to_string();
-                let answer = python(
-                    NETWORKX,
-                    [
-                        edges.as_os_str(),
-                        vertices.as_os_str(),
-                        resolution_arg.as_ref(),
-                        rows_file.as_os_str(),
-                    ],
-                );
-                let (mine, theirs) = answer.trim().split_once(' ').unwrap();
-                let (mine, theirs): (f64, f64) = (mine.parse().unwrap(), theirs.parse().unwrap());
-                let at = format!(
-                    "{} SEED {seed} RESOLUTION {resolution} ({settings} {storage})",
+            let mut louvain = None;
+            for algorithm in ["louvain", "leiden"] {
+                let run = format!(
+                    "RUN {algorithm} SEED {seed} RESOLUTION {resolution} ON {};",
                     g.name
                 );
+                let mut partitions = Vec::new();
+                for (settings, storage) in [
+                    ("SET cache = '1GB';", ""),
+                    ("SET cache = '8KB'; SET threads = 2; SET mode = block;", ""),
+                    (dm, "STORAGE dm"),
+                ] {
+                    let create = format!(
+                        "CREATE OR REPLACE GRAPH {} FROM '{}' FORMAT edgelist {} VERTICES '{}' {storage};",
+                        g.name,
+                        edges.display(),
+                        g.options,
+                        vertices.display()
+                    );
+                    let (rows, q) = communities(&data, settings, &create, &run, algorithm);
+                    let (mine, theirs, connected) =
+                        networkx(work, &edges, &vertices, resolution, &rows);
+                    let at = format!(
+                        "{algorithm} on {} SEED {seed} RESOLUTION {resolution} ({settings} {storage})",
+                        g.name
+                    );
+                    assert!(
+                        (mine - q).abs() < 1e-9,
+                        "{at}: reported {q}, networkx computes {mine}"
+                    );
+                    assert!(
+                        q >= theirs - 0.03 * theirs.abs(),
+                        "{at}: modularity {q}, networkx's Louvain {theirs}"
+                    );
+                    assert!(
+                        connected || algorithm == "louvain",
+                        "{at}: a community in pieces"
+                    );
+                    partitions.push((rows, q));
+                }
                 assert!(
-                    (mine - q).abs() < 1e-9,
-                    "{at}: reported {q}, networkx computes {mine}"
+                    partitions.windows(2).all(|w| w[0] == w[1]),
+                    "{algorithm} on {}: the partition differs between stores",
+                    g.name
                 );
-                assert!(
-                    q >= theirs - 0.03 * theirs.abs(),
-                    "{at}: modularity {q}, networkx's Louvain {theirs}"
-                );
-                partitions.push(rows);
+                let q = partitions[0].1;
+                match louvain {
+                    None => louvain = Some(q),
+                    Some(louvain) => assert!(
+                        q >= louvain - 0.01 * f64::abs(louvain),
+                        "{} SEED {seed} RESOLUTION {resolution}: leiden {q}, louvain {louvain}",
+                        g.name
+                    ),
+                }
             }
-            assert!(
-                partitions.windows(2).all(|w| w[0] == w[1]),
-                "{}: the partition differs between stores",
-                g.name
-            );
         }
     }
 }
@@ -251,8 +301,9 @@ fn summaries_reach_parquet_and_arrow_metadata() {
 }
 
 /// A graph large enough that chunks of the seeded order are moved with parallel proposals
-/// (hundreds of vertices): the partition is the same on 1, 2 and 3 threads, in memory, out of
-/// core and on DM, and as good as networkx's Louvain.
+/// (hundreds of vertices): Louvain's and Leiden's partitions are the same on 1, 2 and 3
+/// threads, in memory, out of core and on DM, and as good as networkx's Louvain; Leiden's
+/// communities are connected and its modularity no worse than Louvain's.
 #[test]
 fn the_partition_depends_on_the_seed_not_on_threads_or_store() {
     let work = tempfile::tempdir().unwrap();
@@ -263,53 +314,54 @@ fn the_partition_depends_on_the_seed_not_on_threads_or_store() {
     let vertices = work.path().join("big.v");
     std::fs::write(&edges, &g.edges).unwrap();
     std::fs::write(&vertices, &g.vertices).unwrap();
-    let run = "RUN louvain SEED 3 ON big;";
-    let mut partitions = Vec::new();
-    for (settings, storage) in [
-        ("SET cache = '1GB'; SET threads = 1;".to_string(), ""),
-        ("SET cache = '1GB'; SET threads = 2;".to_string(), ""),
-        ("SET cache = '1GB'; SET threads = 3;".to_string(), ""),
-        ("SET cache = '8KB'; SET threads = 3;".to_string(), ""),
-        (
-            format!("{set} SET cn_cache = '16B'; SET threads = 2;"),
-            "STORAGE dm",
-        ),
-    ] {
-        let create = format!(
-            "CREATE OR REPLACE GRAPH big FROM '{}' FORMAT edgelist {} VERTICES '{}' {storage};",
-            edges.display(),
-            g.options,
-            vertices.display()
-        );
-        let (rows, q) = louvain(&data, &settings, &create, run);
-        partitions.push((rows, q, settings));
-    }
-    let (first, q) = (&partitions[0].0, partitions[0].1);
-    for (rows, other, settings) in &partitions[1..] {
+    let mut louvain = None;
+    for algorithm in ["louvain", "leiden"] {
+        let run = format!("RUN {algorithm} SEED 3 ON big;");
+        let mut partitions = Vec::new();
+        for (settings, storage) in [
+            ("SET cache = '1GB'; SET threads = 1;".to_string(), ""),
+            ("SET cache = '1GB'; SET threads = 2;".to_string(), ""),
+            ("SET cache = '1GB'; SET threads = 3;".to_string(), ""),
+            ("SET cache = '8KB'; SET threads = 3;".to_string(), ""),
+            (
+                format!("{set} SET cn_cache = '16B'; SET threads = 2;"),
+                "STORAGE dm",
+            ),
+        ] {
+            let create = format!(
+                "CREATE OR REPLACE GRAPH big FROM '{}' FORMAT edgelist {} VERTICES '{}' {storage};",
+                edges.display(),
+                g.options,
+                vertices.display()
+            );
+            let (rows, q) = communities(&data, &settings, &create, &run, algorithm);
+            partitions.push((rows, q, settings));
+        }
+        let (first, q) = (&partitions[0].0, partitions[0].1);
+        for (rows, other, settings) in &partitions[1..] {
+            assert!(
+                rows == first && *other == q,
+                "{algorithm}, {settings}: another partition"
+            );
+        }
+        let (mine, theirs, connected) = networkx(work.path(), &edges, &vertices, 1.0, first);
         assert!(
-            rows == first && *other == q,
-            "{settings}: another partition"
+            (mine - q).abs() < 1e-9,
+            "{algorithm}: reported {q}, networkx computes {mine}"
         );
+        assert!(
+            q >= theirs - 0.03 * theirs.abs(),
+            "{algorithm}: modularity {q}, networkx's {theirs}"
+        );
+        match louvain {
+            None => louvain = Some(q),
+            Some(louvain) => {
+                assert!(connected, "leiden: a community in pieces");
+                assert!(
+                    q >= louvain - 0.01 * f64::abs(louvain),
+                    "leiden {q}, louvain {louvain}"
+                );
+            }
+        }
     }
-    let rows_file = work.path().join("rows.csv");
-    std::fs::write(&rows_file, first).unwrap();
-    let answer = python(
-        NETWORKX,
-        [
-            edges.as_os_str(),
-            vertices.as_os_str(),
-            "1".as_ref(),
-            rows_file.as_os_str(),
-        ],
-    );
-    let (mine, theirs) = answer.trim().split_once(' ').unwrap();
-    let (mine, theirs): (f64, f64) = (mine.parse().unwrap(), theirs.parse().unwrap());
-    assert!(
-        (mine - q).abs() < 1e-9,
-        "reported {q}, networkx computes {mine}"
-    );
-    assert!(
-        q >= theirs - 0.03 * theirs.abs(),
-        "modularity {q}, networkx's {theirs}"
-    );
 }

@@ -322,6 +322,9 @@ proptest! {
         // mode and thread count.
         let louvain = call("louvain").with("seed", 11u64);
         let communities = u64_col(&go(&g, true, Mode::Auto, 1, &louvain), "community");
+        // Leiden's refinement is sequential in the seeded order likewise.
+        let leiden = call("leiden").with("seed", 11u64);
+        let refined = u64_col(&go(&g, true, Mode::Auto, 1, &leiden), "community");
         for (mode, threads, csr) in configs() {
             let t = go(&g, csr, mode, threads, &call("bfs").from(s as u32));
             prop_assert_eq!(u64_col(&t, "vertex"), ids.iter().map(|&i| Some(i)).collect::<Vec<_>>());
@@ -359,6 +362,8 @@ proptest! {
                 call("pagerank").with("weights", 1u64).with("tolerance", 1e-4).from(s as u32),
                 call("louvain"),
                 call("louvain").with("seed", s as u64).with("resolution", 0.5).with("levels", 1u64),
+                call("leiden"),
+                call("leiden").with("seed", s as u64).with("resolution", 0.5).with("levels", 1u64),
             ];
             for c in options {
                 let name = c.spec.name;
@@ -370,6 +375,8 @@ proptest! {
             }
             let t = go(&g, csr, mode, threads, &louvain);
             prop_assert_eq!(u64_col(&t, "community"), communities.clone());
+            let t = go(&g, csr, mode, threads, &leiden);
+            prop_assert_eq!(u64_col(&t, "community"), refined.clone());
             let t = go(&g, csr, mode, threads, &call("degree"));
             let out = g.out();
             let inn = g.inn();

@@ -24,6 +24,7 @@ QUERIES = {
     "harmonic": ("example-directed", "RUN harmonic ON g SAMPLES 4 SEED 3"),
     "betweenness": ("example-directed", "RUN betweenness ON g SAMPLES 4 SEED 3"),
     "louvain": ("example-undirected", "RUN louvain ON g SEED 5"),
+    "leiden": ("example-undirected", "RUN leiden ON g SEED 5"),
 }
 
 

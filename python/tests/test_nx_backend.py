@@ -147,6 +147,27 @@ def test_triangles_and_clustering():
     )
 
 
+def test_leiden_communities_are_a_connected_partition_as_good_as_louvains():
+    # networkx has no Leiden of its own: frontier's is held to networkx's Louvain.
+    G = nx.planted_partition_graph(8, 12, 0.6, 0.03, seed=4)
+    G.add_node(1000)
+    got = nx.community.leiden_communities(G, seed=3, backend="frontier")
+    assert sorted(n for c in got for n in c) == sorted(G)
+    assert all(nx.is_connected(G.subgraph(c)) for c in got)
+    assert got == nx.community.leiden_communities(G, seed=3, backend="frontier")
+    q = nx.community.modularity(G, got)
+    louvain = nx.community.modularity(G, nx.community.louvain_communities(G, seed=3))
+    assert q >= louvain - 0.01
+    W = string_graph(False)
+    parts = nx.community.leiden_communities(W, resolution=0.5, max_level=2, backend="frontier")
+    assert sorted(n for c in parts for n in c) == sorted(W)
+    assert all(nx.is_connected(W.subgraph(c)) for c in parts)
+    with pytest.raises(ValueError, match="max_level"):
+        nx.community.leiden_communities(G, max_level=0, backend="frontier")
+    with pytest.raises(nx.NetworkXNotImplemented):
+        nx.community.leiden_communities(nx.DiGraph(G), backend="frontier")
+
+
 def test_what_frontier_does_not_reproduce_is_refused_or_left_to_networkx():
     G = string_graph(True)
     with pytest.raises(NotImplementedError):

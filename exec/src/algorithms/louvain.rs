@@ -20,7 +20,7 @@
 //! aggregated into a graph held in memory (one vertex per community), on which the coarser
 //! levels run (`louvain/coarse.rs`), chunk by chunk of their order likewise.
 
-mod coarse;
+pub(super) mod coarse;
 mod moves;
 
 use std::sync::Arc;
@@ -79,7 +79,69 @@ pub struct Communities {
 }
 
 /// Vertices whose lists one chunk of the first level fetches and moves.
-const CHUNK: usize = 4096;
+pub(super) const CHUNK: usize = 4096;
+
+/// The first level's degree pass, as EXPLAIN shows it (Leiden's too).
+pub(super) const DEGREES: Step = Step::call(
+    Operator::ListFetch,
+    "all, in+out, degree[v] := Σ weights (self-loops twice); total := degree; community[v] := v",
+);
+
+/// The first level's local moving, as EXPLAIN shows it (Leiden's too).
+pub(super) const MOVES: Step = Step::call(
+    Operator::ListFetch,
+    "chunks of the SEED order, in+out, community[v] := neighbour community of largest gain, totals moved with it; ITER sweeps at most",
+);
+
+/// The parameters Louvain and Leiden share.
+pub(super) const PARAMS: &[ParamSpec] = &[
+    ParamSpec::int(
+        "iter",
+        1,
+        super::ITERATIONS_MAX,
+        100,
+        "most local-moving sweeps per level",
+    ),
+    ParamSpec::int("levels", 1, 1000, 100, "most levels (1: local moving only)"),
+    ParamSpec::int(
+        "seed",
+        0,
+        u64::MAX,
+        0,
+        "seed of the order vertices are visited in",
+    ),
+    ParamSpec::float(
+        "resolution",
+        0.0,
+        1e9,
+        1.0,
+        "γ: above 1 smaller communities, below 1 larger",
+    ),
+    ParamSpec::float(
+        "tolerance",
+        0.0,
+        1.0,
+        1e-7,
+        "least modularity gain of a level to go on",
+    ),
+];
+
+/// The rows of a partition: a community per vertex.
+pub(super) const COLUMNS: &[ColumnSpec] = &[
+    ColumnSpec::VERTEX,
+    ColumnSpec::new("community", ColumnType::UInt64),
+];
+
+/// What a partition's run reports besides its rows.
+pub(super) const SUMMARIES: &[SummarySpec] = &[
+    SummarySpec::new(
+        "modularity",
+        ColumnType::Float64,
+        "modularity of the partition found",
+    ),
+    SummarySpec::new("levels", ColumnType::UInt64, "levels of local moving run"),
+    SummarySpec::new("communities", ColumnType::UInt64, "number of communities"),
+];
 
 impl Algorithm for Louvain {
     const SPEC: AlgorithmSpec = AlgorithmSpec {
@@ -88,20 +150,11 @@ impl Algorithm for Louvain {
         semantics: "Louvain community detection as networkx's louvain_communities: sweeps of local moving (each vertex, in an order drawn from SEED, joins the neighbouring community of largest modularity gain, ties to the smallest id; at most ITER sweeps, until no vertex moves), then the communities become the vertices of a smaller graph, for at most LEVELS levels, until a level gains at most TOLERANCE modularity (its partition is kept). The graph optimised is the undirected view: each arc or edge counts with its weight (1 when unweighted; negative weights are refused), arcs both ways add up, a self-loop adds twice its weight to the degree. Modularity Q = Σ_c in_c/2m − RESOLUTION·(tot_c/2m)². Moves are sequential in effect (proposed in parallel per chunk of the order, kept in order when what they read is unchanged, else recomputed), so the result depends on SEED only, not on THREADS or the store. The first level reads the graph through the store (in memory, out of core, DM) with its state in run arrays; the coarser levels run on the aggregated graph in memory. Communities are numbered 0..k-1 by their smallest vertex id. Reports modularity, levels and communities.",
         example: "RUN louvain SEED 7 ON g ORDER BY community;",
         iter_param: Some("iter"),
-        params: &[
-            ParamSpec::int("iter", 1, super::ITERATIONS_MAX, 100, "most local-moving sweeps per level"),
-            ParamSpec::int("levels", 1, 1000, 100, "most levels (1: local moving only)"),
-            ParamSpec::int("seed", 0, u64::MAX, 0, "seed of the order vertices are visited in"),
-            ParamSpec::float("resolution", 0.0, 1e9, 1.0, "γ: above 1 smaller communities, below 1 larger"),
-            ParamSpec::float("tolerance", 0.0, 1.0, 1e-7, "least modularity gain of a level to go on"),
-        ],
-        columns: &[
-            ColumnSpec::VERTEX,
-            ColumnSpec::new("community", ColumnType::UInt64),
-        ],
+        params: PARAMS,
+        columns: COLUMNS,
         program: &[
-            Step::call(Operator::ListFetch, "all, in+out, degree[v] := Σ weights (self-loops twice); total := degree; community[v] := v"),
-            Step::call(Operator::ListFetch, "chunks of the SEED order, in+out, community[v] := neighbour community of largest gain, totals moved with it; ITER sweeps at most"),
+            DEGREES,
+            MOVES,
             Step::call(Operator::ListFetch, "all, in+out, the communities aggregated into a graph in memory"),
             Step::setup("levels 2..LEVELS: local moving and aggregation on the graph in memory"),
         ],
@@ -113,11 +166,7 @@ impl Algorithm for Louvain {
         // aggregated graph comes on top, at most the lists' size
         state_bytes: 33,
         passes: Some("local moving over chunks of the seeded order, lists fetched a chunk at a time, moves proposed in parallel and kept in order; coarser levels in memory"),
-        summaries: &[
-            SummarySpec::new("modularity", ColumnType::Float64, "modularity of the partition found"),
-            SummarySpec::new("levels", ColumnType::UInt64, "levels of local moving run"),
-            SummarySpec::new("communities", ColumnType::UInt64, "number of communities"),
-        ],
+        summaries: SUMMARIES,
         ..AlgorithmSpec::BASE
     };
     type Config = Config;
@@ -174,7 +223,7 @@ fn directions<S: GraphStore>(store: &S) -> &'static [Direction] {
 
 /// The undirected-view neighbourhoods of some vertices: entries `(neighbour, weight)`, the
 /// rows one after another.
-struct Rows {
+pub(super) struct Rows {
     entries: Vec<(u32, f64)>,
     /// Per row, where its entries end.
     end: Vec<usize>,
@@ -186,7 +235,7 @@ impl Rows {
         &self.entries[start..self.end[i]]
     }
 
-    fn iter(&self) -> impl Iterator<Item = &[(u32, f64)]> {
+    pub(super) fn iter(&self) -> impl Iterator<Item = &[(u32, f64)]> {
         (0..self.end.len()).map(|i| self.row(i))
     }
 }
@@ -194,7 +243,7 @@ impl Rows {
 /// The undirected-view neighbourhoods of `vertices` (distinct), in their order: every entry
 /// `(u, w)` of each list (out before in), a self-loop of an undirected graph twice (a directed
 /// one is in both lists already). Returns the rows and the number of entries read.
-fn neighbourhoods<S: GraphStore>(
+pub(super) fn neighbourhoods<S: GraphStore>(
     ctx: &RunContext<'_, S>,
     vertices: &[u32],
 ) -> Result<(Rows, u64), ExecError> {
@@ -253,7 +302,7 @@ fn neighbourhoods<S: GraphStore>(
 }
 
 /// The vertices `0..n` in chunks of [`CHUNK`], in order.
-fn in_order(n: u32) -> impl Iterator<Item = Vec<u32>> {
+pub(super) fn in_order(n: u32) -> impl Iterator<Item = Vec<u32>> {
     (0..n)
         .step_by(CHUNK)
         .map(move |first| (first..n.min(first.saturating_add(CHUNK as u32))).collect())
@@ -288,10 +337,28 @@ fn write_at<T: crate::state::StateValue>(
     Ok(())
 }
 
-/// The whole run: the first level through the store, the others in memory.
-fn compute<S: GraphStore>(ctx: &RunContext<'_, S>, cfg: &Config) -> Result<Communities, ExecError> {
+/// What the first level's local moving leaves.
+pub(super) struct FirstLevel {
+    /// Per vertex, its community (the id of one of its vertices).
+    pub community: Vec<u32>,
+    /// Per vertex, its degree, and the level's visiting order, when asked for.
+    pub kept: Option<(Vec<f64>, Vec<u32>)>,
+    /// Twice the total edge weight.
+    pub m2: f64,
+    /// The modularity of every vertex on its own.
+    pub singletons: f64,
+    pub moved_any: bool,
+}
+
+/// The first level over the store: degrees, then sweeps of local moving in an order drawn
+/// from `rng`; keeps the degrees and the order when `keep` (Leiden refines with them).
+pub(super) fn first_level<S: GraphStore>(
+    ctx: &RunContext<'_, S>,
+    cfg: &Config,
+    rng: &mut Xoshiro256,
+    keep: bool,
+) -> Result<FirstLevel, ExecError> {
     let n = ctx.n();
-    let mut rng = Xoshiro256::new(cfg.seed);
     let degree = ctx.vertex_array(0.0f64)?;
     let total = ctx.vertex_array(0.0f64)?;
     let community = ctx.vertex_array(0u32)?;
@@ -321,8 +388,8 @@ fn compute<S: GraphStore>(ctx: &RunContext<'_, S>, cfg: &Config) -> Result<Commu
         0.0
     };
 
-    // Level 1: local moving over the store.
-    let order = shuffled(n, &mut rng);
+    // Local moving over the store.
+    let order = shuffled(n, rng);
     let mut local = LocalIds::new(n);
     let mut moved_any = false;
     if m2 > 0.0 {
@@ -352,19 +419,35 @@ fn compute<S: GraphStore>(ctx: &RunContext<'_, S>, cfg: &Config) -> Result<Commu
             }
         }
     }
-    drop(order);
     drop(local);
-    degree.free()?;
     total.free()?;
+    let kept = if keep {
+        Some((degree.into_vec()?, order))
+    } else {
+        drop(order);
+        degree.free()?;
+        None
+    };
+    Ok(FirstLevel {
+        community: community.into_vec()?,
+        kept,
+        m2,
+        singletons,
+        moved_any,
+    })
+}
 
-    // The first level's communities aggregated into a graph in memory.
-    let community = community.into_vec()?;
-    let (mut node_of, count) = coarse::renumber(&community);
-    drop(community);
+/// The graph of the vertices' groups `node_of` (dense ids below `count`) in memory, from one
+/// pass over the store.
+pub(super) fn aggregated<S: GraphStore>(
+    ctx: &RunContext<'_, S>,
+    node_of: &[u32],
+    count: u32,
+) -> Result<Coarse, ExecError> {
     let start = ctx.begin();
     let mut graph = Coarse::builder(count);
     let mut entries = 0u64;
-    for chunk in in_order(n) {
+    for chunk in in_order(ctx.n()) {
         ctx.check()?;
         let (lists, read) = neighbourhoods(ctx, &chunk)?;
         entries += read;
@@ -375,8 +458,21 @@ fn compute<S: GraphStore>(ctx: &RunContext<'_, S>, cfg: &Config) -> Result<Commu
             );
         }
     }
-    let mut graph = graph.finish();
-    ctx.finish(start, n as u64, entries, "aggregate", None)?;
+    let graph = graph.finish();
+    ctx.finish(start, ctx.n() as u64, entries, "aggregate", None)?;
+    Ok(graph)
+}
+
+/// The whole run: the first level through the store, the others in memory.
+fn compute<S: GraphStore>(ctx: &RunContext<'_, S>, cfg: &Config) -> Result<Communities, ExecError> {
+    let mut rng = Xoshiro256::new(cfg.seed);
+    let first = first_level(ctx, cfg, &mut rng, false)?;
+    let m2 = first.m2;
+
+    // The first level's communities aggregated into a graph in memory.
+    let (mut node_of, count) = coarse::renumber(&first.community);
+    drop(first.community);
+    let mut graph = aggregated(ctx, &node_of, count)?;
 
     let mut modularity = if m2 > 0.0 {
         graph.modularity(m2, cfg.resolution)
@@ -384,14 +480,19 @@ fn compute<S: GraphStore>(ctx: &RunContext<'_, S>, cfg: &Config) -> Result<Commu
         0.0
     };
     let mut levels = 1;
-    let mut go_on = moved_any && modularity - singletons > cfg.tolerance;
+    let mut go_on = first.moved_any && modularity - first.singletons > cfg.tolerance;
     while go_on && levels < cfg.levels {
         let start = ctx.begin();
         let order = shuffled(graph.len(), &mut rng);
-        let (communities, sweeps) =
-            graph.local_moving(&ctx.pool, &order, m2, cfg.resolution, cfg.sweeps, || {
-                ctx.check()
-            })?;
+        let (communities, sweeps) = graph.local_moving(
+            &ctx.pool,
+            &order,
+            (0..graph.len()).collect(),
+            m2,
+            cfg.resolution,
+            cfg.sweeps,
+            || ctx.check(),
+        )?;
         levels += 1;
         let (renumbered, count) = coarse::renumber(&communities);
         let next = graph.aggregate(&renumbered, count);
@@ -420,7 +521,11 @@ fn compute<S: GraphStore>(ctx: &RunContext<'_, S>, cfg: &Config) -> Result<Commu
 
 /// Community ids renumbered `0..k` by first appearance in key order, so by their member of
 /// smallest input id whatever the layout (in key order this keeps every id).
-fn numbered_in_key_order<S: GraphStore>(store: &S, community: &[u32], count: usize) -> Vec<u64> {
+pub(super) fn numbered_in_key_order<S: GraphStore>(
+    store: &S,
+    community: &[u32],
+    count: usize,
+) -> Vec<u64> {
     let mut id = vec![u64::MAX; count];
     let mut next = 0u64;
     key_order(store).for_each_vertex(|v| {

@@ -17,6 +17,7 @@ pub mod distances;
 pub mod harmonic;
 pub mod kcore;
 pub mod lcc;
+pub mod leiden;
 pub mod louvain;
 pub mod pagerank;
 pub mod randomwalk;
@@ -197,6 +198,7 @@ algorithms! {
     harmonic::Harmonic,
     betweenness::Betweenness,
     louvain::Louvain,
+    leiden::Leiden,
 }
 
 /// The declaration of the algorithm called `name`.
@@ -266,7 +268,8 @@ mod tests {
                 "closeness",
                 "harmonic",
                 "betweenness",
-                "louvain"
+                "louvain",
+                "leiden"
             ]
         );
     }

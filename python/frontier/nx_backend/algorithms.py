@@ -9,6 +9,7 @@ is converted (self-loops, negative weights) are refused by raising ``NotImplemen
 
 from __future__ import annotations
 
+import random
 from typing import Any, Callable, Dict, Hashable, Iterator, List, Optional, Set, Tuple
 
 import networkx as nx
@@ -431,3 +432,56 @@ def betweenness_centrality(
         scale = (n - 1) * (n - 2) / (1 if G.is_directed() else 2)
         values = [v * scale for v in values]
     return dict(zip(keys, values))
+
+
+# Communities ------------------------------------------------------------------------------
+
+# The most levels a RUN accepts (the `levels` parameter's range in the engine).
+LEVELS_MAX = 1000
+
+
+def _leiden_check(
+    G: Any, weight: Any = "weight", resolution: Any = 1, max_level: Any = None, seed: Any = None
+) -> Optional[str]:
+    if G.is_directed():
+        return "directed graphs (networkx's leiden_communities takes undirected ones)"
+    if isinstance(resolution, bool) or not isinstance(resolution, (int, float)):
+        return "a resolution that is not a number"
+    if not 0 <= resolution <= 1e9:
+        return "a resolution outside 0..1e9"
+    return _graph_size_check(G)
+
+
+@implements(_leiden_check)
+def leiden_communities(
+    G: FrontierGraph,
+    weight: Any = "weight",
+    resolution: float = 1,
+    max_level: Optional[int] = None,
+    seed: Any = None,
+) -> List[Set[Hashable]]:
+    """frontier's `leiden`: the communities as sets of nodes, by their first node in G's order.
+    The SEED is drawn from ``seed`` (NetworkX hands backends a ``random.Random``), so an integer
+    seed gives the same partition every time."""
+    if (why := _leiden_check(G, weight, resolution, max_level, seed)) is not None:
+        raise refuse(why)
+    if max_level is not None and max_level <= 0:
+        raise ValueError("max_level argument must be a positive integer or None")
+    if G.negative_weights and weight is not None:
+        raise refuse("negative edge weights")
+    if weight is None and G.weight is not None:
+        raise refuse("weight=None on a graph converted with weights (frontier's leiden reads them)")
+    if isinstance(seed, int) and not isinstance(seed, bool):
+        drawn = seed % 2**64
+    else:
+        drawn = (seed if seed is not None else random).getrandbits(64)
+    levels = LEVELS_MAX if max_level is None else min(int(max_level), LEVELS_MAX)
+    nodes, labels = _rows(
+        G,
+        f"RUN leiden ON {G.name} SEED {drawn} RESOLUTION {float(resolution)!r} LEVELS {levels}",
+        "community",
+    )
+    communities: List[Set[Hashable]] = [set() for _ in range(len(set(labels)))]
+    for node, label in zip(nodes, labels):
+        communities[label].add(node)
+    return communities

@@ -4,6 +4,7 @@
 
 use storage::GraphStore;
 
+use crate::algorithms::leiden::Pieces;
 use crate::reference::{close, column, vertex_column, Lists};
 use crate::result::{ResultTable, SummaryValue};
 
@@ -108,6 +109,35 @@ pub fn verify<S: GraphStore>(
             return Err(format!(
                 "reported {} communities, the rows have {next}",
                 s.value
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Checks that every community of the rows is connected in the undirected view.
+pub fn connected<S: GraphStore>(store: &S, table: &ResultTable) -> Result<(), String> {
+    let community: Vec<u64> = vertex_column(store, table, "community")?
+        .into_iter()
+        .map(|c| c.unwrap_or(0.0) as u64)
+        .collect();
+    let lists = Lists::read(store)?;
+    let mut pieces = Pieces::new(community.len() as u32);
+    for (v, out) in lists.out.iter().enumerate() {
+        for &(u, _) in out {
+            if community[u as usize] == community[v] {
+                pieces.join(u, v as u32);
+            }
+        }
+    }
+    let mut first: std::collections::HashMap<u64, (u32, u32)> = Default::default();
+    for v in 0..community.len() as u32 {
+        let r = pieces.root(v);
+        let (w, at) = *first.entry(community[v as usize]).or_insert((v, r));
+        if at != r {
+            return Err(format!(
+                "community {} is not connected: internal vertices {w} and {v} are in two pieces of it",
+                community[v as usize]
             ));
         }
     }

@@ -82,7 +82,13 @@ impl Coarse {
         self.rows.iter().map(|r| r.len() as u64).sum()
     }
 
-    fn degrees(&self) -> Vec<f64> {
+    /// The row of vertex `a`: `(neighbour, weight)` ascending, its own entry included.
+    pub(crate) fn row(&self, a: u32) -> &[(u32, f64)] {
+        &self.rows[a as usize]
+    }
+
+    /// Per vertex, the sum of its row.
+    pub(crate) fn degrees(&self) -> Vec<f64> {
         self.rows
             .iter()
             .map(|r| r.iter().map(|e| e.1).sum())
@@ -101,21 +107,43 @@ impl Coarse {
         q
     }
 
+    /// The modularity of the partition `community` of this graph's vertices (ids below
+    /// `len()`).
+    pub(crate) fn modularity_of(&self, community: &[u32], m2: f64, resolution: f64) -> f64 {
+        let mut inside = 0.0;
+        let mut tot = vec![0.0; self.rows.len()];
+        for (a, (row, k)) in self.rows.iter().zip(self.degrees()).enumerate() {
+            let c = community[a];
+            tot[c as usize] += k;
+            inside += row
+                .iter()
+                .filter(|e| community[e.0 as usize] == c)
+                .map(|e| e.1)
+                .sum::<f64>();
+        }
+        inside / m2 - resolution * tot.iter().map(|t| (t / m2) * (t / m2)).sum::<f64>()
+    }
+
     /// Sweeps of local moving in `order` (sequential in effect, chunks of it proposed in
-    /// parallel: `moves::move_chunk`), at most `sweeps`, until none moves: each vertex's
-    /// community and the sweeps run. `check` is called between sweeps.
+    /// parallel: `moves::move_chunk`) from the partition `comm` (ids below `len()`), at most
+    /// `sweeps`, until none moves: each vertex's community and the sweeps run. `check` is
+    /// called between sweeps.
+    #[allow(clippy::too_many_arguments)]
     pub(crate) fn local_moving(
         &self,
         pool: &Pool,
         order: &[u32],
+        mut comm: Vec<u32>,
         m2: f64,
         resolution: f64,
         sweeps: u32,
         check: impl Fn() -> Result<(), ExecError>,
     ) -> Result<(Vec<u32>, u32), ExecError> {
         let k = self.degrees();
-        let mut tot = k.clone();
-        let mut comm: Vec<u32> = (0..self.len()).collect();
+        let mut tot = vec![0.0; k.len()];
+        for (&c, &k) in comm.iter().zip(&k) {
+            tot[c as usize] += k;
+        }
         let mut run = 0;
         while run < sweeps {
             check()?;
@@ -177,7 +205,7 @@ mod tests {
         let order: Vec<u32> = (0..6).collect();
         let pool = Pool::new(1).unwrap();
         let (comm, _) = g
-            .local_moving(&pool, &order, m2, 1.0, 100, || Ok(()))
+            .local_moving(&pool, &order, order.clone(), m2, 1.0, 100, || Ok(()))
             .unwrap();
         let (node, count) = renumber(&comm);
         assert_eq!(node, vec![0, 0, 0, 1, 1, 1]);
