@@ -782,12 +782,8 @@ impl<'c, 'a, S: GraphStore> EdgeMap<'c, 'a, S> {
         };
         let chunk = ctx.pool.chunk_len(list.len(), 16, 1024);
         let chunks: Vec<&[u32]> = if order == FetchOrder::ByBlock {
-            let mut keyed: Vec<(u64, u32)> = list
-                .iter()
-                .map(|&v| (store.edge_block(dir, v), v))
-                .collect();
-            keyed.par_sort_unstable();
-            list = Cow::Owned(keyed.iter().map(|&(_, v)| v).collect());
+            let (keyed, sorted) = by_block(store, dir, &list);
+            list = Cow::Owned(sorted);
             block_chunks(&list, &keyed, chunk)
         } else {
             list.chunks(chunk).collect()
@@ -852,12 +848,7 @@ impl<'c, 'a, S: GraphStore> EdgeMap<'c, 'a, S> {
             Some(l) => Cow::Borrowed(l),
             None => Cow::Owned(frontier.to_list()),
         };
-        let mut keyed: Vec<(u64, u32)> = list
-            .iter()
-            .map(|&v| (store.edge_block(dir, v), v))
-            .collect();
-        keyed.par_sort_unstable();
-        let sorted: Vec<u32> = keyed.iter().map(|&(_, v)| v).collect();
+        let (keyed, sorted) = by_block(store, dir, &list);
         let chunk = ctx.pool.chunk_len(sorted.len(), 16, 1024);
         let chunks = block_chunks(&sorted, &keyed, chunk);
         if self.seen.is_none() {
@@ -1208,6 +1199,18 @@ impl<T: StateValue> EdgeFunc for Add<'_, T> {
         T::add(&self.cells[dst as usize], x);
         true
     }
+}
+
+/// `list` keyed by the edge block its lists start in and sorted so, and the vertices in that
+/// order: a push's frontier read block by block.
+fn by_block<S: GraphStore>(store: &S, dir: Direction, list: &[u32]) -> (Vec<(u64, u32)>, Vec<u32>) {
+    let mut keyed: Vec<(u64, u32)> = list
+        .iter()
+        .map(|&v| (store.edge_block(dir, v), v))
+        .collect();
+    keyed.par_sort_unstable();
+    let sorted = keyed.iter().map(|&(_, v)| v).collect();
+    (keyed, sorted)
 }
 
 /// Splits a frontier sorted by block into chunks of about `target` vertices that never split
