@@ -72,8 +72,15 @@ pub trait EdgeFunc: Sync {
         self.update_atomic(src, dst, weight)
     }
 
-    /// Whether `dst`, just improved, may be carried on in the same round by a spreading push
-    /// ([`Strategy::SpreadPush`]); else it waits in the next frontier.
+    /// Whether a push may carry improvements on within the round ([`Strategy::SpreadPush`]):
+    /// only for an idempotent min-update whose caller takes its rounds as rounds, not levels
+    /// (an addition carried on would add again; a value set per round would be wrong).
+    fn spreads(&self) -> bool {
+        false
+    }
+
+    /// Whether `dst`, just improved, may be carried on in the same round by a spreading push;
+    /// else it waits in the next frontier.
     fn carry(&self, _dst: u32) -> bool {
         true
     }
@@ -93,8 +100,9 @@ pub enum Strategy {
     /// Push whose lists are read by a scan that coalesces their blocks into large reads: what
     /// a level becomes out of core under `auto` when the device reads it faster that way.
     ScanPush,
-    /// Push block by block that carries on through the blocks it reads: a min-update out of
-    /// core on a clustered graph ([`GraphStore::clustered`]).
+    /// Push block by block that carries on through the blocks it reads: the min-updates of
+    /// [`EdgeMap::relax_min_within`] out of core on a clustered graph
+    /// ([`GraphStore::clustered`]).
     SpreadPush,
 }
 
@@ -656,7 +664,7 @@ impl<'c, 'a, S: GraphStore> EdgeMap<'c, 'a, S> {
         let strategy = match ctx.cfg.mode {
             // Spreading reads each block about once whatever the frontier: no other way of
             // reading it needs pricing (pricing pull alone walks every vertex's index).
-            _ if self.spreads::<F>(dir) => Strategy::SpreadPush,
+            _ if f.spreads() && self.spreading_store(dir) => Strategy::SpreadPush,
             Mode::Auto => match (ctx.store.read_model(), ctx.store.csr(dir)) {
                 (Some(model), None) => self.priced(frontier, dir, f, &model),
                 _ => {
@@ -675,13 +683,6 @@ impl<'c, 'a, S: GraphStore> EdgeMap<'c, 'a, S> {
         };
         ctx.finish(start, frontier.len(), edges, strategy.name(), of)?;
         Ok(next)
-    }
-
-    /// Whether a push of `F` along `dir` carries on through the blocks it reads: for updates
-    /// that may improve a vertex again (a claim is final, so a vertex claimed too early would
-    /// stay wrong) where [`EdgeMap::spreads_min`] holds.
-    fn spreads<F: EdgeFunc>(&self, dir: Direction) -> bool {
-        !F::CLAIMS && self.spreading_store(dir)
     }
 
     /// Out of core on a clustered graph, under `auto` or `block` (a spreading push is read
@@ -1171,6 +1172,11 @@ where
             Some(c) => T::lower(&self.cells[dst as usize], c),
             None => false,
         }
+    }
+
+    /// Only the rounds of [`EdgeMap::relax_min_within`] spread.
+    fn spreads(&self) -> bool {
+        self.within.is_some()
     }
 
     fn carry(&self, dst: u32) -> bool {

@@ -432,6 +432,31 @@ proptest! {
         }
     }
 
+    /// On a store whose ids are clustered (out of core under `LAYOUT locality`), only the
+    /// traversals that ask for it spread; every kernel still passes its verifier (an addition
+    /// or a per-level value carried on within a round would not).
+    #[test]
+    fn every_kernel_passes_its_verifier_on_clustered_ids(g in graph(), s in 0usize..40) {
+        use exec::algorithms::{verify, REGISTRY};
+        use planner::registry::SourceRule;
+        let src = (s % g.n) as u32;
+        let store = g.store(false).with_clustered(true);
+        for (mode, threads) in [(Mode::Auto, 2), (Mode::Block, 1)] {
+            let cfg = RunConfig { mode, ..RunConfig::with_threads(threads) };
+            for spec in REGISTRY.iter() {
+                let mut c = AlgoCall::new(spec).with("iter", 5u64).with("walks", 40u64).with("length", 6u64).with("weights", (s % 2) as u64);
+                if spec.source != SourceRule::NotAccepted {
+                    c = c.from(src);
+                }
+                let t = run(&store, &c, &cfg).unwrap();
+                let verdict = verify(&store, &c, &t);
+                prop_assert!(verdict.is_ok(), "{} {:?}: {:?}", spec.name, mode, verdict);
+                let spread = t.iterations.iter().any(|i| i.strategy == "spread");
+                prop_assert!(!spread || matches!(spec.name, "bfs" | "sssp"), "{} spread", spec.name);
+            }
+        }
+    }
+
     /// On road-like graphs (degree at most 4, long paths, a few cut-off pieces) the traversals,
     /// PageRank and WCC equal their definitions in every mode, thread count and store.
     #[test]
