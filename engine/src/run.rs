@@ -227,121 +227,8 @@ pub fn run(
 ) -> Result<Vec<Output>, StatementError> {
     let meta = crate::graphs::lookup(s, &run.graph)?;
     if mode == RunMode::Explain {
-        // EXPLAIN reads only the superblock and the vertex index, never edge data.
-        let path = s
-            .catalog
-            .checked_path(&meta)
-            .map_err(|e| StatementError::store(pos, e))?;
-        let file = GraphFile::open(&path).map_err(|e| StatementError::store(pos, e))?;
-        let keys = storage::blockfile::keys::VertexKeys::by_block(
-            &file,
-            storage::blockfile::keys::MIN_KEY_CACHE,
-        )
-        .map_err(|e| StatementError::store(pos, e))?;
-        let vertices = planner::vertex::Vertices {
-            by_id: &|id| file.internal_id(id),
-            keys: keys.as_ref(),
-        };
-        let mut plan = planner::plan_run_on(
-            &exec::algorithms::REGISTRY,
-            run,
-            &meta,
-            &vertices,
-            &s.settings,
-        )?;
-        adopt_kept_pull(s, &mut plan);
-        let cache = effective_cache(&meta, &s.settings);
-        let in_memory = meta.loaded_bytes() <= cache;
-        let reader = if meta.storage == StorageKind::Dm {
-            let layout = dm_layout(&meta).map_err(|e| StatementError::store(pos, e))?;
-            let dirs: &[(Direction, &str)] = if layout.directed {
-                &[(Direction::Out, "out"), (Direction::In, "in")]
-            } else {
-                &[(Direction::Out, "lists")]
-            };
-            let parts: Vec<String> = dirs
-                .iter()
-                .map(|&(d, label)| {
-                    format!(
-                        "{label}: {:.1} % in place, {:.2} expected reads per vertex",
-                        100.0 * layout.in_place_fraction(d),
-                        layout.expected_reads_per_vertex(d)
-                    )
-                })
-                .collect();
-            ReaderInfo {
-                description: format!(
-                    "disaggregated memory ({} memory nodes: {}; 32-byte index entries; {}; cn_cache {})",
-                    layout.nodes.len(),
-                    meta.memory_nodes.join(", "),
-                    parts.join("; "),
-                    format_size(s.settings.cn_cache)
-                ),
-                in_memory: false,
-            }
-        } else {
-            ReaderInfo {
-                description: if in_memory {
-                    format!(
-                        "memory (the {} file, {} loaded, fits the {} cache)",
-                        format_size(meta.file_bytes),
-                        format_size(meta.loaded_bytes()),
-                        format_size(cache)
-                    )
-                } else {
-                    format!(
-                        "out of core (io_depth {}, cache {} for a {} file)",
-                        s.settings.io_depth,
-                        format_size(cache),
-                        format_size(meta.file_bytes)
-                    )
-                },
-                in_memory,
-            }
-        };
-        let mut text = planner::explain(&plan, &reader, &s.settings);
-        if meta.storage == StorageKind::Dm {
-            // Where the kernel's per-vertex state will live, right after the reader.
-            let at = text.find("\n  threads:").map_or(text.len(), |i| i + 1);
-            for c in plan.calls.iter().rev() {
-                let state = exec::algorithms::explain_state(
-                    c.call.spec,
-                    plan.graph.vertices,
-                    s.settings.cn_cache,
-                    s.settings.compute_nodes.len() + 1,
-                );
-                let label = if plan.calls.len() > 1 {
-                    format!("{}: ", c.prefix)
-                } else {
-                    String::new()
-                };
-                text.insert_str(at, &format!("  state:     {label}{state}\n"));
-            }
-            if !s.settings.compute_nodes.is_empty() {
-                let layout = dm_layout(&meta).map_err(|e| StatementError::store(pos, e))?;
-                let at = text.find("\n  threads:").map_or(text.len(), |i| i + 1);
-                text.insert_str(
-                    at,
-                    &format!(
-                        "  compute:   {}\n",
-                        crate::compute_run::explain_line(&layout, &s.settings.compute_nodes)
-                    ),
-                );
-            }
-        }
-        if keys.is_some() {
-            let at = text.find("\n  threads:").map_or(text.len(), |i| i + 1);
-            text.insert_str(
-                at,
-                &format!(
-                    "  keys:      {}\n",
-                    keys_line(&meta, in_memory, &s.settings)
-                ),
-            );
-        }
-        return Ok(vec![Output::Text(text)]);
+        return explain_run(s, pos, run, &meta);
     }
-
     let store = s
         .stores
         .get(&s.catalog, &meta, &s.settings)
@@ -362,115 +249,308 @@ pub fn run(
         ),
         None => None,
     };
-    // Blocked pulls kept by open graphs that this run does not use give way when the run
-    // needs their memory (the run's own, if it blocks, is counted in its estimate).
+    make_room(s, &plan, &meta);
+    let started = Instant::now();
+    let before = Counters::read(&store, mode == RunMode::Profile);
+    let (table, members) = execute(s, pos, &store, &plan, &meta);
+    // Read right after the algorithm, so that the busy share is of about its time.
+    let busy = before.busy_share(&store);
+    if let Some(w) = &s.watcher {
+        w.run_done();
+    }
+    let table = exec::pipeline::finish(table?, &plan).map_err(|e| exec_error(pos, e))?;
+    let is_key = |name: &str| plan.holds_vertices(name);
+    let table = with_store!(&*store, st => exec::vertex_keys::with_keys(table, &is_key, st))
+        .map_err(|e| exec_error(pos, e))?;
+    let elapsed = started.elapsed();
+    let profile = match mode {
+        RunMode::Profile => profile_section(s, &table, &store, &before, busy, &members, &meta),
+        _ => Vec::new(),
+    };
+    let summaries = exec::result::summary_lines(&table.summaries);
+    let mut outputs = Vec::new();
+    match &into {
+        Some(dest) => {
+            let at = run.into_pos.unwrap_or(pos);
+            outputs.push(write_rows(&table, dest, &plan, elapsed, at)?);
+        }
+        None => outputs.push(Output::Rows { table, elapsed }),
+    }
+    outputs.extend(summaries.into_iter().map(Output::Status));
+    outputs.extend(profile);
+    Ok(outputs)
+}
+
+/// EXPLAIN RUN: plans from the superblock and the vertex index alone, never reading edge data.
+fn explain_run(
+    s: &mut Session,
+    pos: Pos,
+    run: &Run,
+    meta: &GraphMeta,
+) -> Result<Vec<Output>, StatementError> {
+    let path = s
+        .catalog
+        .checked_path(meta)
+        .map_err(|e| StatementError::store(pos, e))?;
+    let file = GraphFile::open(&path).map_err(|e| StatementError::store(pos, e))?;
+    let keys = storage::blockfile::keys::VertexKeys::by_block(
+        &file,
+        storage::blockfile::keys::MIN_KEY_CACHE,
+    )
+    .map_err(|e| StatementError::store(pos, e))?;
+    let vertices = planner::vertex::Vertices {
+        by_id: &|id| file.internal_id(id),
+        keys: keys.as_ref(),
+    };
+    let mut plan = planner::plan_run_on(
+        &exec::algorithms::REGISTRY,
+        run,
+        meta,
+        &vertices,
+        &s.settings,
+    )?;
+    adopt_kept_pull(s, &mut plan);
+    let reader = reader_info(s, pos, meta, &plan, keys.is_some())?;
+    Ok(vec![Output::Text(planner::explain(
+        &plan,
+        &reader,
+        &s.settings,
+    ))])
+}
+
+/// What EXPLAIN says beside the plan: the reader, and for a DM graph where each call's state
+/// lives and which compute nodes share the run; how keys are held when the graph has them.
+fn reader_info(
+    s: &Session,
+    pos: Pos,
+    meta: &GraphMeta,
+    plan: &RunPlan,
+    has_keys: bool,
+) -> Result<ReaderInfo, StatementError> {
+    let cache = effective_cache(meta, &s.settings);
+    let in_memory = meta.loaded_bytes() <= cache;
+    let mut info = if meta.storage == StorageKind::Dm {
+        let layout = dm_layout(meta).map_err(|e| StatementError::store(pos, e))?;
+        ReaderInfo {
+            description: dm_reader_line(&layout, meta, &s.settings),
+            in_memory: false,
+            state: plan
+                .calls
+                .iter()
+                .map(|c| {
+                    let state = exec::algorithms::explain_state(
+                        c.call.spec,
+                        plan.graph.vertices,
+                        s.settings.cn_cache,
+                        s.settings.compute_nodes.len() + 1,
+                    );
+                    match plan.calls.len() {
+                        1 => state,
+                        _ => format!("{}: {state}", c.prefix),
+                    }
+                })
+                .collect(),
+            compute: (!s.settings.compute_nodes.is_empty())
+                .then(|| crate::compute_run::explain_line(&layout, &s.settings.compute_nodes)),
+            keys: None,
+        }
+    } else {
+        ReaderInfo {
+            description: if in_memory {
+                format!(
+                    "memory (the {} file, {} loaded, fits the {} cache)",
+                    format_size(meta.file_bytes),
+                    format_size(meta.loaded_bytes()),
+                    format_size(cache)
+                )
+            } else {
+                format!(
+                    "out of core (io_depth {}, cache {} for a {} file)",
+                    s.settings.io_depth,
+                    format_size(cache),
+                    format_size(meta.file_bytes)
+                )
+            },
+            in_memory,
+            ..ReaderInfo::default()
+        }
+    };
+    if has_keys {
+        info.keys = Some(keys_line(meta, in_memory, &s.settings));
+    }
+    Ok(info)
+}
+
+/// The reader line of a DM graph: its memory nodes and how many of its lists are in place.
+fn dm_reader_line(layout: &DmLayout, meta: &GraphMeta, settings: &Settings) -> String {
+    let dirs: &[(Direction, &str)] = if layout.directed {
+        &[(Direction::Out, "out"), (Direction::In, "in")]
+    } else {
+        &[(Direction::Out, "lists")]
+    };
+    let parts: Vec<String> = dirs
+        .iter()
+        .map(|&(d, label)| {
+            format!(
+                "{label}: {:.1} % in place, {:.2} expected reads per vertex",
+                100.0 * layout.in_place_fraction(d),
+                layout.expected_reads_per_vertex(d)
+            )
+        })
+        .collect();
+    format!(
+        "disaggregated memory ({} memory nodes: {}; 32-byte index entries; {}; cn_cache {})",
+        layout.nodes.len(),
+        meta.memory_nodes.join(", "),
+        parts.join("; "),
+        format_size(settings.cn_cache)
+    )
+}
+
+/// Blocked pulls kept by open graphs that this run does not use give way when the run needs
+/// their memory (the run's own, if it blocks, is counted in its estimate).
+fn make_room(s: &Session, plan: &RunPlan, meta: &GraphMeta) {
     let mine = plan.segmented_pull.then_some(meta.name.as_str());
     let others = s.stores.kept_bytes(mine);
     if others > 0
-        && planner::estimate_memory(&plan, &s.settings)
+        && planner::estimate_memory(plan, &s.settings)
             .total()
             .saturating_add(others)
             > s.settings.memory_limit
     {
         s.stores.release_kept(mine);
     }
+}
+
+/// Runs the plan: split over compute nodes for a DM graph when `compute_nodes` is set, in
+/// this process otherwise. Also returns the compute nodes' reports (empty when not split).
+fn execute(
+    s: &Session,
+    pos: Pos,
+    store: &OpenStore,
+    plan: &RunPlan,
+    meta: &GraphMeta,
+) -> (
+    Result<exec::ResultTable, StatementError>,
+    Vec<crate::compute_run::MemberReport>,
+) {
     let cfg = exec::RunConfig {
         threads: plan.threads,
         mode: plan.mode,
         cancel: s.cancel.clone(),
-        progress: s.watcher.as_ref().and_then(|w| w.run_started(&plan)),
+        progress: s.watcher.as_ref().and_then(|w| w.run_started(plan)),
         segmented_pull: plan.segmented_pull,
         kept_pull: plan.segmented_pull.then(|| s.stores.kept_pull(&meta.name)),
         dm_update: s.settings.dm_update,
         cluster: None,
     };
-    let started = Instant::now();
-    let io_before = with_store!(&*store, st => st.io_stats());
-    let busy_before = (mode == RunMode::Profile)
-        .then(|| with_store!(&*store, st => st.device_busy_ms()))
-        .flatten()
-        .map(|ms| (ms, Instant::now()));
-    let remote_before = match &*store {
-        OpenStore::Dm(d) => Some(d.remote_stats()),
-        OpenStore::Block(_) => None,
-    };
-    let mut members = Vec::new();
-    let table = match &*store {
+    match store {
         OpenStore::Dm(d) if !s.settings.compute_nodes.is_empty() => {
-            run_split(s, pos, d, &plan, &cfg, &meta).map(|(t, m)| {
-                members = m;
-                t
-            })
+            match run_split(s, pos, d, plan, &cfg, meta) {
+                Ok((table, members)) => (Ok(table), members),
+                Err(e) => (Err(e), Vec::new()),
+            }
         }
-        _ => with_store!(&*store, st => exec::pipeline::run_all(st, &plan, &cfg))
-            .map_err(|e| exec_error(pos, e)),
-    };
-    // Read right after the algorithm, so that the busy share is of about its time.
-    let busy = busy_before.and_then(|(before, at)| {
-        let now = with_store!(&*store, st => st.device_busy_ms())?;
+        _ => (
+            with_store!(store, st => exec::pipeline::run_all(st, plan, &cfg))
+                .map_err(|e| exec_error(pos, e)),
+            Vec::new(),
+        ),
+    }
+}
+
+/// The store's counters before a run, for PROFILE's figures of the run alone.
+struct Counters {
+    io: storage::IoStats,
+    /// The device's busy milliseconds and when they were read (PROFILE, out of core only).
+    busy: Option<(u64, Instant)>,
+    remote: Option<StatsSnapshot>,
+}
+
+impl Counters {
+    fn read(store: &OpenStore, profile: bool) -> Counters {
+        Counters {
+            io: with_store!(store, st => st.io_stats()),
+            busy: profile
+                .then(|| with_store!(store, st => st.device_busy_ms()))
+                .flatten()
+                .map(|ms| (ms, Instant::now())),
+            remote: match store {
+                OpenStore::Dm(d) => Some(d.remote_stats()),
+                OpenStore::Block(_) => None,
+            },
+        }
+    }
+
+    /// How busy the device was since [`Counters::read`], against the time since then.
+    fn busy_share(&self, store: &OpenStore) -> Option<DeviceBusyShare> {
+        let (before, at) = self.busy?;
+        let now = with_store!(store, st => st.device_busy_ms())?;
         Some(DeviceBusyShare {
             busy_ms: now.saturating_sub(before),
             of: at.elapsed(),
         })
-    });
-    if let Some(w) = &s.watcher {
-        w.run_done();
     }
-    let table = table?;
-    let table = exec::pipeline::finish(table, &plan).map_err(|e| exec_error(pos, e))?;
-    let is_key = |name: &str| plan.holds_vertices(name);
-    let table = with_store!(&*store, st => exec::vertex_keys::with_keys(table, &is_key, st))
-        .map_err(|e| exec_error(pos, e))?;
-    let elapsed = started.elapsed();
+}
 
+/// PROFILE's tables and status lines: per iteration, per memory-node verb, per compute node.
+fn profile_section(
+    s: &Session,
+    table: &exec::ResultTable,
+    store: &OpenStore,
+    before: &Counters,
+    busy: Option<DeviceBusyShare>,
+    members: &[crate::compute_run::MemberReport],
+    meta: &GraphMeta,
+) -> Vec<Output> {
     let mut profile = Vec::new();
-    if mode == RunMode::Profile {
-        let io = with_store!(&*store, st => st.io_stats()).since(&io_before);
-        profile.extend(profile_outputs(&table, &store, &io, busy));
-        if let (OpenStore::Dm(d), Some(before)) = (&*store, remote_before) {
-            profile.extend(remote_outputs(&table, d, &before));
-        }
-        let dm = match &*store {
-            OpenStore::Dm(d) => Some(d),
-            _ => None,
-        };
-        let member0_remote = dm
-            .zip(remote_before)
-            .map(|(d, b)| d.remote_stats().since(&b));
-        let estimate = |s: &StatsSnapshot| dm.map_or(Duration::ZERO, |d| d.rdma_estimate(s));
-        profile.extend(
-            crate::compute_run::profile_lines(
-                &members,
-                meta.vertices,
-                s.settings.cn_cache,
-                member0_remote,
-                &estimate,
-            )
-            .into_iter()
-            .map(Output::Status),
-        );
+    let io = with_store!(store, st => st.io_stats()).since(&before.io);
+    profile.extend(profile_outputs(table, store, &io, busy));
+    let dm = match store {
+        OpenStore::Dm(d) => Some(d),
+        _ => None,
+    };
+    if let (Some(d), Some(b)) = (dm, &before.remote) {
+        profile.extend(remote_outputs(table, d, b));
     }
-    let summaries = exec::result::summary_lines(&table.summaries);
-    let mut outputs = Vec::new();
-    if let Some(dest) = &into {
-        let meta_out = result_meta(&plan, elapsed);
-        let summary = exec::sink::write_result(&table, dest, plan.into_format, &meta_out)
-            .map_err(|e| StatementError::at(run.into_pos.unwrap_or(pos), e.to_string()))?;
-        outputs.push(Output::Status(format!(
-            "wrote {} rows ({}, {}) to {}: run {:.3} s, write {:.3} s",
-            summary.rows,
-            exec::sink::format_name(summary.format),
-            format_size(summary.bytes),
-            dest.given().display(),
-            elapsed.as_secs_f64(),
-            summary.elapsed.as_secs_f64()
-        )));
-    } else {
-        outputs.push(Output::Rows { table, elapsed });
-    }
-    outputs.extend(summaries.into_iter().map(Output::Status));
-    outputs.extend(profile);
-    Ok(outputs)
+    let member0_remote = dm
+        .zip(before.remote.as_ref())
+        .map(|(d, b)| d.remote_stats().since(b));
+    let estimate = |st: &StatsSnapshot| dm.map_or(Duration::ZERO, |d| d.rdma_estimate(st));
+    profile.extend(
+        crate::compute_run::profile_lines(
+            members,
+            meta.vertices,
+            s.settings.cn_cache,
+            member0_remote,
+            &estimate,
+        )
+        .into_iter()
+        .map(Output::Status),
+    );
+    profile
+}
+
+/// Writes the rows to `dest` and says what was written (`at`: the INTO clause, for errors).
+fn write_rows(
+    table: &exec::ResultTable,
+    dest: &exec::sink::Destination,
+    plan: &RunPlan,
+    elapsed: Duration,
+    at: Pos,
+) -> Result<Output, StatementError> {
+    let meta_out = result_meta(plan, elapsed);
+    let summary = exec::sink::write_result(table, dest, plan.into_format, &meta_out)
+        .map_err(|e| StatementError::at(at, e.to_string()))?;
+    Ok(Output::Status(format!(
+        "wrote {} rows ({}, {}) to {}: run {:.3} s, write {:.3} s",
+        summary.rows,
+        exec::sink::format_name(summary.format),
+        format_size(summary.bytes),
+        dest.given().display(),
+        elapsed.as_secs_f64(),
+        summary.elapsed.as_secs_f64()
+    )))
 }
 
 /// RUN of a DM graph split over this process and the workers of `SET compute_nodes`, one

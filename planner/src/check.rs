@@ -1161,6 +1161,7 @@ mod tests {
         let reader = crate::ReaderInfo {
             description: "memory".into(),
             in_memory: true,
+            ..Default::default()
         };
         let text = crate::explain(&p, &reader, &Settings::defaults(None));
         for line in [
@@ -1178,11 +1179,37 @@ mod tests {
     }
 
     #[test]
+    fn explain_places_state_compute_and_keys_after_the_reader() {
+        let p = plan_text("RUN pagerank, wcc ON web;").unwrap();
+        let reader = crate::ReaderInfo {
+            description: "disaggregated memory".into(),
+            in_memory: false,
+            state: vec!["pagerank: remote".into(), "wcc: local".into()],
+            compute: Some("2 compute nodes".into()),
+            keys: Some("by block".into()),
+        };
+        let text = crate::explain(&p, &reader, &Settings::defaults(None));
+        let want = "  reader:    disaggregated memory\n  state:     pagerank: remote\n  state:     wcc: local\n  compute:   2 compute nodes\n  keys:      by block\n  threads:";
+        assert!(text.contains(want), "{text}");
+        let plain = crate::explain(
+            &p,
+            &crate::ReaderInfo {
+                description: "memory".into(),
+                in_memory: true,
+                ..Default::default()
+            },
+            &Settings::defaults(None),
+        );
+        assert!(plain.contains("  reader:    memory\n  threads:"), "{plain}");
+    }
+
+    #[test]
     fn explain_out_of_core_reads_per_algorithm() {
         let p = plan_text("RUN pagerank, bfs FROM 1 ON web;").unwrap();
         let reader = crate::ReaderInfo {
             description: "out of core".into(),
             in_memory: false,
+            ..Default::default()
         };
         let text = crate::explain(&p, &reader, &Settings::defaults(None));
         assert!(text.contains("reads:     pagerank: about"), "{text}");

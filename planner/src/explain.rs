@@ -6,13 +6,21 @@ use crate::registry::{ColumnType, SampleRule};
 use crate::settings::Settings;
 use base::format_size;
 
-/// The reader the executor will use, as the storage layer describes it.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// What the store and the engine know about a run that the plan does not: the reader, and for
+/// graphs in memory nodes where state lives and which compute nodes share the work. Each
+/// field is one line of EXPLAIN, rendered by [`explain`] after the reader.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ReaderInfo {
     /// e.g. `memory` or `out of core (io_uring, O_DIRECT, depth 32, cache 64.0 KiB)`.
     pub description: String,
     /// Whether the whole graph will be held in memory.
     pub in_memory: bool,
+    /// Per algorithm call, in run order: where its per-vertex state lives (DM graphs).
+    pub state: Vec<String>,
+    /// The compute nodes that share the run (DM graphs with `compute_nodes` set).
+    pub compute: Option<String>,
+    /// How vertex keys are held (graphs with string keys).
+    pub keys: Option<String>,
 }
 
 /// The strategy rule EdgeMap will follow in each iteration under `mode`.
@@ -102,6 +110,15 @@ pub fn explain(plan: &RunPlan, reader: &ReaderInfo, settings: &Settings) -> Stri
         call_lines(&mut out, indent, c, plan);
     }
     out.push_str(&format!("  reader:    {}\n", reader.description));
+    for state in &reader.state {
+        out.push_str(&format!("  state:     {state}\n"));
+    }
+    if let Some(compute) = &reader.compute {
+        out.push_str(&format!("  compute:   {compute}\n"));
+    }
+    if let Some(keys) = &reader.keys {
+        out.push_str(&format!("  keys:      {keys}\n"));
+    }
     out.push_str(&format!(
         "  threads:   {}   io_depth: {}   cache: {}\n",
         plan.threads,
