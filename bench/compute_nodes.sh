@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# RUN over several compute nodes (docs/DM.md, "Measured: several compute nodes"): BFS, PageRank
+# RUN over several compute nodes (docs/PERFORMANCE.md, "Disaggregated memory (DM)"): BFS, PageRank
 # (10 iterations), WCC and SSSP on Graph500 R-MAT, undirected (SSSP weighted), two memory nodes
 # and up to three `frontier compute` workers on loopback, on 1, 2 and 4 compute nodes by default
 # (the session's process plus 0, 1 or 3 workers), with a large `cn_cache` (state local on one

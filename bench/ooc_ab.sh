@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Two frontier binaries out of core, alternated in one run, with the device measured by fio in
-# the same run: the A/B behind each out-of-core change in docs/PERFORMANCE.md.
+# the same run: the A/B behind each out-of-core change (their figures are in the history of
+# docs/PERFORMANCE.md).
 #
 #   bench/ooc_ab.sh --old BIN --new BIN --data DIR --graph NAME --source ID
 #                   [--cache-pct 3] [--threads 2] [--repeat 3] [--algos "bfs wcc pagerank"]

@@ -145,9 +145,8 @@ impl Distance for u32 {
 
 /// The bin width: a quarter of the mean weight over the average degree (Meyer and Sanders'
 /// Θ(1/d) for random weights). Wide bins relax vertices again through light edges; narrow bins
-/// cost a round, with a barrier across the workers, each. At R-MAT scale 20 (average degree
-/// 48.5), this width examines 1.08× the arcs with weights uniform in [0, 1) and 1.00× with
-/// integer weights 1–255; four times it examines 1.65× and 1.00× in half the rounds. The mean
+/// cost a round, with a barrier across the workers, each. On R-MAT graphs this width examines
+/// each arc little more than once; a wider bin saves rounds but relaxes many arcs again. The mean
 /// is taken over a sample; a sample without a positive mean counts as weight 1.
 pub fn pick_delta(csr: &CsrView<'_>, average_degree: f64) -> f64 {
     let per_degree = 1.0 / (4.0 * average_degree.max(1.0));

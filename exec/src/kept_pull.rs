@@ -1,6 +1,6 @@
 //! PageRank's cache-blocked pull kept with an open graph between statements, so a session's
-//! next PageRank on the graph skips building it (at R-MAT scale 22 a 535 MB copy of the
-//! in-edges, about a first iteration's worth of time; more on fresh memory).
+//! next PageRank on the graph skips building it (a copy of all in-edges, which takes about an
+//! iteration's worth of time to build, more on fresh memory).
 //!
 //! The engine owns one slot per open graph, hands it to each run through
 //! [`crate::RunConfig::kept_pull`], and empties it when the graph is dropped or reopened, or

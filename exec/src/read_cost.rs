@@ -18,8 +18,8 @@ const SLOTS_PER_BLOCK: u64 = 1024;
 
 /// Seconds of CPU a scan spends per vertex of its range testing whether it is wanted: a scan
 /// walks the whole range, so a tiny frontier is cheaper block by block even when its blocks
-/// are adjacent (a bitmap test and an index lookup, a few ns; measured as ~1–2 ns per vertex
-/// in memory, rounded up).
+/// are adjacent (a bitmap test and an index lookup per vertex; the constant is what that was
+/// measured to cost in memory, rounded up).
 const SCAN_SECS_PER_VERTEX: f64 = 2e-9;
 
 /// Vertices per task when marking blocks (each task fills a bitmap of the direction's blocks).

@@ -6,18 +6,18 @@
 //! stay inside one cache-sized slice of the values.
 
 /// Sources per segment: 512 Ki f64 values are 4 MiB, which stays cached while the edges stream
-/// past. On the benchmark machine 2 MiB measured the same and 1 MiB worse (more sweeps).
+/// past. Smaller segments mean more sweeps over the destinations for no fewer misses.
 pub const SEGMENT_VERTICES: u64 = 512 * 1024;
 
 /// At most this many segments, so the copy's offsets stay within 4 B × 8 per vertex; larger
 /// graphs get larger segments.
 pub const MAX_SEGMENTS: u64 = 8;
 
-/// The fewest rounds of a sum for which a run builds the copy. The copy costs a few plain
-/// iterations' worth of time to build (about three at R-MAT scale 22 on memory the process has
-/// touched before, about sixteen on a VM handing it fresh pages) and saves about a sixth of each
-/// iteration after it, so a shorter run is faster without it (docs/PERFORMANCE.md, "The blocked
-/// copy only for long runs"). A copy an open graph already keeps is used by runs of any length.
+/// The fewest rounds of a sum for which a run builds the copy. Building the copy costs several
+/// plain iterations' worth of time (more where the VM hands the process fresh pages) and each
+/// iteration after it saves only part of one, so a shorter run is faster without it
+/// (docs/PERFORMANCE.md, "In memory"). A copy an open graph already keeps is used by runs of
+/// any length.
 pub const MIN_ROUNDS: u64 = 50;
 
 /// Whether a run summing `rounds` times builds the copy (when it fits; see [`MIN_ROUNDS`]).

@@ -69,8 +69,9 @@ const SCAN_RESERVE_FROM: u64 = 1 << 20;
 const SCAN_RESERVE_MAX: u64 = 8 << 20;
 /// The least the scans' buffers get once the cache is past `SCAN_RESERVE_FROM`, even when the
 /// cache's share for them is smaller: reads much under 256 KiB stream well below the device's
-/// sequential speed (docs/PERFORMANCE.md, "3 % means 3 %"). What this adds beyond the cache is
-/// part of the out-of-core bound's constant (docs/ARCHITECTURE.md, "Out-of-core memory").
+/// sequential speed (docs/PERFORMANCE.md, "Why the code is as it is"). What this adds beyond
+/// the cache is part of the out-of-core bound's constant (docs/ARCHITECTURE.md, "Out-of-core
+/// memory").
 const SCAN_RESERVE_FLOOR: u64 = 2 << 20;
 /// The share of the block cache's budget set aside for assembling long lists, when the graph
 /// has any and the cache is not tiny (a tiny cache is all blocks; lists are then assembled one

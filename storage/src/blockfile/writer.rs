@@ -28,8 +28,8 @@ pub const PACKING_WINDOW: usize = 16;
 /// An open block is retired once this many blocks were started after it, even with room left:
 /// a scan holds a block only while it is within a few of its reads behind, so a list placed far
 /// behind the lists around it is read twice. When lists come by falling length (`LAYOUT
-/// degree`) a block's gap would otherwise wait for a much later short list; the bound costs a
-/// few blocks in a hundred thousand (docs/PERFORMANCE.md).
+/// degree`) a block's gap would otherwise wait for a much later short list; the bound leaves
+/// only a few more blocks in the file than packing without it.
 pub const MAX_OPEN_AGE: u64 = 128;
 
 struct OpenBlock {

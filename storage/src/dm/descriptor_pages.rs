@@ -1,8 +1,8 @@
 //! A compute-node worker's view of a graph's degrees and input ids: pages of the descriptor's
 //! sections ([`Located`]) read from the memory node on demand and kept in a small cache charged
 //! to `cn_cache`, so a worker does not hold 4 bytes per vertex per direction (and 8 more for
-//! input ids) of the whole graph (issue 19: per-vertex arrays of the whole graph are not held
-//! by every compute node).
+//! input ids) of the whole graph: per-vertex arrays of the whole graph would make every compute
+//! node's memory grow with |V| rather than with its share.
 //!
 //! The kernels ask for degrees in vertex order (a vertex map over the owned range, a round's
 //! sorted sources, a hub range), so a pass over |V| vertices reads each page once: the traffic

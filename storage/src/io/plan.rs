@@ -24,9 +24,9 @@ pub struct DeviceCosts {
 }
 
 impl DeviceCosts {
-    /// Used when the data directory holds no probe: fio's figures for the SSD this project is
-    /// measured on (docs/PERFORMANCE.md: about 60 k random 4 KiB reads/s at depth 32, about
-    /// 1 GB/s of 1 MiB sequential reads).
+    /// Used when the data directory holds no probe: round figures from fio on the SSD this
+    /// project is measured on (random 4 KiB reads at depth 32, 1 MiB sequential reads), so that
+    /// an unprobed directory is priced like a typical SSD rather than not at all.
     pub const FALLBACK: DeviceCosts = DeviceCosts {
         random_reads_per_sec: 60_000.0,
         seq_bytes_per_sec: 1.0e9,

@@ -34,9 +34,9 @@ use crate::io::{AlignedBuf, Completion};
 use crate::store::{Direction, RunWorkers};
 
 /// What visiting one list costs the workers beyond its ids, in bytes of reading of the same cost:
-/// finding it in the index, starting its sum and storing the result. About 12 ids at R-MAT
-/// scale 22 (docs/PERFORMANCE.md, "the two ends kept level in the workers' work"); the pass needs
-/// it only roughly.
+/// finding it in the index, starting its sum and storing the result, expressed as the ids of
+/// reading that cost as much (fitted to traces of PageRank's pass); the pass needs it only
+/// roughly, to keep the two ends of a pass level in work.
 const LIST_VISIT_BYTES: u64 = 48;
 
 /// What a pass over one direction reads and who needs each read. The same every pass, so the
