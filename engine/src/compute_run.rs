@@ -215,32 +215,21 @@ pub fn run_call(
     let collectives = Arc::new(
         MnCollectives::new(link, region, 0, run_cancel.clone()).map_err(|e| e.to_string())?,
     );
-    let mode = cfg.mode.name().to_string();
-    for (i, (addr, stream)) in workers.links.iter().enumerate() {
-        let job = Job {
-            memory_nodes: layout.nodes.iter().map(|n| n.addr.clone()).collect(),
-            memory_token: pool.token.clone(),
-            transport: settings.memory_transport.name().to_string(),
-            graph: graph.to_string(),
-            descriptor: storage::dm::GlobalAddr::from_raw(descriptor),
-            region,
-            rank: i as u32 + 1,
-            owned: ranges[i + 1].clone(),
-            algorithm: call.spec.name.to_string(),
-            source: call.source,
-            params: call_params(call),
-            threads: cfg.threads as u32,
-            mode: mode.clone(),
-            dm_update: cfg.dm_update.name().to_string(),
-            cn_cache: settings.cn_cache,
-            segmented_pull: cfg.segmented_pull,
-        };
-        let mut w = stream;
-        if let Err(e) = ComputeMessage::Job(Box::new(job)).write_to(&mut w) {
-            let msg = format!("compute node {addr} died before its job was sent: {e}");
-            collectives.abort(&msg);
-            return Err(msg);
-        }
+    let sent = JobSpec {
+        layout,
+        descriptor,
+        ranges: &ranges,
+        region,
+        call,
+        cfg,
+        settings,
+        pool,
+        graph,
+    }
+    .send_to(workers);
+    if let Err(msg) = sent {
+        collectives.abort(&msg);
+        return Err(msg);
     }
     let mine = exec::RunConfig {
         cancel: run_cancel.clone(),
@@ -250,17 +239,81 @@ pub fn run_call(
         }),
         ..cfg.clone()
     };
-    // Raised once member 0 has failed: the watchers stop waiting for replies.
-    let abandon = AtomicBool::new(false);
-    // When each worker was last heard from (milliseconds since `begun`), and how long it had
-    // been silent when its watcher was told to stop (Ctrl-C's message names the silent ones).
-    let begun = Instant::now();
-    let heard: Vec<AtomicU64> = workers.links.iter().map(|_| AtomicU64::new(0)).collect();
-    let silent_at_stop: Vec<AtomicU64> = workers.links.iter().map(|_| AtomicU64::new(0)).collect();
-    // The first worker failure seen: the cause, where later ones (a survivor told to abort, or
-    // reading state member 0 freed while unwinding) are its consequences.
-    let first_failure: std::sync::Mutex<Option<String>> = std::sync::Mutex::new(None);
-    let (table, replies) = std::thread::scope(|s| {
+    let watch = Watch::new(workers);
+    let (table, replies) = run_watching(store, call, &mine, cfg, workers, &collectives, &watch);
+    let Watch {
+        first_failure,
+        silent_at_stop,
+        ..
+    } = watch;
+    let first_failure = first_failure
+        .into_inner()
+        .unwrap_or_else(|e| e.into_inner());
+    if cfg.cancel.load(Ordering::SeqCst) {
+        // Ctrl-C: the cause is the user, whatever the workers said on the way down (a
+        // healthy one reports the abort that followed).
+        collectives.abort("this session's statement was cancelled");
+        return Err(cancelled_message(workers, &silent_at_stop));
+    }
+    let table = match table {
+        Ok(t) => t,
+        Err(e) => {
+            collectives.abort(&format!("this session's member failed: {e}"));
+            // A worker's failure explains member 0's better than "aborted".
+            return Err(first_failure.unwrap_or_else(|| e.to_string()));
+        }
+    };
+    if let Some(m) = first_failure {
+        return Err(m);
+    }
+    let reports = member_reports(workers, replies, &ranges)?;
+    Ok((table, reports))
+}
+
+/// What the threads watching the workers share with member 0 during one call.
+struct Watch {
+    /// Raised once member 0 has failed or finished: the watchers and the cancel forwarder stop.
+    abandon: AtomicBool,
+    begun: Instant,
+    /// When each worker was last heard from (milliseconds since `begun`).
+    heard: Vec<AtomicU64>,
+    /// How long each worker had been silent when its watcher was told to stop (Ctrl-C's
+    /// message names the silent ones).
+    silent_at_stop: Vec<AtomicU64>,
+    /// The first worker failure seen: the cause, where later ones (a survivor told to abort,
+    /// or reading state member 0 freed while unwinding) are its consequences.
+    first_failure: std::sync::Mutex<Option<String>>,
+}
+
+impl Watch {
+    fn new(workers: &Workers) -> Watch {
+        Watch {
+            abandon: AtomicBool::new(false),
+            begun: Instant::now(),
+            heard: workers.links.iter().map(|_| AtomicU64::new(0)).collect(),
+            silent_at_stop: workers.links.iter().map(|_| AtomicU64::new(0)).collect(),
+            first_failure: std::sync::Mutex::new(None),
+        }
+    }
+}
+
+/// Runs member 0's share of `call` here while one thread per worker waits for its answer and
+/// one forwards the session's Ctrl-C to the run's own cancel flag (`mine.cancel`).
+fn run_watching(
+    store: &DmStore<DmConnector>,
+    call: &AlgoCall,
+    mine: &exec::RunConfig,
+    cfg: &exec::RunConfig,
+    workers: &Workers,
+    collectives: &Arc<MnCollectives>,
+    watch: &Watch,
+) -> (
+    Result<exec::ResultTable, exec::ExecError>,
+    Vec<Result<Done, String>>,
+) {
+    let run_cancel = &mine.cancel;
+    let abandon = &watch.abandon;
+    std::thread::scope(|s| {
         s.spawn(|| {
             while !abandon.load(Ordering::SeqCst) {
                 if cfg.cancel.load(Ordering::SeqCst) {
@@ -272,13 +325,12 @@ pub fn run_call(
         let watchers: Vec<_> = workers
             .links
             .iter()
-            .zip(heard.iter().zip(&silent_at_stop))
+            .zip(watch.heard.iter().zip(&watch.silent_at_stop))
             .map(|((addr, stream), (heard, silent_at_stop))| {
                 let collectives = collectives.clone();
-                let abandon = &abandon;
-                let first_failure = &first_failure;
-                let run_cancel = &run_cancel;
+                let first_failure = &watch.first_failure;
                 let cancel = cfg.cancel.clone();
+                let begun = watch.begun;
                 s.spawn(move || {
                     let stop = || abandon.load(Ordering::SeqCst) || cancel.load(Ordering::SeqCst);
                     let failed = |msg: String| {
@@ -290,41 +342,11 @@ pub fn run_call(
                         run_cancel.store(true, Ordering::SeqCst);
                         Err(msg)
                     };
-                    let since_heard = || {
-                        begun
-                            .elapsed()
-                            .saturating_sub(Duration::from_millis(heard.load(Ordering::SeqCst)))
-                    };
-                    let mut reply = await_frame(stream, &|| stop() || since_heard() > SILENCE_LIMIT);
-                    while let Ok(Awaited::Frame(ComputeMessage::Alive)) = reply {
-                        heard.store(begun.elapsed().as_millis() as u64, Ordering::SeqCst);
-                        reply = await_frame(stream, &|| stop() || since_heard() > SILENCE_LIMIT);
-                    }
-                    if let Ok(Awaited::Stopped) = reply {
-                        let quiet = since_heard().as_millis() as u64;
-                        silent_at_stop.store(quiet, Ordering::SeqCst);
-                    }
-                    match reply {
-                        Ok(Awaited::Stopped) if !stop() => failed(format!(
-                            "compute node {addr}: no reply within {SILENCE_LIMIT:?}; presumed frozen or dead (its connection is open, but it has sent nothing, not even ALIVE)"
-                        )),
-                        Ok(Awaited::Frame(ComputeMessage::Done(d))) => Ok(d),
-                        Ok(Awaited::Frame(ComputeMessage::Error(m))) => {
-                            failed(format!("compute node {addr} failed: {m}"))
-                        }
-                        Ok(Awaited::Frame(other)) => failed(format!(
-                            "compute node {addr} answered the job with {other:?}"
-                        )),
-                        Ok(Awaited::Closed) => {
-                            failed(format!("compute node {addr} died: its connection closed"))
-                        }
-                        Ok(Awaited::Stopped) => Err("stopped".into()),
-                        Err(e) => failed(format!("compute node {addr} died: {e}")),
-                    }
+                    watch_worker(addr, stream, heard, silent_at_stop, begun, &stop, &failed)
                 })
             })
             .collect();
-        let table = exec::run::run(store, call, &mine);
+        let table = exec::run::run(store, call, mine);
         if table.is_err() {
             abandon.store(true, Ordering::SeqCst);
         }
@@ -338,45 +360,134 @@ pub fn run_call(
         // Ends the cancel forwarder.
         abandon.store(true, Ordering::SeqCst);
         (table, replies)
-    });
-    let first_failure = first_failure
-        .into_inner()
-        .unwrap_or_else(|e| e.into_inner());
-    if cfg.cancel.load(Ordering::SeqCst) {
-        // Ctrl-C: the cause is the user, whatever the workers said on the way down (a
-        // healthy one reports the abort that followed); name any worker that had gone silent.
-        let silent: Vec<String> = workers
-            .links
-            .iter()
-            .zip(&silent_at_stop)
-            .filter_map(|((addr, _), quiet)| {
-                let quiet = Duration::from_millis(quiet.load(Ordering::SeqCst));
-                (quiet > 2 * storage::dm::compute_protocol::ALIVE_EVERY).then(|| {
-                    format!(
-                        "compute node {addr} had sent nothing for {:.1} s",
-                        quiet.as_secs_f64()
-                    )
-                })
-            })
-            .collect();
-        collectives.abort("this session's statement was cancelled");
-        return Err(if silent.is_empty() {
-            "cancelled".to_string()
-        } else {
-            format!("cancelled ({})", silent.join("; "))
-        });
-    }
-    let table = match table {
-        Ok(t) => t,
-        Err(e) => {
-            collectives.abort(&format!("this session's member failed: {e}"));
-            // A worker's failure explains member 0's better than "aborted".
-            return Err(first_failure.unwrap_or_else(|| e.to_string()));
+    })
+}
+
+/// What every worker is sent for one call: the graph, its own range of vertices, the job
+/// region and the call with its settings.
+struct JobSpec<'a> {
+    layout: &'a DmLayout,
+    descriptor: u64,
+    ranges: &'a [Range<u32>],
+    region: JobRegion,
+    call: &'a AlgoCall,
+    cfg: &'a exec::RunConfig,
+    settings: &'a Settings,
+    pool: &'a PoolConfig,
+    graph: &'a str,
+}
+
+impl JobSpec<'_> {
+    /// Sends each worker its job; the error names the first worker it could not be sent to.
+    fn send_to(&self, workers: &Workers) -> Result<(), String> {
+        let (layout, cfg, settings, pool, call) =
+            (self.layout, self.cfg, self.settings, self.pool, self.call);
+        let mode = cfg.mode.name().to_string();
+        for (i, (addr, stream)) in workers.links.iter().enumerate() {
+            let job = Job {
+                memory_nodes: layout.nodes.iter().map(|n| n.addr.clone()).collect(),
+                memory_token: pool.token.clone(),
+                transport: settings.memory_transport.name().to_string(),
+                graph: self.graph.to_string(),
+                descriptor: storage::dm::GlobalAddr::from_raw(self.descriptor),
+                region: self.region,
+                rank: i as u32 + 1,
+                owned: self.ranges[i + 1].clone(),
+                algorithm: call.spec.name.to_string(),
+                source: call.source,
+                params: call_params(call),
+                threads: cfg.threads as u32,
+                mode: mode.clone(),
+                dm_update: cfg.dm_update.name().to_string(),
+                cn_cache: settings.cn_cache,
+                segmented_pull: cfg.segmented_pull,
+            };
+            let mut w = stream;
+            if let Err(e) = ComputeMessage::Job(Box::new(job)).write_to(&mut w) {
+                return Err(format!(
+                    "compute node {addr} died before its job was sent: {e}"
+                ));
+            }
         }
-    };
-    if let Some(m) = first_failure {
-        return Err(m);
+        Ok(())
     }
+}
+
+/// Waits for one worker's answer to its job, noting when it was last heard from (`heard`,
+/// milliseconds since `begun`) and how long it had been silent if told to `stop`. A worker
+/// silent for [`SILENCE_LIMIT`] is presumed frozen; `failed` records a failure and stops the
+/// others.
+fn watch_worker(
+    addr: &str,
+    stream: &TcpStream,
+    heard: &AtomicU64,
+    silent_at_stop: &AtomicU64,
+    begun: Instant,
+    stop: &dyn Fn() -> bool,
+    failed: &dyn Fn(String) -> Result<Done, String>,
+) -> Result<Done, String> {
+    let since_heard = || {
+        begun
+            .elapsed()
+            .saturating_sub(Duration::from_millis(heard.load(Ordering::SeqCst)))
+    };
+    let mut reply = await_frame(stream, &|| stop() || since_heard() > SILENCE_LIMIT);
+    while let Ok(Awaited::Frame(ComputeMessage::Alive)) = reply {
+        heard.store(begun.elapsed().as_millis() as u64, Ordering::SeqCst);
+        reply = await_frame(stream, &|| stop() || since_heard() > SILENCE_LIMIT);
+    }
+    if let Ok(Awaited::Stopped) = reply {
+        let quiet = since_heard().as_millis() as u64;
+        silent_at_stop.store(quiet, Ordering::SeqCst);
+    }
+    match reply {
+        Ok(Awaited::Stopped) if !stop() => failed(format!(
+            "compute node {addr}: no reply within {SILENCE_LIMIT:?}; presumed frozen or dead (its connection is open, but it has sent nothing, not even ALIVE)"
+        )),
+        Ok(Awaited::Frame(ComputeMessage::Done(d))) => Ok(d),
+        Ok(Awaited::Frame(ComputeMessage::Error(m))) => {
+            failed(format!("compute node {addr} failed: {m}"))
+        }
+        Ok(Awaited::Frame(other)) => failed(format!(
+            "compute node {addr} answered the job with {other:?}"
+        )),
+        Ok(Awaited::Closed) => {
+            failed(format!("compute node {addr} died: its connection closed"))
+        }
+        Ok(Awaited::Stopped) => Err("stopped".into()),
+        Err(e) => failed(format!("compute node {addr} died: {e}")),
+    }
+}
+
+/// Ctrl-C's error: "cancelled", naming any worker that had gone silent before it.
+fn cancelled_message(workers: &Workers, silent_at_stop: &[AtomicU64]) -> String {
+    let silent: Vec<String> = workers
+        .links
+        .iter()
+        .zip(silent_at_stop)
+        .filter_map(|((addr, _), quiet)| {
+            let quiet = Duration::from_millis(quiet.load(Ordering::SeqCst));
+            (quiet > 2 * storage::dm::compute_protocol::ALIVE_EVERY).then(|| {
+                format!(
+                    "compute node {addr} had sent nothing for {:.1} s",
+                    quiet.as_secs_f64()
+                )
+            })
+        })
+        .collect();
+    if silent.is_empty() {
+        "cancelled".to_string()
+    } else {
+        format!("cancelled ({})", silent.join("; "))
+    }
+}
+
+/// Member 0's report, then each worker's from its reply (a stopped watcher reads "cancelled").
+fn member_reports(
+    workers: &Workers,
+    replies: Vec<Result<Done, String>>,
+    ranges: &[Range<u32>],
+) -> Result<Vec<MemberReport>, String> {
     let mut reports = vec![MemberReport {
         name: "this process".into(),
         owned: ranges[0].clone(),
@@ -396,7 +507,7 @@ pub fn run_call(
             done: Some(done),
         });
     }
-    Ok((table, reports))
+    Ok(reports)
 }
 
 /// PROFILE's lines: each member's share, what the workers reported, and each member's remote
