@@ -43,6 +43,23 @@ pub enum OpenStore {
     Dm(DmStore<DmConnector>),
 }
 
+impl OpenStore {
+    /// The store's I/O counters since it was opened.
+    fn io_stats(&self) -> storage::IoStats {
+        with_store!(self, st => st.io_stats())
+    }
+
+    /// How long the device under the store has been busy, where the store can tell.
+    fn device_busy_ms(&self) -> Option<u64> {
+        with_store!(self, st => st.device_busy_ms())
+    }
+
+    /// PROFILE's description of the reader.
+    fn describe_reader(&self) -> String {
+        with_store!(self, st => st.describe_reader())
+    }
+}
+
 /// The settings an opened store depends on; a change reopens it.
 #[derive(Debug, Clone, PartialEq)]
 struct OpenKey {
@@ -470,9 +487,9 @@ struct Counters {
 impl Counters {
     fn read(store: &OpenStore, profile: bool) -> Counters {
         Counters {
-            io: with_store!(store, st => st.io_stats()),
+            io: store.io_stats(),
             busy: profile
-                .then(|| with_store!(store, st => st.device_busy_ms()))
+                .then(|| store.device_busy_ms())
                 .flatten()
                 .map(|ms| (ms, Instant::now())),
             remote: match store {
@@ -485,7 +502,7 @@ impl Counters {
     /// How busy the device was since [`Counters::read`], against the time since then.
     fn busy_share(&self, store: &OpenStore) -> Option<DeviceBusyShare> {
         let (before, at) = self.busy?;
-        let now = with_store!(store, st => st.device_busy_ms())?;
+        let now = store.device_busy_ms()?;
         Some(DeviceBusyShare {
             busy_ms: now.saturating_sub(before),
             of: at.elapsed(),
@@ -504,7 +521,7 @@ fn profile_section(
     meta: &GraphMeta,
 ) -> Vec<Output> {
     let mut profile = Vec::new();
-    let io = with_store!(store, st => st.io_stats()).since(&before.io);
+    let io = store.io_stats().since(&before.io);
     profile.extend(profile_outputs(table, store, &io, busy));
     let dm = match store {
         OpenStore::Dm(d) => Some(d),
@@ -732,7 +749,7 @@ fn profile_outputs(
     io: &storage::IoStats,
     busy: Option<DeviceBusyShare>,
 ) -> Vec<Output> {
-    let reader = with_store!(store, st => st.describe_reader());
+    let reader = store.describe_reader();
     let operators: Vec<&str> = table.operators.iter().map(|op| op.name()).collect();
     let summaries: String = exec::result::summary_lines(&table.summaries)
         .iter()
