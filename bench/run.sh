@@ -37,7 +37,9 @@
 # frontier / GAPBS. frontier's time is PROFILE's algorithm time, GAPBS's its trial time, both
 # without loading. PageRank runs 20 iterations in both (GAPBS `-i 20 -t 0`), sssp uses GAPBS's
 # delta-stepping with `-d 2`, tc beside `triangles`, bc from 64 sources (`-i 64`) beside
-# `betweenness SAMPLES 64` (both Brandes from 64 random sources). `--caches ""` skips the out-of-core matrix. With --gapbs-trials N
+# `betweenness SAMPLES 64` (both Brandes from 64 random sources); an import row times the whole
+# process of `CREATE GRAPH ... FORMAT edgelist UNDIRECTED` (into an empty data directory) beside
+# the whole converter process on the same two-column file. `--caches ""` skips the out-of-core matrix. With --gapbs-trials N
 # each process runs the kernel N times (N statements in frontier, `-n N` in GAPBS) and the last
 # trial counts: on a VM that hands freed memory back to its host (free page reporting), the first
 # trial also pays for faulting in its fresh memory, which the later ones reuse.
@@ -556,17 +558,47 @@ if [ -n "$GAPBS_SRC" ]; then
         timeout "$TIMEOUT" "$BIN" --data "$DATA" -c "SET threads = $THREADS; SET cache = $MEM_CACHE;$stmts" 2>/dev/null |
             parse_profile | awk '$1 != "ERR" { print $1 }'
     }
+    # Wall seconds of one process (empty when it fails or times out).
+    wall_time() {
+        local t0 t1
+        t0="$(date +%s.%N)"
+        OMP_NUM_THREADS="$THREADS" timeout "$TIMEOUT" "$@" >/dev/null 2>&1 || return 0
+        t1="$(date +%s.%N)"
+        awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f\n", b - a }'
+    }
+    # One frontier import of an edge list into a fresh data directory, whole process.
+    import_time() { # edge list
+        local dir
+        dir="$(mktemp -d "$WORK/import.XXXXXX")"
+        wall_time "$BIN" --data "$dir" -c "SET threads = $THREADS; CREATE GRAPH g FROM '$1' FORMAT edgelist UNDIRECTED;"
+        rm -rf "$dir"
+    }
     GRESULTS="$WORK/gapbs.csv"
     echo "scale,kernel,frontier_s,gapbs_s,ratio,frontier_runs,gapbs_runs" > "$GRESULTS"
     for S in $SCALES; do
         EL="$WORK/$EL_NAME-$S.el"
         SRC="$(awk 'NR == 1 { print $1; exit }' "$EL")"
         # GAPBS's edge list reader takes "u v" (and "u v w" with integer weights).
+        PAIRS="$WORK/$EL_NAME-$S.gapbs.el"
+        [ -s "$PAIRS" ] || awk '{ print $1, $2 }' "$EL" > "$PAIRS"
         if [ ! -s "$WORK/$EL_NAME-$S.sg" ]; then
-            awk '{ print $1, $2 }' "$EL" > "$WORK/$EL_NAME-$S.gapbs.el"
-            "$GBIN/converter" -sf "$WORK/$EL_NAME-$S.gapbs.el" -b "$WORK/$EL_NAME-$S.sg" >&2
-            rm -f "$WORK/$EL_NAME-$S.gapbs.el"
+            "$GBIN/converter" -sf "$PAIRS" -b "$WORK/$EL_NAME-$S.sg" >&2
         fi
+        # Import: the whole process on the same two-column file, frontier's CREATE GRAPH into
+        # an empty data directory against GAPBS's converter writing its serialized graph.
+        it_f=""; it_g=""
+        for ((i = 0; i < GREPEAT; i++)); do
+            echo "# scale $S import round $((i + 1))/$GREPEAT: frontier, then GAPBS's converter" >&2
+            it_f="$it_f $(import_time "$PAIRS")"
+            it_g="$it_g $(wall_time "$GBIN/converter" -sf "$PAIRS" -b "$WORK/import-check.sg")"
+            rm -f "$WORK/import-check.sg"
+        done
+        fm="$(echo "$it_f" | median)"; gm="$(echo "$it_g" | median)"
+        awk -v s="$S" -v f="$fm" -v g="$gm" -v fr="$it_f" -v gr="$it_g" 'BEGIN {
+            r = (f != "" && g > 0) ? sprintf("%.2f", f / g) : ""
+            gsub(/^ +| +$/, "", fr); gsub(/^ +| +$/, "", gr)
+            printf "%s,import (whole process),%s,%s,%s,%s,%s\n", s, f, g, r, fr, gr }' >> "$GRESULTS"
+        rm -f "$PAIRS"
         WEL="$WORK/$EL_NAME-$S.wel"
         if [ ! -s "$WEL" ]; then
             # grid's weights are integers 1..255 already; the others' are in (0, 1].
