@@ -18,6 +18,7 @@
 //! and on cancellation.
 
 mod arrow_batches;
+mod chunks;
 pub mod csv;
 mod detect;
 pub mod edgelist;
@@ -28,6 +29,7 @@ mod input;
 pub mod keys;
 pub mod layout;
 mod mtx;
+mod parallel;
 pub mod parquet;
 pub mod report;
 
@@ -98,7 +100,9 @@ pub struct ImportRequest {
     pub options: Vec<(String, String)>,
     /// Where the graph file goes.
     pub dest: PathBuf,
-    /// Bytes of memory the import may use for sorting (the vertex id set comes on top).
+    /// Bytes of memory the import may use for its edges (sort buffers, merge buffers, parse
+    /// chunks); per-vertex state and fixed I/O buffers come on top, at most
+    /// [`PEAK_BYTES_PER_VERTEX`] per vertex and [`PEAK_FIXED_BYTES`].
     pub memory_budget: u64,
     /// Threads that sort (`SET threads`); 0 means one per core.
     pub threads: usize,
@@ -173,6 +177,14 @@ pub struct ImportSummary {
     pub report: ImportReport,
 }
 
+/// The most heap an import holds per vertex beyond `memory_budget`: the id set and id map,
+/// the list index entries of both directions, a renumbering's degrees and new ids.
+pub const PEAK_BYTES_PER_VERTEX: u64 = 64;
+
+/// The most heap an import holds beyond `memory_budget` whatever the input: file read and
+/// decompression buffers, run and list writers' buffers, the chunk being cut, thread state.
+pub const PEAK_FIXED_BYTES: u64 = 16 << 20;
+
 /// Records per progress report and cancellation check.
 const REPORT_EVERY: u64 = 1 << 20;
 
@@ -213,6 +225,8 @@ pub(crate) struct EdgeSink<'a> {
     pub(crate) bytes_read: u64,
     progress: &'a mut dyn FnMut(ImportProgress),
     pub(crate) cancel: &'a AtomicBool,
+    /// The import's threads (`SET threads`): they sort the runs and parse text in chunks.
+    pub(crate) pool: std::sync::Arc<rayon::ThreadPool>,
     policies: Policies,
     /// Input lines (or rows) seen, counted by the readers.
     pub(crate) lines: u64,
@@ -255,6 +269,31 @@ impl EdgeSink<'_> {
         Ok(())
     }
 
+    /// `Some(explicit)` when keys are read as integers (`explicit`: `KEYS integer` was
+    /// given), `None` for string keys.
+    pub(crate) fn integer_keys(&self) -> Option<bool> {
+        match self.keys {
+            SinkKeys::Integer { explicit } => Some(explicit),
+            SinkKeys::Strings(_) => None,
+        }
+    }
+
+    /// `ON ERROR skip`: malformed lines are counted and skipped.
+    pub(crate) fn skips_errors(&self) -> bool {
+        self.policies.skip_errors
+    }
+
+    /// Counts `n` lines skipped under `ON ERROR skip` whose errors are not quoted (the report
+    /// quotes only the first few).
+    pub(crate) fn skipped_unquoted(&mut self, n: u64) {
+        self.skipped += n;
+    }
+
+    /// The whole import's budget (`import_memory`).
+    pub(crate) fn memory_budget(&self) -> u64 {
+        self.memory_budget
+    }
+
     /// Whether the user asked for `KEYS integer`.
     pub(crate) fn integer_keys_required(&self) -> bool {
         matches!(self.keys, SinkKeys::Integer { explicit: true })
@@ -278,17 +317,11 @@ impl EdgeSink<'_> {
         column: &dyn Fn() -> String,
     ) -> Result<u64> {
         match &mut self.keys {
-            SinkKeys::Integer { explicit: false } => match keys::canonical_integer(tok) {
-                Some(v) => Ok(v),
-                None if tok.is_empty() => Err(edgelist::input_err(
-                    path,
-                    line,
-                    format!("{}: empty vertex key", column()),
-                )),
-                None => Err(self.restart_with_strings()),
-            },
-            SinkKeys::Integer { explicit: true } => {
-                edgelist::parse_id(tok, path, line).map_err(|e| keys::not_an_integer(&column(), e))
+            SinkKeys::Integer { explicit } => {
+                match keys::integer_key(*explicit, tok, path, line, column)? {
+                    Some(v) => Ok(v),
+                    None => Err(self.restart_with_strings()),
+                }
             }
             SinkKeys::Strings(interner) => {
                 if tok.is_empty() {
@@ -640,7 +673,9 @@ fn import_from(
                 tmp.path(),
                 "edges",
                 (budget * 3 / 10) as usize,
-                true,
+                // Unweighted duplicates are equal records: which comes first cannot matter,
+                // and an unstable sort needs no scratch copy of the buffer.
+                weighted,
                 read_buffer,
             )
             .on_pool(&pool),
@@ -652,6 +687,7 @@ fn import_from(
             bytes_read: 0,
             progress: &mut *progress,
             cancel,
+            pool: pool.clone(),
             policies,
             lines: 0,
             self_loops_dropped: 0,
