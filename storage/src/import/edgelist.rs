@@ -4,9 +4,10 @@
 
 use std::path::Path;
 
+use super::chunks::LineChunks;
 use super::input::for_each_line;
 use super::keys::integer_key;
-use super::parallel::{read_parallel, Failure, LineResult};
+use super::parallel::{read_parallel, Failure, LineResult, CHUNK_BYTES};
 use super::EdgeSink;
 use crate::error::{Result, StoreError};
 
@@ -144,8 +145,8 @@ pub(crate) fn read_edgelist(
                 }
             })
         };
-        let budget = sink.memory_budget();
-        return read_parallel(path, sink, budget, &parse);
+        let chunks = LineChunks::open(path, sink.cancel, CHUNK_BYTES)?;
+        return read_parallel(chunks, None, path, sink, &parse, &|e| e);
     }
     let cancel = sink.cancel;
     for_each_line(path, cancel, |line, l, n| {

@@ -62,23 +62,60 @@ struct ParsedChunk {
 /// edge of the shortest form (`1 2\n`).
 const CHUNK_COST: u64 = (CHUNK_BYTES + CHUNK_BYTES / 4 * std::mem::size_of::<Parsed>()) as u64;
 
-/// Parses the text input at `path` line by line with `parse_line` (called with the line's
-/// number and text, without its break) on the sink's pool, feeding the edges to `sink` in
-/// input order.
-pub(crate) fn read_parallel(
+/// Reads the first lines of `chunks` one by one with `head` (given each line's number and
+/// text) until it says the line is the first for the parallel parser (returns true; that
+/// line is not consumed). Returns the rest of that chunk, or `None` at the end of the input.
+pub(crate) fn read_head(
+    chunks: &mut LineChunks<'_>,
     path: &Path,
     sink: &mut EdgeSink<'_>,
-    memory_budget: u64,
+    mut head: impl FnMut(&mut EdgeSink<'_>, u64, &[u8]) -> Result<bool>,
+) -> Result<Option<Chunk>> {
+    while let Some(chunk) = chunks.next_chunk()? {
+        let bytes = &chunk.bytes;
+        let (mut pos, mut line) = (0, chunk.first_line);
+        while pos < bytes.len() {
+            let end = memchr::memchr(b'\n', &bytes[pos..]).map_or(bytes.len(), |i| pos + i);
+            let raw = &bytes[pos..end];
+            if raw.len() > MAX_LINE + 1 {
+                return Err(too_long(path, line));
+            }
+            if head(sink, line, text_of(line, raw))? {
+                return Ok(Some(Chunk {
+                    bytes: bytes[pos..].to_vec(),
+                    first_line: line,
+                }));
+            }
+            let next = (end + 1).min(bytes.len());
+            sink.bytes_read += (next - pos) as u64;
+            sink.lines += 1;
+            pos = next;
+            line += 1;
+        }
+    }
+    Ok(None)
+}
+
+/// Parses the rest of `chunks`, after `first` (a chunk [`read_head`] left), line by line with
+/// `parse_line` (called with the line's number and text, without its break) on the sink's
+/// pool, feeding the edges to `sink` in input order. `edge_error` dresses the errors the sink
+/// finds in an edge (a vertex missing from the vertex file) as the format dresses its own.
+pub(crate) fn read_parallel(
+    chunks: LineChunks<'_>,
+    first: Option<Chunk>,
+    path: &Path,
+    sink: &mut EdgeSink<'_>,
     parse_line: &(dyn Fn(u64, &[u8]) -> LineResult + Sync),
+    edge_error: &dyn Fn(StoreError) -> StoreError,
 ) -> Result<()> {
-    let chunks = LineChunks::open(path, sink.cancel, CHUNK_BYTES)?;
     let pool = sink.pool.clone();
-    let in_flight = (memory_budget / 16 / CHUNK_COST)
+    let in_flight = (sink.memory_budget() / 16 / CHUNK_COST)
         .clamp(2, 2 * pool.current_num_threads() as u64 + 2) as usize;
     let skip = sink.skips_errors();
     let stop = AtomicBool::new(false);
+    let feeder = Feeder { path, edge_error };
     pool.in_place_scope(|scope| {
-        let outcome = drive(chunks, in_flight, sink, path, |chunk: Chunk| {
+        let outcome = drive(chunks, first, in_flight, sink, &feeder, |chunk: Chunk| {
             let (tx, rx) = mpsc::sync_channel(1);
             let stop = &stop;
             scope.spawn(move |_| {
@@ -104,12 +141,14 @@ enum Pending {
 /// results to the sink in order.
 fn drive(
     mut chunks: LineChunks<'_>,
+    first: Option<Chunk>,
     in_flight: usize,
     sink: &mut EdgeSink<'_>,
-    path: &Path,
+    feeder: &Feeder<'_>,
     mut spawn: impl FnMut(Chunk) -> mpsc::Receiver<Option<ParsedChunk>>,
 ) -> Result<()> {
     let mut queue: VecDeque<Pending> = VecDeque::with_capacity(in_flight);
+    queue.extend(first.map(|c| Pending::Parsing(spawn(c))));
     let mut reading = true;
     loop {
         while reading && queue.len() < in_flight {
@@ -126,7 +165,7 @@ fn drive(
             None => return Ok(()),
             Some(Pending::Failed(e)) => return Err(e),
             Some(Pending::Parsing(rx)) => match rx.recv() {
-                Ok(Some(parsed)) => feed(sink, path, parsed)?,
+                Ok(Some(parsed)) => feeder.feed(sink, parsed)?,
                 _ => {
                     return Err(StoreError::Other(
                         "import: a parse worker stopped without its result".into(),
@@ -193,24 +232,34 @@ fn parse_chunk(
     out
 }
 
-/// Feeds one parsed chunk to the sink, failures in their places among the edges.
-fn feed(sink: &mut EdgeSink<'_>, path: &Path, c: ParsedChunk) -> Result<()> {
-    sink.bytes_read += c.bytes;
-    let mut failures = c.failures.into_iter().peekable();
-    for (i, e) in c.edges.iter().enumerate() {
-        while let Some((_, f)) = failures.next_if(|(at, _)| *at == i) {
+/// What feeding needs besides the sink.
+struct Feeder<'a> {
+    path: &'a Path,
+    edge_error: &'a dyn Fn(StoreError) -> StoreError,
+}
+
+impl Feeder<'_> {
+    /// Feeds one parsed chunk to the sink, failures in their places among the edges.
+    fn feed(&self, sink: &mut EdgeSink<'_>, c: ParsedChunk) -> Result<()> {
+        sink.bytes_read += c.bytes;
+        let mut failures = c.failures.into_iter().peekable();
+        for (i, e) in c.edges.iter().enumerate() {
+            while let Some((_, f)) = failures.next_if(|(at, _)| *at == i) {
+                fail(sink, f)?;
+            }
+            let line = c.first_line + e.line as u64;
+            let outcome = sink
+                .edge(e.src, e.dst, e.weight, self.path, line)
+                .map_err(self.edge_error);
+            sink.line_outcome(outcome)?;
+        }
+        for (_, f) in failures {
             fail(sink, f)?;
         }
-        let line = c.first_line + e.line as u64;
-        let outcome = sink.edge(e.src, e.dst, e.weight, path, line);
-        sink.line_outcome(outcome)?;
+        sink.skipped_unquoted(c.unquoted);
+        sink.lines += c.lines;
+        Ok(())
     }
-    for (_, f) in failures {
-        fail(sink, f)?;
-    }
-    sink.skipped_unquoted(c.unquoted);
-    sink.lines += c.lines;
-    Ok(())
 }
 
 fn fail(sink: &mut EdgeSink<'_>, f: Failure) -> Result<()> {
