@@ -114,6 +114,82 @@ impl Record for Arc {
     }
 }
 
+/// An internal-id arc whatever its record: the import's arc sorts are written once for
+/// weighted arcs ([`Arc`]) and unweighted ones ([`PlainArc`]).
+pub trait ArcRecord: Record<Key = u64> {
+    fn arc(from: u32, to: u32, weight: f64) -> Self;
+    fn from(&self) -> u32;
+    fn to(&self) -> u32;
+    /// The weight (0 for an unweighted arc).
+    fn weight(&self) -> f64;
+}
+
+impl ArcRecord for Arc {
+    #[inline]
+    fn arc(from: u32, to: u32, weight: f64) -> Self {
+        Arc { from, to, weight }
+    }
+    #[inline]
+    fn from(&self) -> u32 {
+        self.from
+    }
+    #[inline]
+    fn to(&self) -> u32 {
+        self.to
+    }
+    #[inline]
+    fn weight(&self) -> f64 {
+        self.weight
+    }
+}
+
+/// An unweighted internal-id arc, sorted by (from, to): half the bytes of an [`Arc`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PlainArc {
+    pub from: u32,
+    pub to: u32,
+}
+
+impl Record for PlainArc {
+    type Key = u64;
+    const BYTES: usize = 8;
+    #[inline]
+    fn key(&self) -> u64 {
+        ((self.from as u64) << 32) | self.to as u64
+    }
+    #[inline]
+    fn encode(&self, out: &mut [u8]) {
+        out[0..4].copy_from_slice(&self.from.to_le_bytes());
+        out[4..8].copy_from_slice(&self.to.to_le_bytes());
+    }
+    #[inline]
+    fn decode(b: &[u8]) -> Self {
+        PlainArc {
+            from: u32::from_le_bytes(b[0..4].try_into().expect("4 bytes")),
+            to: u32::from_le_bytes(b[4..8].try_into().expect("4 bytes")),
+        }
+    }
+}
+
+impl ArcRecord for PlainArc {
+    #[inline]
+    fn arc(from: u32, to: u32, _weight: f64) -> Self {
+        PlainArc { from, to }
+    }
+    #[inline]
+    fn from(&self) -> u32 {
+        self.from
+    }
+    #[inline]
+    fn to(&self) -> u32 {
+        self.to
+    }
+    #[inline]
+    fn weight(&self) -> f64 {
+        0.0
+    }
+}
+
 struct Run {
     path: PathBuf,
     records: u64,

@@ -43,7 +43,7 @@ use crate::blockfile::format::IdOrder;
 use crate::blockfile::writer::{write_graph_file, GraphFileContents, ListWriter, WrittenLists};
 use crate::error::{Result, StoreError};
 pub use detect::detect_format;
-use external_sort::{Arc, InputEdge, Merged, Record, Sorter, FAN_IN};
+use external_sort::{Arc, ArcRecord, InputEdge, Merged, PlainArc, Record, Sorter, FAN_IN};
 use idmap::{IdCollector, IdMapper};
 use keys::{KeyInterner, KeyMode, SortedKeys};
 use layout::Layout;
@@ -765,6 +765,92 @@ fn import_from(
             (ids, InternalIds::Ids(m))
         }
     };
+    let rest = Rest {
+        req,
+        tmp,
+        pool,
+        budget,
+        read_buffer,
+        layout,
+        directed,
+        weighted,
+        policies,
+        sorter,
+        ids,
+        mapper,
+        dataset,
+        edges_read,
+        bytes_read,
+        lines,
+        self_loops_dropped,
+        skipped,
+        skipped_examples,
+        vertices_from_file,
+        started,
+    };
+    if weighted {
+        lists_and_file::<Arc>(rest, progress, cancel)
+    } else {
+        lists_and_file::<PlainArc>(rest, progress, cancel)
+    }
+}
+
+/// What phases 2 to 4 start from: the sorted input edges, the vertex set, and what phase 1
+/// counted.
+struct Rest<'r> {
+    req: &'r ImportRequest,
+    tmp: tempfile::TempDir,
+    pool: std::sync::Arc<rayon::ThreadPool>,
+    budget: u64,
+    read_buffer: usize,
+    layout: Layout,
+    directed: bool,
+    weighted: bool,
+    policies: Policies,
+    sorter: Sorter<InputEdge>,
+    ids: Vec<u64>,
+    mapper: InternalIds,
+    dataset: Option<graphalytics::GraphalyticsDataset>,
+    edges_read: u64,
+    bytes_read: u64,
+    lines: u64,
+    self_loops_dropped: u64,
+    skipped: u64,
+    skipped_examples: Vec<String>,
+    vertices_from_file: Option<u64>,
+    started: Instant,
+}
+
+/// Phases 2 to 4 with arcs of type `A`: unweighted arcs carry no weight, so the arc sorts
+/// (the largest buffers of an import) hold half the bytes.
+fn lists_and_file<A: ArcRecord>(
+    rest: Rest<'_>,
+    progress: &mut dyn FnMut(ImportProgress),
+    cancel: &AtomicBool,
+) -> Result<ImportSummary> {
+    let Rest {
+        req,
+        tmp,
+        pool,
+        budget,
+        read_buffer,
+        layout,
+        directed,
+        weighted,
+        policies,
+        sorter,
+        ids,
+        mapper,
+        dataset,
+        edges_read,
+        bytes_read,
+        lines,
+        self_loops_dropped,
+        skipped,
+        skipped_examples,
+        vertices_from_file,
+        started,
+    } = rest;
     let n = ids.len() as u32;
     let mut runs_spilled = 0u64;
 
@@ -793,8 +879,8 @@ fn import_from(
         }
         .on_pool(&pool)
     };
-    let mut again: Sorter<Arc> = arcs(if directed { "in" } else { "both" });
-    let mut out_again: Option<Sorter<Arc>> = resort_out.then(|| arcs("out"));
+    let mut again: Sorter<A> = arcs(if directed { "in" } else { "both" });
+    let mut out_again: Option<Sorter<A>> = resort_out.then(|| arcs("out"));
     let mut out_writer = if directed && !resort_out {
         Some(ListWriter::new(tmp.path(), "out", n, weighted)?)
     } else {
@@ -833,34 +919,14 @@ fn import_from(
         }
         if let Some(w) = &mut out_writer {
             list.add(w, a, b, e.weight, weighted)?;
-            again.push(Arc {
-                from: b,
-                to: a,
-                weight: e.weight,
-            })?;
+            again.push(A::arc(b, a, e.weight))?;
         } else if let Some(out) = &mut out_again {
-            out.push(Arc {
-                from: a,
-                to: b,
-                weight: e.weight,
-            })?;
-            again.push(Arc {
-                from: b,
-                to: a,
-                weight: e.weight,
-            })?;
+            out.push(A::arc(a, b, e.weight))?;
+            again.push(A::arc(b, a, e.weight))?;
         } else {
-            again.push(Arc {
-                from: a,
-                to: b,
-                weight: e.weight,
-            })?;
+            again.push(A::arc(a, b, e.weight))?;
             if a != b {
-                again.push(Arc {
-                    from: b,
-                    to: a,
-                    weight: e.weight,
-                })?;
+                again.push(A::arc(b, a, e.weight))?;
             }
         }
         Ok(())
@@ -908,9 +974,9 @@ fn import_from(
         if order == IdOrder::Locality {
             // Every arc once from each end: the undirected adjacency the clusters grow in.
             let mut adj = layout::Adjacency::with_degrees(&degrees);
-            again.for_each(|a| adj.add(a.from, a.to))?;
+            again.for_each(|a| adj.add(a.from(), a.to()))?;
             if let Some(out) = &out_again {
-                out.for_each(|a| adj.add(a.from, a.to))?;
+                out.for_each(|a| adj.add(a.from(), a.to()))?;
             }
             check_cancel(cancel)?;
             let capacity = layout::cluster_capacity(directed);
@@ -922,7 +988,7 @@ fn import_from(
         }
         let new_id = new_id.unwrap_or_else(|| layout::degree_order(&degrees));
         drop(degrees);
-        let mut relabel = |s: Sorter<Arc>, name: &str| -> Result<Sorter<Arc>> {
+        let mut relabel = |s: Sorter<A>, name: &str| -> Result<Sorter<A>> {
             let mut count = 0u64;
             s.remap(name, &mut runs_spilled, |a| {
                 count += 1;
@@ -934,11 +1000,11 @@ fn import_from(
                     });
                     check_cancel(cancel)?;
                 }
-                Ok(Arc {
-                    from: new_id[a.from as usize],
-                    to: new_id[a.to as usize],
-                    weight: a.weight,
-                })
+                Ok(A::arc(
+                    new_id[a.from() as usize],
+                    new_id[a.to() as usize],
+                    a.weight(),
+                ))
             })
         };
         again = relabel(
@@ -1280,8 +1346,8 @@ impl ListBuf {
 }
 
 #[allow(clippy::too_many_arguments)]
-fn lists_from(
-    sorter: Sorter<Arc>,
+fn lists_from<A: ArcRecord>(
+    sorter: Sorter<A>,
     dir: &Path,
     name: &str,
     n: u32,
@@ -1291,7 +1357,7 @@ fn lists_from(
     bytes_read: u64,
     runs_spilled: &mut u64,
 ) -> Result<WrittenLists> {
-    let mut merged: Merged<Arc> = sorter.finish_counting(runs_spilled)?;
+    let mut merged: Merged<A> = sorter.finish_counting(runs_spilled)?;
     let mut w = ListWriter::new(dir, name, n, weighted)?;
     let mut list = ListBuf::default();
     let mut count = 0u64;
@@ -1305,7 +1371,7 @@ fn lists_from(
             });
             check_cancel(cancel)?;
         }
-        list.add(&mut w, a.from, a.to, a.weight, weighted)?;
+        list.add(&mut w, a.from(), a.to(), a.weight(), weighted)?;
     }
     list.flush(&mut w, weighted)?;
     w.finish()
