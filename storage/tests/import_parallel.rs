@@ -113,3 +113,30 @@ fn a_string_key_far_into_the_file_turns_the_import_to_string_keys() {
         assert_eq!(s.vertices, 1010, "{format:?}");
     }
 }
+
+#[test]
+fn compressed_inputs_are_cut_into_chunks_after_decompression() {
+    use std::io::Write as _;
+    let text = input(InputFormat::Edgelist, |l| (l == 2).then_some("1 2 3 4"));
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    gz.write_all(text.as_bytes()).unwrap();
+    let gz = gz.finish().unwrap();
+    let zst = zstd::encode_all(text.as_bytes(), 1).unwrap();
+    for (name, bytes) in [("e.el.gz", gz), ("e.el.zst", zst)] {
+        let dir = tempfile::tempdir().unwrap();
+        let src = dir.path().join(name);
+        std::fs::write(&src, &bytes).unwrap();
+        let mut r = request(
+            &src,
+            InputFormat::Edgelist,
+            &dir.path().join("g"),
+            &dir.path().join("tmp"),
+        );
+        r.options = vec![("on_error".into(), "skip".into())];
+        let s = run(&r).unwrap();
+        assert_eq!(s.report.lines_read, LINES, "{name}");
+        assert_eq!(s.report.lines_skipped, 1, "{name}");
+        assert!(s.report.skipped_examples[0].contains(":2:"), "{name}");
+        assert_eq!(s.bytes_read, text.len() as u64, "{name}");
+    }
+}
