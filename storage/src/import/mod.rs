@@ -3,7 +3,8 @@
 //! The pipeline keeps memory bounded by `memory_budget` whatever the input size:
 //! 1. parse the input into (src, dst, weight) records with input ids (undirected edges are
 //!    normalised to `src <= dst`), collecting the vertex id set on the way (or taking it from a
-//!    vertex file); full buffers are sorted and spilled as runs ([`external_sort`]). String
+//!    vertex file); text with integer keys is parsed in chunks on the import's threads
+//!    ([`parallel`]); full buffers are sorted and spilled as runs ([`external_sort`]). String
 //!    keys ([`keys`]) get temporary ids in first-seen order; `KEYS auto` reads integers until
 //!    a key is not one, then reads the input again with string keys;
 //! 2. merge the runs in (src, dst) order, merging duplicates by the policy, and map input ids
@@ -104,7 +105,7 @@ pub struct ImportRequest {
     /// chunks); per-vertex state and fixed I/O buffers come on top, at most
     /// [`PEAK_BYTES_PER_VERTEX`] per vertex and [`PEAK_FIXED_BYTES`].
     pub memory_budget: u64,
-    /// Threads that sort (`SET threads`); 0 means one per core.
+    /// Threads that parse text inputs and sort (`SET threads`); 0 means one per core.
     pub threads: usize,
     /// Where spilled runs and side files go.
     pub temp_dir: PathBuf,
