@@ -4,7 +4,7 @@
 //! 1. parse the input into (src, dst, weight) records with input ids (undirected edges are
 //!    normalised to `src <= dst`), collecting the vertex id set on the way (or taking it from a
 //!    vertex file); text with integer keys is parsed in chunks on the import's threads
-//!    ([`parallel`]); full buffers are sorted and spilled as runs ([`external_sort`]). String
+//!    (`parallel.rs`); full buffers are sorted and spilled as runs ([`external_sort`]). String
 //!    keys ([`keys`]) get temporary ids in first-seen order; `KEYS auto` reads integers until
 //!    a key is not one, then reads the input again with string keys;
 //! 2. merge the runs in (src, dst) order, merging duplicates by the policy, and map input ids
