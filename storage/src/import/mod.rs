@@ -44,7 +44,9 @@ use crate::blockfile::format::IdOrder;
 use crate::blockfile::writer::{write_graph_file, GraphFileContents, ListWriter, WrittenLists};
 use crate::error::{Result, StoreError};
 pub use detect::detect_format;
-use external_sort::{Arc, ArcRecord, InputEdge, Merged, PlainArc, Record, Sorter, FAN_IN};
+use external_sort::{
+    Arc, ArcRecord, EdgeRecord, InputEdge, Merged, PlainArc, PlainEdge, Sorter, FAN_IN,
+};
 use idmap::{IdCollector, IdMapper};
 use keys::{KeyInterner, KeyMode, SortedKeys};
 use layout::Layout;
@@ -189,6 +191,51 @@ pub const PEAK_FIXED_BYTES: u64 = 16 << 20;
 /// Records per progress report and cancellation check.
 const REPORT_EVERY: u64 = 1 << 20;
 
+/// Phase 1's sorter: weighted edges carry their weight, unweighted ones do not (two thirds
+/// of the bytes).
+pub(crate) enum EdgeSorter {
+    Weighted(Sorter<InputEdge>),
+    Plain(Sorter<PlainEdge>),
+}
+
+impl EdgeSorter {
+    /// A sorter of `buffer_bytes` on `pool`. Weighted duplicates keep their input order (the
+    /// policies combine them in it); unweighted duplicates are equal records, whose order
+    /// cannot matter, so they sort unstably, without a scratch copy of the buffer.
+    fn new(
+        weighted: bool,
+        dir: &Path,
+        buffer_bytes: usize,
+        read_buffer: usize,
+        pool: &std::sync::Arc<rayon::ThreadPool>,
+    ) -> EdgeSorter {
+        if weighted {
+            EdgeSorter::Weighted(
+                Sorter::new(dir, "edges", buffer_bytes, true, read_buffer).on_pool(pool),
+            )
+        } else {
+            EdgeSorter::Plain(
+                Sorter::new(dir, "edges", buffer_bytes, false, read_buffer).on_pool(pool),
+            )
+        }
+    }
+
+    #[inline]
+    fn push(&mut self, src: u64, dst: u64, weight: f64) -> Result<()> {
+        match self {
+            EdgeSorter::Weighted(s) => s.push(InputEdge { src, dst, weight }),
+            EdgeSorter::Plain(s) => s.push(PlainEdge { src, dst }),
+        }
+    }
+
+    fn set_buffer_bytes(&mut self, bytes: usize) {
+        match self {
+            EdgeSorter::Weighted(s) => s.set_buffer_bytes(bytes),
+            EdgeSorter::Plain(s) => s.set_buffer_bytes(bytes),
+        }
+    }
+}
+
 /// How the sink reads vertex keys.
 pub(crate) enum SinkKeys {
     /// Unsigned integers; `explicit` (`KEYS integer`) makes any other key an error, otherwise
@@ -213,7 +260,7 @@ pub(crate) struct EdgeSink<'a> {
     vertex_set: Option<IdMapper>,
     given_ids: Option<Vec<u64>>,
     ids: Option<IdCollector>,
-    sorter: Sorter<InputEdge>,
+    sorter: EdgeSorter,
     /// The edge buffer's budget, and the share of the import's memory the vertex set may take
     /// on top (integer ids' collector, string keys' interner) before the buffer shrinks.
     edge_budget: u64,
@@ -411,7 +458,7 @@ impl EdgeSink<'_> {
         } else {
             (src, dst)
         };
-        self.sorter.push(InputEdge { src, dst, weight })?;
+        self.sorter.push(src, dst, weight)?;
         self.edges += 1;
         if self.edges & (REPORT_EVERY - 1) == 0 {
             self.tick(ImportPhase::Reading, self.edges)?;
@@ -670,16 +717,13 @@ fn import_from(
             vertex_set: None,
             given_ids: None,
             ids: Some(IdCollector::new(budget / 8)),
-            sorter: Sorter::new(
-                tmp.path(),
-                "edges",
-                (budget * 3 / 10) as usize,
-                // Unweighted duplicates are equal records: which comes first cannot matter,
-                // and an unstable sort needs no scratch copy of the buffer.
+            sorter: EdgeSorter::new(
                 weighted,
+                tmp.path(),
+                (budget * 3 / 10) as usize,
                 read_buffer,
-            )
-            .on_pool(&pool),
+                &pool,
+            ),
             edge_budget: budget * 3 / 10,
             ids_budget: budget / 8,
             memory_budget: budget,
@@ -776,7 +820,6 @@ fn import_from(
         directed,
         weighted,
         policies,
-        sorter,
         ids,
         mapper,
         dataset,
@@ -789,10 +832,9 @@ fn import_from(
         vertices_from_file,
         started,
     };
-    if weighted {
-        lists_and_file::<Arc>(rest, progress, cancel)
-    } else {
-        lists_and_file::<PlainArc>(rest, progress, cancel)
+    match sorter {
+        EdgeSorter::Weighted(s) => lists_and_file::<InputEdge, Arc>(rest, s, progress, cancel),
+        EdgeSorter::Plain(s) => lists_and_file::<PlainEdge, PlainArc>(rest, s, progress, cancel),
     }
 }
 
@@ -808,7 +850,6 @@ struct Rest<'r> {
     directed: bool,
     weighted: bool,
     policies: Policies,
-    sorter: Sorter<InputEdge>,
     ids: Vec<u64>,
     mapper: InternalIds,
     dataset: Option<graphalytics::GraphalyticsDataset>,
@@ -822,10 +863,12 @@ struct Rest<'r> {
     started: Instant,
 }
 
-/// Phases 2 to 4 with arcs of type `A`: unweighted arcs carry no weight, so the arc sorts
-/// (the largest buffers of an import) hold half the bytes.
-fn lists_and_file<A: ArcRecord>(
+/// Phases 2 to 4 from the sorted edges of `sorter`, with arcs of type `A`: unweighted edges
+/// and arcs carry no weight, so the sorts (the largest buffers of an import) hold a third
+/// (edges) and half (arcs) fewer bytes.
+fn lists_and_file<E: EdgeRecord, A: ArcRecord>(
     rest: Rest<'_>,
+    sorter: Sorter<E>,
     progress: &mut dyn FnMut(ImportProgress),
     cancel: &AtomicBool,
 ) -> Result<ImportSummary> {
@@ -839,7 +882,6 @@ fn lists_and_file<A: ArcRecord>(
         directed,
         weighted,
         policies,
-        sorter,
         ids,
         mapper,
         dataset,
@@ -902,16 +944,17 @@ fn lists_and_file<A: ArcRecord>(
     let unknown =
         |id: u64| StoreError::Other(format!("import: vertex {id} missing from the id map"));
     // One distinct edge, its duplicates merged: map ids and pass it on.
-    let mut emit = |e: InputEdge| -> Result<()> {
+    let mut emit = |e: E| -> Result<()> {
+        let (src, dst, weight) = (e.src(), e.dst(), e.weight());
         edges += 1;
-        if e.src == e.dst {
+        if src == dst {
             self_loops_kept += 1;
         }
-        if weighted && e.weight < 0.0 {
+        if weighted && weight < 0.0 {
             negative_weights += 1;
         }
-        let a = mapper.map(e.src).ok_or_else(|| unknown(e.src))?;
-        let b = mapper.map(e.dst).ok_or_else(|| unknown(e.dst))?;
+        let a = mapper.map(src).ok_or_else(|| unknown(src))?;
+        let b = mapper.map(dst).ok_or_else(|| unknown(dst))?;
         if !degrees.is_empty() {
             degrees[a as usize] = degrees[a as usize].saturating_add(1);
             if a != b || directed {
@@ -919,21 +962,21 @@ fn lists_and_file<A: ArcRecord>(
             }
         }
         if let Some(w) = &mut out_writer {
-            list.add(w, a, b, e.weight, weighted)?;
-            again.push(A::arc(b, a, e.weight))?;
+            list.add(w, a, b, weight, weighted)?;
+            again.push(A::arc(b, a, weight))?;
         } else if let Some(out) = &mut out_again {
-            out.push(A::arc(a, b, e.weight))?;
-            again.push(A::arc(b, a, e.weight))?;
+            out.push(A::arc(a, b, weight))?;
+            again.push(A::arc(b, a, weight))?;
         } else {
-            again.push(A::arc(a, b, e.weight))?;
+            again.push(A::arc(a, b, weight))?;
             if a != b {
-                again.push(A::arc(b, a, e.weight))?;
+                again.push(A::arc(b, a, weight))?;
             }
         }
         Ok(())
     };
     // The edge being merged with its duplicates (equal keys arrive together, in input order).
-    let mut pending: Option<InputEdge> = None;
+    let mut pending: Option<E> = None;
     while let Some(e) = merged.next()? {
         merged_count += 1;
         if merged_count & (REPORT_EVERY - 1) == 0 {
@@ -947,7 +990,7 @@ fn lists_and_file<A: ArcRecord>(
         if let Some(p) = &mut pending {
             if p.key() == e.key() {
                 duplicates += 1;
-                p.weight = policies.duplicates.combine(p.weight, e.weight);
+                p.set_weight(policies.duplicates.combine(p.weight(), e.weight()));
                 continue;
             }
         }
@@ -1176,7 +1219,7 @@ struct PhaseOne {
     given_ids: Option<Vec<u64>>,
     /// Integer ids collected from the edges (no vertex file).
     collected: Option<IdCollector>,
-    sorter: Sorter<InputEdge>,
+    sorter: EdgeSorter,
     bytes_read: u64,
     lines: u64,
     self_loops_dropped: u64,
