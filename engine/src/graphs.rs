@@ -194,7 +194,7 @@ pub fn create(
     })?;
     let secs = summary.elapsed.as_secs_f64();
     let mut outputs = vec![Output::Status(format!(
-        "created graph {name}: {} vertices, {} edges, {}{}, {} in {:.2} s ({:.0} edges/s){dm_note}",
+        "created graph {name}: {} vertices, {} edges, {}{}, {} in {:.2} s ({:.0} edges/s, {:.1} MB/s){dm_note}",
         summary.vertices,
         summary.edges,
         if summary.directed {
@@ -210,7 +210,8 @@ pub fn create(
         },
         format_size(summary.file_bytes),
         secs,
-        summary.edges as f64 / secs.max(1e-9)
+        summary.edges as f64 / secs.max(1e-9),
+        summary.bytes_read as f64 / 1e6 / secs.max(1e-9)
     ))];
     let (examples, facts): (Vec<_>, Vec<_>) = summary
         .report

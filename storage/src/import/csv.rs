@@ -4,8 +4,11 @@
 
 use std::path::Path;
 
+use super::chunks::LineChunks;
 use super::edgelist::{input_err, parse_id, parse_weight};
 use super::input::for_each_line;
+use super::keys::integer_key;
+use super::parallel::{read_head, read_parallel, Failure, LineResult, CHUNK_BYTES};
 use super::EdgeSink;
 use crate::error::{Result, StoreError};
 
@@ -262,84 +265,174 @@ fn with_assumption(e: StoreError, detected: Option<bool>) -> StoreError {
     }
 }
 
-/// Reads a CSV edge file into the sink.
+/// What the first lines said: the columns, whether the header was detected, its names.
+#[derive(Default)]
+struct Head {
+    cols: Option<Columns>,
+    /// `Some(header?)` when the header was detected rather than given.
+    detected: Option<bool>,
+    /// The header's column names, for errors.
+    names: Option<Vec<String>>,
+}
+
+/// What one line is, as far as [`Head::step`] is concerned.
+enum Step {
+    /// A blank line, a skipped bad line, or the header: nothing more to do.
+    Done,
+    /// A data row, split into the fields.
+    Data(Columns),
+}
+
+impl Head {
+    /// Splits line `line` into `fields` and, on the first row, settles the header and the
+    /// columns.
+    #[allow(clippy::too_many_arguments)]
+    fn step(
+        &mut self,
+        sink: &mut EdgeSink<'_>,
+        opts: &CsvOptions,
+        weighted: bool,
+        path: &Path,
+        line: u64,
+        l: &[u8],
+        fields: &mut Vec<Vec<u8>>,
+    ) -> Result<Step> {
+        if l.iter().all(|c| c.is_ascii_whitespace()) {
+            return Ok(Step::Done);
+        }
+        if !split_fields(l, opts.delimiter, fields) {
+            let e = with_assumption(
+                input_err(path, line, "unterminated quoted field"),
+                self.detected,
+            );
+            sink.line_outcome(Err(e))?;
+            return Ok(Step::Done);
+        }
+        if let Some(c) = self.cols {
+            return Ok(Step::Data(c));
+        }
+        let header = match opts.header {
+            Some(h) => h,
+            None => {
+                let h =
+                    looks_like_header(fields, opts, weighted, sink.integer_keys_required(), path);
+                self.detected = Some(h);
+                h
+            }
+        };
+        if header {
+            self.cols = Some(named_columns(opts, weighted, fields, path, line)?);
+            self.names = Some(
+                fields
+                    .iter()
+                    .map(|f| String::from_utf8_lossy(f).into_owned())
+                    .collect(),
+            );
+            return Ok(Step::Done);
+        }
+        let c = numbered_columns(opts, weighted, path, line)?;
+        self.cols = Some(c);
+        Ok(Step::Data(c))
+    }
+}
+
+/// The edge of a data row split into `fields`: its weight, then its keys read by `key`
+/// (given the column's name for errors).
+fn row_edge(
+    fields: &[Vec<u8>],
+    (s, d, w): Columns,
+    names: &Option<Vec<String>>,
+    path: &Path,
+    line: u64,
+    mut key: impl FnMut(&[u8], &dyn Fn() -> String) -> Result<u64>,
+) -> Result<(u64, u64, f64)> {
+    let need = s.max(d).max(w.unwrap_or(0)) + 1;
+    if fields.len() < need {
+        return Err(input_err(
+            path,
+            line,
+            format!("expected at least {need} columns, found {}", fields.len()),
+        ));
+    }
+    let weight = match w {
+        Some(c) => parse_weight(&fields[c], path, line)?,
+        None => 0.0,
+    };
+    let src = key(&fields[s], &|| column_name(names, s, "src"))?;
+    let dst = key(&fields[d], &|| column_name(names, d, "dst"))?;
+    Ok((src, dst, weight))
+}
+
+/// Reads a CSV edge file into the sink. Integer keys are parsed in chunks on the import's
+/// threads once the first row has settled the columns; string keys line by line.
 pub(crate) fn read_csv(
     path: &Path,
     opts: &CsvOptions,
     weighted: bool,
     sink: &mut EdgeSink<'_>,
 ) -> Result<()> {
-    let mut cols: Option<Columns> = None;
-    // `Some(header?)` when the header was detected rather than given.
-    let mut detected: Option<bool> = None;
-    // The header's column names, for errors.
-    let mut names: Option<Vec<String>> = None;
+    let mut head = Head::default();
     let mut fields = Vec::new();
+    if let Some(explicit) = sink.integer_keys() {
+        let mut chunks = LineChunks::open(path, sink.cancel, CHUNK_BYTES)?;
+        let rest = read_head(&mut chunks, path, sink, |sink, line, l| {
+            if head.cols.is_some() {
+                return Ok(true);
+            }
+            let step = head.step(sink, opts, weighted, path, line, l, &mut fields)?;
+            Ok(matches!(step, Step::Data(_)))
+        })?;
+        let (Some(rest), Some(cols)) = (rest, head.cols) else {
+            return Ok(());
+        };
+        let Head {
+            detected, names, ..
+        } = head;
+        let parse = |line: u64, l: &[u8]| -> LineResult {
+            if l.iter().all(|c| c.is_ascii_whitespace()) {
+                return Ok(None);
+            }
+            let mut fields = Vec::new();
+            if !split_fields(l, opts.delimiter, &mut fields) {
+                let e = input_err(path, line, "unterminated quoted field");
+                return Err(Failure::Line(with_assumption(e, detected)));
+            }
+            let mut not_integer = false;
+            let key = |tok: &[u8], column: &dyn Fn() -> String| match integer_key(
+                explicit, tok, path, line, column,
+            )? {
+                Some(v) => Ok(v),
+                None => {
+                    not_integer = true;
+                    Err(StoreError::Cancelled)
+                }
+            };
+            row_edge(&fields, cols, &names, path, line, key)
+                .map(Some)
+                .map_err(|e| {
+                    if not_integer {
+                        Failure::NotInteger
+                    } else {
+                        Failure::Line(with_assumption(e, detected))
+                    }
+                })
+        };
+        let edge_error = |e| with_assumption(e, detected);
+        return read_parallel(chunks, Some(rest), path, sink, &parse, &edge_error);
+    }
     let cancel = sink.cancel;
     for_each_line(path, cancel, |line, l, n| {
         sink.bytes_read += n as u64;
         sink.lines += 1;
-        if l.iter().all(|c| c.is_ascii_whitespace()) {
-            return Ok(());
-        }
-        if !split_fields(l, opts.delimiter, &mut fields) {
-            let e = with_assumption(input_err(path, line, "unterminated quoted field"), detected);
-            return sink.line_outcome(Err(e));
-        }
-        let (s, d, w) = match cols {
-            Some(c) => c,
-            None => {
-                let header = match opts.header {
-                    Some(h) => h,
-                    None => {
-                        let h = looks_like_header(
-                            &fields,
-                            opts,
-                            weighted,
-                            sink.integer_keys_required(),
-                            path,
-                        );
-                        detected = Some(h);
-                        h
-                    }
-                };
-                if header {
-                    cols = Some(named_columns(opts, weighted, &fields, path, line)?);
-                    names = Some(
-                        fields
-                            .iter()
-                            .map(|f| String::from_utf8_lossy(f).into_owned())
-                            .collect(),
-                    );
-                    return Ok(());
-                }
-                let c = numbered_columns(opts, weighted, path, line)?;
-                cols = Some(c);
-                c
-            }
+        let cols = match head.step(sink, opts, weighted, path, line, l, &mut fields)? {
+            Step::Done => return Ok(()),
+            Step::Data(c) => c,
         };
-        let edge = || -> Result<f64> {
-            let need = s.max(d).max(w.unwrap_or(0)) + 1;
-            if fields.len() < need {
-                return Err(input_err(
-                    path,
-                    line,
-                    format!("expected at least {need} columns, found {}", fields.len()),
-                ));
-            }
-            let weight = match w {
-                Some(c) => parse_weight(&fields[c], path, line)?,
-                None => 0.0,
-            };
-            Ok(weight)
-        };
-        let outcome = edge()
-            .and_then(|weight| {
-                let src = sink.key(&fields[s], path, line, &|| column_name(&names, s, "src"))?;
-                let dst = sink.key(&fields[d], path, line, &|| column_name(&names, d, "dst"))?;
-                sink.edge(src, dst, weight, path, line)
-            })
-            .map_err(|e| with_assumption(e, detected));
+        let outcome = row_edge(&fields, cols, &head.names, path, line, |tok, column| {
+            sink.key(tok, path, line, column)
+        })
+        .and_then(|(src, dst, weight)| sink.edge(src, dst, weight, path, line))
+        .map_err(|e| with_assumption(e, head.detected));
         sink.line_outcome(outcome)
     })
 }

@@ -4,7 +4,10 @@
 
 use std::path::Path;
 
+use super::chunks::LineChunks;
 use super::input::for_each_line;
+use super::keys::integer_key;
+use super::parallel::{read_parallel, Failure, LineResult, CHUNK_BYTES};
 use super::EdgeSink;
 use crate::error::{Result, StoreError};
 
@@ -113,77 +116,108 @@ pub(crate) fn content(l: &[u8]) -> Option<&[u8]> {
 pub(crate) const MAX_COLS: usize = 16;
 
 /// Reads an edge list into the sink: lines of `src dst` followed by up to `max_cols - 2` more
-/// columns; the weight (when `weight_col` is given) is column `weight_col` (0-based).
+/// columns; the weight (when `weight_col` is given) is column `weight_col` (0-based). Integer
+/// keys are parsed in chunks on the import's threads; string keys, whose interner gives ids in
+/// first-seen order, line by line.
 pub(crate) fn read_edgelist(
     path: &Path,
     weight_col: Option<usize>,
     max_cols: usize,
     sink: &mut EdgeSink<'_>,
 ) -> Result<()> {
+    if let Some(explicit) = sink.integer_keys() {
+        let parse = |line: u64, l: &[u8]| -> LineResult {
+            let mut not_integer = false;
+            let key = |tok: &[u8], column: &dyn Fn() -> String| match integer_key(
+                explicit, tok, path, line, column,
+            )? {
+                Some(v) => Ok(v),
+                None => {
+                    not_integer = true;
+                    Err(StoreError::Cancelled)
+                }
+            };
+            edge_fields(path, line, l, weight_col, max_cols, key).map_err(|e| {
+                if not_integer {
+                    Failure::NotInteger
+                } else {
+                    Failure::Line(e)
+                }
+            })
+        };
+        let chunks = LineChunks::open(path, sink.cancel, CHUNK_BYTES)?;
+        return read_parallel(chunks, None, path, sink, &parse, &|e| e);
+    }
     let cancel = sink.cancel;
     for_each_line(path, cancel, |line, l, n| {
         sink.bytes_read += n as u64;
         sink.lines += 1;
-        let outcome = edge_line(path, line, l, weight_col, max_cols, sink);
+        let outcome = match edge_fields(path, line, l, weight_col, max_cols, |tok, column| {
+            sink.key(tok, path, line, column)
+        }) {
+            Ok(Some((src, dst, weight))) => sink.edge(src, dst, weight, path, line),
+            Ok(None) => Ok(()),
+            Err(e) => Err(e),
+        };
         sink.line_outcome(outcome)
     })
 }
 
-/// Parses one edge-list line into the sink (blank and comment lines add nothing).
-fn edge_line(
+/// Parses one edge-list line: `(src, dst, weight)`, or `None` for a blank or comment line.
+/// `key` reads a vertex key (given the column's name for errors).
+#[inline]
+fn edge_fields(
     path: &Path,
     line: u64,
     l: &[u8],
     weight_col: Option<usize>,
     max_cols: usize,
-    sink: &mut EdgeSink<'_>,
-) -> Result<()> {
+    mut key: impl FnMut(&[u8], &dyn Fn() -> String) -> Result<u64>,
+) -> Result<Option<(u64, u64, f64)>> {
+    let Some(l) = content(l) else {
+        return Ok(None);
+    };
+    let mut arr: [&[u8]; MAX_COLS] = [&[]; MAX_COLS];
+    let mut count = 0usize;
+    for t in l
+        .split(|c| c.is_ascii_whitespace())
+        .filter(|t| !t.is_empty())
     {
-        let Some(l) = content(l) else {
-            return Ok(());
-        };
-        let mut arr: [&[u8]; MAX_COLS] = [&[]; MAX_COLS];
-        let mut count = 0usize;
-        for t in l
-            .split(|c| c.is_ascii_whitespace())
-            .filter(|t| !t.is_empty())
-        {
-            if count < MAX_COLS {
-                arr[count] = t;
-            }
-            count += 1;
+        if count < MAX_COLS {
+            arr[count] = t;
         }
-        let local = &arr[..count.min(MAX_COLS)];
-        if count < 2 || count > max_cols {
-            let expected = if max_cols == 3 {
-                "`src dst` or `src dst weight`".to_string()
-            } else {
-                format!("2 to {max_cols} columns")
-            };
-            let found = count;
-            return Err(input_err(
-                path,
-                line,
-                format!("expected {expected}, found {found} columns"),
-            ));
-        }
-        let src = sink.key(local[0], path, line, &|| "column 1 (src)".into())?;
-        let dst = sink.key(local[1], path, line, &|| "column 2 (dst)".into())?;
-        let weight = match weight_col {
-            Some(c) => match local.get(c) {
-                Some(w) => parse_weight(w, path, line)?,
-                None => {
-                    return Err(input_err(
-                        path,
-                        line,
-                        "the graph is WEIGHTED but this line has no weight column",
-                    ))
-                }
-            },
-            None => 0.0,
-        };
-        sink.edge(src, dst, weight, path, line)
+        count += 1;
     }
+    let local = &arr[..count.min(MAX_COLS)];
+    if count < 2 || count > max_cols {
+        let expected = if max_cols == 3 {
+            "`src dst` or `src dst weight`".to_string()
+        } else {
+            format!("2 to {max_cols} columns")
+        };
+        let found = count;
+        return Err(input_err(
+            path,
+            line,
+            format!("expected {expected}, found {found} columns"),
+        ));
+    }
+    let src = key(local[0], &|| "column 1 (src)".into())?;
+    let dst = key(local[1], &|| "column 2 (dst)".into())?;
+    let weight = match weight_col {
+        Some(c) => match local.get(c) {
+            Some(w) => parse_weight(w, path, line)?,
+            None => {
+                return Err(input_err(
+                    path,
+                    line,
+                    "the graph is WEIGHTED but this line has no weight column",
+                ))
+            }
+        },
+        None => 0.0,
+    };
+    Ok(Some((src, dst, weight)))
 }
 
 /// Reads a vertex file into the sink: one key per line (the first column; more columns are

@@ -25,6 +25,19 @@ use crate::error::{Result, StoreError};
 /// Runs merged at once: bounds open files and read-buffer memory.
 pub const FAN_IN: usize = 64;
 
+/// Consumed records an in-memory [`Merged`] lets go of at a time (at least; a sixteenth of
+/// what it holds when that is more, so that shrinking costs little whatever the allocator).
+const SHRINK_RECORDS: usize = 1 << 16;
+
+/// Gives back the memory of the records popped off `v`, once there is enough of it.
+#[inline]
+fn release_popped<R>(v: &mut Vec<R>) {
+    let free = v.capacity() - v.len();
+    if free >= SHRINK_RECORDS.max(v.capacity() / 16) {
+        v.shrink_to_fit();
+    }
+}
+
 /// A fixed-size record that can be spilled to disk and sorted by key.
 pub trait Record: Copy + Send + Sync {
     /// The sort key; ties keep input order.
@@ -98,6 +111,158 @@ impl Record for Arc {
             to: u32::from_le_bytes(b[4..8].try_into().expect("4 bytes")),
             weight: f64::from_le_bytes(b[8..16].try_into().expect("8 bytes")),
         }
+    }
+}
+
+/// An input-id edge whatever its record: phase 1 sorts weighted edges as [`InputEdge`]s and
+/// unweighted ones as [`PlainEdge`]s.
+pub trait EdgeRecord: Record<Key = (u64, u64)> {
+    fn src(&self) -> u64;
+    fn dst(&self) -> u64;
+    /// The weight (0 for an unweighted edge).
+    fn weight(&self) -> f64;
+    /// Sets the weight (an unweighted edge has none to set).
+    fn set_weight(&mut self, weight: f64);
+}
+
+impl EdgeRecord for InputEdge {
+    #[inline]
+    fn src(&self) -> u64 {
+        self.src
+    }
+    #[inline]
+    fn dst(&self) -> u64 {
+        self.dst
+    }
+    #[inline]
+    fn weight(&self) -> f64 {
+        self.weight
+    }
+    #[inline]
+    fn set_weight(&mut self, weight: f64) {
+        self.weight = weight;
+    }
+}
+
+/// An unweighted input-id edge, sorted by (src, dst): two thirds of the bytes of an
+/// [`InputEdge`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PlainEdge {
+    pub src: u64,
+    pub dst: u64,
+}
+
+impl Record for PlainEdge {
+    type Key = (u64, u64);
+    const BYTES: usize = 16;
+    #[inline]
+    fn key(&self) -> (u64, u64) {
+        (self.src, self.dst)
+    }
+    #[inline]
+    fn encode(&self, out: &mut [u8]) {
+        out[0..8].copy_from_slice(&self.src.to_le_bytes());
+        out[8..16].copy_from_slice(&self.dst.to_le_bytes());
+    }
+    #[inline]
+    fn decode(b: &[u8]) -> Self {
+        PlainEdge {
+            src: u64::from_le_bytes(b[0..8].try_into().expect("8 bytes")),
+            dst: u64::from_le_bytes(b[8..16].try_into().expect("8 bytes")),
+        }
+    }
+}
+
+impl EdgeRecord for PlainEdge {
+    #[inline]
+    fn src(&self) -> u64 {
+        self.src
+    }
+    #[inline]
+    fn dst(&self) -> u64 {
+        self.dst
+    }
+    #[inline]
+    fn weight(&self) -> f64 {
+        0.0
+    }
+    #[inline]
+    fn set_weight(&mut self, _weight: f64) {}
+}
+
+/// An internal-id arc whatever its record: the import's arc sorts are written once for
+/// weighted arcs ([`Arc`]) and unweighted ones ([`PlainArc`]).
+pub trait ArcRecord: Record<Key = u64> {
+    fn arc(from: u32, to: u32, weight: f64) -> Self;
+    fn from(&self) -> u32;
+    fn to(&self) -> u32;
+    /// The weight (0 for an unweighted arc).
+    fn weight(&self) -> f64;
+}
+
+impl ArcRecord for Arc {
+    #[inline]
+    fn arc(from: u32, to: u32, weight: f64) -> Self {
+        Arc { from, to, weight }
+    }
+    #[inline]
+    fn from(&self) -> u32 {
+        self.from
+    }
+    #[inline]
+    fn to(&self) -> u32 {
+        self.to
+    }
+    #[inline]
+    fn weight(&self) -> f64 {
+        self.weight
+    }
+}
+
+/// An unweighted internal-id arc, sorted by (from, to): half the bytes of an [`Arc`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PlainArc {
+    pub from: u32,
+    pub to: u32,
+}
+
+impl Record for PlainArc {
+    type Key = u64;
+    const BYTES: usize = 8;
+    #[inline]
+    fn key(&self) -> u64 {
+        ((self.from as u64) << 32) | self.to as u64
+    }
+    #[inline]
+    fn encode(&self, out: &mut [u8]) {
+        out[0..4].copy_from_slice(&self.from.to_le_bytes());
+        out[4..8].copy_from_slice(&self.to.to_le_bytes());
+    }
+    #[inline]
+    fn decode(b: &[u8]) -> Self {
+        PlainArc {
+            from: u32::from_le_bytes(b[0..4].try_into().expect("4 bytes")),
+            to: u32::from_le_bytes(b[4..8].try_into().expect("4 bytes")),
+        }
+    }
+}
+
+impl ArcRecord for PlainArc {
+    #[inline]
+    fn arc(from: u32, to: u32, _weight: f64) -> Self {
+        PlainArc { from, to }
+    }
+    #[inline]
+    fn from(&self) -> u32 {
+        self.from
+    }
+    #[inline]
+    fn to(&self) -> u32 {
+        self.to
+    }
+    #[inline]
+    fn weight(&self) -> f64 {
+        0.0
     }
 }
 
@@ -188,8 +353,13 @@ impl<R: Record> Sorter<R> {
             drop(records);
             let _ = std::fs::remove_file(&run.path);
         }
-        for r in std::mem::take(&mut self.buf) {
+        // Taken from the end (reversed first, so in push order), the buffer shrinking as the
+        // new one grows: the two together hold the records about once, not twice.
+        let mut buf = std::mem::take(&mut self.buf);
+        buf.reverse();
+        while let Some(r) = buf.pop() {
             next.push(f(r)?)?;
+            release_popped(&mut buf);
         }
         Ok(next)
     }
@@ -234,9 +404,12 @@ impl<R: Record> Sorter<R> {
         if self.buf.len() >= self.cap {
             self.spill()?;
         }
-        if self.buf.capacity() == 0 {
-            // Grow to the budget lazily: tiny graphs do not allocate it.
-            self.buf.reserve(self.cap.min(1 << 16));
+        if self.buf.len() == self.buf.capacity() {
+            // Grow to the budget lazily (tiny graphs do not allocate it), doubling but never
+            // past it: the buffer's allocation is what the budget bounds.
+            let len = self.buf.len();
+            let grow = len.max(1 << 16).min(self.cap.saturating_sub(len)).max(1);
+            self.buf.reserve_exact(grow);
         }
         self.buf.push(r);
         self.total += 1;
@@ -303,8 +476,11 @@ impl<R: Record> Sorter<R> {
         }
         if self.runs.is_empty() {
             self.sort_buf();
+            let mut mem = std::mem::take(&mut self.buf);
+            // Taken from the end, so that the buffer can give memory back as it empties.
+            mem.reverse();
             return Ok(Merged {
-                mem: std::mem::take(&mut self.buf).into_iter(),
+                mem,
                 heap: BinaryHeap::new(),
                 readers: Vec::new(),
                 scratch: vec![0; R::BYTES],
@@ -382,7 +558,10 @@ impl<K: Ord> Ord for HeapItem<K> {
 
 /// The sorted stream of a [`Sorter`]'s records.
 pub struct Merged<R: Record> {
-    mem: std::vec::IntoIter<R>,
+    /// A sort that fit in memory, in reverse order: the next record is the last, and the
+    /// buffer shrinks as it is consumed, so that what the records feed (the next sort) can
+    /// grow into the memory they leave instead of on top of all of it.
+    mem: Vec<R>,
     heap: BinaryHeap<Reverse<HeapItem<R::Key>>>,
     readers: Vec<(RunReader, Option<R>)>,
     scratch: Vec<u8>,
@@ -391,7 +570,7 @@ pub struct Merged<R: Record> {
 impl<R: Record> Merged<R> {
     fn open(runs: &[Run], read_buffer: usize) -> Result<Merged<R>> {
         let mut m = Merged {
-            mem: Vec::new().into_iter(),
+            mem: Vec::new(),
             heap: BinaryHeap::new(),
             readers: Vec::with_capacity(runs.len()),
             scratch: vec![0; R::BYTES],
@@ -434,7 +613,9 @@ impl<R: Record> Merged<R> {
     #[allow(clippy::should_implement_trait)]
     pub fn next(&mut self) -> Result<Option<R>> {
         if self.readers.is_empty() {
-            return Ok(self.mem.next());
+            let r = self.mem.pop();
+            release_popped(&mut self.mem);
+            return Ok(r);
         }
         let Some(Reverse(top)) = self.heap.pop() else {
             return Ok(None);

@@ -158,7 +158,10 @@ impl Compression {
 
 /// Opens `path` as buffered text input, decompressing gzip and zstd (told by their magic
 /// bytes) as it reads.
-pub(crate) fn open_text<'a>(path: &Path, cancel: &'a AtomicBool) -> Result<Box<dyn BufRead + 'a>> {
+pub(crate) fn open_text<'a>(
+    path: &Path,
+    cancel: &'a AtomicBool,
+) -> Result<Box<dyn BufRead + Send + 'a>> {
     let file = open_input(path, cancel)?;
     let mut raw = BufReader::with_capacity(READ_BUFFER, file);
     let head = raw.fill_buf().map_err(|e| read_error(path, e))?;
@@ -175,7 +178,7 @@ pub(crate) fn open_text<'a>(path: &Path, cancel: &'a AtomicBool) -> Result<Box<d
     })
 }
 
-fn too_long(path: &Path, line: u64) -> StoreError {
+pub(crate) fn too_long(path: &Path, line: u64) -> StoreError {
     StoreError::Input {
         path: path.to_path_buf(),
         line,
@@ -186,11 +189,11 @@ fn too_long(path: &Path, line: u64) -> StoreError {
     }
 }
 
-/// Calls `f(line_number, line, bytes_consumed)` for each line of `path`, without its
-/// `\n`/`\r\n`. A line longer than [`MAX_LINE`] stops the read with an error naming it.
 /// How many lines [`for_each_line`] reads between two looks at the cancel flag.
 const LINES_BETWEEN_CANCEL_CHECKS: u64 = 1 << 16;
 
+/// Calls `f(line_number, line, bytes_consumed)` for each line of `path`, without its
+/// `\n`/`\r\n`. A line longer than [`MAX_LINE`] stops the read with an error naming it.
 pub(crate) fn for_each_line(
     path: &Path,
     cancel: &AtomicBool,
@@ -251,7 +254,7 @@ const BOM: &[u8] = b"\xEF\xBB\xBF";
 /// The text of line `line`: without a trailing `\r` (of a `\r\n` break), and for the first
 /// line without a byte-order mark.
 #[inline]
-fn text_of(line: u64, l: &[u8]) -> &[u8] {
+pub(crate) fn text_of(line: u64, l: &[u8]) -> &[u8] {
     let l = trim_break(l);
     if line == 1 {
         l.strip_prefix(BOM).unwrap_or(l)

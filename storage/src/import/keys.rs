@@ -247,6 +247,33 @@ impl SortedKeys {
 
 /// The error for a key that `KEYS integer` cannot read: the integer parser's reason, with the
 /// column and what to do.
+/// An integer vertex key at `path:line` (column `column`, named in errors): `Ok(None)` when
+/// `KEYS auto` (`explicit` false) meets a key that is not one, so the input must be read again
+/// with string keys. Shared by the sink and the parallel parsers, so both read keys alike.
+#[inline]
+pub(crate) fn integer_key(
+    explicit: bool,
+    tok: &[u8],
+    path: &std::path::Path,
+    line: u64,
+    column: &dyn Fn() -> String,
+) -> Result<Option<u64>> {
+    if explicit {
+        return super::edgelist::parse_id(tok, path, line)
+            .map(Some)
+            .map_err(|e| not_an_integer(&column(), e));
+    }
+    match canonical_integer(tok) {
+        Some(v) => Ok(Some(v)),
+        None if tok.is_empty() => Err(super::edgelist::input_err(
+            path,
+            line,
+            format!("{}: empty vertex key", column()),
+        )),
+        None => Ok(None),
+    }
+}
+
 pub(crate) fn not_an_integer(column: &str, e: StoreError) -> StoreError {
     match e {
         StoreError::Input {

@@ -3,7 +3,8 @@
 //! The pipeline keeps memory bounded by `memory_budget` whatever the input size:
 //! 1. parse the input into (src, dst, weight) records with input ids (undirected edges are
 //!    normalised to `src <= dst`), collecting the vertex id set on the way (or taking it from a
-//!    vertex file); full buffers are sorted and spilled as runs ([`external_sort`]). String
+//!    vertex file); text with integer keys is parsed in chunks on the import's threads
+//!    (`parallel.rs`); full buffers are sorted and spilled as runs ([`external_sort`]). String
 //!    keys ([`keys`]) get temporary ids in first-seen order; `KEYS auto` reads integers until
 //!    a key is not one, then reads the input again with string keys;
 //! 2. merge the runs in (src, dst) order, merging duplicates by the policy, and map input ids
@@ -18,6 +19,7 @@
 //! and on cancellation.
 
 mod arrow_batches;
+mod chunks;
 pub mod csv;
 mod detect;
 pub mod edgelist;
@@ -28,6 +30,7 @@ mod input;
 pub mod keys;
 pub mod layout;
 mod mtx;
+mod parallel;
 pub mod parquet;
 pub mod report;
 
@@ -41,7 +44,9 @@ use crate::blockfile::format::IdOrder;
 use crate::blockfile::writer::{write_graph_file, GraphFileContents, ListWriter, WrittenLists};
 use crate::error::{Result, StoreError};
 pub use detect::detect_format;
-use external_sort::{Arc, InputEdge, Merged, Record, Sorter, FAN_IN};
+use external_sort::{
+    Arc, ArcRecord, EdgeRecord, InputEdge, Merged, PlainArc, PlainEdge, Sorter, FAN_IN,
+};
 use idmap::{IdCollector, IdMapper};
 use keys::{KeyInterner, KeyMode, SortedKeys};
 use layout::Layout;
@@ -98,9 +103,11 @@ pub struct ImportRequest {
     pub options: Vec<(String, String)>,
     /// Where the graph file goes.
     pub dest: PathBuf,
-    /// Bytes of memory the import may use for sorting (the vertex id set comes on top).
+    /// Bytes of memory the import may use for its edges (sort buffers, merge buffers, parse
+    /// chunks); per-vertex state and fixed I/O buffers come on top, at most
+    /// [`PEAK_BYTES_PER_VERTEX`] per vertex and [`PEAK_FIXED_BYTES`].
     pub memory_budget: u64,
-    /// Threads that sort (`SET threads`); 0 means one per core.
+    /// Threads that parse text inputs and sort (`SET threads`); 0 means one per core.
     pub threads: usize,
     /// Where spilled runs and side files go.
     pub temp_dir: PathBuf,
@@ -173,8 +180,61 @@ pub struct ImportSummary {
     pub report: ImportReport,
 }
 
+/// The most heap an import holds per vertex beyond `memory_budget`: the id set and id map,
+/// the list index entries of both directions, a renumbering's degrees and new ids.
+pub const PEAK_BYTES_PER_VERTEX: u64 = 64;
+
+/// The most heap an import holds beyond `memory_budget` whatever the input: file read and
+/// decompression buffers, run and list writers' buffers, the chunk being cut, thread state.
+pub const PEAK_FIXED_BYTES: u64 = 16 << 20;
+
 /// Records per progress report and cancellation check.
 const REPORT_EVERY: u64 = 1 << 20;
+
+/// Phase 1's sorter: weighted edges carry their weight, unweighted ones do not (two thirds
+/// of the bytes).
+pub(crate) enum EdgeSorter {
+    Weighted(Sorter<InputEdge>),
+    Plain(Sorter<PlainEdge>),
+}
+
+impl EdgeSorter {
+    /// A sorter of `buffer_bytes` on `pool`. Weighted duplicates keep their input order (the
+    /// policies combine them in it); unweighted duplicates are equal records, whose order
+    /// cannot matter, so they sort unstably, without a scratch copy of the buffer.
+    fn new(
+        weighted: bool,
+        dir: &Path,
+        buffer_bytes: usize,
+        read_buffer: usize,
+        pool: &std::sync::Arc<rayon::ThreadPool>,
+    ) -> EdgeSorter {
+        if weighted {
+            EdgeSorter::Weighted(
+                Sorter::new(dir, "edges", buffer_bytes, true, read_buffer).on_pool(pool),
+            )
+        } else {
+            EdgeSorter::Plain(
+                Sorter::new(dir, "edges", buffer_bytes, false, read_buffer).on_pool(pool),
+            )
+        }
+    }
+
+    #[inline]
+    fn push(&mut self, src: u64, dst: u64, weight: f64) -> Result<()> {
+        match self {
+            EdgeSorter::Weighted(s) => s.push(InputEdge { src, dst, weight }),
+            EdgeSorter::Plain(s) => s.push(PlainEdge { src, dst }),
+        }
+    }
+
+    fn set_buffer_bytes(&mut self, bytes: usize) {
+        match self {
+            EdgeSorter::Weighted(s) => s.set_buffer_bytes(bytes),
+            EdgeSorter::Plain(s) => s.set_buffer_bytes(bytes),
+        }
+    }
+}
 
 /// How the sink reads vertex keys.
 pub(crate) enum SinkKeys {
@@ -200,7 +260,7 @@ pub(crate) struct EdgeSink<'a> {
     vertex_set: Option<IdMapper>,
     given_ids: Option<Vec<u64>>,
     ids: Option<IdCollector>,
-    sorter: Sorter<InputEdge>,
+    sorter: EdgeSorter,
     /// The edge buffer's budget, and the share of the import's memory the vertex set may take
     /// on top (integer ids' collector, string keys' interner) before the buffer shrinks.
     edge_budget: u64,
@@ -213,6 +273,8 @@ pub(crate) struct EdgeSink<'a> {
     pub(crate) bytes_read: u64,
     progress: &'a mut dyn FnMut(ImportProgress),
     pub(crate) cancel: &'a AtomicBool,
+    /// The import's threads (`SET threads`): they sort the runs and parse text in chunks.
+    pub(crate) pool: std::sync::Arc<rayon::ThreadPool>,
     policies: Policies,
     /// Input lines (or rows) seen, counted by the readers.
     pub(crate) lines: u64,
@@ -255,6 +317,31 @@ impl EdgeSink<'_> {
         Ok(())
     }
 
+    /// `Some(explicit)` when keys are read as integers (`explicit`: `KEYS integer` was
+    /// given), `None` for string keys.
+    pub(crate) fn integer_keys(&self) -> Option<bool> {
+        match self.keys {
+            SinkKeys::Integer { explicit } => Some(explicit),
+            SinkKeys::Strings(_) => None,
+        }
+    }
+
+    /// `ON ERROR skip`: malformed lines are counted and skipped.
+    pub(crate) fn skips_errors(&self) -> bool {
+        self.policies.skip_errors
+    }
+
+    /// Counts `n` lines skipped under `ON ERROR skip` whose errors are not quoted (the report
+    /// quotes only the first few).
+    pub(crate) fn skipped_unquoted(&mut self, n: u64) {
+        self.skipped += n;
+    }
+
+    /// The whole import's budget (`import_memory`).
+    pub(crate) fn memory_budget(&self) -> u64 {
+        self.memory_budget
+    }
+
     /// Whether the user asked for `KEYS integer`.
     pub(crate) fn integer_keys_required(&self) -> bool {
         matches!(self.keys, SinkKeys::Integer { explicit: true })
@@ -278,17 +365,11 @@ impl EdgeSink<'_> {
         column: &dyn Fn() -> String,
     ) -> Result<u64> {
         match &mut self.keys {
-            SinkKeys::Integer { explicit: false } => match keys::canonical_integer(tok) {
-                Some(v) => Ok(v),
-                None if tok.is_empty() => Err(edgelist::input_err(
-                    path,
-                    line,
-                    format!("{}: empty vertex key", column()),
-                )),
-                None => Err(self.restart_with_strings()),
-            },
-            SinkKeys::Integer { explicit: true } => {
-                edgelist::parse_id(tok, path, line).map_err(|e| keys::not_an_integer(&column(), e))
+            SinkKeys::Integer { explicit } => {
+                match keys::integer_key(*explicit, tok, path, line, column)? {
+                    Some(v) => Ok(v),
+                    None => Err(self.restart_with_strings()),
+                }
             }
             SinkKeys::Strings(interner) => {
                 if tok.is_empty() {
@@ -377,7 +458,7 @@ impl EdgeSink<'_> {
         } else {
             (src, dst)
         };
-        self.sorter.push(InputEdge { src, dst, weight })?;
+        self.sorter.push(src, dst, weight)?;
         self.edges += 1;
         if self.edges & (REPORT_EVERY - 1) == 0 {
             self.tick(ImportPhase::Reading, self.edges)?;
@@ -636,14 +717,13 @@ fn import_from(
             vertex_set: None,
             given_ids: None,
             ids: Some(IdCollector::new(budget / 8)),
-            sorter: Sorter::new(
+            sorter: EdgeSorter::new(
+                weighted,
                 tmp.path(),
-                "edges",
                 (budget * 3 / 10) as usize,
-                true,
                 read_buffer,
-            )
-            .on_pool(&pool),
+                &pool,
+            ),
             edge_budget: budget * 3 / 10,
             ids_budget: budget / 8,
             memory_budget: budget,
@@ -652,6 +732,7 @@ fn import_from(
             bytes_read: 0,
             progress: &mut *progress,
             cancel,
+            pool: pool.clone(),
             policies,
             lines: 0,
             self_loops_dropped: 0,
@@ -729,6 +810,90 @@ fn import_from(
             (ids, InternalIds::Ids(m))
         }
     };
+    let rest = Rest {
+        req,
+        tmp,
+        pool,
+        budget,
+        read_buffer,
+        layout,
+        directed,
+        weighted,
+        policies,
+        ids,
+        mapper,
+        dataset,
+        edges_read,
+        bytes_read,
+        lines,
+        self_loops_dropped,
+        skipped,
+        skipped_examples,
+        vertices_from_file,
+        started,
+    };
+    match sorter {
+        EdgeSorter::Weighted(s) => lists_and_file::<InputEdge, Arc>(rest, s, progress, cancel),
+        EdgeSorter::Plain(s) => lists_and_file::<PlainEdge, PlainArc>(rest, s, progress, cancel),
+    }
+}
+
+/// What phases 2 to 4 start from: the sorted input edges, the vertex set, and what phase 1
+/// counted.
+struct Rest<'r> {
+    req: &'r ImportRequest,
+    tmp: tempfile::TempDir,
+    pool: std::sync::Arc<rayon::ThreadPool>,
+    budget: u64,
+    read_buffer: usize,
+    layout: Layout,
+    directed: bool,
+    weighted: bool,
+    policies: Policies,
+    ids: Vec<u64>,
+    mapper: InternalIds,
+    dataset: Option<graphalytics::GraphalyticsDataset>,
+    edges_read: u64,
+    bytes_read: u64,
+    lines: u64,
+    self_loops_dropped: u64,
+    skipped: u64,
+    skipped_examples: Vec<String>,
+    vertices_from_file: Option<u64>,
+    started: Instant,
+}
+
+/// Phases 2 to 4 from the sorted edges of `sorter`, with arcs of type `A`: unweighted edges
+/// and arcs carry no weight, so the sorts (the largest buffers of an import) hold a third
+/// (edges) and half (arcs) fewer bytes.
+fn lists_and_file<E: EdgeRecord, A: ArcRecord>(
+    rest: Rest<'_>,
+    sorter: Sorter<E>,
+    progress: &mut dyn FnMut(ImportProgress),
+    cancel: &AtomicBool,
+) -> Result<ImportSummary> {
+    let Rest {
+        req,
+        tmp,
+        pool,
+        budget,
+        read_buffer,
+        layout,
+        directed,
+        weighted,
+        policies,
+        ids,
+        mapper,
+        dataset,
+        edges_read,
+        bytes_read,
+        lines,
+        self_loops_dropped,
+        skipped,
+        skipped_examples,
+        vertices_from_file,
+        started,
+    } = rest;
     let n = ids.len() as u32;
     let mut runs_spilled = 0u64;
 
@@ -757,8 +922,8 @@ fn import_from(
         }
         .on_pool(&pool)
     };
-    let mut again: Sorter<Arc> = arcs(if directed { "in" } else { "both" });
-    let mut out_again: Option<Sorter<Arc>> = resort_out.then(|| arcs("out"));
+    let mut again: Sorter<A> = arcs(if directed { "in" } else { "both" });
+    let mut out_again: Option<Sorter<A>> = resort_out.then(|| arcs("out"));
     let mut out_writer = if directed && !resort_out {
         Some(ListWriter::new(tmp.path(), "out", n, weighted)?)
     } else {
@@ -779,16 +944,17 @@ fn import_from(
     let unknown =
         |id: u64| StoreError::Other(format!("import: vertex {id} missing from the id map"));
     // One distinct edge, its duplicates merged: map ids and pass it on.
-    let mut emit = |e: InputEdge| -> Result<()> {
+    let mut emit = |e: E| -> Result<()> {
+        let (src, dst, weight) = (e.src(), e.dst(), e.weight());
         edges += 1;
-        if e.src == e.dst {
+        if src == dst {
             self_loops_kept += 1;
         }
-        if weighted && e.weight < 0.0 {
+        if weighted && weight < 0.0 {
             negative_weights += 1;
         }
-        let a = mapper.map(e.src).ok_or_else(|| unknown(e.src))?;
-        let b = mapper.map(e.dst).ok_or_else(|| unknown(e.dst))?;
+        let a = mapper.map(src).ok_or_else(|| unknown(src))?;
+        let b = mapper.map(dst).ok_or_else(|| unknown(dst))?;
         if !degrees.is_empty() {
             degrees[a as usize] = degrees[a as usize].saturating_add(1);
             if a != b || directed {
@@ -796,41 +962,21 @@ fn import_from(
             }
         }
         if let Some(w) = &mut out_writer {
-            list.add(w, a, b, e.weight, weighted)?;
-            again.push(Arc {
-                from: b,
-                to: a,
-                weight: e.weight,
-            })?;
+            list.add(w, a, b, weight, weighted)?;
+            again.push(A::arc(b, a, weight))?;
         } else if let Some(out) = &mut out_again {
-            out.push(Arc {
-                from: a,
-                to: b,
-                weight: e.weight,
-            })?;
-            again.push(Arc {
-                from: b,
-                to: a,
-                weight: e.weight,
-            })?;
+            out.push(A::arc(a, b, weight))?;
+            again.push(A::arc(b, a, weight))?;
         } else {
-            again.push(Arc {
-                from: a,
-                to: b,
-                weight: e.weight,
-            })?;
+            again.push(A::arc(a, b, weight))?;
             if a != b {
-                again.push(Arc {
-                    from: b,
-                    to: a,
-                    weight: e.weight,
-                })?;
+                again.push(A::arc(b, a, weight))?;
             }
         }
         Ok(())
     };
     // The edge being merged with its duplicates (equal keys arrive together, in input order).
-    let mut pending: Option<InputEdge> = None;
+    let mut pending: Option<E> = None;
     while let Some(e) = merged.next()? {
         merged_count += 1;
         if merged_count & (REPORT_EVERY - 1) == 0 {
@@ -844,7 +990,7 @@ fn import_from(
         if let Some(p) = &mut pending {
             if p.key() == e.key() {
                 duplicates += 1;
-                p.weight = policies.duplicates.combine(p.weight, e.weight);
+                p.set_weight(policies.duplicates.combine(p.weight(), e.weight()));
                 continue;
             }
         }
@@ -872,9 +1018,9 @@ fn import_from(
         if order == IdOrder::Locality {
             // Every arc once from each end: the undirected adjacency the clusters grow in.
             let mut adj = layout::Adjacency::with_degrees(&degrees);
-            again.for_each(|a| adj.add(a.from, a.to))?;
+            again.for_each(|a| adj.add(a.from(), a.to()))?;
             if let Some(out) = &out_again {
-                out.for_each(|a| adj.add(a.from, a.to))?;
+                out.for_each(|a| adj.add(a.from(), a.to()))?;
             }
             check_cancel(cancel)?;
             let capacity = layout::cluster_capacity(directed);
@@ -886,7 +1032,7 @@ fn import_from(
         }
         let new_id = new_id.unwrap_or_else(|| layout::degree_order(&degrees));
         drop(degrees);
-        let mut relabel = |s: Sorter<Arc>, name: &str| -> Result<Sorter<Arc>> {
+        let mut relabel = |s: Sorter<A>, name: &str| -> Result<Sorter<A>> {
             let mut count = 0u64;
             s.remap(name, &mut runs_spilled, |a| {
                 count += 1;
@@ -898,11 +1044,11 @@ fn import_from(
                     });
                     check_cancel(cancel)?;
                 }
-                Ok(Arc {
-                    from: new_id[a.from as usize],
-                    to: new_id[a.to as usize],
-                    weight: a.weight,
-                })
+                Ok(A::arc(
+                    new_id[a.from() as usize],
+                    new_id[a.to() as usize],
+                    a.weight(),
+                ))
             })
         };
         again = relabel(
@@ -1073,7 +1219,7 @@ struct PhaseOne {
     given_ids: Option<Vec<u64>>,
     /// Integer ids collected from the edges (no vertex file).
     collected: Option<IdCollector>,
-    sorter: Sorter<InputEdge>,
+    sorter: EdgeSorter,
     bytes_read: u64,
     lines: u64,
     self_loops_dropped: u64,
@@ -1244,8 +1390,8 @@ impl ListBuf {
 }
 
 #[allow(clippy::too_many_arguments)]
-fn lists_from(
-    sorter: Sorter<Arc>,
+fn lists_from<A: ArcRecord>(
+    sorter: Sorter<A>,
     dir: &Path,
     name: &str,
     n: u32,
@@ -1255,7 +1401,7 @@ fn lists_from(
     bytes_read: u64,
     runs_spilled: &mut u64,
 ) -> Result<WrittenLists> {
-    let mut merged: Merged<Arc> = sorter.finish_counting(runs_spilled)?;
+    let mut merged: Merged<A> = sorter.finish_counting(runs_spilled)?;
     let mut w = ListWriter::new(dir, name, n, weighted)?;
     let mut list = ListBuf::default();
     let mut count = 0u64;
@@ -1269,7 +1415,7 @@ fn lists_from(
             });
             check_cancel(cancel)?;
         }
-        list.add(&mut w, a.from, a.to, a.weight, weighted)?;
+        list.add(&mut w, a.from(), a.to(), a.weight(), weighted)?;
     }
     list.flush(&mut w, weighted)?;
     w.finish()
