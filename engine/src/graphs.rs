@@ -72,17 +72,6 @@ pub fn create(
         Some(InputFormat::Mtx) => import::InputFormat::MatrixMarket,
         None => import::detect_format(std::path::Path::new(&c.source)),
     };
-    let mut options = Vec::new();
-    for p in &c.options {
-        let v = match &p.value.value {
-            Value::Str(s) | Value::Word(s) => s.clone(),
-            Value::Int(n) => n.to_string(),
-            Value::BigInt(n) => n.to_string(),
-            Value::Float(f) => f.to_string(),
-            Value::Size(n) => n.to_string(),
-        };
-        options.push((p.key.name.to_ascii_lowercase(), v));
-    }
     let new_file = s
         .catalog
         .new_graph_file(name)
@@ -95,7 +84,7 @@ pub fn create(
         directed: c.directed,
         weighted: c.weighted,
         vertices: c.vertices.as_ref().map(PathBuf::from),
-        options,
+        options: import_options(c),
         dest: dest.clone(),
         memory_budget: s.settings.import_memory,
         threads: s.settings.threads,
@@ -122,35 +111,25 @@ pub fn create(
         StatementError::store(c.source_pos, e)
     })?;
     // STORAGE dm: the block file stays as the durable copy; its lists go into the pool.
-    let mut dm_note = String::new();
-    let mut extra = None;
     // Regions stay leased to the loader until the catalog records them (see dm::load).
-    let mut pending_dm = None;
-    if let Some(pool) = &pool {
-        s.stores.forget(name);
-        let loaded = (|| {
-            let src = storage::blockfile::open_store::open_store(
-                &dest,
-                &storage::blockfile::open_store::ReaderOptions {
-                    cache_bytes: s.settings.cache,
-                    io_depth: s.settings.io_depth,
-                },
-            )?;
-            storage::with_block_store!(&src, st => storage::dm::load::load_pending(st, pool, s.settings.threads))
-        })();
-        let loaded = loaded.map_err(|e| {
-            let _ = std::fs::remove_file(&dest);
-            StatementError::store(pos, e)
-        })?;
-        let layout = loaded.layout();
-        dm_note = format!(
-            ", loaded into {} memory nodes ({:.1} % of lists in place)",
-            layout.nodes.len(),
-            100.0 * layout.in_place_fraction(Direction::Out)
-        );
-        extra = Some(layout.to_json());
-        pending_dm = Some(loaded);
-    }
+    let (pending_dm, extra, dm_note) = match &pool {
+        Some(pool) => {
+            s.stores.forget(name);
+            let loaded = load_into_pool(s, &dest, pool).map_err(|e| {
+                let _ = std::fs::remove_file(&dest);
+                StatementError::store(pos, e)
+            })?;
+            let layout = loaded.layout();
+            let note = format!(
+                ", loaded into {} memory nodes ({:.1} % of lists in place)",
+                layout.nodes.len(),
+                100.0 * layout.in_place_fraction(Direction::Out)
+            );
+            let extra = Some(layout.to_json());
+            (Some(loaded), extra, note)
+        }
+        None => (None, None, String::new()),
+    };
     let meta = GraphMeta {
         name: name.clone(),
         file: new_file.file,
@@ -192,6 +171,48 @@ pub fn create(
             )),
         )
     })?;
+    let mut outputs = created_status(name, &summary, &dm_note);
+    outputs.extend(freed.into_iter().map(Output::Status));
+    Ok(outputs)
+}
+
+/// The statement's `OPTIONS (...)` as the importer takes them: lower-case keys, values as text.
+fn import_options(c: &CreateGraph) -> Vec<(String, String)> {
+    c.options
+        .iter()
+        .map(|p| {
+            let v = match &p.value.value {
+                Value::Str(s) | Value::Word(s) => s.clone(),
+                Value::Int(n) => n.to_string(),
+                Value::BigInt(n) => n.to_string(),
+                Value::Float(f) => f.to_string(),
+                Value::Size(n) => n.to_string(),
+            };
+            (p.key.name.to_ascii_lowercase(), v)
+        })
+        .collect()
+}
+
+/// Loads the lists of the block file at `dest` into the memory nodes of `pool`, leased to the
+/// load until it is committed (see `storage::dm::load`).
+fn load_into_pool(
+    s: &Session,
+    dest: &std::path::Path,
+    pool: &storage::dm::PoolConfig,
+) -> Result<storage::dm::load::PendingLoad, storage::StoreError> {
+    let src = storage::blockfile::open_store::open_store(
+        dest,
+        &storage::blockfile::open_store::ReaderOptions {
+            cache_bytes: s.settings.cache,
+            io_depth: s.settings.io_depth,
+        },
+    )?;
+    storage::with_block_store!(&src, st => storage::dm::load::load_pending(st, pool, s.settings.threads))
+}
+
+/// CREATE's status lines: what was created and how fast (edges and input MB a second), the
+/// import's facts, and any lines it skipped.
+fn created_status(name: &str, summary: &import::ImportSummary, dm_note: &str) -> Vec<Output> {
     let secs = summary.elapsed.as_secs_f64();
     let mut outputs = vec![Output::Status(format!(
         "created graph {name}: {} vertices, {} edges, {}{}, {} in {:.2} s ({:.0} edges/s, {:.1} MB/s){dm_note}",
@@ -226,8 +247,7 @@ pub fn create(
             .iter()
             .map(|(_, e)| Output::Status(format!("  skipped: {e}"))),
     );
-    outputs.extend(freed.into_iter().map(Output::Status));
-    Ok(outputs)
+    outputs
 }
 
 /// Frees the memory-node regions of a replaced or dropped DM graph that are still its own (the
