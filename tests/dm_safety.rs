@@ -199,6 +199,25 @@ fn a_killed_query_leaves_no_attribute_arrays_behind() {
     assert_eq!(used_bytes(&addrs, token), graph_only);
 }
 
+/// The bytes the catalog in `data` records for the memory-node regions of graph `name`: what
+/// a node holds for it once no RUN's scratch is leased.
+fn recorded_bytes(data: &Path, name: &str) -> u64 {
+    let text = std::fs::read_to_string(data.join("catalog").join("catalog.json")).unwrap();
+    // The first line is the catalog's header (version and checksum); the JSON follows.
+    let json = &text[text.find('\n').unwrap() + 1..];
+    let catalog: serde_json::Value = serde_json::from_str(json).unwrap();
+    let extra = &catalog["graphs"][name]["extra"];
+    let layout: serde_json::Value = match extra {
+        serde_json::Value::String(s) => serde_json::from_str(s).unwrap(),
+        other => other.clone(),
+    };
+    let sizes = layout["region_bytes"]
+        .as_array()
+        .expect("region sizes recorded");
+    assert!(!sizes.is_empty(), "graph {name} records no regions");
+    sizes.iter().map(|b| b.as_u64().unwrap()).sum()
+}
+
 /// Runs `statements` and insists it succeeds; returns its stderr (the status lines).
 fn ok(data: &Path, statements: &str) -> String {
     let o = csv(data, statements);
@@ -268,26 +287,33 @@ fn a_stale_graph_never_frees_a_live_one_and_a_drop_says_what_it_left() {
             .unwrap()
             .1
     };
+    // A finished RUN's leased scratch is freed when the node sees its connection close, which
+    // may come a moment after the process exits (seconds on a loaded machine): wait for the
+    // node to hold what the catalog records for b, up to a minute, not for a fixed time.
+    let holds_only_b = |what: &str| {
+        let want = recorded_bytes(&data, "b");
+        let mut now = held();
+        for _ in 0..2400 {
+            if now == want {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(25));
+            now = held();
+        }
+        assert_eq!(now, want, "{what}");
+        want
+    };
     // The fresh node holds the new copy of b and nothing else.
-    let one_copy = held();
+    holds_only_b("the restarted node holds b's new copy alone");
     ok(&data, &bfs("b"));
 
-    // Replaced without a restart: the old copy's regions are freed, the new one's kept.
+    // Replaced without a restart: the old copy's regions are freed, the new one's kept. (The
+    // copies may differ by a few bytes: the descriptor carries the layout with its addresses.)
     let said = ok(&data, &create("b", true));
     assert!(!said.contains("left allocated"), "{said}");
-    // A finished RUN's leased scratch is freed when the node sees its connection close, which
-    // may come a moment after the process exits (seconds on a loaded machine): wait for that,
-    // up to a minute, not for a fixed time.
-    let mut now = held();
-    for _ in 0..2400 {
-        if now == one_copy {
-            break;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(25));
-        now = held();
-    }
-    assert_eq!(now, one_copy, "the replaced copy was freed");
+    holds_only_b("the replaced copy was freed");
     ok(&data, &bfs("b"));
+    let one_copy = holds_only_b("the RUN's scratch was freed");
 
     // No token: the node cannot be asked, and the DROP says what stays where.
     let said = ok(
