@@ -1,6 +1,7 @@
-//! Louvain's synchronous parallel moves on graphs large enough that every level's chunks are
-//! moved a batch at a time: one partition for a SEED whatever the thread count or store, and a
-//! modularity at least that of the planted groups (the partition a good run should find).
+//! Louvain and Leiden on graphs large enough that the first level's chunks have their moves
+//! proposed in parallel and later sweeps visit only the vertices near a move: one partition for
+//! a SEED whatever the thread count or store, and a modularity at least that of the planted
+//! groups (the partition a good run should find).
 
 mod common;
 

@@ -7,15 +7,15 @@
 //! twice its weight to its vertex's degree (networkx's convention). Modularity is
 //! `Q = Σ_c [in_c / 2m − γ (tot_c / 2m)²]` with `γ = RESOLUTION`.
 //!
-//! Determinism: the vertices are visited in one order drawn from `SEED` per level, a chunk of
-//! it at a time, and each chunk's moves are chosen in parallel a batch at a time against the
-//! state at the batch's start and applied in the order, skipping those an earlier move of the
-//! batch made out of date (`louvain/moves.rs`: every move applied raises the modularity); after
-//! a level's first sweep, only the vertices with a neighbour that moved are visited again
-//! (`louvain/active.rs`). So the result depends on the seed and not on the thread count or on
-//! which list arrives first; it is no longer the sequential sweep's (networkx's) except on
-//! chunks too small to split. The first level reads the graph through the store a chunk at a
-//! time (`lists::fetch`, many lists in flight out of core and on DM), and keeps its per-vertex
+//! Determinism: the moves are sequential in effect, in one order drawn from `SEED` per level,
+//! so the result depends on the seed and not on the thread count or on which list arrives
+//! first. Each chunk of that order has its moves proposed in parallel against the state at the
+//! chunk's start and kept in order when nothing they read has changed since, recomputed
+//! otherwise (`louvain/moves.rs`). After a level's first sweep only the vertices with a
+//! neighbour that moved are visited again (`louvain/active.rs`), so the partition is the one
+//! moving those vertices one after another gives (networkx's sweep visits every vertex every
+//! time). The first level reads the graph through the store a chunk at a time
+//! (`lists::fetch`, many lists in flight out of core and on DM), and keeps its per-vertex
 //! state (community, degree, community totals) in run-context arrays: each chunk reads the
 //! communities and totals it needs in one batch, numbers them locally, moves its vertices over
 //! that local copy, and writes back what changed. The communities of the first level are then
@@ -151,7 +151,7 @@ impl Algorithm for Louvain {
     const SPEC: AlgorithmSpec = AlgorithmSpec {
         name: "louvain",
         summary: "Louvain communities (modularity optimisation), directions ignored",
-        semantics: "Louvain community detection as networkx's louvain_communities: sweeps of local moving (each vertex, in an order drawn from SEED, joins the neighbouring community of largest modularity gain, ties to the smallest id; at most ITER sweeps, until no vertex moves), then the communities become the vertices of a smaller graph, for at most LEVELS levels, until a level gains at most TOLERANCE modularity (its partition is kept). The graph optimised is the undirected view: each arc or edge counts with its weight (1 when unweighted; negative weights are refused), arcs both ways add up, a self-loop adds twice its weight to the degree. Modularity Q = Σ_c in_c/2m − RESOLUTION·(tot_c/2m)². Moves are chosen in parallel a batch of the order at a time against the state at the batch's start and applied in the order, except the move of a vertex a neighbour of which has moved earlier in the batch or whose gain is no longer positive (chunks of fewer than 256 vertices move one vertex after another); after a level's first sweep only vertices with a neighbour that moved are visited again. The result depends on SEED only, not on THREADS or the store. The first level reads the graph through the store (in memory, out of core, DM) with its state in run arrays; the coarser levels run on the aggregated graph in memory. Communities are numbered 0..k-1 by their smallest vertex id. Reports modularity, levels and communities.",
+        semantics: "Louvain community detection as networkx's louvain_communities: sweeps of local moving (each vertex, in an order drawn from SEED, joins the neighbouring community of largest modularity gain, ties to the smallest id; at most ITER sweeps, until no vertex moves), then the communities become the vertices of a smaller graph, for at most LEVELS levels, until a level gains at most TOLERANCE modularity (its partition is kept). The graph optimised is the undirected view: each arc or edge counts with its weight (1 when unweighted; negative weights are refused), arcs both ways add up, a self-loop adds twice its weight to the degree. Modularity Q = Σ_c in_c/2m − RESOLUTION·(tot_c/2m)². Moves are sequential in effect (proposed in parallel per chunk of the order, kept in order when what they read is unchanged, else recomputed); after a level's first sweep only vertices with a neighbour that moved are visited again. The result depends on SEED only, not on THREADS or the store. The first level reads the graph through the store (in memory, out of core, DM) with its state in run arrays; the coarser levels run on the aggregated graph in memory. Communities are numbered 0..k-1 by their smallest vertex id. Reports modularity, levels and communities.",
         example: "RUN louvain SEED 7 ON g ORDER BY community;",
         iter_param: Some("iter"),
         params: PARAMS,
@@ -170,7 +170,7 @@ impl Algorithm for Louvain {
         // bit each, rounded up to a byte); the aggregated graph comes on top, at most the
         // lists' size
         state_bytes: 33,
-        passes: Some("local moving over chunks of the seeded order, lists fetched a chunk at a time, moves chosen in parallel per batch and applied in order; coarser levels in memory"),
+        passes: Some("local moving over chunks of the seeded order, lists fetched a chunk at a time, moves proposed in parallel and kept in order, later sweeps over the vertices with a neighbour that moved; coarser levels in memory"),
         summaries: SUMMARIES,
         ..AlgorithmSpec::BASE
     };
@@ -596,10 +596,10 @@ impl LocalIds {
     }
 }
 
-/// Moves the vertices of `chunk` over a copy of the state they touch, in chunk-local numbering
-/// (`moves::move_chunk`: synchronous batches, choices in parallel), marks the neighbours of the
-/// vertices that moved to be visited again, and writes back what changed; returns the moves
-/// made and the list entries read.
+/// Moves the vertices of `chunk` one after another over a copy of the state they touch, in
+/// chunk-local numbering (`moves::move_chunk`: proposals in parallel, the sequential result),
+/// marks the neighbours of the vertices that moved to be visited again, and writes back what
+/// changed; returns the moves made and the list entries read.
 #[allow(clippy::too_many_arguments)]
 fn move_chunk<S: GraphStore>(
     ctx: &RunContext<'_, S>,

@@ -125,10 +125,11 @@ impl Coarse {
         inside / m2 - resolution * tot.iter().map(|t| (t / m2) * (t / m2)).sum::<f64>()
     }
 
-    /// Sweeps of local moving in `order` (chunks of it moved by `moves::move_chunk`, the
-    /// vertices after the first sweep only when a neighbour moved: `Active`) from the partition
-    /// `comm` (ids below `len()`), at most `sweeps`, until none moves: each vertex's community
-    /// and the sweeps run. `check` is called between sweeps.
+    /// Sweeps of local moving in `order` (sequential in effect, chunks of it proposed in
+    /// parallel: `moves::move_chunk`; after the first sweep only the vertices with a neighbour
+    /// that moved: `Active`) from the partition `comm` (ids below `len()`), at most `sweeps`,
+    /// until none moves: each vertex's community and the sweeps run. `check` is called between
+    /// sweeps.
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn local_moving(
         &self,
