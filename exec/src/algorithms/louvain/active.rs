@@ -17,7 +17,7 @@ impl Active {
     pub(crate) fn all(n: u32) -> Active {
         let n = n as usize;
         let mut bits = vec![u64::MAX; n.div_ceil(64)];
-        if n % 64 != 0 {
+        if !n.is_multiple_of(64) {
             if let Some(last) = bits.last_mut() {
                 *last = (1u64 << (n % 64)) - 1;
             }
