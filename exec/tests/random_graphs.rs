@@ -318,7 +318,7 @@ proptest! {
         let cdlp = ref_cdlp(&g, 4);
         let lcc = ref_lcc(&g);
         let ids = g.ids();
-        // Louvain's moves are sequential in the seeded order: one partition for every store,
+        // Louvain's moves depend on the seeded order only: one partition for every store,
         // mode and thread count.
         let louvain = call("louvain").with("seed", 11u64);
         let communities = u64_col(&go(&g, true, Mode::Auto, 1, &louvain), "community");

@@ -11,8 +11,10 @@
 //! so the result depends on the seed and not on the thread count or on which list arrives
 //! first. Each chunk of that order has its moves proposed in parallel against the state at the
 //! chunk's start and kept in order when nothing they read has changed since, recomputed
-//! otherwise (`louvain/moves.rs`): the partition is the one moving the vertices one after
-//! another gives. The first level reads the graph through the store a chunk at a time
+//! otherwise (`louvain/moves.rs`). After a level's first sweep only the vertices with a
+//! neighbour that moved are visited again (`louvain/active.rs`), so the partition is the one
+//! moving those vertices one after another gives (networkx's sweep visits every vertex every
+//! time). The first level reads the graph through the store a chunk at a time
 //! (`lists::fetch`, many lists in flight out of core and on DM), and keeps its per-vertex
 //! state (community, degree, community totals) in run-context arrays: each chunk reads the
 //! communities and totals it needs in one batch, numbers them locally, moves its vertices over
@@ -20,6 +22,7 @@
 //! aggregated into a graph held in memory (one vertex per community), on which the coarser
 //! levels run (`louvain/coarse.rs`), chunk by chunk of their order likewise.
 
+mod active;
 pub(super) mod coarse;
 mod moves;
 
@@ -42,6 +45,7 @@ use crate::lists;
 use crate::output::{key_order, per_vertex_batches, pick};
 use crate::result::{ResultTable, SummaryValue};
 use crate::state::VertexArray;
+use active::Active;
 use coarse::Coarse;
 use moves::{MoveState, Mover};
 
@@ -90,7 +94,7 @@ pub(super) const DEGREES: Step = Step::call(
 /// The first level's local moving, as EXPLAIN shows it (Leiden's too).
 pub(super) const MOVES: Step = Step::call(
     Operator::ListFetch,
-    "chunks of the SEED order, in+out, community[v] := neighbour community of largest gain, totals moved with it; ITER sweeps at most",
+    "chunks of the SEED order (after the first sweep, vertices with a neighbour that moved), in+out, community[v] := neighbour community of largest gain, totals moved with it; ITER sweeps at most",
 );
 
 /// The parameters Louvain and Leiden share.
@@ -147,7 +151,7 @@ impl Algorithm for Louvain {
     const SPEC: AlgorithmSpec = AlgorithmSpec {
         name: "louvain",
         summary: "Louvain communities (modularity optimisation), directions ignored",
-        semantics: "Louvain community detection as networkx's louvain_communities: sweeps of local moving (each vertex, in an order drawn from SEED, joins the neighbouring community of largest modularity gain, ties to the smallest id; at most ITER sweeps, until no vertex moves), then the communities become the vertices of a smaller graph, for at most LEVELS levels, until a level gains at most TOLERANCE modularity (its partition is kept). The graph optimised is the undirected view: each arc or edge counts with its weight (1 when unweighted; negative weights are refused), arcs both ways add up, a self-loop adds twice its weight to the degree. Modularity Q = Σ_c in_c/2m − RESOLUTION·(tot_c/2m)². Moves are sequential in effect (proposed in parallel per chunk of the order, kept in order when what they read is unchanged, else recomputed), so the result depends on SEED only, not on THREADS or the store. The first level reads the graph through the store (in memory, out of core, DM) with its state in run arrays; the coarser levels run on the aggregated graph in memory. Communities are numbered 0..k-1 by their smallest vertex id. Reports modularity, levels and communities.",
+        semantics: "Louvain community detection as networkx's louvain_communities: sweeps of local moving (each vertex, in an order drawn from SEED, joins the neighbouring community of largest modularity gain, ties to the smallest id; at most ITER sweeps, until no vertex moves), then the communities become the vertices of a smaller graph, for at most LEVELS levels, until a level gains at most TOLERANCE modularity (its partition is kept). The graph optimised is the undirected view: each arc or edge counts with its weight (1 when unweighted; negative weights are refused), arcs both ways add up, a self-loop adds twice its weight to the degree. Modularity Q = Σ_c in_c/2m − RESOLUTION·(tot_c/2m)². Moves are sequential in effect (proposed in parallel per chunk of the order, kept in order when what they read is unchanged, else recomputed); after a level's first sweep only vertices with a neighbour that moved are visited again. The result depends on SEED only, not on THREADS or the store. The first level reads the graph through the store (in memory, out of core, DM) with its state in run arrays; the coarser levels run on the aggregated graph in memory. Communities are numbered 0..k-1 by their smallest vertex id. Reports modularity, levels and communities.",
         example: "RUN louvain SEED 7 ON g ORDER BY community;",
         iter_param: Some("iter"),
         params: PARAMS,
@@ -162,10 +166,11 @@ impl Algorithm for Louvain {
         uses_weights: true,
         needs_nonnegative_weights: true,
         // community (u32), degree and community total (f64 each), visiting order, renumbering
-        // and chunk-local numbering (u32 each) and its bitmap (rounded up to a byte); the
-        // aggregated graph comes on top, at most the lists' size
+        // and chunk-local numbering (u32 each), its bitmap and the vertices still to visit (a
+        // bit each, rounded up to a byte); the aggregated graph comes on top, at most the
+        // lists' size
         state_bytes: 33,
-        passes: Some("local moving over chunks of the seeded order, lists fetched a chunk at a time, moves proposed in parallel and kept in order; coarser levels in memory"),
+        passes: Some("local moving over chunks of the seeded order, lists fetched a chunk at a time, moves proposed in parallel and kept in order, later sweeps over the vertices with a neighbour that moved; coarser levels in memory"),
         summaries: SUMMARIES,
         ..AlgorithmSpec::BASE
     };
@@ -391,13 +396,13 @@ pub(super) fn first_level<S: GraphStore>(
     // Local moving over the store.
     let order = shuffled(n, rng);
     let mut local = LocalIds::new(n);
+    let mut active = Active::all(n);
     let mut moved_any = false;
     if m2 > 0.0 {
         for _ in 0..cfg.sweeps {
             let start = ctx.begin();
-            let mut moves = 0u64;
-            let mut entries = 0u64;
-            for chunk in order.chunks(CHUNK) {
+            let (mut moves, mut entries, mut visited) = (0u64, 0u64, 0u64);
+            active.visit(&order, CHUNK, |active, chunk| {
                 ctx.check()?;
                 let (m, e) = move_chunk(
                     ctx,
@@ -405,21 +410,23 @@ pub(super) fn first_level<S: GraphStore>(
                     &degree,
                     &total,
                     &community,
-                    &mut local,
+                    (&mut local, active),
                     m2,
                     cfg.resolution,
                 )?;
                 moves += m;
                 entries += e;
-            }
-            ctx.finish(start, n as u64, entries, "local moves", Some(cfg.sweeps))?;
+                visited += chunk.len() as u64;
+                Ok::<(), ExecError>(())
+            })?;
+            ctx.finish(start, visited, entries, "local moves", Some(cfg.sweeps))?;
             moved_any |= moves > 0;
-            if moves == 0 {
+            if moves == 0 || !active.any() {
                 break;
             }
         }
     }
-    drop(local);
+    drop((local, active));
     total.free()?;
     let kept = if keep {
         Some((degree.into_vec()?, order))
@@ -591,7 +598,8 @@ impl LocalIds {
 
 /// Moves the vertices of `chunk` one after another over a copy of the state they touch, in
 /// chunk-local numbering (`moves::move_chunk`: proposals in parallel, the sequential result),
-/// and writes back what changed; returns the moves made and the list entries read.
+/// marks the neighbours of the vertices that moved to be visited again, and writes back what
+/// changed; returns the moves made and the list entries read.
 #[allow(clippy::too_many_arguments)]
 fn move_chunk<S: GraphStore>(
     ctx: &RunContext<'_, S>,
@@ -599,7 +607,7 @@ fn move_chunk<S: GraphStore>(
     degree: &VertexArray<f64>,
     total: &VertexArray<f64>,
     community: &VertexArray<u32>,
-    local: &mut LocalIds,
+    (local, active): (&mut LocalIds, &mut Active),
     m2: f64,
     resolution: f64,
 ) -> Result<(u64, u64), ExecError> {
@@ -652,6 +660,15 @@ fn move_chunk<S: GraphStore>(
     let moved = moves::move_chunk(&ctx.pool, &movers, &mut state);
     if moved.is_empty() {
         return Ok((0, entries));
+    }
+    for &i in &moved {
+        let v = chunk[i as usize];
+        for &(u, _) in lists.row(i as usize) {
+            let u = ids[u as usize];
+            if u != v {
+                active.mark(u);
+            }
+        }
     }
     let mut changed: Vec<(u32, u32)> = moved
         .iter()

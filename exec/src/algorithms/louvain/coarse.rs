@@ -7,6 +7,7 @@
 
 use rustc_hash::FxHashMap;
 
+use super::active::Active;
 use super::moves::{self, MoveState, Mover};
 use super::CHUNK;
 use crate::error::ExecError;
@@ -125,9 +126,10 @@ impl Coarse {
     }
 
     /// Sweeps of local moving in `order` (sequential in effect, chunks of it proposed in
-    /// parallel: `moves::move_chunk`) from the partition `comm` (ids below `len()`), at most
-    /// `sweeps`, until none moves: each vertex's community and the sweeps run. `check` is
-    /// called between sweeps.
+    /// parallel: `moves::move_chunk`; after the first sweep only the vertices with a neighbour
+    /// that moved: `Active`) from the partition `comm` (ids below `len()`), at most `sweeps`,
+    /// until none moves: each vertex's community and the sweeps run. `check` is called between
+    /// sweeps.
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn local_moving(
         &self,
@@ -144,12 +146,13 @@ impl Coarse {
         for (&c, &k) in comm.iter().zip(&k) {
             tot[c as usize] += k;
         }
+        let mut active = Active::all(self.len());
         let mut run = 0;
-        while run < sweeps {
+        while run < sweeps && active.any() {
             check()?;
             run += 1;
             let mut moves = 0u64;
-            for chunk in order.chunks(CHUNK) {
+            active.visit(order, CHUNK, |active, chunk| {
                 let movers: Vec<Mover<'_>> = chunk
                     .iter()
                     .map(|&a| Mover {
@@ -164,8 +167,18 @@ impl Coarse {
                     m2,
                     resolution,
                 };
-                moves += moves::move_chunk(pool, &movers, &mut state).len() as u64;
-            }
+                let moved = moves::move_chunk(pool, &movers, &mut state);
+                for &i in &moved {
+                    let a = chunk[i as usize];
+                    for &(x, _) in self.row(a) {
+                        if x != a {
+                            active.mark(x);
+                        }
+                    }
+                }
+                moves += moved.len() as u64;
+                Ok::<(), ExecError>(())
+            })?;
             if moves == 0 {
                 break;
             }
