@@ -45,7 +45,7 @@ pub trait Algorithm {
     /// Its parameters, typed.
     type Config;
     /// What the kernel computes, before rows are built.
-    type Output;
+    type Output: Send;
 
     /// The typed parameters of a checked call.
     fn config(call: &AlgoCall) -> Self::Config;
@@ -110,7 +110,9 @@ fn run_as<A: Algorithm, S: GraphStore>(
     schema: &SchemaRef,
 ) -> Result<Computed, ExecError> {
     let started = Instant::now();
-    let out = A::compute(ctx, &A::config(call))?;
+    // The kernel's own thread is one of the pool's workers: its parallel steps are then
+    // split among the workers it wakes, instead of being handed over while it waits.
+    let out = ctx.pool.install(|| A::compute(ctx, &A::config(call)))?;
     let elapsed = started.elapsed();
     // Over several compute nodes only member 0 returns rows and summaries; the others' output
     // is empty (their kernels' shared results are not read back: `VertexArray::into_vec`).
