@@ -291,6 +291,21 @@ fn go(g: &G, csr: bool, mode: Mode, threads: usize, call: &AlgoCall) -> ResultTa
 }
 
 /// Whether every iteration of `t` sent its updates to remote state (by any update strategy).
+/// A call of `spec` short enough for every store and placement: 5 iterations, 40 walks of 6
+/// steps, weights on for odd `s`, and `src` as the source where the algorithm takes one.
+fn short_call(spec: &'static planner::registry::AlgorithmSpec, src: u32, s: usize) -> AlgoCall {
+    let c = AlgoCall::new(spec)
+        .with("iter", 5u64)
+        .with("walks", 40u64)
+        .with("length", 6u64)
+        .with("weights", (s % 2) as u64);
+    if spec.source != planner::registry::SourceRule::NotAccepted {
+        c.from(src)
+    } else {
+        c
+    }
+}
+
 fn all_remote(t: &ResultTable) -> bool {
     t.iterations
         .iter()
@@ -392,7 +407,6 @@ proptest! {
     #[test]
     fn kernels_pass_their_verifiers_with_local_and_remote_state(g in graph(), s in 0usize..40) {
         use exec::algorithms::{verify, REGISTRY};
-        use planner::registry::SourceRule;
         let src = (s % g.n) as u32;
         let mut called = std::collections::HashMap::new();
         for (mode, threads, csr) in [(Mode::Auto, 2, true), (Mode::Push, 1, false), (Mode::Pull, 2, false)] {
@@ -401,10 +415,7 @@ proptest! {
                 let store = if remote { g.store(csr).with_remote_memory(0) } else { g.store(csr) };
                 let cfg = RunConfig { mode, dm_update, ..RunConfig::with_threads(threads) };
                 for spec in REGISTRY.iter() {
-                    let mut c = AlgoCall::new(spec).with("iter", 5u64).with("walks", 40u64).with("length", 6u64).with("weights", (s % 2) as u64);
-                    if spec.source != SourceRule::NotAccepted {
-                        c = c.from(src);
-                    }
+                    let c = short_call(spec, src, s);
                     let t = run(&store, &c, &cfg).unwrap();
                     let verdict = verify(&store, &c, &t);
                     prop_assert!(verdict.is_ok(), "{} remote {} {:?} {:?}: {:?}", spec.name, remote, dm_update, mode, verdict);
@@ -438,16 +449,12 @@ proptest! {
     #[test]
     fn every_kernel_passes_its_verifier_on_clustered_ids(g in graph(), s in 0usize..40) {
         use exec::algorithms::{verify, REGISTRY};
-        use planner::registry::SourceRule;
         let src = (s % g.n) as u32;
         let store = g.store(false).with_clustered(true);
         for (mode, threads) in [(Mode::Auto, 2), (Mode::Block, 1)] {
             let cfg = RunConfig { mode, ..RunConfig::with_threads(threads) };
             for spec in REGISTRY.iter() {
-                let mut c = AlgoCall::new(spec).with("iter", 5u64).with("walks", 40u64).with("length", 6u64).with("weights", (s % 2) as u64);
-                if spec.source != SourceRule::NotAccepted {
-                    c = c.from(src);
-                }
+                let c = short_call(spec, src, s);
                 let t = run(&store, &c, &cfg).unwrap();
                 let verdict = verify(&store, &c, &t);
                 prop_assert!(verdict.is_ok(), "{} {:?}: {:?}", spec.name, mode, verdict);
