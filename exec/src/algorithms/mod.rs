@@ -110,9 +110,14 @@ fn run_as<A: Algorithm, S: GraphStore>(
     schema: &SchemaRef,
 ) -> Result<Computed, ExecError> {
     let started = Instant::now();
-    // The kernel's own thread is one of the pool's workers: its parallel steps are then
-    // split among the workers it wakes, instead of being handed over while it waits.
-    let out = ctx.pool.install(|| A::compute(ctx, &A::config(call)))?;
+    // In one process the kernel's own thread is one of the pool's workers: its parallel steps
+    // are then split among the workers it wakes, instead of being handed over while it waits.
+    // A compute node's member keeps the kernel on the job's thread, whose allocations are the
+    // ones its memory bound (cn_cache) accounts for.
+    let out = match ctx.cfg.cluster {
+        None => ctx.pool.install(|| A::compute(ctx, &A::config(call)))?,
+        Some(_) => A::compute(ctx, &A::config(call))?,
+    };
     let elapsed = started.elapsed();
     // Over several compute nodes only member 0 returns rows and summaries; the others' output
     // is empty (their kernels' shared results are not read back: `VertexArray::into_vec`).
