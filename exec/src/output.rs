@@ -170,22 +170,34 @@ impl<F: Fn(u32) -> u64> KeyOrder<F> {
     }
 }
 
-/// The vertices of `runs` in ascending input id: placed straight at `id - smallest` when the
-/// ids are contiguous (string keys' ranks always are), else sorted.
+/// The vertices of `runs` in ascending input id. Ids that span at most twice the vertex count
+/// (contiguous ones, as string keys' ranks always are, or an integer range with a few unused
+/// ids) are placed straight at `id - smallest` in a table of the span, its holes then dropped:
+/// at most 8 bytes a vertex. Sparser ids are sorted as (id, vertex) pairs, 12–16 bytes a vertex.
 fn sorted_by_key(runs: &[Range<u32>], id_of: &impl Fn(u32) -> u64) -> Vec<u32> {
     let n: usize = runs.iter().map(|r| r.len()).sum();
     let vertices = || runs.iter().flat_map(|r| r.clone());
     let (lo, hi) = vertices()
         .map(id_of)
         .fold((u64::MAX, 0), |(lo, hi), id| (lo.min(id), hi.max(id)));
-    if n > 0 && hi - lo == n as u64 - 1 {
-        let mut sorted = vec![0u32; n];
-        for v in vertices() {
-            sorted[(id_of(v) - lo) as usize] = v;
-        }
-        return sorted;
+    if n == 0 {
+        return Vec::new();
     }
-    let mut pairs: Vec<(u64, u32)> = vertices().map(|v| (id_of(v), v)).collect();
+    let span = hi - lo + 1;
+    if span <= 2 * n as u64 {
+        const HOLE: u32 = u32::MAX;
+        let mut placed = vec![HOLE; span as usize];
+        for v in vertices() {
+            placed[(id_of(v) - lo) as usize] = v;
+        }
+        if span > n as u64 {
+            placed.retain(|&v| v != HOLE);
+            placed.shrink_to_fit();
+        }
+        return placed;
+    }
+    let mut pairs: Vec<(u64, u32)> = Vec::with_capacity(n);
+    pairs.extend(vertices().map(|v| (id_of(v), v)));
     pairs.sort_unstable();
     pairs.into_iter().map(|(_, v)| v).collect()
 }
@@ -237,10 +249,11 @@ mod tests {
     }
 
     /// More runs than a heap merges (a run per cluster) are sorted: key order all the same,
-    /// for contiguous ids (placed) and scattered ones (sorted).
+    /// for contiguous ids and ids with holes (placed) and thinly spread ones (sorted).
     #[test]
     fn many_runs_come_in_key_order() {
-        for scattered in [false, true] {
+        // Contiguous ids, ids with holes (placed), and ids spread thinly (sorted).
+        for spread in [1u64, 2, 3] {
             let n = 5000u32;
             // Runs of 7 vertices whose ids are a permutation of 0..n, ascending in each run.
             let mut ids: Vec<u64> = (0..n as u64).map(|v| v * 7919 % n as u64).collect();
@@ -248,9 +261,7 @@ mod tests {
             for r in &runs {
                 ids[r.start as usize..r.end as usize].sort_unstable();
             }
-            if scattered {
-                ids.iter_mut().for_each(|id| *id = *id * 3 + 11);
-            }
+            ids.iter_mut().for_each(|id| *id = *id * spread + 11);
             assert!(runs.len() > MERGED_RUNS_MAX);
             let mut want: Vec<(u64, u32)> = ids.iter().copied().zip(0..).collect();
             want.sort_unstable();
@@ -259,11 +270,11 @@ mod tests {
             while order.next_batch(333, &mut vs, &mut got_ids) {
                 got.extend(got_ids.iter().copied().zip(vs.iter().copied()));
             }
-            assert_eq!(got, want, "scattered: {scattered}");
+            assert_eq!(got, want, "ids every {spread}");
             let mut visited = Vec::new();
             KeyOrder::new(runs, |v| ids[v as usize]).for_each_vertex(|v| visited.push(v));
             let want_vertices: Vec<u32> = want.iter().map(|&(_, v)| v).collect();
-            assert_eq!(visited, want_vertices, "scattered: {scattered}");
+            assert_eq!(visited, want_vertices, "ids every {spread}");
         }
     }
 
