@@ -16,11 +16,12 @@ use std::sync::atomic::{AtomicU32, Ordering};
 
 use planner::registry::Operator;
 use rayon::prelude::*;
-use storage::{Direction, GraphStore};
+use storage::{CsrView, Direction, GraphStore};
 
 use crate::context::RunContext;
 use crate::error::ExecError;
 use crate::lists::{each_list, each_list_where};
+use crate::prefetch::prefetch;
 use crate::rng::Xoshiro256;
 
 /// Out-edges per vertex linked before sampling (GAPBS's `neighbor_rounds`).
@@ -49,6 +50,7 @@ pub fn link_components<S: GraphStore>(
                 let start = ctx.begin();
                 ctx.pool.install(|| {
                     (0..n).into_par_iter().with_min_len(1024).for_each(|u| {
+                        prefetch_sample(out, r, u, comp);
                         if let Some(&v) = out.neighbours(u).get(r) {
                             link(u, v, comp);
                         }
@@ -142,6 +144,34 @@ fn afforest_by_scans<S: GraphStore>(
     }
     compress(ctx, comp);
     ctx.finish(start, n as u64, edges, "link", None)
+}
+
+/// How far ahead of the vertex being linked a sampling round starts loading a list's sampled
+/// slot, and the parent of the neighbour found there.
+const AHEAD_LIST: u32 = 16;
+const AHEAD_PARENT: u32 = 8;
+
+/// Starts the loads a sampling round will wait for a few vertices later: each link's
+/// compare-exchange waits for every earlier load, so misses the core would otherwise overlap
+/// (the sampled slot of the next lists, their neighbours' parents) are taken one at a time.
+/// The slot is loaded `AHEAD_LIST` vertices ahead, and once it has arrived its neighbour's
+/// parent `AHEAD_PARENT` ahead.
+#[inline(always)]
+fn prefetch_sample(out: CsrView<'_>, r: usize, u: u32, comp: &[AtomicU32]) {
+    let n = comp.len() as u32;
+    let slot = |w: u32| {
+        (w < n && (out.degrees[w as usize] as usize) > r)
+            .then(|| out.starts[w as usize] as usize + r)
+            .and_then(|s| out.targets.get(s))
+    };
+    if let Some(t) = slot(u.wrapping_add(AHEAD_LIST)) {
+        prefetch(t);
+    }
+    if let Some(&v) = slot(u.wrapping_add(AHEAD_PARENT)) {
+        if let Some(c) = comp.get(v as usize) {
+            prefetch(c);
+        }
+    }
 }
 
 /// Joins the trees of `u` and `v`: the higher root is hooked under the lower one by
