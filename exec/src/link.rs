@@ -16,11 +16,12 @@ use std::sync::atomic::{AtomicU32, Ordering};
 
 use planner::registry::Operator;
 use rayon::prelude::*;
-use storage::{Direction, GraphStore};
+use storage::{CsrView, Direction, GraphStore};
 
 use crate::context::RunContext;
 use crate::error::ExecError;
 use crate::lists::{each_list, each_list_where};
+use crate::prefetch::prefetch;
 use crate::rng::Xoshiro256;
 
 /// Out-edges per vertex linked before sampling (GAPBS's `neighbor_rounds`).
@@ -29,10 +30,19 @@ const NEIGHBOUR_ROUNDS: usize = 2;
 const SAMPLES: usize = 1024;
 
 /// Links every edge of the store into `comp` (initially `comp[v] = v`) and compresses it.
-pub fn link_components<S: GraphStore>(
+/// The last pass, which finds every vertex's final root, calls `each(v, root)` for every
+/// vertex, so a caller that wants a per-set value gets it without reading `comp` again.
+/// Each root is the smallest internal id of its set (a higher root is always hooked under a
+/// lower one).
+pub fn link_components<S, F>(
     ctx: &RunContext<'_, S>,
     comp: &[AtomicU32],
-) -> Result<(), ExecError> {
+    each: F,
+) -> Result<(), ExecError>
+where
+    S: GraphStore,
+    F: Fn(u32, u32) + Sync,
+{
     ctx.record(Operator::Link);
     let store = ctx.store;
     let n = ctx.n();
@@ -49,12 +59,13 @@ pub fn link_components<S: GraphStore>(
                 let start = ctx.begin();
                 ctx.pool.install(|| {
                     (0..n).into_par_iter().with_min_len(1024).for_each(|u| {
+                        prefetch_sample(out, r, u, comp);
                         if let Some(&v) = out.neighbours(u).get(r) {
                             link(u, v, comp);
                         }
                     })
                 });
-                compress(ctx, comp);
+                compress(ctx, comp, |_, _| {});
                 ctx.finish(start, n as u64, n as u64, "link sample", None)?;
             }
             let start = ctx.begin();
@@ -82,10 +93,10 @@ pub fn link_components<S: GraphStore>(
                     })
                     .sum::<u64>()
             });
-            compress(ctx, comp);
+            compress(ctx, comp, each);
             ctx.finish(start, n as u64, edges, "link", None)?;
         }
-        _ if store.read_model().is_some() => afforest_by_scans(ctx, comp, directed)?,
+        _ if store.read_model().is_some() => afforest_by_scans(ctx, comp, directed, each)?,
         _ => {
             let start = ctx.begin();
             // An undirected graph stores each edge in both lists: linking it from the list of
@@ -97,7 +108,7 @@ pub fn link_components<S: GraphStore>(
                     }
                 }
             })?;
-            compress(ctx, comp);
+            compress(ctx, comp, each);
             ctx.finish(start, n as u64, edges, "link", None)?;
         }
     }
@@ -109,11 +120,16 @@ pub fn link_components<S: GraphStore>(
 /// vertices outside the largest component are read again, selectively, and linked whole. On an
 /// undirected graph a skipped edge from the big component to another vertex is linked from the
 /// other end's list; on a directed one the other end's in-list is read for it.
-fn afforest_by_scans<S: GraphStore>(
+fn afforest_by_scans<S, F>(
     ctx: &RunContext<'_, S>,
     comp: &[AtomicU32],
     directed: bool,
-) -> Result<(), ExecError> {
+    each: F,
+) -> Result<(), ExecError>
+where
+    S: GraphStore,
+    F: Fn(u32, u32) + Sync,
+{
     let n = ctx.n();
     let start = ctx.begin();
     // Every list is read, but only its first edges are linked: PROFILE counts those, as in
@@ -123,7 +139,7 @@ fn afforest_by_scans<S: GraphStore>(
             link(u, v, comp);
         }
     })?;
-    compress(ctx, comp);
+    compress(ctx, comp, |_, _| {});
     ctx.finish(start, n as u64, n as u64, "link sample", None)?;
     let start = ctx.begin();
     let big = most_frequent(comp);
@@ -140,8 +156,36 @@ fn afforest_by_scans<S: GraphStore>(
             }
         })?;
     }
-    compress(ctx, comp);
+    compress(ctx, comp, each);
     ctx.finish(start, n as u64, edges, "link", None)
+}
+
+/// How far ahead of the vertex being linked a sampling round starts loading a list's sampled
+/// slot, and the parent of the neighbour found there.
+const AHEAD_LIST: u32 = 16;
+const AHEAD_PARENT: u32 = 8;
+
+/// Starts the loads a sampling round will wait for a few vertices later: each link's
+/// compare-exchange waits for every earlier load, so misses the core would otherwise overlap
+/// (the sampled slot of the next lists, their neighbours' parents) are taken one at a time.
+/// The slot is loaded `AHEAD_LIST` vertices ahead, and once it has arrived its neighbour's
+/// parent `AHEAD_PARENT` ahead.
+#[inline(always)]
+fn prefetch_sample(out: CsrView<'_>, r: usize, u: u32, comp: &[AtomicU32]) {
+    let n = comp.len() as u32;
+    let slot = |w: u32| {
+        (w < n && (out.degrees[w as usize] as usize) > r)
+            .then(|| out.starts[w as usize] as usize + r)
+            .and_then(|s| out.targets.get(s))
+    };
+    if let Some(t) = slot(u.wrapping_add(AHEAD_LIST)) {
+        prefetch(t);
+    }
+    if let Some(&v) = slot(u.wrapping_add(AHEAD_PARENT)) {
+        if let Some(c) = comp.get(v as usize) {
+            prefetch(c);
+        }
+    }
 }
 
 /// Joins the trees of `u` and `v`: the higher root is hooked under the lower one by
@@ -165,27 +209,57 @@ fn link(u: u32, v: u32, comp: &[AtomicU32]) {
         {
             break;
         }
-        p1 = get(get(high));
+        // Path halving: when `high` is no root, point it at its grandparent. Once the sampled
+        // trees start merging, their old roots form chains that every later link from their
+        // members would walk again. A plain store is enough: only roots are ever
+        // compare-exchanged, a non-root never becomes a root again, and every value written
+        // to it is one of its ancestors, so a store that loses a race only leaves the path a
+        // little longer.
+        let gp = get(p_high);
+        if p_high != high && gp != p_high {
+            comp[high as usize].store(gp, Ordering::Relaxed);
+        }
+        p1 = gp;
         p2 = get(low);
     }
 }
 
-/// Points every vertex straight at its root.
-fn compress<S: GraphStore>(ctx: &RunContext<'_, S>, comp: &[AtomicU32]) {
+/// Points every vertex straight at its root and calls `each(v, root)` for every vertex `v`.
+/// Runs after linking, so the trees hold still: a vertex first finds its root, then points
+/// every vertex on its way there straight at it, and the first member of an old tree to walk
+/// a long chain shortens it for all the others.
+fn compress<S, F>(ctx: &RunContext<'_, S>, comp: &[AtomicU32], each: F)
+where
+    S: GraphStore,
+    F: Fn(u32, u32) + Sync,
+{
     ctx.pool.install(|| {
-        (0..comp.len())
+        (0..comp.len() as u32)
             .into_par_iter()
             .with_min_len(1024)
             .for_each(|v| {
                 let get = |x: u32| comp[x as usize].load(Ordering::Relaxed);
-                loop {
-                    let p = get(v as u32);
-                    let gp = get(p);
-                    if p == gp {
-                        break;
+                let p = get(v);
+                let mut root = get(p);
+                if root != p {
+                    loop {
+                        let up = get(root);
+                        if up == root {
+                            break;
+                        }
+                        root = up;
                     }
-                    comp[v].store(gp, Ordering::Relaxed);
+                    let mut x = v;
+                    loop {
+                        let up = get(x);
+                        if up == root {
+                            break;
+                        }
+                        comp[x as usize].store(root, Ordering::Relaxed);
+                        x = up;
+                    }
                 }
+                each(v, root);
             })
     });
 }

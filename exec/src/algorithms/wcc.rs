@@ -16,7 +16,6 @@ use arrow_array::{ArrayRef, RecordBatch, UInt64Array};
 use arrow_schema::SchemaRef;
 use planner::registry::{AlgorithmSpec, ColumnSpec, ColumnType, Operator, Step};
 use planner::AlgoCall;
-use rayon::prelude::*;
 use storage::{Direction, GraphStore};
 
 use super::Algorithm;
@@ -89,29 +88,23 @@ fn compute<S: GraphStore>(ctx: &RunContext<'_, S>) -> Result<Vec<u64>, ExecError
     let comp: Vec<AtomicU32> = ctx
         .pool
         .filled_vec(n as usize, |v| AtomicU32::new(v as u32));
-    link_components(ctx, &comp)?;
-    // Label each component with its smallest input id.
+    // Each component's smallest input id, kept at its root's slot; filled in by the last
+    // union-find pass, as it finds each vertex's root.
     let min_id: Vec<AtomicU64> = ctx
         .pool
         .filled_vec(n as usize, |_| AtomicU64::new(u64::MAX));
-    ctx.pool.install(|| {
-        (0..n).into_par_iter().with_min_len(1024).for_each(|v| {
-            let root = comp[v as usize].load(Ordering::Relaxed) as usize;
-            let id = store.input_id(v);
-            // Read first: the giant component's root is hit by most vertices, and a contended
-            // read-modify-write per vertex on one cache line costs more than the whole search.
-            if id < min_id[root].load(Ordering::Relaxed) {
-                min_id[root].fetch_min(id, Ordering::Relaxed);
-            }
-        });
-        Ok((0..n)
-            .into_par_iter()
-            .with_min_len(1024)
-            .map(|v| {
-                min_id[comp[v as usize].load(Ordering::Relaxed) as usize].load(Ordering::Relaxed)
-            })
-            .collect())
-    })
+    link_components(ctx, &comp, |v, root| {
+        let id = store.input_id(v);
+        let min = &min_id[root as usize];
+        // Read first: the giant component's root is hit by most vertices, and a contended
+        // read-modify-write per vertex on one cache line costs more than the whole search.
+        if id < min.load(Ordering::Relaxed) {
+            min.fetch_min(id, Ordering::Relaxed);
+        }
+    })?;
+    Ok(ctx.pool.filled_vec(n as usize, |v| {
+        min_id[comp[v].load(Ordering::Relaxed) as usize].load(Ordering::Relaxed)
+    }))
 }
 
 /// Min-label propagation: the remote-state kernel.
