@@ -5,13 +5,14 @@
 //! in either direction, i.e. the triangles through v of the graph with directions ignored.
 //! Delivered range by range so the caller can store it anywhere.
 //!
-//! In memory (CSR view) t is counted by degree-ordered triangle enumeration, see [`triangles`].
+//! In memory (CSR view) t is counted by ordered triangle enumeration, see [`triangles`].
 //! Out of core, per vertex: build N(v) sorted, then for every u in N(v) count u's out-neighbours
 //! in it (searching the smaller side in the larger). A chunk of vertices first gathers its
 //! neighbourhoods, then fetches the out-lists of their union in one batched `for_each_list`, so
 //! every list the chunk needs is read once and many reads stay in flight.
 
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Mutex;
 
 use planner::registry::Operator;
 use planner::Mode;
@@ -141,14 +142,69 @@ fn tagged<S: GraphStore>(
     t
 }
 
-/// The in-memory path: per-vertex triangle counting over degree-ordered neighbourhoods.
+/// Sorted neighbour lists, each entry tagged with the arcs it stands for (bit 0 = v → w,
+/// bit 1 = w → v); lists of an undirected graph may leave the tags empty.
+trait Lists: Sync {
+    fn of(&self, v: u32) -> (&[u32], &[u8]);
+}
+
+impl Lists for Tagged {
+    #[inline]
+    fn of(&self, v: u32) -> (&[u32], &[u8]) {
+        Tagged::of(self, v)
+    }
+}
+
+/// An undirected graph's CSR view whose every list already is the set N(v): strictly
+/// increasing, without v, every id below n. Untagged.
+struct Plain<'a>(CsrView<'a>);
+
+impl Lists for Plain<'_> {
+    #[inline]
+    fn of(&self, v: u32) -> (&[u32], &[u8]) {
+        (self.0.neighbours(v), &[])
+    }
+}
+
+/// The part of every list of `L` above its own vertex: the entries from `from[v]` on.
+struct Above<'a, L> {
+    lists: &'a L,
+    from: Vec<u32>,
+}
+
+impl<L: Lists> Lists for Above<'_, L> {
+    #[inline]
+    fn of(&self, v: u32) -> (&[u32], &[u8]) {
+        let (ws, tags) = self.lists.of(v);
+        let f = self.from[v as usize] as usize;
+        (&ws[f..], tags.get(f..).unwrap_or(&[]))
+    }
+}
+
+/// Whether `ws` is strictly increasing, lacks `v` and has every id below `n`.
+fn is_neighbourhood(ws: &[u32], v: u32, n: u32) -> bool {
+    let mut prev: Option<u32> = None;
+    for &w in ws {
+        if w == v || w >= n || prev.is_some_and(|p| p >= w) {
+            return false;
+        }
+        prev = Some(w);
+    }
+    true
+}
+
+/// The in-memory path: per-vertex triangle counting over ordered neighbourhoods.
 ///
-/// Every triangle {a, b, c} of the undirected neighbourhood graph is found once (from its
-/// lowest-ranked vertex, rank = (|N|, id), by merging the higher-ranked neighbour lists of a and
-/// b), and contributes to t(a) the number of arcs between b and c, and likewise for b and c.
-/// That sum is exactly the number of ordered neighbour pairs joined by an arc, with direction,
-/// and costs far less than intersecting every neighbour's list with N(v) on skewed graphs.
-/// Counting pairs, every triangle contributes one to each of its vertices instead.
+/// The vertices are put in a total order and every triangle {a, b, c} of the undirected
+/// neighbourhood graph, a < b < c in it, is found once, from a, as a common entry of the
+/// lists of a and b, each cut to the vertices above its own. It contributes to t(a) the number of arcs between b and
+/// c, and likewise for b and c. That sum is exactly the number of ordered neighbour pairs
+/// joined by an arc, with direction. Counting pairs, every triangle contributes one to each of
+/// its vertices instead.
+///
+/// The order is by id when degrees are about even; when they are skewed it is by (|N|, id), the
+/// vertices renumbered in that order, so a hub's long list is never scanned from its low end
+/// and the lists of the hubs lie together.
 fn triangles<S: GraphStore>(
     ctx: &RunContext<'_, S>,
     out: CsrView<'_>,
@@ -158,6 +214,18 @@ fn triangles<S: GraphStore>(
     emit: &(impl Fn(u32, &[(u64, usize)]) -> Result<(), ExecError> + Sync),
 ) -> Result<(), ExecError> {
     let n = ctx.n();
+    // An undirected store's lists usually are the neighbourhoods already: then they serve as
+    // they are, without building a copy.
+    let plain = !directed
+        && ctx.pool.install(|| {
+            (0..n)
+                .into_par_iter()
+                .with_min_len(4096)
+                .all(|v| is_neighbourhood(out.neighbours(v), v, n))
+        });
+    if plain {
+        return count_ordered(ctx, &Plain(out), false, count, emit);
+    }
     let nbhd = tagged(ctx, n, |v, tmp| {
         if directed {
             tmp.extend(out.neighbours(v).iter().map(|&w| (w, 1u8)));
@@ -181,58 +249,88 @@ fn triangles<S: GraphStore>(
         tmp.truncate(k);
     });
     ctx.check()?;
-    let degree = |v: u32| nbhd.starts[v as usize + 1] - nbhd.starts[v as usize];
-    let rank = |v: u32| (degree(v), v);
-    let higher = tagged(ctx, n, |v, tmp| {
-        let (ws, arcs) = nbhd.of(v);
-        tmp.extend(
-            ws.iter()
-                .zip(arcs)
-                .filter(|(&w, _)| rank(w) > rank(v))
-                .map(|(&w, &a)| (w, a)),
-        );
+    count_ordered(ctx, &nbhd, directed, count, emit)
+}
+
+/// Whether the degrees are skewed enough for ordering by degree to pay: the mean of d² is
+/// more than twice the square of the mean degree, i.e. the degrees' standard deviation exceeds
+/// their mean. Even degrees (a lattice, a uniform random graph) stay near a ratio of one; a
+/// few hubs, whose wedges dominate the work when their lists are scanned in full, push it far
+/// above.
+fn skewed(degree: &[u32]) -> bool {
+    let (sum, squares) = degree
+        .par_iter()
+        .with_min_len(1 << 14)
+        .map(|&d| (d as f64, d as f64 * d as f64))
+        .reduce(|| (0.0, 0.0), |a, b| (a.0 + b.0, a.1 + b.1));
+    degree.len() as f64 * squares > 2.0 * sum * sum
+}
+
+/// The vertices sorted by (degree, id), by counting: `order[r]` is the vertex of rank r.
+fn by_degree(degree: &[u32]) -> Vec<u32> {
+    let top = degree.iter().copied().max().unwrap_or(0) as usize;
+    let mut at = vec![0usize; top + 2];
+    for &d in degree {
+        at[d as usize + 1] += 1;
+    }
+    for i in 1..at.len() {
+        at[i] += at[i - 1];
+    }
+    let mut order = vec![0u32; degree.len()];
+    for (v, &d) in degree.iter().enumerate() {
+        order[at[d as usize]] = v as u32;
+        at[d as usize] += 1;
+    }
+    order
+}
+
+/// Counts over the neighbourhoods `nbhd` (tagged when `tagged`, i.e. on directed graphs) in
+/// the order [`triangles`] describes, and emits `(t, |N|)` of every vertex.
+fn count_ordered<S: GraphStore, L: Lists>(
+    ctx: &RunContext<'_, S>,
+    nbhd: &L,
+    tagged_arcs: bool,
+    count: Count,
+    emit: &(impl Fn(u32, &[(u64, usize)]) -> Result<(), ExecError> + Sync),
+) -> Result<(), ExecError> {
+    let n = ctx.n();
+    let degree: Vec<u32> = ctx.pool.install(|| {
+        (0..n)
+            .into_par_iter()
+            .with_min_len(4096)
+            .map(|v| nbhd.of(v).0.len() as u32)
+            .collect()
     });
-    ctx.check()?;
-    let weight = |arcs: u8| match count {
-        Count::Arcs => arcs.count_ones() as u64,
-        Count::Pairs => 1,
+    // `t` is indexed by the position in the order; `pos` maps a vertex there (None: by id).
+    let (t, pos): (Vec<AtomicU64>, Option<Vec<u32>>) = if ctx.pool.install(|| skewed(&degree)) {
+        let order = by_degree(&degree);
+        let mut pos = vec![0u32; n as usize];
+        for (r, &v) in order.iter().enumerate() {
+            pos[v as usize] = r as u32;
+        }
+        let higher = tagged(ctx, n, |r, tmp| {
+            let (ws, tags) = nbhd.of(order[r as usize]);
+            for (k, &w) in ws.iter().enumerate() {
+                let p = pos[w as usize];
+                if p > r {
+                    tmp.push((p, tags.get(k).copied().unwrap_or(3)));
+                }
+            }
+            tmp.sort_unstable();
+        });
+        ctx.check()?;
+        (count_above(ctx, &higher, tagged_arcs, count)?, Some(pos))
+    } else {
+        let from: Vec<u32> = ctx.pool.install(|| {
+            (0..n)
+                .into_par_iter()
+                .with_min_len(4096)
+                .map(|v| nbhd.of(v).0.partition_point(|&w| w <= v) as u32)
+                .collect()
+        });
+        let above = Above { lists: nbhd, from };
+        (count_above(ctx, &above, tagged_arcs, count)?, None)
     };
-    let t: Vec<AtomicU64> = (0..n).map(|_| AtomicU64::new(0)).collect();
-    ctx.pool.install(|| {
-        (0..n).into_par_iter().with_min_len(64).try_for_each(|a| {
-            if a % 4096 == 0 {
-                ctx.check()?;
-            }
-            let (ha, aa) = higher.of(a);
-            let mut own = 0u64;
-            for (&b, &ab) in ha.iter().zip(aa) {
-                let (hb, ba) = higher.of(b);
-                let (mut i, mut j) = (0, 0);
-                let mut for_b = 0u64;
-                while i < ha.len() && j < hb.len() {
-                    match ha[i].cmp(&hb[j]) {
-                        std::cmp::Ordering::Less => i += 1,
-                        std::cmp::Ordering::Greater => j += 1,
-                        std::cmp::Ordering::Equal => {
-                            let c = ha[i];
-                            own += weight(ba[j]);
-                            for_b += weight(aa[i]);
-                            t[c as usize].fetch_add(weight(ab), Ordering::Relaxed);
-                            i += 1;
-                            j += 1;
-                        }
-                    }
-                }
-                if for_b > 0 {
-                    t[b as usize].fetch_add(for_b, Ordering::Relaxed);
-                }
-            }
-            if own > 0 {
-                t[a as usize].fetch_add(own, Ordering::Relaxed);
-            }
-            Ok::<(), ExecError>(())
-        })
-    })?;
     ctx.pool.install(|| {
         (0..n)
             .step_by(CHUNK)
@@ -240,11 +338,139 @@ fn triangles<S: GraphStore>(
             .into_par_iter()
             .try_for_each(|first| {
                 let counts: Vec<(u64, usize)> = (first..(first + CHUNK as u32).min(n))
-                    .map(|v| (t[v as usize].load(Ordering::Relaxed), degree(v)))
+                    .map(|v| {
+                        let at = pos.as_ref().map_or(v, |p| p[v as usize]);
+                        let tv = t[at as usize].load(Ordering::Relaxed);
+                        (tv, degree[v as usize] as usize)
+                    })
                     .collect();
                 emit(first, &counts)
             })
     })
+}
+
+/// The counting proper, `higher.of(a)` being the neighbours of a above a in the order (sorted
+/// in it): for every a and every b of that list, the common entries of a's list and b's list
+/// are the triangles {a, b, c}. The hits of a's entries are summed in a scratch array and added
+/// to their vertices once per a, so the shared counters see one addition per entry, not one per
+/// triangle.
+fn count_above<S: GraphStore, L: Lists>(
+    ctx: &RunContext<'_, S>,
+    higher: &L,
+    tagged_arcs: bool,
+    count: Count,
+) -> Result<Vec<AtomicU64>, ExecError> {
+    if tagged_arcs {
+        merge_all::<S, L, true>(ctx, higher, count)
+    } else {
+        merge_all::<S, L, false>(ctx, higher, count)
+    }
+}
+
+/// [`count_above`] with the tags read (`TAGGED`) or every pair taken as joined both ways.
+///
+/// For a vertex a, every entry c of a's list is marked in a worker's own vertex-sized bitmap
+/// (and its position in a's list noted); then for every b of a's list, b's list is read in order up to a's last
+/// entry and each marked c is a triangle {a, b, c}. Nothing is compared with a's list on the
+/// way, so the reads of b's list do not wait on one another as a merge's do.
+fn merge_all<S: GraphStore, L: Lists, const TAGGED: bool>(
+    ctx: &RunContext<'_, S>,
+    higher: &L,
+    count: Count,
+) -> Result<Vec<AtomicU64>, ExecError> {
+    let n = ctx.n();
+    // Without tags every neighbour pair is an undirected edge: two arcs, one pair.
+    let unit = match count {
+        Count::Arcs => 2,
+        Count::Pairs => 1,
+    };
+    let weight = |tags: &[u8], i: usize| -> u64 {
+        if TAGGED {
+            match count {
+                Count::Arcs => tags[i].count_ones() as u64,
+                Count::Pairs => 1,
+            }
+        } else {
+            unit
+        }
+    };
+    let t: Vec<AtomicU64> = ctx.pool.filled_vec(n as usize, |_| AtomicU64::new(0));
+    // One scratch per worker (and one for a caller outside the pool): a bit per vertex saying
+    // it is in a's list, small enough to stay cached; the position there of the marked
+    // vertices, read on a hit only; and the hits of a's entries.
+    #[allow(clippy::type_complexity)]
+    let scratch: Vec<Mutex<(Vec<u64>, Vec<u32>, Vec<u64>)>> = (0..=ctx.pool.threads())
+        .map(|_| Mutex::new((Vec::new(), Vec::new(), Vec::new())))
+        .collect();
+    ctx.pool.install(|| {
+        (0..n)
+            .step_by(CHUNK)
+            .collect::<Vec<u32>>()
+            .into_par_iter()
+            .try_for_each(|first| {
+                ctx.check()?;
+                let worker = rayon::current_thread_index()
+                    .unwrap_or(usize::MAX)
+                    .min(scratch.len() - 1);
+                let mut guard = scratch[worker]
+                    .lock()
+                    .map_err(|_| ExecError::Other("a counting worker panicked".into()))?;
+                let (bits, mark, hits) = &mut *guard;
+                if mark.len() < n as usize {
+                    mark.resize(n as usize, 0);
+                    bits.resize((n as usize).div_ceil(64), 0);
+                }
+                for a in first..(first + CHUNK as u32).min(n) {
+                    let (ha, ta) = higher.of(a);
+                    let Some(&last) = ha.last() else { continue };
+                    if ha.len() < 2 {
+                        continue;
+                    }
+                    for (x, &c) in ha.iter().enumerate() {
+                        bits[c as usize / 64] |= 1 << (c % 64);
+                        mark[c as usize] = x as u32;
+                    }
+                    hits.clear();
+                    hits.resize(ha.len(), 0);
+                    let mut own = 0u64;
+                    let mut next = higher.of(ha[0]);
+                    for i in 0..ha.len() - 1 {
+                        let (hb, tb) = next;
+                        // Look up the next list now, so its first read is under way while
+                        // this one is scanned.
+                        next = higher.of(ha[i + 1]);
+                        std::hint::black_box(next.0.first());
+                        let ab = weight(ta, i);
+                        let mut for_b = 0u64;
+                        for (y, &c) in hb.iter().enumerate() {
+                            if c > last {
+                                break;
+                            }
+                            if bits[c as usize / 64] & (1 << (c % 64)) != 0 {
+                                let x = mark[c as usize] as usize;
+                                hits[x] += ab;
+                                for_b += weight(ta, x);
+                                own += weight(tb, y);
+                            }
+                        }
+                        if for_b > 0 {
+                            t[ha[i] as usize].fetch_add(for_b, Ordering::Relaxed);
+                        }
+                    }
+                    for (&c, &h) in ha.iter().zip(hits.iter()) {
+                        bits[c as usize / 64] = 0;
+                        if h > 0 {
+                            t[c as usize].fetch_add(h, Ordering::Relaxed);
+                        }
+                    }
+                    if own > 0 {
+                        t[a as usize].fetch_add(own, Ordering::Relaxed);
+                    }
+                }
+                Ok::<(), ExecError>(())
+            })
+    })?;
+    Ok(t)
 }
 
 /// Turns a gathered neighbour list into the set N(v): sorted, unique, without `v`.
@@ -353,8 +579,19 @@ fn chunk_from_lists<S: GraphStore>(
             count_from(u, &both, true);
         })?;
     } else {
+        // A repeated arc (a parallel edge) joins a pair once: a list with repeats is counted
+        // from a sorted copy without them.
+        let mut copy = Vec::new();
         store.for_each_list(Direction::Out, &lists, order, false, |u, outs, _| {
-            count_from(u, outs, outs.is_sorted());
+            if outs.windows(2).all(|p| p[0] < p[1]) {
+                count_from(u, outs, true);
+            } else {
+                copy.clear();
+                copy.extend_from_slice(outs);
+                copy.sort_unstable();
+                copy.dedup();
+                count_from(u, &copy, true);
+            }
         })?;
     }
     if count == Count::Pairs {
@@ -376,5 +613,31 @@ mod tests {
         let outs = [1, 2, 3, 4, 5, 6, 7, 9];
         assert_eq!(links_into(4, &outs, true, &nbrs), 2);
         assert_eq!(links_into(4, &outs, false, &nbrs), 2);
+    }
+
+    #[test]
+    fn a_star_is_skewed_and_a_lattice_is_not() {
+        let star: Vec<u32> = std::iter::once(99).chain([1; 99]).collect();
+        assert!(skewed(&star));
+        let lattice: Vec<u32> = (0..100).map(|v| if v % 10 == 0 { 3 } else { 4 }).collect();
+        assert!(!skewed(&lattice));
+        assert!(!skewed(&[]));
+        assert!(!skewed(&[0, 0, 0]));
+    }
+
+    #[test]
+    fn ranks_go_by_degree_then_id() {
+        assert_eq!(by_degree(&[2, 0, 2, 1, 0]), vec![1, 4, 3, 0, 2]);
+        assert_eq!(by_degree(&[]), Vec::<u32>::new());
+    }
+
+    #[test]
+    fn only_sorted_loop_free_lists_in_range_are_neighbourhoods() {
+        assert!(is_neighbourhood(&[1, 3, 4], 2, 5));
+        assert!(is_neighbourhood(&[], 2, 5));
+        assert!(!is_neighbourhood(&[1, 2, 4], 2, 5));
+        assert!(!is_neighbourhood(&[1, 3, 3], 2, 5));
+        assert!(!is_neighbourhood(&[3, 1], 2, 5));
+        assert!(!is_neighbourhood(&[1, 5], 2, 5));
     }
 }
