@@ -33,6 +33,7 @@ mod mtx;
 mod parallel;
 pub mod parquet;
 pub mod report;
+mod sink;
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -44,14 +45,14 @@ use crate::blockfile::format::IdOrder;
 use crate::blockfile::writer::{write_graph_file, GraphFileContents, ListWriter, WrittenLists};
 use crate::error::{Result, StoreError};
 pub use detect::detect_format;
-use external_sort::{
-    Arc, ArcRecord, EdgeRecord, InputEdge, Merged, PlainArc, PlainEdge, Sorter, FAN_IN,
-};
+use external_sort::{Arc, ArcRecord, EdgeRecord, InputEdge, Merged, PlainArc, PlainEdge, Sorter};
 use idmap::{IdCollector, IdMapper};
 use keys::{KeyInterner, KeyMode, SortedKeys};
 use layout::Layout;
 pub use report::{DuplicatePolicy, ImportReport, SelfLoopPolicy};
-use report::{Policies, POLICY_OPTIONS, SKIPPED_EXAMPLES};
+use report::{Policies, POLICY_OPTIONS};
+pub(crate) use sink::EdgeSink;
+use sink::{EdgeSorter, PhaseOne, SinkKeys, SinkSettings};
 
 /// The input formats the importer reads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -191,328 +192,6 @@ pub const PEAK_FIXED_BYTES: u64 = 16 << 20;
 /// Records per progress report and cancellation check.
 const REPORT_EVERY: u64 = 1 << 20;
 
-/// Phase 1's sorter: weighted edges carry their weight, unweighted ones do not (two thirds
-/// of the bytes).
-pub(crate) enum EdgeSorter {
-    Weighted(Sorter<InputEdge>),
-    Plain(Sorter<PlainEdge>),
-}
-
-impl EdgeSorter {
-    /// A sorter of `buffer_bytes` on `pool`. Weighted duplicates keep their input order (the
-    /// policies combine them in it); unweighted duplicates are equal records, whose order
-    /// cannot matter, so they sort unstably, without a scratch copy of the buffer.
-    fn new(
-        weighted: bool,
-        dir: &Path,
-        buffer_bytes: usize,
-        read_buffer: usize,
-        pool: &std::sync::Arc<rayon::ThreadPool>,
-    ) -> EdgeSorter {
-        if weighted {
-            EdgeSorter::Weighted(
-                Sorter::new(dir, "edges", buffer_bytes, true, read_buffer).on_pool(pool),
-            )
-        } else {
-            EdgeSorter::Plain(
-                Sorter::new(dir, "edges", buffer_bytes, false, read_buffer).on_pool(pool),
-            )
-        }
-    }
-
-    #[inline]
-    fn push(&mut self, src: u64, dst: u64, weight: f64) -> Result<()> {
-        match self {
-            EdgeSorter::Weighted(s) => s.push(InputEdge { src, dst, weight }),
-            EdgeSorter::Plain(s) => s.push(PlainEdge { src, dst }),
-        }
-    }
-
-    fn set_buffer_bytes(&mut self, bytes: usize) {
-        match self {
-            EdgeSorter::Weighted(s) => s.set_buffer_bytes(bytes),
-            EdgeSorter::Plain(s) => s.set_buffer_bytes(bytes),
-        }
-    }
-}
-
-/// How the sink reads vertex keys.
-pub(crate) enum SinkKeys {
-    /// Unsigned integers; `explicit` (`KEYS integer`) makes any other key an error, otherwise
-    /// it asks for the input to be read again with string keys.
-    Integer { explicit: bool },
-    /// String keys, each given a temporary id by the interner.
-    Strings(KeyInterner),
-}
-
-/// Where the parsers put edges: reads vertex keys, checks vertex membership, normalises
-/// undirected edges, collects ids, feeds the sorter, reports progress and checks for
-/// cancellation.
-pub(crate) struct EdgeSink<'a> {
-    /// Normalise edges to `src <= dst`; a reader may set it once before its first edge.
-    pub(crate) directed: bool,
-    keys: SinkKeys,
-    /// Set when `KEYS auto` met a key that is not an integer: the import starts again with
-    /// string keys.
-    restart_with_strings: bool,
-    /// The vertex file, when one defines the vertex set, and (integer keys) its ids.
-    vertex_file: Option<PathBuf>,
-    vertex_set: Option<IdMapper>,
-    given_ids: Option<Vec<u64>>,
-    ids: Option<IdCollector>,
-    sorter: EdgeSorter,
-    /// The edge buffer's budget, and the share of the import's memory the vertex set may take
-    /// on top (integer ids' collector, string keys' interner) before the buffer shrinks.
-    edge_budget: u64,
-    ids_budget: u64,
-    /// The whole import's budget (`import_memory`) and layout: what a vertex count that a file
-    /// declares is checked against before anything is allocated for it.
-    memory_budget: u64,
-    layout: Layout,
-    edges: u64,
-    pub(crate) bytes_read: u64,
-    progress: &'a mut dyn FnMut(ImportProgress),
-    pub(crate) cancel: &'a AtomicBool,
-    /// The import's threads (`SET threads`): they sort the runs and parse text in chunks.
-    pub(crate) pool: std::sync::Arc<rayon::ThreadPool>,
-    policies: Policies,
-    /// Input lines (or rows) seen, counted by the readers.
-    pub(crate) lines: u64,
-    self_loops_dropped: u64,
-    skipped: u64,
-    skipped_examples: Vec<String>,
-}
-
-impl EdgeSink<'_> {
-    /// Whether keys are read as strings.
-    pub(crate) fn string_keys(&self) -> bool {
-        matches!(self.keys, SinkKeys::Strings(_))
-    }
-
-    /// Refuses a vertex count that a file declares (`what`, at `path:line`) when its vertices
-    /// alone would need more memory than `import_memory`: a declared size is a claim, and
-    /// believing it would allocate for it. Says how much it would take.
-    pub(crate) fn check_declared_vertices(
-        &self,
-        n: u64,
-        path: &Path,
-        line: u64,
-        what: &str,
-    ) -> Result<()> {
-        let need = n.saturating_mul(resident_bytes_per_vertex(self.directed, self.layout));
-        if need > self.memory_budget {
-            return Err(edgelist::input_err(
-                path,
-                line,
-                format!(
-                    "{what} declares {n} vertices, which need about {} of memory to import, more \
-                     than import_memory ({}); if the graph really has that many vertices, \
-                     SET import_memory to at least {} (and have that much memory)",
-                    base::format_size(need),
-                    base::format_size(self.memory_budget),
-                    base::format_size(need),
-                ),
-            ));
-        }
-        Ok(())
-    }
-
-    /// `Some(explicit)` when keys are read as integers (`explicit`: `KEYS integer` was
-    /// given), `None` for string keys.
-    pub(crate) fn integer_keys(&self) -> Option<bool> {
-        match self.keys {
-            SinkKeys::Integer { explicit } => Some(explicit),
-            SinkKeys::Strings(_) => None,
-        }
-    }
-
-    /// `ON ERROR skip`: malformed lines are counted and skipped.
-    pub(crate) fn skips_errors(&self) -> bool {
-        self.policies.skip_errors
-    }
-
-    /// Counts `n` lines skipped under `ON ERROR skip` whose errors are not quoted (the report
-    /// quotes only the first few).
-    pub(crate) fn skipped_unquoted(&mut self, n: u64) {
-        self.skipped += n;
-    }
-
-    /// The whole import's budget (`import_memory`).
-    pub(crate) fn memory_budget(&self) -> u64 {
-        self.memory_budget
-    }
-
-    /// Whether the user asked for `KEYS integer`.
-    pub(crate) fn integer_keys_required(&self) -> bool {
-        matches!(self.keys, SinkKeys::Integer { explicit: true })
-    }
-
-    /// Asks for the input to be read again with string keys (`KEYS auto` found a key that is
-    /// not an unsigned integer); the error only unwinds the reader.
-    pub(crate) fn restart_with_strings(&mut self) -> StoreError {
-        self.restart_with_strings = true;
-        StoreError::Cancelled
-    }
-
-    /// The id of vertex key `tok` (column `column`, named in errors) at `path:line`: the
-    /// integer itself, or the string key's temporary id.
-    #[inline]
-    pub(crate) fn key(
-        &mut self,
-        tok: &[u8],
-        path: &Path,
-        line: u64,
-        column: &dyn Fn() -> String,
-    ) -> Result<u64> {
-        match &mut self.keys {
-            SinkKeys::Integer { explicit } => {
-                match keys::integer_key(*explicit, tok, path, line, column)? {
-                    Some(v) => Ok(v),
-                    None => Err(self.restart_with_strings()),
-                }
-            }
-            SinkKeys::Strings(interner) => {
-                if tok.is_empty() {
-                    return Err(edgelist::input_err(
-                        path,
-                        line,
-                        format!("{}: empty vertex key", column()),
-                    ));
-                }
-                if std::str::from_utf8(tok).is_err() {
-                    return Err(edgelist::input_err(
-                        path,
-                        line,
-                        format!("{}: the vertex key is not UTF-8 text", column()),
-                    ));
-                }
-                let before = interner.len();
-                match interner.intern(tok) {
-                    Some(t) => {
-                        // Every 64 Ki new keys, the edge buffer gives the keys' memory back.
-                        if interner.len() != before && interner.len() % (1 << 16) == 0 {
-                            let held = interner.memory_bytes().saturating_sub(self.ids_budget);
-                            self.sorter.set_buffer_bytes(
-                                self.edge_budget
-                                    .saturating_sub(held)
-                                    .max(self.edge_budget / 8)
-                                    as usize,
-                            );
-                        }
-                        Ok(t as u64)
-                    }
-                    None => Err(match &self.vertex_file {
-                        Some(v) => edgelist::input_err(
-                            path,
-                            line,
-                            format!(
-                                "vertex {} is not in the vertex file {}",
-                                edgelist::show(tok),
-                                v.display()
-                            ),
-                        ),
-                        None => StoreError::Other(format!(
-                            "{}: more than 2^32-1 distinct vertex keys",
-                            path.display()
-                        )),
-                    }),
-                }
-            }
-        }
-    }
-
-    /// One input edge read at `path:line`, its keys already read by [`EdgeSink::key`].
-    #[inline]
-    pub(crate) fn edge(
-        &mut self,
-        src: u64,
-        dst: u64,
-        weight: f64,
-        path: &Path,
-        line: u64,
-    ) -> Result<()> {
-        if let (Some(set), Some(vpath)) = (&self.vertex_set, &self.vertex_file) {
-            for id in [src, dst] {
-                if set.map(id).is_none() {
-                    return Err(StoreError::Input {
-                        path: path.to_path_buf(),
-                        line,
-                        message: format!(
-                            "vertex {id} is not in the vertex file {}",
-                            vpath.display()
-                        ),
-                    });
-                }
-            }
-        }
-        if let Some(ids) = &mut self.ids {
-            ids.add(src);
-            ids.add(dst);
-        }
-        if src == dst && self.policies.self_loops == SelfLoopPolicy::Drop {
-            self.self_loops_dropped += 1;
-            return Ok(());
-        }
-        let (src, dst) = if !self.directed && dst < src {
-            (dst, src)
-        } else {
-            (src, dst)
-        };
-        self.sorter.push(src, dst, weight)?;
-        self.edges += 1;
-        if self.edges & (REPORT_EVERY - 1) == 0 {
-            self.tick(ImportPhase::Reading, self.edges)?;
-        }
-        Ok(())
-    }
-
-    /// What becomes of one input line's outcome: with `ON ERROR skip` a malformed line is
-    /// counted (the first few quoted) and reading goes on; otherwise its error stops the import.
-    pub(crate) fn line_outcome(&mut self, outcome: Result<()>) -> Result<()> {
-        match outcome {
-            Err(e @ StoreError::Input { .. }) if self.policies.skip_errors => {
-                self.skipped += 1;
-                if self.skipped_examples.len() < SKIPPED_EXAMPLES {
-                    self.skipped_examples.push(e.to_string());
-                }
-                Ok(())
-            }
-            other => other,
-        }
-    }
-
-    /// A vertex the input declares, with or without edges.
-    pub(crate) fn vertex(&mut self, id: u64) {
-        if let Some(ids) = &mut self.ids {
-            ids.add(id);
-        }
-    }
-
-    /// Takes the vertex set from a vertex file: the sink's keys so far (string keys: the
-    /// interner, frozen from now on) or `ids` (integer keys).
-    pub(crate) fn define_vertices(&mut self, file: &Path, ids: Option<Vec<u64>>, budget: u64) {
-        self.vertex_file = Some(file.to_path_buf());
-        self.ids = None;
-        match &mut self.keys {
-            SinkKeys::Strings(interner) => interner.freeze(),
-            SinkKeys::Integer { .. } => {
-                let ids = ids.unwrap_or_default();
-                self.vertex_set = Some(IdMapper::new(&ids, budget));
-                self.given_ids = Some(ids);
-            }
-        }
-    }
-
-    fn tick(&mut self, phase: ImportPhase, edges: u64) -> Result<()> {
-        (self.progress)(ImportProgress {
-            phase,
-            bytes_read: self.bytes_read,
-            edges,
-        });
-        check_cancel(self.cancel)
-    }
-}
-
 fn check_cancel(cancel: &AtomicBool) -> Result<()> {
     if cancel.load(Ordering::Relaxed) {
         Err(StoreError::Cancelled)
@@ -618,78 +297,21 @@ pub fn import_batches(
     import_from(&req, Some(batches), progress, cancel)
 }
 
+/// The whole import: settles what the format and options say, reads the input (phase 1), then
+/// hands the sorted edges to [`lists_and_file`] under the record types the weights call for.
 fn import_from(
     req: &ImportRequest,
-    mut batches: Option<&mut dyn RecordBatchReader>,
+    batches: Option<&mut dyn RecordBatchReader>,
     progress: &mut dyn FnMut(ImportProgress),
     cancel: &AtomicBool,
 ) -> Result<ImportSummary> {
     let started = Instant::now();
     check_cancel(cancel)?;
-    std::fs::create_dir_all(&req.temp_dir).map_err(|e| StoreError::io(&req.temp_dir, e))?;
-    let tmp = tempfile::Builder::new()
-        .prefix("frontier-import-")
-        .tempdir_in(&req.temp_dir)
-        .map_err(|e| StoreError::io(&req.temp_dir, e))?;
+    let tmp = import_temp_dir(&req.temp_dir)?;
     let budget = req.memory_budget.max(1);
     let policies = Policies::from_options(&req.options)?;
-    let pool = std::sync::Arc::new(
-        rayon::ThreadPoolBuilder::new()
-            .num_threads(req.threads)
-            .thread_name(|i| format!("frontier-sort-{i}"))
-            .build()
-            .map_err(|e| {
-                StoreError::Other(format!("cannot start the import's sort threads: {e}"))
-            })?,
-    );
-
-    // What the format says about the graph.
-    let mut directed = req.directed.unwrap_or(true);
-    let mut weighted = req.weighted;
-    let mut vertex_file = req.vertices.clone();
-    let mut dataset = None;
-    match req.format {
-        InputFormat::Graphalytics => {
-            check_options(req, &[])?;
-            let props = graphalytics::find_properties(&req.source)?;
-            let ds = graphalytics::read_properties(&props, cancel)?;
-            let contradiction = |m: String| StoreError::Input {
-                path: props.clone(),
-                line: 0,
-                message: m,
-            };
-            if let Some(d) = req.directed {
-                if d != ds.directed {
-                    return Err(contradiction(format!(
-                        "{} was asked for, but the properties say directed = {}",
-                        if d { "DIRECTED" } else { "UNDIRECTED" },
-                        ds.directed
-                    )));
-                }
-            }
-            if req.weighted && !ds.weighted {
-                return Err(contradiction(
-                    "WEIGHTED was asked for, but the edges have no `weight` property".into(),
-                ));
-            }
-            if req.vertices.is_some() {
-                return Err(contradiction(
-                    "a Graphalytics dataset names its own vertex file; drop VERTICES".into(),
-                ));
-            }
-            directed = ds.directed;
-            weighted = ds.weighted;
-            vertex_file = Some(ds.vertex_file.clone());
-            dataset = Some(ds);
-        }
-        InputFormat::Edgelist => check_options(req, &[])?,
-        InputFormat::Csv => {
-            csv_options(req)?;
-        }
-        InputFormat::Parquet | InputFormat::Arrow => check_options(req, &["src", "dst", "weight"])?,
-        InputFormat::MatrixMarket => check_options(req, &[])?,
-    }
-
+    let pool = import_pool(req.threads)?;
+    let facts = FormatFacts::of(req, cancel)?;
     let key_mode = KeyMode::from_options(&req.options)?;
     let layout = Layout::from_options(&req.options)?;
     if req.format == InputFormat::MatrixMarket && key_mode == KeyMode::String {
@@ -697,108 +319,217 @@ fn import_from(
             "FORMAT mtx numbers its vertices 1..n; drop `KEYS string`".into(),
         ));
     }
+    let settings = SinkSettings {
+        directed: facts.directed,
+        weighted: facts.weighted,
+        budget,
+        layout,
+        policies,
+        dir: tmp.path(),
+        pool: &pool,
+    };
+    let read_buffer = settings.read_buffer();
+    let read = read_edges(req, batches, &facts, &settings, key_mode, progress, cancel)?;
+    progress(ImportProgress {
+        phase: ImportPhase::Sorting,
+        bytes_read: read.bytes_read,
+        edges: read.edges,
+    });
+    check_cancel(cancel)?;
+    let vertices_from_file = facts.vertex_file.as_ref().map(|_| read.vertices_defined());
+    let (ids, mapper) = internal_ids(read.keys, read.given_ids, read.collected, budget)?;
+    let rest = Rest {
+        req,
+        tmp,
+        pool,
+        budget,
+        read_buffer,
+        layout,
+        directed: read.directed,
+        weighted: facts.weighted,
+        policies,
+        ids,
+        mapper,
+        dataset: facts.dataset,
+        edges_read: read.edges,
+        bytes_read: read.bytes_read,
+        lines: read.lines,
+        self_loops_dropped: read.self_loops_dropped,
+        skipped: read.skipped,
+        skipped_examples: read.skipped_examples,
+        vertices_from_file,
+        started,
+    };
+    match read.sorter {
+        EdgeSorter::Weighted(s) => lists_and_file::<InputEdge, Arc>(rest, s, progress, cancel),
+        EdgeSorter::Plain(s) => lists_and_file::<PlainEdge, PlainArc>(rest, s, progress, cancel),
+    }
+}
 
-    // Phase 1: parse into sorted runs of input-id edges. `KEYS auto` reads integers until a
-    // key is not one, then reads the input again with string keys.
-    let mut strings = key_mode == KeyMode::String;
-    let read_buffer = (budget / 8 / FAN_IN as u64) as usize;
-    let read = loop {
-        let mut sink = EdgeSink {
-            directed,
-            keys: if strings {
-                SinkKeys::Strings(KeyInterner::default())
-            } else {
-                SinkKeys::Integer {
-                    explicit: key_mode == KeyMode::Integer,
-                }
-            },
-            restart_with_strings: false,
-            vertex_file: None,
-            vertex_set: None,
-            given_ids: None,
-            ids: Some(IdCollector::new(budget / 8)),
-            sorter: EdgeSorter::new(
-                weighted,
-                tmp.path(),
-                (budget * 3 / 10) as usize,
-                read_buffer,
-                &pool,
-            ),
-            edge_budget: budget * 3 / 10,
-            ids_budget: budget / 8,
-            memory_budget: budget,
-            layout,
-            edges: 0,
-            bytes_read: 0,
-            progress: &mut *progress,
-            cancel,
-            pool: pool.clone(),
-            policies,
-            lines: 0,
-            self_loops_dropped: 0,
-            skipped: 0,
-            skipped_examples: Vec::new(),
+/// The import's own temporary directory inside `temp_dir`: spilled runs and side files go
+/// there, and it is removed with everything in it however the import ends.
+fn import_temp_dir(temp_dir: &Path) -> Result<tempfile::TempDir> {
+    std::fs::create_dir_all(temp_dir).map_err(|e| StoreError::io(temp_dir, e))?;
+    tempfile::Builder::new()
+        .prefix("frontier-import-")
+        .tempdir_in(temp_dir)
+        .map_err(|e| StoreError::io(temp_dir, e))
+}
+
+/// The import's threads (`SET threads`, 0 for one per core): they parse text in chunks and
+/// sort the runs.
+fn import_pool(threads: usize) -> Result<std::sync::Arc<rayon::ThreadPool>> {
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .thread_name(|i| format!("frontier-sort-{i}"))
+        .build()
+        .map_err(|e| StoreError::Other(format!("cannot start the import's sort threads: {e}")))?;
+    Ok(std::sync::Arc::new(pool))
+}
+
+/// What the format and the statement say about the graph before its edges are read.
+struct FormatFacts {
+    directed: bool,
+    weighted: bool,
+    /// The file defining the vertex set: `VERTICES`, or a Graphalytics dataset's own.
+    vertex_file: Option<PathBuf>,
+    /// A Graphalytics dataset's properties.
+    dataset: Option<graphalytics::GraphalyticsDataset>,
+}
+
+impl FormatFacts {
+    /// Checks the options the format takes; a Graphalytics dataset's properties are read and
+    /// decide the rest.
+    fn of(req: &ImportRequest, cancel: &AtomicBool) -> Result<FormatFacts> {
+        match req.format {
+            InputFormat::Graphalytics => return FormatFacts::graphalytics(req, cancel),
+            InputFormat::Edgelist => check_options(req, &[])?,
+            InputFormat::Csv => {
+                csv_options(req)?;
+            }
+            InputFormat::Parquet | InputFormat::Arrow => {
+                check_options(req, &["src", "dst", "weight"])?
+            }
+            InputFormat::MatrixMarket => check_options(req, &[])?,
+        }
+        Ok(FormatFacts {
+            directed: req.directed.unwrap_or(true),
+            weighted: req.weighted,
+            vertex_file: req.vertices.clone(),
+            dataset: None,
+        })
+    }
+
+    /// A Graphalytics dataset says itself whether it is directed or weighted and names its
+    /// vertex file: the statement may repeat what it says, but not contradict it.
+    fn graphalytics(req: &ImportRequest, cancel: &AtomicBool) -> Result<FormatFacts> {
+        check_options(req, &[])?;
+        let props = graphalytics::find_properties(&req.source)?;
+        let ds = graphalytics::read_properties(&props, cancel)?;
+        let contradiction = |m: String| StoreError::Input {
+            path: props.clone(),
+            line: 0,
+            message: m,
         };
+        if let Some(d) = req.directed {
+            if d != ds.directed {
+                return Err(contradiction(format!(
+                    "{} was asked for, but the properties say directed = {}",
+                    if d { "DIRECTED" } else { "UNDIRECTED" },
+                    ds.directed
+                )));
+            }
+        }
+        if req.weighted && !ds.weighted {
+            return Err(contradiction(
+                "WEIGHTED was asked for, but the edges have no `weight` property".into(),
+            ));
+        }
+        if req.vertices.is_some() {
+            return Err(contradiction(
+                "a Graphalytics dataset names its own vertex file; drop VERTICES".into(),
+            ));
+        }
+        Ok(FormatFacts {
+            directed: ds.directed,
+            weighted: ds.weighted,
+            vertex_file: Some(ds.vertex_file.clone()),
+            dataset: Some(ds),
+        })
+    }
+}
+
+/// Phase 1: parses the input into sorted runs of input-id edges. `KEYS auto` reads integers
+/// until a key is not one, then reads the input again with string keys.
+fn read_edges(
+    req: &ImportRequest,
+    mut batches: Option<&mut dyn RecordBatchReader>,
+    facts: &FormatFacts,
+    settings: &SinkSettings<'_>,
+    key_mode: KeyMode,
+    progress: &mut dyn FnMut(ImportProgress),
+    cancel: &AtomicBool,
+) -> Result<PhaseOne> {
+    let mut strings = key_mode == KeyMode::String;
+    loop {
+        let keys = if strings {
+            SinkKeys::Strings(KeyInterner::default())
+        } else {
+            SinkKeys::Integer {
+                explicit: key_mode == KeyMode::Integer,
+            }
+        };
+        let mut sink = EdgeSink::new(keys, settings, &mut *progress, cancel);
         let outcome = read_input(
             req,
             batches.as_deref_mut(),
-            vertex_file.as_deref(),
-            dataset.as_ref(),
-            weighted,
-            budget,
+            facts.vertex_file.as_deref(),
+            facts.dataset.as_ref(),
+            facts.weighted,
+            settings.budget,
             &mut sink,
         );
         if sink.restart_with_strings && !strings {
-            // Reading again needs files, not streams. Record batches decide their key type
-            // from their schema before any batch is taken, so they are still whole.
-            let source = (req.format != InputFormat::Arrow).then_some(req.source.as_path());
-            let inputs = [source, vertex_file.as_deref()];
-            if let Some(stream) = inputs.into_iter().flatten().find(|p| !is_regular_file(p)) {
-                return Err(StoreError::Other(format!(
-                    "{}: a vertex key is not an integer, so the input must be read again with \
-                     string keys, but it is not a regular file; add `KEYS string`",
-                    stream.display()
-                )));
-            }
+            check_rereadable(req, facts.vertex_file.as_deref())?;
             strings = true;
             continue;
         }
         outcome?;
-        break PhaseOne::from(sink);
-    };
-    directed = read.directed;
-    let edges_read = read.edges;
-    progress(ImportProgress {
-        phase: ImportPhase::Sorting,
-        bytes_read: read.bytes_read,
-        edges: edges_read,
-    });
-    check_cancel(cancel)?;
-    let PhaseOne {
-        keys,
-        given_ids,
-        collected,
-        sorter,
-        bytes_read,
-        lines,
-        self_loops_dropped,
-        skipped,
-        skipped_examples,
-        ..
-    } = read;
-    let vertices_from_file = vertex_file.as_ref().map(|_| match (&given_ids, &keys) {
-        (Some(ids), _) => ids.len() as u64,
-        (None, Some(k)) => k.len() as u64,
-        (None, None) => 0,
-    });
-    // Internal ids: the rank of the input id, or of the string key.
-    let (ids, mapper) = match keys {
+        return Ok(PhaseOne::from(sink));
+    }
+}
+
+/// Reading again needs files, not streams: refuses a source or vertex file that is not a
+/// regular file. Record batches decide their key type from their schema before any batch is
+/// taken, so they are still whole.
+fn check_rereadable(req: &ImportRequest, vertex_file: Option<&Path>) -> Result<()> {
+    let source = (req.format != InputFormat::Arrow).then_some(req.source.as_path());
+    let inputs = [source, vertex_file];
+    if let Some(stream) = inputs.into_iter().flatten().find(|p| !is_regular_file(p)) {
+        return Err(StoreError::Other(format!(
+            "{}: a vertex key is not an integer, so the input must be read again with \
+             string keys, but it is not a regular file; add `KEYS string`",
+            stream.display()
+        )));
+    }
+    Ok(())
+}
+
+/// Internal ids, the rank of the input id or of the string key, and the input id (for string
+/// keys, the key's rank) of each internal vertex.
+fn internal_ids(
+    keys: Option<SortedKeys>,
+    given_ids: Option<Vec<u64>>,
+    collected: Option<IdCollector>,
+    budget: u64,
+) -> Result<(Vec<u64>, InternalIds)> {
+    match keys {
         Some(k) => {
             check_vertex_count(k.len())?;
-            (
+            Ok((
                 (0..k.len() as u64).collect::<Vec<u64>>(),
                 InternalIds::Ranks(k),
-            )
+            ))
         }
         None => {
             let ids = match given_ids {
@@ -807,34 +538,8 @@ fn import_from(
             };
             check_vertex_count(ids.len())?;
             let m = IdMapper::new(&ids, budget / 4);
-            (ids, InternalIds::Ids(m))
+            Ok((ids, InternalIds::Ids(m)))
         }
-    };
-    let rest = Rest {
-        req,
-        tmp,
-        pool,
-        budget,
-        read_buffer,
-        layout,
-        directed,
-        weighted,
-        policies,
-        ids,
-        mapper,
-        dataset,
-        edges_read,
-        bytes_read,
-        lines,
-        self_loops_dropped,
-        skipped,
-        skipped_examples,
-        vertices_from_file,
-        started,
-    };
-    match sorter {
-        EdgeSorter::Weighted(s) => lists_and_file::<InputEdge, Arc>(rest, s, progress, cancel),
-        EdgeSorter::Plain(s) => lists_and_file::<PlainEdge, PlainArc>(rest, s, progress, cancel),
     }
 }
 
@@ -1207,45 +912,6 @@ fn lists_and_file<E: EdgeRecord, A: ArcRecord>(
 
 fn is_regular_file(p: &Path) -> bool {
     std::fs::metadata(p).is_ok_and(|m| m.is_file())
-}
-
-/// What phase 1 (reading the input) leaves for the rest of the import.
-struct PhaseOne {
-    directed: bool,
-    edges: u64,
-    /// String keys, sorted; `None` for integer keys.
-    keys: Option<SortedKeys>,
-    /// Integer ids a vertex file defined.
-    given_ids: Option<Vec<u64>>,
-    /// Integer ids collected from the edges (no vertex file).
-    collected: Option<IdCollector>,
-    sorter: EdgeSorter,
-    bytes_read: u64,
-    lines: u64,
-    self_loops_dropped: u64,
-    skipped: u64,
-    skipped_examples: Vec<String>,
-}
-
-impl From<EdgeSink<'_>> for PhaseOne {
-    fn from(s: EdgeSink<'_>) -> PhaseOne {
-        PhaseOne {
-            directed: s.directed,
-            edges: s.edges,
-            keys: match s.keys {
-                SinkKeys::Strings(k) => Some(k.finish()),
-                SinkKeys::Integer { .. } => None,
-            },
-            given_ids: s.given_ids,
-            collected: s.ids,
-            sorter: s.sorter,
-            bytes_read: s.bytes_read,
-            lines: s.lines,
-            self_loops_dropped: s.self_loops_dropped,
-            skipped: s.skipped,
-            skipped_examples: s.skipped_examples,
-        }
-    }
 }
 
 /// How input ids (integers, or string keys' temporary ids) become internal ids.
