@@ -29,9 +29,12 @@ pub mod idmap;
 mod input;
 pub mod keys;
 pub mod layout;
+mod lists;
+mod merge;
 mod mtx;
 mod parallel;
 pub mod parquet;
+mod renumber;
 pub mod report;
 mod sink;
 
@@ -42,17 +45,20 @@ use std::time::{Duration, Instant};
 use arrow_array::RecordBatchReader;
 
 use crate::blockfile::format::IdOrder;
-use crate::blockfile::writer::{write_graph_file, GraphFileContents, ListWriter, WrittenLists};
+use crate::blockfile::writer::{write_graph_file, GraphFileContents};
 use crate::error::{Result, StoreError};
 pub use detect::detect_format;
-use external_sort::{Arc, ArcRecord, EdgeRecord, InputEdge, Merged, PlainArc, PlainEdge, Sorter};
+use external_sort::{Arc, ArcRecord, EdgeRecord, InputEdge, PlainArc, PlainEdge, Sorter};
 use idmap::{IdCollector, IdMapper};
 use keys::{KeyInterner, KeyMode, SortedKeys};
 use layout::Layout;
+use lists::ListFiles;
+use merge::{merge_duplicates, ArcRouter, MergeCounts};
+use renumber::renumber;
 pub use report::{DuplicatePolicy, ImportReport, SelfLoopPolicy};
 use report::{Policies, POLICY_OPTIONS};
 pub(crate) use sink::EdgeSink;
-use sink::{EdgeSorter, PhaseOne, SinkKeys, SinkSettings};
+use sink::{EdgeSorter, PhaseOne, ReadCounts, SinkKeys, SinkSettings};
 
 /// The input formats the importer reads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -332,15 +338,13 @@ fn import_from(
     let read = read_edges(req, batches, &facts, &settings, key_mode, progress, cancel)?;
     progress(ImportProgress {
         phase: ImportPhase::Sorting,
-        bytes_read: read.bytes_read,
-        edges: read.edges,
+        bytes_read: read.counts.bytes_read,
+        edges: read.counts.edges,
     });
     check_cancel(cancel)?;
-    let vertices_from_file = facts.vertex_file.as_ref().map(|_| read.vertices_defined());
     let (ids, mapper) = internal_ids(read.keys, read.given_ids, read.collected, budget)?;
-    let rest = Rest {
+    let job = ImportJob {
         req,
-        tmp,
         pool,
         budget,
         read_buffer,
@@ -348,17 +352,15 @@ fn import_from(
         directed: read.directed,
         weighted: facts.weighted,
         policies,
+        dataset: facts.dataset,
+        started,
+    };
+    let rest = Rest {
+        job,
+        tmp,
         ids,
         mapper,
-        dataset: facts.dataset,
-        edges_read: read.edges,
-        bytes_read: read.bytes_read,
-        lines: read.lines,
-        self_loops_dropped: read.self_loops_dropped,
-        skipped: read.skipped,
-        skipped_examples: read.skipped_examples,
-        vertices_from_file,
-        started,
+        read: read.counts,
     };
     match read.sorter {
         EdgeSorter::Weighted(s) => lists_and_file::<InputEdge, Arc>(rest, s, progress, cancel),
@@ -543,29 +545,66 @@ fn internal_ids(
     }
 }
 
-/// What phases 2 to 4 start from: the sorted input edges, the vertex set, and what phase 1
-/// counted.
-struct Rest<'r> {
+/// What the steps after phase 1 work with: the request, the import's threads and budget, the
+/// graph's shape and the policies.
+struct ImportJob<'r> {
     req: &'r ImportRequest,
-    tmp: tempfile::TempDir,
     pool: std::sync::Arc<rayon::ThreadPool>,
     budget: u64,
+    /// The read buffer of each run a merge reads.
     read_buffer: usize,
     layout: Layout,
     directed: bool,
     weighted: bool,
     policies: Policies,
+    /// A Graphalytics dataset's properties, whose counts the graph must match.
+    dataset: Option<graphalytics::GraphalyticsDataset>,
+    started: Instant,
+}
+
+/// What phases 2 to 4 start from, besides the sorted input edges: the vertex set and what
+/// phase 1 counted.
+struct Rest<'r> {
+    job: ImportJob<'r>,
+    tmp: tempfile::TempDir,
+    /// The input id (for string keys, the key's rank) of each internal vertex, in key order.
     ids: Vec<u64>,
     mapper: InternalIds,
-    dataset: Option<graphalytics::GraphalyticsDataset>,
-    edges_read: u64,
+    read: ReadCounts,
+}
+
+/// Progress reports and cancellation checks after phase 1.
+struct Progress<'p> {
+    report: &'p mut dyn FnMut(ImportProgress),
+    cancel: &'p AtomicBool,
+    /// Input bytes read: every report after phase 1 repeats it.
     bytes_read: u64,
-    lines: u64,
-    self_loops_dropped: u64,
-    skipped: u64,
-    skipped_examples: Vec<String>,
-    vertices_from_file: Option<u64>,
-    started: Instant,
+}
+
+impl Progress<'_> {
+    /// Reports `edges` records done in `phase`.
+    fn report(&mut self, phase: ImportPhase, edges: u64) {
+        (self.report)(ImportProgress {
+            phase,
+            bytes_read: self.bytes_read,
+            edges,
+        });
+    }
+
+    /// After the `count`th record of `phase`: every [`REPORT_EVERY`] records, reports and
+    /// checks for cancellation.
+    #[inline]
+    fn record(&mut self, phase: ImportPhase, count: u64) -> Result<()> {
+        if count & (REPORT_EVERY - 1) == 0 {
+            self.report(phase, count);
+            self.check_cancel()?;
+        }
+        Ok(())
+    }
+
+    fn check_cancel(&self) -> Result<()> {
+        check_cancel(self.cancel)
+    }
 }
 
 /// Phases 2 to 4 from the sorted edges of `sorter`, with arcs of type `A`: unweighted edges
@@ -578,336 +617,159 @@ fn lists_and_file<E: EdgeRecord, A: ArcRecord>(
     cancel: &AtomicBool,
 ) -> Result<ImportSummary> {
     let Rest {
-        req,
+        job,
         tmp,
-        pool,
-        budget,
-        read_buffer,
-        layout,
-        directed,
-        weighted,
-        policies,
         ids,
         mapper,
-        dataset,
-        edges_read,
-        bytes_read,
-        lines,
-        self_loops_dropped,
-        skipped,
-        skipped_examples,
-        vertices_from_file,
-        started,
+        read,
     } = rest;
+    let mut progress = Progress {
+        report: progress,
+        cancel,
+        bytes_read: read.bytes_read,
+    };
     let n = ids.len() as u32;
     let mut runs_spilled = 0u64;
-
-    // Phase 2: merge, drop duplicates, map ids, write out-lists (directed) and sort again.
-    // String keys: the merged stream is in temporary-id order, not internal-id order, so a
-    // directed graph's out-lists are sorted again too (into `out_again`).
-    let per_vertex = resident_bytes_per_vertex(directed, layout);
-    let resident = ids.len() as u64 * per_vertex + mapper.bytes();
-    let sorter2_bytes = (budget / 2).saturating_sub(resident).max(budget / 8) as usize;
-    // Degree order renumbers every vertex once the degrees are known, after this merge, so
-    // out-lists cannot be written as the merge produces them either.
-    let resort_out = directed && (matches!(mapper, InternalIds::Ranks(_)) || layout.renumbers());
-    let sorter2_bytes = if resort_out {
-        sorter2_bytes / 2
-    } else {
-        sorter2_bytes
+    // What every vertex holds from here to the end, whatever the budget: the sorts and the
+    // order's computation share what is left of half the budget.
+    let resident =
+        ids.len() as u64 * resident_bytes_per_vertex(job.directed, job.layout) + mapper.bytes();
+    let merged = sorter.finish_counting(&mut runs_spilled)?;
+    let mut router = ArcRouter::<A>::new(&job, tmp.path(), &mapper, n, resident)?;
+    merge_duplicates(merged, job.policies.duplicates, &mut router, &mut progress)?;
+    let (routed, degrees, merge) = router.finish();
+    let memory = (job.budget / 2).saturating_sub(resident);
+    let renumbered = renumber(
+        &job,
+        routed,
+        degrees,
+        ids,
+        memory,
+        &mut progress,
+        &mut runs_spilled,
+    )?;
+    let files = ListFiles {
+        dir: tmp.path(),
+        n,
+        weighted: job.weighted,
     };
-    let mut merged = sorter.finish_counting(&mut runs_spilled)?;
-    // Under degree or locality order the arcs' final ids are known only after this merge:
-    // they are collected unsorted and sorted once, renumbered.
-    let arcs = |name: &str| {
-        if layout.renumbers() {
-            Sorter::deferred(tmp.path(), name, sorter2_bytes, read_buffer)
-        } else {
-            Sorter::new(tmp.path(), name, sorter2_bytes, false, read_buffer)
-        }
-        .on_pool(&pool)
-    };
-    let mut again: Sorter<A> = arcs(if directed { "in" } else { "both" });
-    let mut out_again: Option<Sorter<A>> = resort_out.then(|| arcs("out"));
-    let mut out_writer = if directed && !resort_out {
-        Some(ListWriter::new(tmp.path(), "out", n, weighted)?)
-    } else {
-        None
-    };
-    let mut list = ListBuf::default();
-    let mut edges = 0u64;
-    let mut duplicates = 0u64;
-    let mut self_loops_kept = 0u64;
-    let mut negative_weights = 0u64;
-    let mut merged_count = 0u64;
-    // Both directions' degrees by key-order id, to choose and compute the order.
-    let mut degrees: Vec<u32> = if layout.renumbers() {
-        vec![0; n as usize]
-    } else {
-        Vec::new()
-    };
-    let unknown =
-        |id: u64| StoreError::Other(format!("import: vertex {id} missing from the id map"));
-    // One distinct edge, its duplicates merged: map ids and pass it on.
-    let mut emit = |e: E| -> Result<()> {
-        let (src, dst, weight) = (e.src(), e.dst(), e.weight());
-        edges += 1;
-        if src == dst {
-            self_loops_kept += 1;
-        }
-        if weighted && weight < 0.0 {
-            negative_weights += 1;
-        }
-        let a = mapper.map(src).ok_or_else(|| unknown(src))?;
-        let b = mapper.map(dst).ok_or_else(|| unknown(dst))?;
-        if !degrees.is_empty() {
-            degrees[a as usize] = degrees[a as usize].saturating_add(1);
-            if a != b || directed {
-                degrees[b as usize] = degrees[b as usize].saturating_add(1);
-            }
-        }
-        if let Some(w) = &mut out_writer {
-            list.add(w, a, b, weight, weighted)?;
-            again.push(A::arc(b, a, weight))?;
-        } else if let Some(out) = &mut out_again {
-            out.push(A::arc(a, b, weight))?;
-            again.push(A::arc(b, a, weight))?;
-        } else {
-            again.push(A::arc(a, b, weight))?;
-            if a != b {
-                again.push(A::arc(b, a, weight))?;
-            }
-        }
-        Ok(())
-    };
-    // The edge being merged with its duplicates (equal keys arrive together, in input order).
-    let mut pending: Option<E> = None;
-    while let Some(e) = merged.next()? {
-        merged_count += 1;
-        if merged_count & (REPORT_EVERY - 1) == 0 {
-            progress(ImportProgress {
-                phase: ImportPhase::Sorting,
-                bytes_read,
-                edges: merged_count,
-            });
-            check_cancel(cancel)?;
-        }
-        if let Some(p) = &mut pending {
-            if p.key() == e.key() {
-                duplicates += 1;
-                p.set_weight(policies.duplicates.combine(p.weight(), e.weight()));
-                continue;
-            }
-        }
-        if let Some(p) = pending.replace(e) {
-            emit(p)?;
-        }
+    let (out, inn) = renumbered
+        .routed
+        .write_lists(&files, &mut progress, &mut runs_spilled)?;
+    if let Some(ds) = &job.dataset {
+        check_dataset_counts(ds, n as u64, read.edges)?;
     }
-    if let Some(p) = pending.take() {
-        emit(p)?;
-    }
-    drop(merged);
-    let (mut ids, mut again, mut out_again) = (ids, again, out_again);
-    let (mut order, mut layout_reason) = if layout.renumbers() {
-        layout::choose(layout, &degrees, (budget / 2).saturating_sub(resident))?
-    } else {
-        (IdOrder::Key, "LAYOUT given".to_string())
-    };
-    if order != IdOrder::Key {
-        progress(ImportProgress {
-            phase: ImportPhase::Renumbering,
-            bytes_read,
-            edges: 0,
-        });
-        let mut new_id = None;
-        if order == IdOrder::Locality {
-            // Every arc once from each end: the undirected adjacency the clusters grow in.
-            let mut adj = layout::Adjacency::with_degrees(&degrees);
-            again.for_each(|a| adj.add(a.from(), a.to()))?;
-            if let Some(out) = &out_again {
-                out.for_each(|a| adj.add(a.from(), a.to()))?;
-            }
-            check_cancel(cancel)?;
-            let capacity = layout::cluster_capacity(directed);
-            (order, layout_reason) =
-                layout::confirm_locality(layout, &adj, &degrees, capacity, layout_reason);
-            if order == IdOrder::Locality {
-                new_id = Some(layout::locality_order(&adj, &degrees, capacity));
-            }
-        }
-        let new_id = new_id.unwrap_or_else(|| layout::degree_order(&degrees));
-        drop(degrees);
-        let mut relabel = |s: Sorter<A>, name: &str| -> Result<Sorter<A>> {
-            let mut count = 0u64;
-            s.remap(name, &mut runs_spilled, |a| {
-                count += 1;
-                if count & (REPORT_EVERY - 1) == 0 {
-                    progress(ImportProgress {
-                        phase: ImportPhase::Renumbering,
-                        bytes_read,
-                        edges: count,
-                    });
-                    check_cancel(cancel)?;
-                }
-                Ok(A::arc(
-                    new_id[a.from() as usize],
-                    new_id[a.to() as usize],
-                    a.weight(),
-                ))
-            })
-        };
-        again = relabel(
-            again,
-            if directed {
-                "in-degree-order"
-            } else {
-                "both-degree-order"
-            },
-        )?;
-        out_again = out_again
-            .map(|s| relabel(s, "out-degree-order"))
-            .transpose()?;
-        let mut by_new = vec![0u64; ids.len()];
-        for (rank, &id) in ids.iter().enumerate() {
-            by_new[new_id[rank] as usize] = id;
-        }
-        ids = by_new;
-    }
-    let (out, inn) = match (out_writer, out_again) {
-        (Some(mut w), _) => {
-            list.flush(&mut w, weighted)?;
-            let out = w.finish()?;
-            let inn = lists_from(
-                again,
-                tmp.path(),
-                "in",
-                n,
-                weighted,
-                progress,
-                cancel,
-                bytes_read,
-                &mut runs_spilled,
-            )?;
-            (out, Some(inn))
-        }
-        (None, Some(out_again)) => {
-            let out = lists_from(
-                out_again,
-                tmp.path(),
-                "out",
-                n,
-                weighted,
-                progress,
-                cancel,
-                bytes_read,
-                &mut runs_spilled,
-            )?;
-            let inn = lists_from(
-                again,
-                tmp.path(),
-                "in",
-                n,
-                weighted,
-                progress,
-                cancel,
-                bytes_read,
-                &mut runs_spilled,
-            )?;
-            (out, Some(inn))
-        }
-        (None, None) => {
-            let out = lists_from(
-                again,
-                tmp.path(),
-                "out",
-                n,
-                weighted,
-                progress,
-                cancel,
-                bytes_read,
-                &mut runs_spilled,
-            )?;
-            (out, None)
-        }
-    };
-
-    if let Some(ds) = &dataset {
-        let bad = |what: &str, meta: u64, got: u64| StoreError::Input {
-            path: ds.properties.clone(),
-            line: 0,
-            message: format!("meta.{what} = {meta}, but {got} were read"),
-        };
-        if let Some(m) = ds.meta_vertices {
-            if m != n as u64 {
-                return Err(bad("vertices", m, n as u64));
-            }
-        }
-        if let Some(m) = ds.meta_edges {
-            if m != edges_read {
-                return Err(bad("edges", m, edges_read));
-            }
-        }
-    }
-
-    progress(ImportProgress {
-        phase: ImportPhase::Writing,
-        bytes_read,
-        edges,
-    });
-    check_cancel(cancel)?;
+    progress.report(ImportPhase::Writing, merge.edges);
+    progress.check_cancel()?;
     let arcs = out.arcs;
     let contents = GraphFileContents {
-        identity: req.identity.clone(),
+        identity: job.req.identity.clone(),
         keys: match mapper {
             InternalIds::Ranks(k) => Some(k),
             InternalIds::Ids(_) => None,
         },
-        ids,
-        order,
-        edges,
-        directed,
-        weighted,
+        ids: renumbered.ids,
+        order: renumbered.order,
+        edges: merge.edges,
+        directed: job.directed,
+        weighted: job.weighted,
         out,
         inn,
     };
-    let file_bytes = write_graph_file(&req.dest, &contents)?;
-    let string_keys = contents.keys.is_some();
-    let format_version = crate::blockfile::format::FORMAT_VERSION;
-    let key_bytes = contents.keys.as_ref().map_or(0, |k| k.file_bytes());
+    let written = WrittenFile {
+        vertices: n as u64,
+        arcs,
+        bytes: write_graph_file(&job.req.dest, &contents)?,
+        string_keys: contents.keys.is_some(),
+        key_bytes: contents.keys.as_ref().map_or(0, |k| k.file_bytes()),
+        order: renumbered.order,
+        layout_reason: renumbered.reason,
+        runs_spilled,
+    };
     drop(contents);
     drop(tmp);
-    Ok(ImportSummary {
-        vertices: n as u64,
-        edges,
-        arcs,
-        directed,
-        weighted,
-        file_bytes,
-        elapsed: started.elapsed(),
-        bytes_read,
-        duplicates_dropped: duplicates,
-        runs_spilled,
-        string_keys,
-        key_bytes,
-        format_version,
+    Ok(summary(&job, read, merge, written))
+}
+
+/// A Graphalytics dataset's `meta.vertices` and `meta.edges`, when given, must be what was
+/// read.
+fn check_dataset_counts(
+    ds: &graphalytics::GraphalyticsDataset,
+    vertices: u64,
+    edges_read: u64,
+) -> Result<()> {
+    let bad = |what: &str, meta: u64, got: u64| StoreError::Input {
+        path: ds.properties.clone(),
+        line: 0,
+        message: format!("meta.{what} = {meta}, but {got} were read"),
+    };
+    if let Some(m) = ds.meta_vertices {
+        if m != vertices {
+            return Err(bad("vertices", m, vertices));
+        }
+    }
+    if let Some(m) = ds.meta_edges {
+        if m != edges_read {
+            return Err(bad("edges", m, edges_read));
+        }
+    }
+    Ok(())
+}
+
+/// What the graph file holds, for the summary.
+struct WrittenFile {
+    vertices: u64,
+    /// Arcs per direction.
+    arcs: u64,
+    bytes: u64,
+    string_keys: bool,
+    key_bytes: u64,
+    order: IdOrder,
+    layout_reason: String,
+    /// Sorted runs spilled to disk by the sorts after phase 1's.
+    runs_spilled: u64,
+}
+
+/// The summary and report of an import that wrote `file`.
+fn summary(
+    job: &ImportJob<'_>,
+    read: ReadCounts,
+    merge: MergeCounts,
+    file: WrittenFile,
+) -> ImportSummary {
+    let policies = job.policies;
+    ImportSummary {
+        vertices: file.vertices,
+        edges: merge.edges,
+        arcs: file.arcs,
+        directed: job.directed,
+        weighted: job.weighted,
+        file_bytes: file.bytes,
+        elapsed: job.started.elapsed(),
+        bytes_read: read.bytes_read,
+        duplicates_dropped: merge.duplicates,
+        runs_spilled: file.runs_spilled,
+        string_keys: file.string_keys,
+        key_bytes: file.key_bytes,
+        format_version: crate::blockfile::format::FORMAT_VERSION,
         report: ImportReport {
-            lines_read: lines,
-            edges_kept: edges,
+            lines_read: read.lines,
+            edges_kept: merge.edges,
             duplicates: policies.duplicates,
-            duplicates_merged: duplicates,
+            duplicates_merged: merge.duplicates,
             self_loops: policies.self_loops,
             self_loop_count: match policies.self_loops {
-                SelfLoopPolicy::Keep => self_loops_kept,
-                SelfLoopPolicy::Drop => self_loops_dropped,
+                SelfLoopPolicy::Keep => merge.self_loops_kept,
+                SelfLoopPolicy::Drop => read.self_loops_dropped,
             },
-            lines_skipped: skipped,
-            skipped_examples,
-            vertices_from_file,
-            negative_weights,
-            layout: order.keyword().to_string(),
-            layout_reason,
+            lines_skipped: read.skipped,
+            skipped_examples: read.skipped_examples,
+            vertices_from_file: read.vertices_from_file,
+            negative_weights: merge.negative_weights,
+            layout: file.order.keyword().to_string(),
+            layout_reason: file.layout_reason,
         },
-    })
+    }
 }
 
 fn is_regular_file(p: &Path) -> bool {
@@ -1014,75 +876,4 @@ fn check_vertex_count(n: usize) -> Result<()> {
         )));
     }
     Ok(())
-}
-
-/// The list being assembled for one vertex.
-#[derive(Default)]
-struct ListBuf {
-    vertex: Option<u32>,
-    targets: Vec<u32>,
-    weights: Vec<f64>,
-}
-
-impl ListBuf {
-    #[inline]
-    fn add(
-        &mut self,
-        w: &mut ListWriter,
-        from: u32,
-        to: u32,
-        weight: f64,
-        weighted: bool,
-    ) -> Result<()> {
-        if self.vertex != Some(from) {
-            self.flush(w, weighted)?;
-            self.vertex = Some(from);
-        }
-        self.targets.push(to);
-        if weighted {
-            self.weights.push(weight);
-        }
-        Ok(())
-    }
-
-    fn flush(&mut self, w: &mut ListWriter, weighted: bool) -> Result<()> {
-        if let Some(v) = self.vertex.take() {
-            w.push(v, &self.targets, weighted.then_some(&self.weights[..]))?;
-            self.targets.clear();
-            self.weights.clear();
-        }
-        Ok(())
-    }
-}
-
-#[allow(clippy::too_many_arguments)]
-fn lists_from<A: ArcRecord>(
-    sorter: Sorter<A>,
-    dir: &Path,
-    name: &str,
-    n: u32,
-    weighted: bool,
-    progress: &mut dyn FnMut(ImportProgress),
-    cancel: &AtomicBool,
-    bytes_read: u64,
-    runs_spilled: &mut u64,
-) -> Result<WrittenLists> {
-    let mut merged: Merged<A> = sorter.finish_counting(runs_spilled)?;
-    let mut w = ListWriter::new(dir, name, n, weighted)?;
-    let mut list = ListBuf::default();
-    let mut count = 0u64;
-    while let Some(a) = merged.next()? {
-        count += 1;
-        if count & (REPORT_EVERY - 1) == 0 {
-            progress(ImportProgress {
-                phase: ImportPhase::Sorting,
-                bytes_read,
-                edges: count,
-            });
-            check_cancel(cancel)?;
-        }
-        list.add(&mut w, a.from(), a.to(), a.weight(), weighted)?;
-    }
-    list.flush(&mut w, weighted)?;
-    w.finish()
 }

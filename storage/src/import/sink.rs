@@ -407,7 +407,6 @@ impl EdgeSink<'_> {
 /// What phase 1 (reading the input) leaves for the rest of the import.
 pub(super) struct PhaseOne {
     pub(super) directed: bool,
-    pub(super) edges: u64,
     /// String keys, sorted; `None` for integer keys.
     pub(super) keys: Option<SortedKeys>,
     /// Integer ids a vertex file defined.
@@ -415,42 +414,51 @@ pub(super) struct PhaseOne {
     /// Integer ids collected from the edges (no vertex file).
     pub(super) collected: Option<IdCollector>,
     pub(super) sorter: EdgeSorter,
-    pub(super) bytes_read: u64,
-    pub(super) lines: u64,
-    pub(super) self_loops_dropped: u64,
-    pub(super) skipped: u64,
-    pub(super) skipped_examples: Vec<String>,
+    pub(super) counts: ReadCounts,
 }
 
-impl PhaseOne {
-    /// The vertices a vertex file defined: its integer ids, or the string keys (frozen once the
-    /// file was read).
-    pub(super) fn vertices_defined(&self) -> u64 {
-        match (&self.given_ids, &self.keys) {
-            (Some(ids), _) => ids.len() as u64,
-            (None, Some(k)) => k.len() as u64,
-            (None, None) => 0,
-        }
-    }
+/// What phase 1 counted, for the summary and the report.
+pub(super) struct ReadCounts {
+    /// Edges passed to the sorter.
+    pub(super) edges: u64,
+    pub(super) bytes_read: u64,
+    /// Input lines (or rows) seen.
+    pub(super) lines: u64,
+    pub(super) self_loops_dropped: u64,
+    /// Lines skipped under `ON ERROR skip`, and the first few errors.
+    pub(super) skipped: u64,
+    pub(super) skipped_examples: Vec<String>,
+    /// The vertices a vertex file defined, when one did: its integer ids, or the string keys
+    /// (frozen once the file was read).
+    pub(super) vertices_from_file: Option<u64>,
 }
 
 impl From<EdgeSink<'_>> for PhaseOne {
     fn from(s: EdgeSink<'_>) -> PhaseOne {
+        let keys = match s.keys {
+            SinkKeys::Strings(k) => Some(k.finish()),
+            SinkKeys::Integer { .. } => None,
+        };
+        let vertices_from_file = s.vertex_file.as_ref().map(|_| match (&s.given_ids, &keys) {
+            (Some(ids), _) => ids.len() as u64,
+            (None, Some(k)) => k.len() as u64,
+            (None, None) => 0,
+        });
         PhaseOne {
             directed: s.directed,
-            edges: s.edges,
-            keys: match s.keys {
-                SinkKeys::Strings(k) => Some(k.finish()),
-                SinkKeys::Integer { .. } => None,
-            },
+            keys,
             given_ids: s.given_ids,
             collected: s.ids,
             sorter: s.sorter,
-            bytes_read: s.bytes_read,
-            lines: s.lines,
-            self_loops_dropped: s.self_loops_dropped,
-            skipped: s.skipped,
-            skipped_examples: s.skipped_examples,
+            counts: ReadCounts {
+                edges: s.edges,
+                bytes_read: s.bytes_read,
+                lines: s.lines,
+                self_loops_dropped: s.self_loops_dropped,
+                skipped: s.skipped,
+                skipped_examples: s.skipped_examples,
+                vertices_from_file,
+            },
         }
     }
 }
