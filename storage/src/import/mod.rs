@@ -3,17 +3,23 @@
 //! The pipeline keeps memory bounded by `memory_budget` whatever the input size:
 //! 1. parse the input into (src, dst, weight) records with input ids (undirected edges are
 //!    normalised to `src <= dst`), collecting the vertex id set on the way (or taking it from a
-//!    vertex file); text with integer keys is parsed in chunks on the import's threads
-//!    (`parallel.rs`); full buffers are sorted and spilled as runs ([`external_sort`]). String
-//!    keys ([`keys`]) get temporary ids in first-seen order; `KEYS auto` reads integers until
-//!    a key is not one, then reads the input again with string keys;
+//!    vertex file): every reader feeds the `EdgeSink` (`sink.rs`); text with integer keys is
+//!    parsed in chunks on the import's threads (`parallel.rs`); full buffers are sorted and
+//!    spilled as runs ([`external_sort`]). String keys ([`keys`]) get temporary ids in
+//!    first-seen order; `KEYS auto` reads integers until a key is not one, then reads the input
+//!    again with string keys;
 //! 2. merge the runs in (src, dst) order, merging duplicates by the policy, and map input ids
-//!    to dense internal ids (the rank of the input id, or of the string key);
+//!    to dense internal ids (the rank of the input id, or of the string key) (`merge.rs`);
 //! 3. directed: the merged stream *is* the out-adjacency, written as it comes (string keys:
 //!    sorted again, since temporary ids are not ranks), while (dst, src) arcs are sorted again
 //!    for the in-adjacency; undirected: both directions of every edge are sorted again for the
-//!    (only) adjacency;
-//! 4. the writer packs lists into blocks in side files and assembles the final file atomically.
+//!    (only) adjacency. Under `LAYOUT degree` or `locality` the vertices are first given their
+//!    new ids and every arc waiting to be sorted is renamed (`renumber.rs`);
+//! 4. the writer packs lists into blocks in side files (`lists.rs`) and assembles the final
+//!    file atomically.
+//!
+//! `import_from` runs phase 1 and `lists_and_file` phases 2 to 4, each as a few named
+//! steps.
 //!
 //! Every temporary file lives in a `TempDir` inside `temp_dir`, removed on success, on error
 //! and on cancellation.
