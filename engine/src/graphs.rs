@@ -35,24 +35,10 @@ pub fn create(
     edges: EdgeSource<'_>,
 ) -> Result<Vec<Output>, StatementError> {
     let name = &c.name.name;
-    if !c.or_replace
-        && s.catalog
-            .get(name)
-            .map_err(|e| StatementError::store(pos, e))?
-            .is_some()
-    {
-        return Err(StatementError::at(
-            c.name.pos,
-            format!("graph `{name}` already exists (use CREATE OR REPLACE GRAPH to replace it)"),
-        ));
-    }
+    refuse_existing(s, pos, c)?;
     // An import sorts within `memory_limit`: blocked pulls kept from earlier runs give way.
     s.stores.release_kept(None);
-    let storage = match c.storage {
-        None | Some(AstStorage::Blockfile) => StorageKind::Blockfile,
-        Some(AstStorage::Memory) => StorageKind::Memory,
-        Some(AstStorage::Dm) => StorageKind::Dm,
-    };
+    let storage = storage_kind(c.storage);
     // Check the pool settings before a possibly long import, so a missing one fails at once.
     let pool = if storage == StorageKind::Dm {
         Some(
@@ -63,70 +49,19 @@ pub fn create(
         None
     };
     let previous = s.catalog.get(name).ok().flatten();
-    let format = match c.format {
-        _ if matches!(edges, EdgeSource::Batches(_)) => import::InputFormat::Arrow,
-        Some(InputFormat::Edgelist) => import::InputFormat::Edgelist,
-        Some(InputFormat::Graphalytics) => import::InputFormat::Graphalytics,
-        Some(InputFormat::Csv) => import::InputFormat::Csv,
-        Some(InputFormat::Parquet) => import::InputFormat::Parquet,
-        Some(InputFormat::Mtx) => import::InputFormat::MatrixMarket,
-        None => import::detect_format(std::path::Path::new(&c.source)),
-    };
+    let format = input_format(c, &edges);
     let new_file = s
         .catalog
         .new_graph_file(name)
         .map_err(|e| StatementError::store(pos, e))?;
     let dest = s.catalog.dir().join(&new_file.file);
     let identity = FileIdentity::new(name, new_file.generation, &c.source, storage);
-    let req = ImportRequest {
-        source: PathBuf::from(&c.source),
-        format,
-        directed: c.directed,
-        weighted: c.weighted,
-        vertices: c.vertices.as_ref().map(PathBuf::from),
-        options: import_options(c),
-        dest: dest.clone(),
-        memory_budget: s.settings.import_memory,
-        threads: s.settings.threads,
-        temp_dir: s.catalog.tmp_dir(),
-        identity: identity.clone(),
-    };
-    let watcher = s.watcher.clone();
-    let mut progress = |p: import::ImportProgress| {
-        if let Some(w) = &watcher {
-            w.import_progress(&c.source, &p);
-        }
-    };
-    let summary = match edges {
-        EdgeSource::File => import::import(&req, &mut progress, &s.cancel),
-        EdgeSource::Batches(batches) => {
-            import::import_batches(&req, batches, &mut progress, &s.cancel)
-        }
-    };
-    if let Some(w) = &watcher {
-        w.import_done();
-    }
-    let summary = summary.map_err(|e| {
-        let _ = std::fs::remove_file(&dest);
-        StatementError::store(c.source_pos, e)
-    })?;
-    // STORAGE dm: the block file stays as the durable copy; its lists go into the pool.
-    // Regions stay leased to the loader until the catalog records them (see dm::load).
+    let req = import_request(s, c, format, dest.clone(), identity.clone());
+    let summary = run_import(s, c, &req, edges)?;
     let (pending_dm, extra, dm_note) = match &pool {
         Some(pool) => {
-            s.stores.forget(name);
-            let loaded = load_into_pool(s, &dest, pool).map_err(|e| {
-                let _ = std::fs::remove_file(&dest);
-                StatementError::store(pos, e)
-            })?;
-            let layout = loaded.layout();
-            let note = format!(
-                ", loaded into {} memory nodes ({:.1} % of lists in place)",
-                layout.nodes.len(),
-                100.0 * layout.in_place_fraction(Direction::Out)
-            );
-            let extra = Some(layout.to_json());
-            (Some(loaded), extra, note)
+            let dm = load_dm(s, pos, name, &dest, pool)?;
+            (Some(dm.pending), Some(dm.layout), dm.note)
         }
         None => (None, None, String::new()),
     };
@@ -153,13 +88,161 @@ pub fn create(
         import: summary.report.clone(),
         key_bytes: summary.key_bytes,
     };
-    if let Err(e) = s.catalog.register(&meta, c.or_replace) {
-        let _ = std::fs::remove_file(&dest);
-        // Dropping the uncommitted load frees its regions.
+    let freed = register(s, pos, &meta, c.or_replace, &dest, pending_dm, previous)?;
+    let mut outputs = created_status(name, &summary, &dm_note);
+    outputs.extend(freed.into_iter().map(Output::Status));
+    Ok(outputs)
+}
+
+/// Without OR REPLACE, an existing graph of the name is an error.
+fn refuse_existing(s: &Session, pos: Pos, c: &CreateGraph) -> Result<(), StatementError> {
+    let name = &c.name.name;
+    if !c.or_replace
+        && s.catalog
+            .get(name)
+            .map_err(|e| StatementError::store(pos, e))?
+            .is_some()
+    {
+        return Err(StatementError::at(
+            c.name.pos,
+            format!("graph `{name}` already exists (use CREATE OR REPLACE GRAPH to replace it)"),
+        ));
+    }
+    Ok(())
+}
+
+/// Where the catalog keeps the graph's data (`STORAGE`, by default a block file).
+fn storage_kind(storage: Option<AstStorage>) -> StorageKind {
+    match storage {
+        None | Some(AstStorage::Blockfile) => StorageKind::Blockfile,
+        Some(AstStorage::Memory) => StorageKind::Memory,
+        Some(AstStorage::Dm) => StorageKind::Dm,
+    }
+}
+
+/// The importer's format: record batches are Arrow whatever the statement says; otherwise
+/// `FORMAT`, or what the file looks like.
+fn input_format(c: &CreateGraph, edges: &EdgeSource<'_>) -> import::InputFormat {
+    match c.format {
+        _ if matches!(edges, EdgeSource::Batches(_)) => import::InputFormat::Arrow,
+        Some(InputFormat::Edgelist) => import::InputFormat::Edgelist,
+        Some(InputFormat::Graphalytics) => import::InputFormat::Graphalytics,
+        Some(InputFormat::Csv) => import::InputFormat::Csv,
+        Some(InputFormat::Parquet) => import::InputFormat::Parquet,
+        Some(InputFormat::Mtx) => import::InputFormat::MatrixMarket,
+        None => import::detect_format(std::path::Path::new(&c.source)),
+    }
+}
+
+/// The import the statement asks for, into `dest`, under the session's memory and threads.
+fn import_request(
+    s: &Session,
+    c: &CreateGraph,
+    format: import::InputFormat,
+    dest: PathBuf,
+    identity: FileIdentity,
+) -> ImportRequest {
+    ImportRequest {
+        source: PathBuf::from(&c.source),
+        format,
+        directed: c.directed,
+        weighted: c.weighted,
+        vertices: c.vertices.as_ref().map(PathBuf::from),
+        options: import_options(c),
+        dest,
+        memory_budget: s.settings.import_memory,
+        threads: s.settings.threads,
+        temp_dir: s.catalog.tmp_dir(),
+        identity,
+    }
+}
+
+/// Runs the import, showing its progress to the session's watcher; a failed import leaves no
+/// file at `req.dest`.
+fn run_import(
+    s: &Session,
+    c: &CreateGraph,
+    req: &ImportRequest,
+    edges: EdgeSource<'_>,
+) -> Result<import::ImportSummary, StatementError> {
+    let watcher = s.watcher.clone();
+    let mut progress = |p: import::ImportProgress| {
+        if let Some(w) = &watcher {
+            w.import_progress(&c.source, &p);
+        }
+    };
+    let summary = match edges {
+        EdgeSource::File => import::import(req, &mut progress, &s.cancel),
+        EdgeSource::Batches(batches) => {
+            import::import_batches(req, batches, &mut progress, &s.cancel)
+        }
+    };
+    if let Some(w) = &watcher {
+        w.import_done();
+    }
+    summary.map_err(|e| {
+        let _ = std::fs::remove_file(&req.dest);
+        StatementError::store(c.source_pos, e)
+    })
+}
+
+/// A STORAGE dm graph's lists loaded into the memory nodes, not yet committed.
+struct DmLoad {
+    /// Regions stay leased to the loader until the catalog records them (see dm::load).
+    pending: storage::dm::load::PendingLoad,
+    /// Where the lists went, for the catalog entry.
+    layout: serde_json::Value,
+    /// The end of CREATE's status line.
+    note: String,
+}
+
+/// STORAGE dm: the block file stays as the durable copy; its lists go into the pool. A failed
+/// load removes the file.
+fn load_dm(
+    s: &mut Session,
+    pos: Pos,
+    name: &str,
+    dest: &std::path::Path,
+    pool: &storage::dm::PoolConfig,
+) -> Result<DmLoad, StatementError> {
+    s.stores.forget(name);
+    let pending = load_into_pool(s, dest, pool).map_err(|e| {
+        let _ = std::fs::remove_file(dest);
+        StatementError::store(pos, e)
+    })?;
+    let layout = pending.layout();
+    let note = format!(
+        ", loaded into {} memory nodes ({:.1} % of lists in place)",
+        layout.nodes.len(),
+        100.0 * layout.in_place_fraction(Direction::Out)
+    );
+    let layout = layout.to_json();
+    Ok(DmLoad {
+        pending,
+        layout,
+        note,
+    })
+}
+
+/// Records the graph in the catalog, then commits its DM load (committed only once the catalog
+/// refers to the regions, see dm::load) and frees the regions of the graph it replaces;
+/// returns a status line for each memory node where some were not freed. If the catalog
+/// refuses, the new file is removed and dropping the uncommitted load frees its regions.
+fn register(
+    s: &mut Session,
+    pos: Pos,
+    meta: &GraphMeta,
+    or_replace: bool,
+    dest: &std::path::Path,
+    pending_dm: Option<storage::dm::load::PendingLoad>,
+    previous: Option<GraphMeta>,
+) -> Result<Vec<String>, StatementError> {
+    let name = &meta.name;
+    if let Err(e) = s.catalog.register(meta, or_replace) {
+        let _ = std::fs::remove_file(dest);
         std::mem::drop(pending_dm);
         return Err(StatementError::store(pos, e));
     }
-    // Committed only now that the catalog refers to the regions (see dm::load).
     let committed = pending_dm.map(|p| p.commit()).transpose();
     s.stores.forget(name);
     let freed = previous.map(|old| free_dm(s, &old)).unwrap_or_default();
@@ -171,9 +254,7 @@ pub fn create(
             )),
         )
     })?;
-    let mut outputs = created_status(name, &summary, &dm_note);
-    outputs.extend(freed.into_iter().map(Output::Status));
-    Ok(outputs)
+    Ok(freed)
 }
 
 /// The statement's `OPTIONS (...)` as the importer takes them: lower-case keys, values as text.

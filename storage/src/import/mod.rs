@@ -3,17 +3,23 @@
 //! The pipeline keeps memory bounded by `memory_budget` whatever the input size:
 //! 1. parse the input into (src, dst, weight) records with input ids (undirected edges are
 //!    normalised to `src <= dst`), collecting the vertex id set on the way (or taking it from a
-//!    vertex file); text with integer keys is parsed in chunks on the import's threads
-//!    (`parallel.rs`); full buffers are sorted and spilled as runs ([`external_sort`]). String
-//!    keys ([`keys`]) get temporary ids in first-seen order; `KEYS auto` reads integers until
-//!    a key is not one, then reads the input again with string keys;
+//!    vertex file): every reader feeds the `EdgeSink` (`sink.rs`); text with integer keys is
+//!    parsed in chunks on the import's threads (`parallel.rs`); full buffers are sorted and
+//!    spilled as runs ([`external_sort`]). String keys ([`keys`]) get temporary ids in
+//!    first-seen order; `KEYS auto` reads integers until a key is not one, then reads the input
+//!    again with string keys;
 //! 2. merge the runs in (src, dst) order, merging duplicates by the policy, and map input ids
-//!    to dense internal ids (the rank of the input id, or of the string key);
+//!    to dense internal ids (the rank of the input id, or of the string key) (`merge.rs`);
 //! 3. directed: the merged stream *is* the out-adjacency, written as it comes (string keys:
 //!    sorted again, since temporary ids are not ranks), while (dst, src) arcs are sorted again
 //!    for the in-adjacency; undirected: both directions of every edge are sorted again for the
-//!    (only) adjacency;
-//! 4. the writer packs lists into blocks in side files and assembles the final file atomically.
+//!    (only) adjacency. Under `LAYOUT degree` or `locality` the vertices are first given their
+//!    new ids and every arc waiting to be sorted is renamed (`renumber.rs`);
+//! 4. the writer packs lists into blocks in side files (`lists.rs`) and assembles the final
+//!    file atomically.
+//!
+//! `import_from` runs phase 1 and `lists_and_file` phases 2 to 4, each as a few named
+//! steps.
 //!
 //! Every temporary file lives in a `TempDir` inside `temp_dir`, removed on success, on error
 //! and on cancellation.
@@ -29,10 +35,14 @@ pub mod idmap;
 mod input;
 pub mod keys;
 pub mod layout;
+mod lists;
+mod merge;
 mod mtx;
 mod parallel;
 pub mod parquet;
+mod renumber;
 pub mod report;
+mod sink;
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -41,17 +51,20 @@ use std::time::{Duration, Instant};
 use arrow_array::RecordBatchReader;
 
 use crate::blockfile::format::IdOrder;
-use crate::blockfile::writer::{write_graph_file, GraphFileContents, ListWriter, WrittenLists};
+use crate::blockfile::writer::{write_graph_file, GraphFileContents};
 use crate::error::{Result, StoreError};
 pub use detect::detect_format;
-use external_sort::{
-    Arc, ArcRecord, EdgeRecord, InputEdge, Merged, PlainArc, PlainEdge, Sorter, FAN_IN,
-};
+use external_sort::{Arc, ArcRecord, EdgeRecord, InputEdge, PlainArc, PlainEdge, Sorter};
 use idmap::{IdCollector, IdMapper};
 use keys::{KeyInterner, KeyMode, SortedKeys};
 use layout::Layout;
+use lists::ListFiles;
+use merge::{merge_duplicates, ArcRouter, MergeCounts};
+use renumber::renumber;
 pub use report::{DuplicatePolicy, ImportReport, SelfLoopPolicy};
-use report::{Policies, POLICY_OPTIONS, SKIPPED_EXAMPLES};
+use report::{Policies, POLICY_OPTIONS};
+pub(crate) use sink::EdgeSink;
+use sink::{EdgeSorter, PhaseOne, ReadCounts, SinkKeys, SinkSettings};
 
 /// The input formats the importer reads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -191,328 +204,6 @@ pub const PEAK_FIXED_BYTES: u64 = 16 << 20;
 /// Records per progress report and cancellation check.
 const REPORT_EVERY: u64 = 1 << 20;
 
-/// Phase 1's sorter: weighted edges carry their weight, unweighted ones do not (two thirds
-/// of the bytes).
-pub(crate) enum EdgeSorter {
-    Weighted(Sorter<InputEdge>),
-    Plain(Sorter<PlainEdge>),
-}
-
-impl EdgeSorter {
-    /// A sorter of `buffer_bytes` on `pool`. Weighted duplicates keep their input order (the
-    /// policies combine them in it); unweighted duplicates are equal records, whose order
-    /// cannot matter, so they sort unstably, without a scratch copy of the buffer.
-    fn new(
-        weighted: bool,
-        dir: &Path,
-        buffer_bytes: usize,
-        read_buffer: usize,
-        pool: &std::sync::Arc<rayon::ThreadPool>,
-    ) -> EdgeSorter {
-        if weighted {
-            EdgeSorter::Weighted(
-                Sorter::new(dir, "edges", buffer_bytes, true, read_buffer).on_pool(pool),
-            )
-        } else {
-            EdgeSorter::Plain(
-                Sorter::new(dir, "edges", buffer_bytes, false, read_buffer).on_pool(pool),
-            )
-        }
-    }
-
-    #[inline]
-    fn push(&mut self, src: u64, dst: u64, weight: f64) -> Result<()> {
-        match self {
-            EdgeSorter::Weighted(s) => s.push(InputEdge { src, dst, weight }),
-            EdgeSorter::Plain(s) => s.push(PlainEdge { src, dst }),
-        }
-    }
-
-    fn set_buffer_bytes(&mut self, bytes: usize) {
-        match self {
-            EdgeSorter::Weighted(s) => s.set_buffer_bytes(bytes),
-            EdgeSorter::Plain(s) => s.set_buffer_bytes(bytes),
-        }
-    }
-}
-
-/// How the sink reads vertex keys.
-pub(crate) enum SinkKeys {
-    /// Unsigned integers; `explicit` (`KEYS integer`) makes any other key an error, otherwise
-    /// it asks for the input to be read again with string keys.
-    Integer { explicit: bool },
-    /// String keys, each given a temporary id by the interner.
-    Strings(KeyInterner),
-}
-
-/// Where the parsers put edges: reads vertex keys, checks vertex membership, normalises
-/// undirected edges, collects ids, feeds the sorter, reports progress and checks for
-/// cancellation.
-pub(crate) struct EdgeSink<'a> {
-    /// Normalise edges to `src <= dst`; a reader may set it once before its first edge.
-    pub(crate) directed: bool,
-    keys: SinkKeys,
-    /// Set when `KEYS auto` met a key that is not an integer: the import starts again with
-    /// string keys.
-    restart_with_strings: bool,
-    /// The vertex file, when one defines the vertex set, and (integer keys) its ids.
-    vertex_file: Option<PathBuf>,
-    vertex_set: Option<IdMapper>,
-    given_ids: Option<Vec<u64>>,
-    ids: Option<IdCollector>,
-    sorter: EdgeSorter,
-    /// The edge buffer's budget, and the share of the import's memory the vertex set may take
-    /// on top (integer ids' collector, string keys' interner) before the buffer shrinks.
-    edge_budget: u64,
-    ids_budget: u64,
-    /// The whole import's budget (`import_memory`) and layout: what a vertex count that a file
-    /// declares is checked against before anything is allocated for it.
-    memory_budget: u64,
-    layout: Layout,
-    edges: u64,
-    pub(crate) bytes_read: u64,
-    progress: &'a mut dyn FnMut(ImportProgress),
-    pub(crate) cancel: &'a AtomicBool,
-    /// The import's threads (`SET threads`): they sort the runs and parse text in chunks.
-    pub(crate) pool: std::sync::Arc<rayon::ThreadPool>,
-    policies: Policies,
-    /// Input lines (or rows) seen, counted by the readers.
-    pub(crate) lines: u64,
-    self_loops_dropped: u64,
-    skipped: u64,
-    skipped_examples: Vec<String>,
-}
-
-impl EdgeSink<'_> {
-    /// Whether keys are read as strings.
-    pub(crate) fn string_keys(&self) -> bool {
-        matches!(self.keys, SinkKeys::Strings(_))
-    }
-
-    /// Refuses a vertex count that a file declares (`what`, at `path:line`) when its vertices
-    /// alone would need more memory than `import_memory`: a declared size is a claim, and
-    /// believing it would allocate for it. Says how much it would take.
-    pub(crate) fn check_declared_vertices(
-        &self,
-        n: u64,
-        path: &Path,
-        line: u64,
-        what: &str,
-    ) -> Result<()> {
-        let need = n.saturating_mul(resident_bytes_per_vertex(self.directed, self.layout));
-        if need > self.memory_budget {
-            return Err(edgelist::input_err(
-                path,
-                line,
-                format!(
-                    "{what} declares {n} vertices, which need about {} of memory to import, more \
-                     than import_memory ({}); if the graph really has that many vertices, \
-                     SET import_memory to at least {} (and have that much memory)",
-                    base::format_size(need),
-                    base::format_size(self.memory_budget),
-                    base::format_size(need),
-                ),
-            ));
-        }
-        Ok(())
-    }
-
-    /// `Some(explicit)` when keys are read as integers (`explicit`: `KEYS integer` was
-    /// given), `None` for string keys.
-    pub(crate) fn integer_keys(&self) -> Option<bool> {
-        match self.keys {
-            SinkKeys::Integer { explicit } => Some(explicit),
-            SinkKeys::Strings(_) => None,
-        }
-    }
-
-    /// `ON ERROR skip`: malformed lines are counted and skipped.
-    pub(crate) fn skips_errors(&self) -> bool {
-        self.policies.skip_errors
-    }
-
-    /// Counts `n` lines skipped under `ON ERROR skip` whose errors are not quoted (the report
-    /// quotes only the first few).
-    pub(crate) fn skipped_unquoted(&mut self, n: u64) {
-        self.skipped += n;
-    }
-
-    /// The whole import's budget (`import_memory`).
-    pub(crate) fn memory_budget(&self) -> u64 {
-        self.memory_budget
-    }
-
-    /// Whether the user asked for `KEYS integer`.
-    pub(crate) fn integer_keys_required(&self) -> bool {
-        matches!(self.keys, SinkKeys::Integer { explicit: true })
-    }
-
-    /// Asks for the input to be read again with string keys (`KEYS auto` found a key that is
-    /// not an unsigned integer); the error only unwinds the reader.
-    pub(crate) fn restart_with_strings(&mut self) -> StoreError {
-        self.restart_with_strings = true;
-        StoreError::Cancelled
-    }
-
-    /// The id of vertex key `tok` (column `column`, named in errors) at `path:line`: the
-    /// integer itself, or the string key's temporary id.
-    #[inline]
-    pub(crate) fn key(
-        &mut self,
-        tok: &[u8],
-        path: &Path,
-        line: u64,
-        column: &dyn Fn() -> String,
-    ) -> Result<u64> {
-        match &mut self.keys {
-            SinkKeys::Integer { explicit } => {
-                match keys::integer_key(*explicit, tok, path, line, column)? {
-                    Some(v) => Ok(v),
-                    None => Err(self.restart_with_strings()),
-                }
-            }
-            SinkKeys::Strings(interner) => {
-                if tok.is_empty() {
-                    return Err(edgelist::input_err(
-                        path,
-                        line,
-                        format!("{}: empty vertex key", column()),
-                    ));
-                }
-                if std::str::from_utf8(tok).is_err() {
-                    return Err(edgelist::input_err(
-                        path,
-                        line,
-                        format!("{}: the vertex key is not UTF-8 text", column()),
-                    ));
-                }
-                let before = interner.len();
-                match interner.intern(tok) {
-                    Some(t) => {
-                        // Every 64 Ki new keys, the edge buffer gives the keys' memory back.
-                        if interner.len() != before && interner.len() % (1 << 16) == 0 {
-                            let held = interner.memory_bytes().saturating_sub(self.ids_budget);
-                            self.sorter.set_buffer_bytes(
-                                self.edge_budget
-                                    .saturating_sub(held)
-                                    .max(self.edge_budget / 8)
-                                    as usize,
-                            );
-                        }
-                        Ok(t as u64)
-                    }
-                    None => Err(match &self.vertex_file {
-                        Some(v) => edgelist::input_err(
-                            path,
-                            line,
-                            format!(
-                                "vertex {} is not in the vertex file {}",
-                                edgelist::show(tok),
-                                v.display()
-                            ),
-                        ),
-                        None => StoreError::Other(format!(
-                            "{}: more than 2^32-1 distinct vertex keys",
-                            path.display()
-                        )),
-                    }),
-                }
-            }
-        }
-    }
-
-    /// One input edge read at `path:line`, its keys already read by [`EdgeSink::key`].
-    #[inline]
-    pub(crate) fn edge(
-        &mut self,
-        src: u64,
-        dst: u64,
-        weight: f64,
-        path: &Path,
-        line: u64,
-    ) -> Result<()> {
-        if let (Some(set), Some(vpath)) = (&self.vertex_set, &self.vertex_file) {
-            for id in [src, dst] {
-                if set.map(id).is_none() {
-                    return Err(StoreError::Input {
-                        path: path.to_path_buf(),
-                        line,
-                        message: format!(
-                            "vertex {id} is not in the vertex file {}",
-                            vpath.display()
-                        ),
-                    });
-                }
-            }
-        }
-        if let Some(ids) = &mut self.ids {
-            ids.add(src);
-            ids.add(dst);
-        }
-        if src == dst && self.policies.self_loops == SelfLoopPolicy::Drop {
-            self.self_loops_dropped += 1;
-            return Ok(());
-        }
-        let (src, dst) = if !self.directed && dst < src {
-            (dst, src)
-        } else {
-            (src, dst)
-        };
-        self.sorter.push(src, dst, weight)?;
-        self.edges += 1;
-        if self.edges & (REPORT_EVERY - 1) == 0 {
-            self.tick(ImportPhase::Reading, self.edges)?;
-        }
-        Ok(())
-    }
-
-    /// What becomes of one input line's outcome: with `ON ERROR skip` a malformed line is
-    /// counted (the first few quoted) and reading goes on; otherwise its error stops the import.
-    pub(crate) fn line_outcome(&mut self, outcome: Result<()>) -> Result<()> {
-        match outcome {
-            Err(e @ StoreError::Input { .. }) if self.policies.skip_errors => {
-                self.skipped += 1;
-                if self.skipped_examples.len() < SKIPPED_EXAMPLES {
-                    self.skipped_examples.push(e.to_string());
-                }
-                Ok(())
-            }
-            other => other,
-        }
-    }
-
-    /// A vertex the input declares, with or without edges.
-    pub(crate) fn vertex(&mut self, id: u64) {
-        if let Some(ids) = &mut self.ids {
-            ids.add(id);
-        }
-    }
-
-    /// Takes the vertex set from a vertex file: the sink's keys so far (string keys: the
-    /// interner, frozen from now on) or `ids` (integer keys).
-    pub(crate) fn define_vertices(&mut self, file: &Path, ids: Option<Vec<u64>>, budget: u64) {
-        self.vertex_file = Some(file.to_path_buf());
-        self.ids = None;
-        match &mut self.keys {
-            SinkKeys::Strings(interner) => interner.freeze(),
-            SinkKeys::Integer { .. } => {
-                let ids = ids.unwrap_or_default();
-                self.vertex_set = Some(IdMapper::new(&ids, budget));
-                self.given_ids = Some(ids);
-            }
-        }
-    }
-
-    fn tick(&mut self, phase: ImportPhase, edges: u64) -> Result<()> {
-        (self.progress)(ImportProgress {
-            phase,
-            bytes_read: self.bytes_read,
-            edges,
-        });
-        check_cancel(self.cancel)
-    }
-}
-
 fn check_cancel(cancel: &AtomicBool) -> Result<()> {
     if cancel.load(Ordering::Relaxed) {
         Err(StoreError::Cancelled)
@@ -618,78 +309,21 @@ pub fn import_batches(
     import_from(&req, Some(batches), progress, cancel)
 }
 
+/// The whole import: settles what the format and options say, reads the input (phase 1), then
+/// hands the sorted edges to [`lists_and_file`] under the record types the weights call for.
 fn import_from(
     req: &ImportRequest,
-    mut batches: Option<&mut dyn RecordBatchReader>,
+    batches: Option<&mut dyn RecordBatchReader>,
     progress: &mut dyn FnMut(ImportProgress),
     cancel: &AtomicBool,
 ) -> Result<ImportSummary> {
     let started = Instant::now();
     check_cancel(cancel)?;
-    std::fs::create_dir_all(&req.temp_dir).map_err(|e| StoreError::io(&req.temp_dir, e))?;
-    let tmp = tempfile::Builder::new()
-        .prefix("frontier-import-")
-        .tempdir_in(&req.temp_dir)
-        .map_err(|e| StoreError::io(&req.temp_dir, e))?;
+    let tmp = import_temp_dir(&req.temp_dir)?;
     let budget = req.memory_budget.max(1);
     let policies = Policies::from_options(&req.options)?;
-    let pool = std::sync::Arc::new(
-        rayon::ThreadPoolBuilder::new()
-            .num_threads(req.threads)
-            .thread_name(|i| format!("frontier-sort-{i}"))
-            .build()
-            .map_err(|e| {
-                StoreError::Other(format!("cannot start the import's sort threads: {e}"))
-            })?,
-    );
-
-    // What the format says about the graph.
-    let mut directed = req.directed.unwrap_or(true);
-    let mut weighted = req.weighted;
-    let mut vertex_file = req.vertices.clone();
-    let mut dataset = None;
-    match req.format {
-        InputFormat::Graphalytics => {
-            check_options(req, &[])?;
-            let props = graphalytics::find_properties(&req.source)?;
-            let ds = graphalytics::read_properties(&props, cancel)?;
-            let contradiction = |m: String| StoreError::Input {
-                path: props.clone(),
-                line: 0,
-                message: m,
-            };
-            if let Some(d) = req.directed {
-                if d != ds.directed {
-                    return Err(contradiction(format!(
-                        "{} was asked for, but the properties say directed = {}",
-                        if d { "DIRECTED" } else { "UNDIRECTED" },
-                        ds.directed
-                    )));
-                }
-            }
-            if req.weighted && !ds.weighted {
-                return Err(contradiction(
-                    "WEIGHTED was asked for, but the edges have no `weight` property".into(),
-                ));
-            }
-            if req.vertices.is_some() {
-                return Err(contradiction(
-                    "a Graphalytics dataset names its own vertex file; drop VERTICES".into(),
-                ));
-            }
-            directed = ds.directed;
-            weighted = ds.weighted;
-            vertex_file = Some(ds.vertex_file.clone());
-            dataset = Some(ds);
-        }
-        InputFormat::Edgelist => check_options(req, &[])?,
-        InputFormat::Csv => {
-            csv_options(req)?;
-        }
-        InputFormat::Parquet | InputFormat::Arrow => check_options(req, &["src", "dst", "weight"])?,
-        InputFormat::MatrixMarket => check_options(req, &[])?,
-    }
-
+    let pool = import_pool(req.threads)?;
+    let facts = FormatFacts::of(req, cancel)?;
     let key_mode = KeyMode::from_options(&req.options)?;
     let layout = Layout::from_options(&req.options)?;
     if req.format == InputFormat::MatrixMarket && key_mode == KeyMode::String {
@@ -697,108 +331,213 @@ fn import_from(
             "FORMAT mtx numbers its vertices 1..n; drop `KEYS string`".into(),
         ));
     }
+    let settings = SinkSettings {
+        directed: facts.directed,
+        weighted: facts.weighted,
+        budget,
+        layout,
+        policies,
+        dir: tmp.path(),
+        pool: &pool,
+    };
+    let read_buffer = settings.read_buffer();
+    let read = read_edges(req, batches, &facts, &settings, key_mode, progress, cancel)?;
+    progress(ImportProgress {
+        phase: ImportPhase::Sorting,
+        bytes_read: read.counts.bytes_read,
+        edges: read.counts.edges,
+    });
+    check_cancel(cancel)?;
+    let (ids, mapper) = internal_ids(read.keys, read.given_ids, read.collected, budget)?;
+    let job = ImportJob {
+        req,
+        pool,
+        budget,
+        read_buffer,
+        layout,
+        directed: read.directed,
+        weighted: facts.weighted,
+        policies,
+        dataset: facts.dataset,
+        started,
+    };
+    let rest = Rest {
+        job,
+        tmp,
+        ids,
+        mapper,
+        read: read.counts,
+    };
+    match read.sorter {
+        EdgeSorter::Weighted(s) => lists_and_file::<InputEdge, Arc>(rest, s, progress, cancel),
+        EdgeSorter::Plain(s) => lists_and_file::<PlainEdge, PlainArc>(rest, s, progress, cancel),
+    }
+}
 
-    // Phase 1: parse into sorted runs of input-id edges. `KEYS auto` reads integers until a
-    // key is not one, then reads the input again with string keys.
-    let mut strings = key_mode == KeyMode::String;
-    let read_buffer = (budget / 8 / FAN_IN as u64) as usize;
-    let read = loop {
-        let mut sink = EdgeSink {
-            directed,
-            keys: if strings {
-                SinkKeys::Strings(KeyInterner::default())
-            } else {
-                SinkKeys::Integer {
-                    explicit: key_mode == KeyMode::Integer,
-                }
-            },
-            restart_with_strings: false,
-            vertex_file: None,
-            vertex_set: None,
-            given_ids: None,
-            ids: Some(IdCollector::new(budget / 8)),
-            sorter: EdgeSorter::new(
-                weighted,
-                tmp.path(),
-                (budget * 3 / 10) as usize,
-                read_buffer,
-                &pool,
-            ),
-            edge_budget: budget * 3 / 10,
-            ids_budget: budget / 8,
-            memory_budget: budget,
-            layout,
-            edges: 0,
-            bytes_read: 0,
-            progress: &mut *progress,
-            cancel,
-            pool: pool.clone(),
-            policies,
-            lines: 0,
-            self_loops_dropped: 0,
-            skipped: 0,
-            skipped_examples: Vec::new(),
+/// The import's own temporary directory inside `temp_dir`: spilled runs and side files go
+/// there, and it is removed with everything in it however the import ends.
+fn import_temp_dir(temp_dir: &Path) -> Result<tempfile::TempDir> {
+    std::fs::create_dir_all(temp_dir).map_err(|e| StoreError::io(temp_dir, e))?;
+    tempfile::Builder::new()
+        .prefix("frontier-import-")
+        .tempdir_in(temp_dir)
+        .map_err(|e| StoreError::io(temp_dir, e))
+}
+
+/// The import's threads (`SET threads`, 0 for one per core): they parse text in chunks and
+/// sort the runs.
+fn import_pool(threads: usize) -> Result<std::sync::Arc<rayon::ThreadPool>> {
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .thread_name(|i| format!("frontier-sort-{i}"))
+        .build()
+        .map_err(|e| StoreError::Other(format!("cannot start the import's sort threads: {e}")))?;
+    Ok(std::sync::Arc::new(pool))
+}
+
+/// What the format and the statement say about the graph before its edges are read.
+struct FormatFacts {
+    directed: bool,
+    weighted: bool,
+    /// The file defining the vertex set: `VERTICES`, or a Graphalytics dataset's own.
+    vertex_file: Option<PathBuf>,
+    /// A Graphalytics dataset's properties.
+    dataset: Option<graphalytics::GraphalyticsDataset>,
+}
+
+impl FormatFacts {
+    /// Checks the options the format takes; a Graphalytics dataset's properties are read and
+    /// decide the rest.
+    fn of(req: &ImportRequest, cancel: &AtomicBool) -> Result<FormatFacts> {
+        match req.format {
+            InputFormat::Graphalytics => return FormatFacts::graphalytics(req, cancel),
+            InputFormat::Edgelist => check_options(req, &[])?,
+            InputFormat::Csv => {
+                csv_options(req)?;
+            }
+            InputFormat::Parquet | InputFormat::Arrow => {
+                check_options(req, &["src", "dst", "weight"])?
+            }
+            InputFormat::MatrixMarket => check_options(req, &[])?,
+        }
+        Ok(FormatFacts {
+            directed: req.directed.unwrap_or(true),
+            weighted: req.weighted,
+            vertex_file: req.vertices.clone(),
+            dataset: None,
+        })
+    }
+
+    /// A Graphalytics dataset says itself whether it is directed or weighted and names its
+    /// vertex file: the statement may repeat what it says, but not contradict it.
+    fn graphalytics(req: &ImportRequest, cancel: &AtomicBool) -> Result<FormatFacts> {
+        check_options(req, &[])?;
+        let props = graphalytics::find_properties(&req.source)?;
+        let ds = graphalytics::read_properties(&props, cancel)?;
+        let contradiction = |m: String| StoreError::Input {
+            path: props.clone(),
+            line: 0,
+            message: m,
         };
+        if let Some(d) = req.directed {
+            if d != ds.directed {
+                return Err(contradiction(format!(
+                    "{} was asked for, but the properties say directed = {}",
+                    if d { "DIRECTED" } else { "UNDIRECTED" },
+                    ds.directed
+                )));
+            }
+        }
+        if req.weighted && !ds.weighted {
+            return Err(contradiction(
+                "WEIGHTED was asked for, but the edges have no `weight` property".into(),
+            ));
+        }
+        if req.vertices.is_some() {
+            return Err(contradiction(
+                "a Graphalytics dataset names its own vertex file; drop VERTICES".into(),
+            ));
+        }
+        Ok(FormatFacts {
+            directed: ds.directed,
+            weighted: ds.weighted,
+            vertex_file: Some(ds.vertex_file.clone()),
+            dataset: Some(ds),
+        })
+    }
+}
+
+/// Phase 1: parses the input into sorted runs of input-id edges. `KEYS auto` reads integers
+/// until a key is not one, then reads the input again with string keys.
+fn read_edges(
+    req: &ImportRequest,
+    mut batches: Option<&mut dyn RecordBatchReader>,
+    facts: &FormatFacts,
+    settings: &SinkSettings<'_>,
+    key_mode: KeyMode,
+    progress: &mut dyn FnMut(ImportProgress),
+    cancel: &AtomicBool,
+) -> Result<PhaseOne> {
+    let mut strings = key_mode == KeyMode::String;
+    loop {
+        let keys = if strings {
+            SinkKeys::Strings(KeyInterner::default())
+        } else {
+            SinkKeys::Integer {
+                explicit: key_mode == KeyMode::Integer,
+            }
+        };
+        let mut sink = EdgeSink::new(keys, settings, &mut *progress, cancel);
         let outcome = read_input(
             req,
             batches.as_deref_mut(),
-            vertex_file.as_deref(),
-            dataset.as_ref(),
-            weighted,
-            budget,
+            facts.vertex_file.as_deref(),
+            facts.dataset.as_ref(),
+            facts.weighted,
+            settings.budget,
             &mut sink,
         );
         if sink.restart_with_strings && !strings {
-            // Reading again needs files, not streams. Record batches decide their key type
-            // from their schema before any batch is taken, so they are still whole.
-            let source = (req.format != InputFormat::Arrow).then_some(req.source.as_path());
-            let inputs = [source, vertex_file.as_deref()];
-            if let Some(stream) = inputs.into_iter().flatten().find(|p| !is_regular_file(p)) {
-                return Err(StoreError::Other(format!(
-                    "{}: a vertex key is not an integer, so the input must be read again with \
-                     string keys, but it is not a regular file; add `KEYS string`",
-                    stream.display()
-                )));
-            }
+            check_rereadable(req, facts.vertex_file.as_deref())?;
             strings = true;
             continue;
         }
         outcome?;
-        break PhaseOne::from(sink);
-    };
-    directed = read.directed;
-    let edges_read = read.edges;
-    progress(ImportProgress {
-        phase: ImportPhase::Sorting,
-        bytes_read: read.bytes_read,
-        edges: edges_read,
-    });
-    check_cancel(cancel)?;
-    let PhaseOne {
-        keys,
-        given_ids,
-        collected,
-        sorter,
-        bytes_read,
-        lines,
-        self_loops_dropped,
-        skipped,
-        skipped_examples,
-        ..
-    } = read;
-    let vertices_from_file = vertex_file.as_ref().map(|_| match (&given_ids, &keys) {
-        (Some(ids), _) => ids.len() as u64,
-        (None, Some(k)) => k.len() as u64,
-        (None, None) => 0,
-    });
-    // Internal ids: the rank of the input id, or of the string key.
-    let (ids, mapper) = match keys {
+        return Ok(PhaseOne::from(sink));
+    }
+}
+
+/// Reading again needs files, not streams: refuses a source or vertex file that is not a
+/// regular file. Record batches decide their key type from their schema before any batch is
+/// taken, so they are still whole.
+fn check_rereadable(req: &ImportRequest, vertex_file: Option<&Path>) -> Result<()> {
+    let source = (req.format != InputFormat::Arrow).then_some(req.source.as_path());
+    let inputs = [source, vertex_file];
+    if let Some(stream) = inputs.into_iter().flatten().find(|p| !is_regular_file(p)) {
+        return Err(StoreError::Other(format!(
+            "{}: a vertex key is not an integer, so the input must be read again with \
+             string keys, but it is not a regular file; add `KEYS string`",
+            stream.display()
+        )));
+    }
+    Ok(())
+}
+
+/// Internal ids, the rank of the input id or of the string key, and the input id (for string
+/// keys, the key's rank) of each internal vertex.
+fn internal_ids(
+    keys: Option<SortedKeys>,
+    given_ids: Option<Vec<u64>>,
+    collected: Option<IdCollector>,
+    budget: u64,
+) -> Result<(Vec<u64>, InternalIds)> {
+    match keys {
         Some(k) => {
             check_vertex_count(k.len())?;
-            (
+            Ok((
                 (0..k.len() as u64).collect::<Vec<u64>>(),
                 InternalIds::Ranks(k),
-            )
+            ))
         }
         None => {
             let ids = match given_ids {
@@ -807,60 +546,71 @@ fn import_from(
             };
             check_vertex_count(ids.len())?;
             let m = IdMapper::new(&ids, budget / 4);
-            (ids, InternalIds::Ids(m))
+            Ok((ids, InternalIds::Ids(m)))
         }
-    };
-    let rest = Rest {
-        req,
-        tmp,
-        pool,
-        budget,
-        read_buffer,
-        layout,
-        directed,
-        weighted,
-        policies,
-        ids,
-        mapper,
-        dataset,
-        edges_read,
-        bytes_read,
-        lines,
-        self_loops_dropped,
-        skipped,
-        skipped_examples,
-        vertices_from_file,
-        started,
-    };
-    match sorter {
-        EdgeSorter::Weighted(s) => lists_and_file::<InputEdge, Arc>(rest, s, progress, cancel),
-        EdgeSorter::Plain(s) => lists_and_file::<PlainEdge, PlainArc>(rest, s, progress, cancel),
     }
 }
 
-/// What phases 2 to 4 start from: the sorted input edges, the vertex set, and what phase 1
-/// counted.
-struct Rest<'r> {
+/// What the steps after phase 1 work with: the request, the import's threads and budget, the
+/// graph's shape and the policies.
+struct ImportJob<'r> {
     req: &'r ImportRequest,
-    tmp: tempfile::TempDir,
     pool: std::sync::Arc<rayon::ThreadPool>,
     budget: u64,
+    /// The read buffer of each run a merge reads.
     read_buffer: usize,
     layout: Layout,
     directed: bool,
     weighted: bool,
     policies: Policies,
+    /// A Graphalytics dataset's properties, whose counts the graph must match.
+    dataset: Option<graphalytics::GraphalyticsDataset>,
+    started: Instant,
+}
+
+/// What phases 2 to 4 start from, besides the sorted input edges: the vertex set and what
+/// phase 1 counted.
+struct Rest<'r> {
+    job: ImportJob<'r>,
+    tmp: tempfile::TempDir,
+    /// The input id (for string keys, the key's rank) of each internal vertex, in key order.
     ids: Vec<u64>,
     mapper: InternalIds,
-    dataset: Option<graphalytics::GraphalyticsDataset>,
-    edges_read: u64,
+    read: ReadCounts,
+}
+
+/// Progress reports and cancellation checks after phase 1.
+struct Progress<'p> {
+    report: &'p mut dyn FnMut(ImportProgress),
+    cancel: &'p AtomicBool,
+    /// Input bytes read: every report after phase 1 repeats it.
     bytes_read: u64,
-    lines: u64,
-    self_loops_dropped: u64,
-    skipped: u64,
-    skipped_examples: Vec<String>,
-    vertices_from_file: Option<u64>,
-    started: Instant,
+}
+
+impl Progress<'_> {
+    /// Reports `edges` records done in `phase`.
+    fn report(&mut self, phase: ImportPhase, edges: u64) {
+        (self.report)(ImportProgress {
+            phase,
+            bytes_read: self.bytes_read,
+            edges,
+        });
+    }
+
+    /// After the `count`th record of `phase`: every [`REPORT_EVERY`] records, reports and
+    /// checks for cancellation.
+    #[inline]
+    fn record(&mut self, phase: ImportPhase, count: u64) -> Result<()> {
+        if count & (REPORT_EVERY - 1) == 0 {
+            self.report(phase, count);
+            self.check_cancel()?;
+        }
+        Ok(())
+    }
+
+    fn check_cancel(&self) -> Result<()> {
+        check_cancel(self.cancel)
+    }
 }
 
 /// Phases 2 to 4 from the sorted edges of `sorter`, with arcs of type `A`: unweighted edges
@@ -873,379 +623,163 @@ fn lists_and_file<E: EdgeRecord, A: ArcRecord>(
     cancel: &AtomicBool,
 ) -> Result<ImportSummary> {
     let Rest {
-        req,
+        job,
         tmp,
-        pool,
-        budget,
-        read_buffer,
-        layout,
-        directed,
-        weighted,
-        policies,
         ids,
         mapper,
-        dataset,
-        edges_read,
-        bytes_read,
-        lines,
-        self_loops_dropped,
-        skipped,
-        skipped_examples,
-        vertices_from_file,
-        started,
+        read,
     } = rest;
+    let mut progress = Progress {
+        report: progress,
+        cancel,
+        bytes_read: read.bytes_read,
+    };
     let n = ids.len() as u32;
     let mut runs_spilled = 0u64;
-
-    // Phase 2: merge, drop duplicates, map ids, write out-lists (directed) and sort again.
-    // String keys: the merged stream is in temporary-id order, not internal-id order, so a
-    // directed graph's out-lists are sorted again too (into `out_again`).
-    let per_vertex = resident_bytes_per_vertex(directed, layout);
-    let resident = ids.len() as u64 * per_vertex + mapper.bytes();
-    let sorter2_bytes = (budget / 2).saturating_sub(resident).max(budget / 8) as usize;
-    // Degree order renumbers every vertex once the degrees are known, after this merge, so
-    // out-lists cannot be written as the merge produces them either.
-    let resort_out = directed && (matches!(mapper, InternalIds::Ranks(_)) || layout.renumbers());
-    let sorter2_bytes = if resort_out {
-        sorter2_bytes / 2
-    } else {
-        sorter2_bytes
+    // What every vertex holds from here to the end, whatever the budget: the sorts and the
+    // order's computation share what is left of half the budget.
+    let resident =
+        ids.len() as u64 * resident_bytes_per_vertex(job.directed, job.layout) + mapper.bytes();
+    let merged = sorter.finish_counting(&mut runs_spilled)?;
+    let mut router = ArcRouter::<A>::new(&job, tmp.path(), &mapper, n, resident)?;
+    merge_duplicates(merged, job.policies.duplicates, &mut router, &mut progress)?;
+    let (routed, degrees, merge) = router.finish();
+    let memory = (job.budget / 2).saturating_sub(resident);
+    let renumbered = renumber(
+        &job,
+        routed,
+        degrees,
+        ids,
+        memory,
+        &mut progress,
+        &mut runs_spilled,
+    )?;
+    let files = ListFiles {
+        dir: tmp.path(),
+        n,
+        weighted: job.weighted,
     };
-    let mut merged = sorter.finish_counting(&mut runs_spilled)?;
-    // Under degree or locality order the arcs' final ids are known only after this merge:
-    // they are collected unsorted and sorted once, renumbered.
-    let arcs = |name: &str| {
-        if layout.renumbers() {
-            Sorter::deferred(tmp.path(), name, sorter2_bytes, read_buffer)
-        } else {
-            Sorter::new(tmp.path(), name, sorter2_bytes, false, read_buffer)
-        }
-        .on_pool(&pool)
-    };
-    let mut again: Sorter<A> = arcs(if directed { "in" } else { "both" });
-    let mut out_again: Option<Sorter<A>> = resort_out.then(|| arcs("out"));
-    let mut out_writer = if directed && !resort_out {
-        Some(ListWriter::new(tmp.path(), "out", n, weighted)?)
-    } else {
-        None
-    };
-    let mut list = ListBuf::default();
-    let mut edges = 0u64;
-    let mut duplicates = 0u64;
-    let mut self_loops_kept = 0u64;
-    let mut negative_weights = 0u64;
-    let mut merged_count = 0u64;
-    // Both directions' degrees by key-order id, to choose and compute the order.
-    let mut degrees: Vec<u32> = if layout.renumbers() {
-        vec![0; n as usize]
-    } else {
-        Vec::new()
-    };
-    let unknown =
-        |id: u64| StoreError::Other(format!("import: vertex {id} missing from the id map"));
-    // One distinct edge, its duplicates merged: map ids and pass it on.
-    let mut emit = |e: E| -> Result<()> {
-        let (src, dst, weight) = (e.src(), e.dst(), e.weight());
-        edges += 1;
-        if src == dst {
-            self_loops_kept += 1;
-        }
-        if weighted && weight < 0.0 {
-            negative_weights += 1;
-        }
-        let a = mapper.map(src).ok_or_else(|| unknown(src))?;
-        let b = mapper.map(dst).ok_or_else(|| unknown(dst))?;
-        if !degrees.is_empty() {
-            degrees[a as usize] = degrees[a as usize].saturating_add(1);
-            if a != b || directed {
-                degrees[b as usize] = degrees[b as usize].saturating_add(1);
-            }
-        }
-        if let Some(w) = &mut out_writer {
-            list.add(w, a, b, weight, weighted)?;
-            again.push(A::arc(b, a, weight))?;
-        } else if let Some(out) = &mut out_again {
-            out.push(A::arc(a, b, weight))?;
-            again.push(A::arc(b, a, weight))?;
-        } else {
-            again.push(A::arc(a, b, weight))?;
-            if a != b {
-                again.push(A::arc(b, a, weight))?;
-            }
-        }
-        Ok(())
-    };
-    // The edge being merged with its duplicates (equal keys arrive together, in input order).
-    let mut pending: Option<E> = None;
-    while let Some(e) = merged.next()? {
-        merged_count += 1;
-        if merged_count & (REPORT_EVERY - 1) == 0 {
-            progress(ImportProgress {
-                phase: ImportPhase::Sorting,
-                bytes_read,
-                edges: merged_count,
-            });
-            check_cancel(cancel)?;
-        }
-        if let Some(p) = &mut pending {
-            if p.key() == e.key() {
-                duplicates += 1;
-                p.set_weight(policies.duplicates.combine(p.weight(), e.weight()));
-                continue;
-            }
-        }
-        if let Some(p) = pending.replace(e) {
-            emit(p)?;
-        }
+    let (out, inn) = renumbered
+        .routed
+        .write_lists(&files, &mut progress, &mut runs_spilled)?;
+    if let Some(ds) = &job.dataset {
+        check_dataset_counts(ds, n as u64, read.edges)?;
     }
-    if let Some(p) = pending.take() {
-        emit(p)?;
-    }
-    drop(merged);
-    let (mut ids, mut again, mut out_again) = (ids, again, out_again);
-    let (mut order, mut layout_reason) = if layout.renumbers() {
-        layout::choose(layout, &degrees, (budget / 2).saturating_sub(resident))?
-    } else {
-        (IdOrder::Key, "LAYOUT given".to_string())
-    };
-    if order != IdOrder::Key {
-        progress(ImportProgress {
-            phase: ImportPhase::Renumbering,
-            bytes_read,
-            edges: 0,
-        });
-        let mut new_id = None;
-        if order == IdOrder::Locality {
-            // Every arc once from each end: the undirected adjacency the clusters grow in.
-            let mut adj = layout::Adjacency::with_degrees(&degrees);
-            again.for_each(|a| adj.add(a.from(), a.to()))?;
-            if let Some(out) = &out_again {
-                out.for_each(|a| adj.add(a.from(), a.to()))?;
-            }
-            check_cancel(cancel)?;
-            let capacity = layout::cluster_capacity(directed);
-            (order, layout_reason) =
-                layout::confirm_locality(layout, &adj, &degrees, capacity, layout_reason);
-            if order == IdOrder::Locality {
-                new_id = Some(layout::locality_order(&adj, &degrees, capacity));
-            }
-        }
-        let new_id = new_id.unwrap_or_else(|| layout::degree_order(&degrees));
-        drop(degrees);
-        let mut relabel = |s: Sorter<A>, name: &str| -> Result<Sorter<A>> {
-            let mut count = 0u64;
-            s.remap(name, &mut runs_spilled, |a| {
-                count += 1;
-                if count & (REPORT_EVERY - 1) == 0 {
-                    progress(ImportProgress {
-                        phase: ImportPhase::Renumbering,
-                        bytes_read,
-                        edges: count,
-                    });
-                    check_cancel(cancel)?;
-                }
-                Ok(A::arc(
-                    new_id[a.from() as usize],
-                    new_id[a.to() as usize],
-                    a.weight(),
-                ))
-            })
-        };
-        again = relabel(
-            again,
-            if directed {
-                "in-degree-order"
-            } else {
-                "both-degree-order"
-            },
-        )?;
-        out_again = out_again
-            .map(|s| relabel(s, "out-degree-order"))
-            .transpose()?;
-        let mut by_new = vec![0u64; ids.len()];
-        for (rank, &id) in ids.iter().enumerate() {
-            by_new[new_id[rank] as usize] = id;
-        }
-        ids = by_new;
-    }
-    let (out, inn) = match (out_writer, out_again) {
-        (Some(mut w), _) => {
-            list.flush(&mut w, weighted)?;
-            let out = w.finish()?;
-            let inn = lists_from(
-                again,
-                tmp.path(),
-                "in",
-                n,
-                weighted,
-                progress,
-                cancel,
-                bytes_read,
-                &mut runs_spilled,
-            )?;
-            (out, Some(inn))
-        }
-        (None, Some(out_again)) => {
-            let out = lists_from(
-                out_again,
-                tmp.path(),
-                "out",
-                n,
-                weighted,
-                progress,
-                cancel,
-                bytes_read,
-                &mut runs_spilled,
-            )?;
-            let inn = lists_from(
-                again,
-                tmp.path(),
-                "in",
-                n,
-                weighted,
-                progress,
-                cancel,
-                bytes_read,
-                &mut runs_spilled,
-            )?;
-            (out, Some(inn))
-        }
-        (None, None) => {
-            let out = lists_from(
-                again,
-                tmp.path(),
-                "out",
-                n,
-                weighted,
-                progress,
-                cancel,
-                bytes_read,
-                &mut runs_spilled,
-            )?;
-            (out, None)
-        }
-    };
-
-    if let Some(ds) = &dataset {
-        let bad = |what: &str, meta: u64, got: u64| StoreError::Input {
-            path: ds.properties.clone(),
-            line: 0,
-            message: format!("meta.{what} = {meta}, but {got} were read"),
-        };
-        if let Some(m) = ds.meta_vertices {
-            if m != n as u64 {
-                return Err(bad("vertices", m, n as u64));
-            }
-        }
-        if let Some(m) = ds.meta_edges {
-            if m != edges_read {
-                return Err(bad("edges", m, edges_read));
-            }
-        }
-    }
-
-    progress(ImportProgress {
-        phase: ImportPhase::Writing,
-        bytes_read,
-        edges,
-    });
-    check_cancel(cancel)?;
+    progress.report(ImportPhase::Writing, merge.edges);
+    progress.check_cancel()?;
     let arcs = out.arcs;
     let contents = GraphFileContents {
-        identity: req.identity.clone(),
+        identity: job.req.identity.clone(),
         keys: match mapper {
             InternalIds::Ranks(k) => Some(k),
             InternalIds::Ids(_) => None,
         },
-        ids,
-        order,
-        edges,
-        directed,
-        weighted,
+        ids: renumbered.ids,
+        order: renumbered.order,
+        edges: merge.edges,
+        directed: job.directed,
+        weighted: job.weighted,
         out,
         inn,
     };
-    let file_bytes = write_graph_file(&req.dest, &contents)?;
-    let string_keys = contents.keys.is_some();
-    let format_version = crate::blockfile::format::FORMAT_VERSION;
-    let key_bytes = contents.keys.as_ref().map_or(0, |k| k.file_bytes());
+    let written = WrittenFile {
+        vertices: n as u64,
+        arcs,
+        bytes: write_graph_file(&job.req.dest, &contents)?,
+        string_keys: contents.keys.is_some(),
+        key_bytes: contents.keys.as_ref().map_or(0, |k| k.file_bytes()),
+        order: renumbered.order,
+        layout_reason: renumbered.reason,
+        runs_spilled,
+    };
     drop(contents);
     drop(tmp);
-    Ok(ImportSummary {
-        vertices: n as u64,
-        edges,
-        arcs,
-        directed,
-        weighted,
-        file_bytes,
-        elapsed: started.elapsed(),
-        bytes_read,
-        duplicates_dropped: duplicates,
-        runs_spilled,
-        string_keys,
-        key_bytes,
-        format_version,
+    Ok(summary(&job, read, merge, written))
+}
+
+/// A Graphalytics dataset's `meta.vertices` and `meta.edges`, when given, must be what was
+/// read.
+fn check_dataset_counts(
+    ds: &graphalytics::GraphalyticsDataset,
+    vertices: u64,
+    edges_read: u64,
+) -> Result<()> {
+    let bad = |what: &str, meta: u64, got: u64| StoreError::Input {
+        path: ds.properties.clone(),
+        line: 0,
+        message: format!("meta.{what} = {meta}, but {got} were read"),
+    };
+    if let Some(m) = ds.meta_vertices {
+        if m != vertices {
+            return Err(bad("vertices", m, vertices));
+        }
+    }
+    if let Some(m) = ds.meta_edges {
+        if m != edges_read {
+            return Err(bad("edges", m, edges_read));
+        }
+    }
+    Ok(())
+}
+
+/// What the graph file holds, for the summary.
+struct WrittenFile {
+    vertices: u64,
+    /// Arcs per direction.
+    arcs: u64,
+    bytes: u64,
+    string_keys: bool,
+    key_bytes: u64,
+    order: IdOrder,
+    layout_reason: String,
+    /// Sorted runs spilled to disk by the sorts after phase 1's.
+    runs_spilled: u64,
+}
+
+/// The summary and report of an import that wrote `file`.
+fn summary(
+    job: &ImportJob<'_>,
+    read: ReadCounts,
+    merge: MergeCounts,
+    file: WrittenFile,
+) -> ImportSummary {
+    let policies = job.policies;
+    ImportSummary {
+        vertices: file.vertices,
+        edges: merge.edges,
+        arcs: file.arcs,
+        directed: job.directed,
+        weighted: job.weighted,
+        file_bytes: file.bytes,
+        elapsed: job.started.elapsed(),
+        bytes_read: read.bytes_read,
+        duplicates_dropped: merge.duplicates,
+        runs_spilled: file.runs_spilled,
+        string_keys: file.string_keys,
+        key_bytes: file.key_bytes,
+        format_version: crate::blockfile::format::FORMAT_VERSION,
         report: ImportReport {
-            lines_read: lines,
-            edges_kept: edges,
+            lines_read: read.lines,
+            edges_kept: merge.edges,
             duplicates: policies.duplicates,
-            duplicates_merged: duplicates,
+            duplicates_merged: merge.duplicates,
             self_loops: policies.self_loops,
             self_loop_count: match policies.self_loops {
-                SelfLoopPolicy::Keep => self_loops_kept,
-                SelfLoopPolicy::Drop => self_loops_dropped,
+                SelfLoopPolicy::Keep => merge.self_loops_kept,
+                SelfLoopPolicy::Drop => read.self_loops_dropped,
             },
-            lines_skipped: skipped,
-            skipped_examples,
-            vertices_from_file,
-            negative_weights,
-            layout: order.keyword().to_string(),
-            layout_reason,
+            lines_skipped: read.skipped,
+            skipped_examples: read.skipped_examples,
+            vertices_from_file: read.vertices_from_file,
+            negative_weights: merge.negative_weights,
+            layout: file.order.keyword().to_string(),
+            layout_reason: file.layout_reason,
         },
-    })
+    }
 }
 
 fn is_regular_file(p: &Path) -> bool {
     std::fs::metadata(p).is_ok_and(|m| m.is_file())
-}
-
-/// What phase 1 (reading the input) leaves for the rest of the import.
-struct PhaseOne {
-    directed: bool,
-    edges: u64,
-    /// String keys, sorted; `None` for integer keys.
-    keys: Option<SortedKeys>,
-    /// Integer ids a vertex file defined.
-    given_ids: Option<Vec<u64>>,
-    /// Integer ids collected from the edges (no vertex file).
-    collected: Option<IdCollector>,
-    sorter: EdgeSorter,
-    bytes_read: u64,
-    lines: u64,
-    self_loops_dropped: u64,
-    skipped: u64,
-    skipped_examples: Vec<String>,
-}
-
-impl From<EdgeSink<'_>> for PhaseOne {
-    fn from(s: EdgeSink<'_>) -> PhaseOne {
-        PhaseOne {
-            directed: s.directed,
-            edges: s.edges,
-            keys: match s.keys {
-                SinkKeys::Strings(k) => Some(k.finish()),
-                SinkKeys::Integer { .. } => None,
-            },
-            given_ids: s.given_ids,
-            collected: s.ids,
-            sorter: s.sorter,
-            bytes_read: s.bytes_read,
-            lines: s.lines,
-            self_loops_dropped: s.self_loops_dropped,
-            skipped: s.skipped,
-            skipped_examples: s.skipped_examples,
-        }
-    }
 }
 
 /// How input ids (integers, or string keys' temporary ids) become internal ids.
@@ -1348,75 +882,4 @@ fn check_vertex_count(n: usize) -> Result<()> {
         )));
     }
     Ok(())
-}
-
-/// The list being assembled for one vertex.
-#[derive(Default)]
-struct ListBuf {
-    vertex: Option<u32>,
-    targets: Vec<u32>,
-    weights: Vec<f64>,
-}
-
-impl ListBuf {
-    #[inline]
-    fn add(
-        &mut self,
-        w: &mut ListWriter,
-        from: u32,
-        to: u32,
-        weight: f64,
-        weighted: bool,
-    ) -> Result<()> {
-        if self.vertex != Some(from) {
-            self.flush(w, weighted)?;
-            self.vertex = Some(from);
-        }
-        self.targets.push(to);
-        if weighted {
-            self.weights.push(weight);
-        }
-        Ok(())
-    }
-
-    fn flush(&mut self, w: &mut ListWriter, weighted: bool) -> Result<()> {
-        if let Some(v) = self.vertex.take() {
-            w.push(v, &self.targets, weighted.then_some(&self.weights[..]))?;
-            self.targets.clear();
-            self.weights.clear();
-        }
-        Ok(())
-    }
-}
-
-#[allow(clippy::too_many_arguments)]
-fn lists_from<A: ArcRecord>(
-    sorter: Sorter<A>,
-    dir: &Path,
-    name: &str,
-    n: u32,
-    weighted: bool,
-    progress: &mut dyn FnMut(ImportProgress),
-    cancel: &AtomicBool,
-    bytes_read: u64,
-    runs_spilled: &mut u64,
-) -> Result<WrittenLists> {
-    let mut merged: Merged<A> = sorter.finish_counting(runs_spilled)?;
-    let mut w = ListWriter::new(dir, name, n, weighted)?;
-    let mut list = ListBuf::default();
-    let mut count = 0u64;
-    while let Some(a) = merged.next()? {
-        count += 1;
-        if count & (REPORT_EVERY - 1) == 0 {
-            progress(ImportProgress {
-                phase: ImportPhase::Sorting,
-                bytes_read,
-                edges: count,
-            });
-            check_cancel(cancel)?;
-        }
-        list.add(&mut w, a.from(), a.to(), a.weight(), weighted)?;
-    }
-    list.flush(&mut w, weighted)?;
-    w.finish()
 }
