@@ -97,6 +97,74 @@ impl<'c, 'a, S: GraphStore> EdgeReduce<'c, 'a, S> {
         self.reduce(values, out, true, finish)
     }
 
+    /// Whether [`Self::sum_then`] applies: state local to one process, and the plain pull over
+    /// an in-memory CSR (not the blocked pull, not a forced push).
+    pub fn fuses(&self) -> bool {
+        let ctx = self.ctx;
+        !ctx.split().is_cluster()
+            && !ctx.cfg.segmented_pull
+            && !matches!(ctx.cfg.mode, planner::Mode::Push | planner::Mode::Block)
+            && ctx.store.csr(Direction::In).is_some()
+    }
+
+    /// [`Self::sum`], and in the same pass `then[v] = after(v, out[v])` for every vertex:
+    /// a kernel that maps each new sum (PageRank's next contributions) reads and writes its
+    /// vertex arrays once a round instead of twice. `out` is written only when `keep_out`.
+    /// Only where [`Self::fuses`] holds; elsewhere an error.
+    pub fn sum_then(
+        &mut self,
+        values: &VertexArray<f64>,
+        out: &mut VertexArray<f64>,
+        keep_out: bool,
+        finish: impl Fn(f64) -> f64 + Sync,
+        then: &VertexArray<f64>,
+        after: impl Fn(u32, f64) -> f64 + Sync,
+    ) -> Result<Reduced, ExecError> {
+        self.ctx.record(Operator::EdgeReduceSum);
+        let ctx = self.ctx;
+        ctx.check()?;
+        let csr = ctx.store.csr(Direction::In);
+        let (true, Some(csr), Some(vals), Some(next), Some(cells)) = (
+            self.fuses(),
+            csr,
+            values.local(),
+            then.local(),
+            out.local_mut(),
+        ) else {
+            return Err(ExecError::Other(
+                "internal: a fused pull was asked where it does not apply".into(),
+            ));
+        };
+        let cut = planner::blocking::segment_width(vals.len() as u64)
+            .map(|w| w.min(u32::MAX as u64) as u32);
+        let ranges = balance::list_ranges(ctx, Direction::In, cells.len() as u32, CHUNK, CHUNK);
+        let parts = balance::split_by_ranges(cells, &ranges);
+        ctx.pool.install(|| {
+            parts
+                .into_par_iter()
+                .zip(ranges.par_iter())
+                .try_for_each(|(out, r)| {
+                    ctx.check()?;
+                    let first = r.start;
+                    for (i, slot) in out.iter_mut().enumerate() {
+                        let v = first + i as u32;
+                        let x = finish(list_sum(csr.neighbours(v), vals, cut));
+                        if keep_out {
+                            *slot.get_mut() = x.to_bits();
+                        }
+                        if let Some(cell) = next.get(v as usize) {
+                            f64::store(cell, after(v, x));
+                        }
+                    }
+                    Ok::<(), ExecError>(())
+                })
+        })?;
+        Ok(Reduced {
+            strategy: pass_name(ctx.cfg.mode),
+            edges: ctx.store.shape().arcs,
+        })
+    }
+
     /// `out[u] = Σ_{u → v} weight(u → v)` for every vertex; fails naming the first vertex
     /// with a negative out-edge weight.
     pub fn out_weights(&mut self, out: &VertexArray<f64>) -> Result<(), ExecError> {

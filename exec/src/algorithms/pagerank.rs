@@ -34,7 +34,8 @@ use crate::output::{per_vertex_batches, pick};
 use crate::reduce::EdgeReduce;
 use crate::result::ResultTable;
 use crate::state::VertexArray;
-use crate::vertexmap::{vertex_sum2, vertex_transform, vertex_transform2};
+use crate::vertexmap::{vertex_sum2, vertex_transform, vertex_transform2, TRANSFORM_CHUNK};
+use rayon::prelude::*;
 
 /// PageRank.
 pub struct PageRank;
@@ -149,6 +150,10 @@ fn compute<S: GraphStore>(ctx: &RunContext<'_, S>, cfg: &Config) -> Result<Vec<f
     } else {
         None
     };
+    if out_weight.is_none() && source.is_none() && cfg.tolerance == 0.0 && reduce.fuses() {
+        let sinks = sinks(ctx);
+        return fused_rounds(ctx, cfg, &mut reduce, &sinks, [rank, contrib, next])?.into_vec();
+    }
     for _ in 0..iterations {
         ctx.check()?;
         let start = ctx.begin();
@@ -193,6 +198,94 @@ fn compute<S: GraphStore>(ctx: &RunContext<'_, S>, cfg: &Config) -> Result<Vec<f
         w.free()?;
     }
     rank.into_vec()
+}
+
+/// Rounds whose sum pass also writes the next round's contributions (local state, one
+/// process, a plain pull; no weights, teleport vertex or tolerance), so each round reads and
+/// writes the vertex arrays once. The same arithmetic in the same order as the rounds of
+/// [`compute`], so the same bits: a contribution is `rank / outdeg`, and the sinks' rank is
+/// summed per [`TRANSFORM_CHUNK`] of ids as the VertexMap sums it. A sink's own contribution
+/// slot holds its rank instead of 0: no in-list names a vertex without out-edges, so the pull
+/// never reads it. The ranks are written in the last round only; after the first
+/// contributions, the first ranks' array holds the other half of the contributions.
+fn fused_rounds<S: GraphStore>(
+    ctx: &RunContext<'_, S>,
+    cfg: &Config,
+    reduce: &mut EdgeReduce<'_, '_, S>,
+    sinks: &[u32],
+    [rank, mut contrib, mut next]: [VertexArray<f64>; 3],
+) -> Result<VertexArray<f64>, ExecError> {
+    let store = ctx.store;
+    let n = ctx.n();
+    let nf = n as f64;
+    let damping = cfg.damping;
+    let contribution = |v: u32, r: f64| match store.degree(Direction::Out, v) {
+        0 => r,
+        d => r / d as f64,
+    };
+    let mut sink = vertex_transform(ctx, &rank, &contrib, |v, r: f64| {
+        match store.degree(Direction::Out, v) {
+            0 => (0.0, r),
+            d => (r / d as f64, 0.0),
+        }
+    })?;
+    let mut later = rank;
+    for round in 0..cfg.iterations {
+        ctx.check()?;
+        let start = ctx.begin();
+        let base = (1.0 - damping) / nf + damping * sink / nf;
+        let last = round + 1 == cfg.iterations;
+        let done = reduce.sum_then(
+            &contrib,
+            &mut next,
+            last,
+            |sum| base + damping * sum,
+            &later,
+            contribution,
+        )?;
+        std::mem::swap(&mut contrib, &mut later);
+        sink = sink_mass(ctx, sinks, &contrib)?;
+        ctx.finish(start, n as u64, done.edges, done.strategy, Some(cfg.iterations))?;
+    }
+    contrib.free()?;
+    later.free()?;
+    Ok(next)
+}
+
+/// The vertices without out-edges, ascending.
+fn sinks<S: GraphStore>(ctx: &RunContext<'_, S>) -> Vec<u32> {
+    let store = ctx.store;
+    ctx.pool.install(|| {
+        (0..ctx.n())
+            .into_par_iter()
+            .with_min_len(4096)
+            .filter(|&v| store.degree(Direction::Out, v) == 0)
+            .collect()
+    })
+}
+
+/// The rank held by `sinks`, read from their contribution slots, summed as
+/// [`vertex_transform`] sums it: in order within each [`TRANSFORM_CHUNK`] of ids from 0, then
+/// the chunks' sums in order.
+fn sink_mass<S: GraphStore>(
+    ctx: &RunContext<'_, S>,
+    sinks: &[u32],
+    contrib: &VertexArray<f64>,
+) -> Result<f64, ExecError> {
+    let ranks = contrib.read_at(sinks)?;
+    let mut parts = Vec::new();
+    let mut chunk = None;
+    for (&v, &r) in sinks.iter().zip(&ranks) {
+        let c = v as usize / TRANSFORM_CHUNK;
+        if chunk != Some(c) {
+            chunk = Some(c);
+            parts.push(0.0);
+        }
+        if let Some(p) = parts.last_mut() {
+            *p += r;
+        }
+    }
+    ctx.split().sum_f64(parts.iter().sum())
 }
 
 /// Rows `(vertex, rank)`.
