@@ -52,7 +52,7 @@ fn a_kept_pull_serves_the_next_pagerank_and_gives_way_when_memory_is_needed() {
     let long = format!("PROFILE RUN pagerank ON big ITER {long} LIMIT 1;");
     let mut run = |text: &str| s.execute_text(text).unwrap();
 
-    assert_eq!(first_strategy(&run(short)), "pull");
+    assert_eq!(first_strategy(&run(short)), "fused pull");
     assert_eq!(first_strategy(&run(&long)), "blocked pull");
     assert_eq!(first_strategy(&run(short)), "blocked pull, kept");
     assert_eq!(first_strategy(&run(&long)), "blocked pull, kept");
@@ -61,7 +61,7 @@ fn a_kept_pull_serves_the_next_pagerank_and_gives_way_when_memory_is_needed() {
     assert_eq!(first_strategy(&run(short)), "blocked pull, kept");
     // A run without room for it beside its own estimate lets it go.
     run("PROFILE RUN wcc ON big;");
-    assert_eq!(first_strategy(&run(short)), "pull");
+    assert_eq!(first_strategy(&run(short)), "fused pull");
     assert_eq!(first_strategy(&run(&long)), "blocked pull");
     assert!(explain(&mut s, 1), "a short PageRank takes the kept copy");
     let mut run = |text: &str| s.execute_text(text).unwrap();
@@ -70,5 +70,5 @@ fn a_kept_pull_serves_the_next_pagerank_and_gives_way_when_memory_is_needed() {
         "CREATE GRAPH again FROM '{}' UNDIRECTED;",
         small.display()
     ));
-    assert_eq!(first_strategy(&run(short)), "pull");
+    assert_eq!(first_strategy(&run(short)), "fused pull");
 }

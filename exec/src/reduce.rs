@@ -45,6 +45,9 @@ use crate::state::{StateValue, VertexArray};
 /// Vertices per pull chunk (fixed, so results do not depend on the thread count).
 const CHUNK: usize = 4096;
 
+/// PROFILE's name for [`EdgeReduce::sum_then`]'s pass.
+pub const FUSED_PULL: &str = "fused pull";
+
 /// What one reduce did, for PROFILE.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Reduced {
@@ -160,7 +163,7 @@ impl<'c, 'a, S: GraphStore> EdgeReduce<'c, 'a, S> {
                 })
         })?;
         Ok(Reduced {
-            strategy: pass_name(ctx.cfg.mode),
+            strategy: FUSED_PULL,
             edges: ctx.store.shape().arcs,
         })
     }

@@ -49,11 +49,15 @@ fn blocked_pull_ranks_equal_the_plain_pull_bit_for_bit() {
         };
         let table = run(&g, &call, &cfg).unwrap();
         let strategies: Vec<&str> = table.iterations.iter().map(|i| i.strategy).collect();
-        let rest = if blocked { "blocked pull" } else { "pull" };
+        let rest = if blocked {
+            "blocked pull"
+        } else {
+            exec::reduce::FUSED_PULL
+        };
         assert_eq!(strategies, [first, rest], "the iterations' strategies");
         f64_col(&table, "rank")
     };
-    let plain = ranks(false, None, "pull");
+    let plain = ranks(false, None, exec::reduce::FUSED_PULL);
     let blocked = ranks(true, None, "blocked pull");
     assert_eq!(plain.len(), n as usize);
     let differing = |other: &[Option<f64>]| {
@@ -82,4 +86,55 @@ fn blocked_pull_ranks_equal_the_plain_pull_bit_for_bit() {
     assert_eq!(differing(&reused), 0, "ranks differ with the kept pull");
     slot.release();
     assert_eq!(slot.bytes(), 0);
+}
+
+/// The plain pull's rounds that also write the next contributions (no tolerance, no weights,
+/// no teleport vertex) give the bits of the rounds that compute contributions in a pass of
+/// their own (taken here by a tolerance too small to stop early): the same additions in the
+/// same order, sinks' rank included. Directed graphs with many sinks and an undirected one
+/// with isolated vertices, on one and two threads.
+#[test]
+fn rounds_fused_with_the_contributions_equal_separate_rounds_bit_for_bit() {
+    for (seed, directed) in [(1u64, true), (2, true), (3, false)] {
+        let n = 30_000u64;
+        let mut rng = Xoshiro256::for_stream(seed, 0);
+        // A third of the vertices have no out-edges (sinks), or no edges at all.
+        let edges: Vec<(u64, u64)> = (0..3 * n)
+            .map(|_| (rng.below(2 * n / 3), rng.below(n)))
+            .filter(|(s, d)| s != d)
+            .collect();
+        let g = VecGraph::new((0..n).collect(), edges, directed, None);
+        for threads in [1, 2] {
+            let ranks = |tolerance: f64| {
+                let cfg = RunConfig {
+                    mode: Mode::Auto,
+                    segmented_pull: false,
+                    ..RunConfig::with_threads(threads)
+                };
+                let call = call("pagerank")
+                    .with("iter", 7u64)
+                    .with("tolerance", tolerance);
+                let table = run(&g, &call, &cfg).unwrap();
+                let strategies: Vec<&str> = table.iterations.iter().map(|i| i.strategy).collect();
+                let want = if tolerance == 0.0 {
+                    exec::reduce::FUSED_PULL
+                } else {
+                    "pull"
+                };
+                assert_eq!(strategies, [want; 7], "tolerance {tolerance}");
+                f64_col(&table, "rank")
+            };
+            let fused = ranks(0.0);
+            let separate = ranks(1e-300);
+            let bits =
+                |r: &[Option<f64>]| r.iter().map(|x| x.map(f64::to_bits)).collect::<Vec<_>>();
+            assert_eq!(
+                bits(&fused),
+                bits(&separate),
+                "seed {seed}, {threads} threads"
+            );
+            let total: f64 = fused.iter().map(|r| r.unwrap()).sum();
+            assert!((total - 1.0).abs() < 1e-9, "ranks sum to {total}");
+        }
+    }
 }

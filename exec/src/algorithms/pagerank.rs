@@ -245,7 +245,13 @@ fn fused_rounds<S: GraphStore>(
         )?;
         std::mem::swap(&mut contrib, &mut later);
         sink = sink_mass(ctx, sinks, &contrib)?;
-        ctx.finish(start, n as u64, done.edges, done.strategy, Some(cfg.iterations))?;
+        ctx.finish(
+            start,
+            n as u64,
+            done.edges,
+            done.strategy,
+            Some(cfg.iterations),
+        )?;
     }
     contrib.free()?;
     later.free()?;
