@@ -25,6 +25,8 @@ struct G {
 /// (in either direction), which makes the degrees skewed.
 fn multigraph() -> impl Strategy<Value = G> {
     (1usize..48, any::<bool>(), 0usize..4).prop_flat_map(|(n, directed, hubs)| {
+        // A hub is one of the first vertices, so there are at most n of them.
+        let hubs = hubs.min(n);
         (
             prop::collection::vec((0..n, 0..n), 0..(n * 3)),
             prop::collection::vec((0..n, any::<bool>(), any::<bool>()), n * hubs),
