@@ -856,14 +856,22 @@ impl<'c, 'a, S: GraphStore> EdgeMap<'c, 'a, S> {
             self.seen = Some(AtomicBitmap::new(n));
         }
         let seen = self.seen.as_ref().expect("made above");
+        // Each chunk's blocks, from the keys the frontier was sorted by.
+        let mut at = 0;
+        let chunks: Vec<(&[u32], Vec<u64>)> = chunks
+            .into_iter()
+            .map(|c| {
+                let mut blocks: Vec<u64> = keyed[at..at + c.len()].iter().map(|k| k.0).collect();
+                blocks.dedup();
+                at += c.len();
+                (c, blocks)
+            })
+            .collect();
         let parts = ctx.pool.install(|| {
             chunks
                 .par_iter()
-                .map(|chunk| {
+                .map(|(chunk, blocks)| {
                     ctx.check()?;
-                    let mut blocks: Vec<u64> =
-                        chunk.iter().map(|&v| store.edge_block(dir, v)).collect();
-                    blocks.dedup();
                     let mine = |v: u32| blocks.binary_search(&store.edge_block(dir, v)).is_ok();
                     let mut out = Vec::new();
                     let mut edges = 0u64;

@@ -179,10 +179,6 @@ struct Span {
 }
 
 impl Lay<'_> {
-    fn span(&self, v: u32) -> Span {
-        self.span_of(self.idx.entry(v))
-    }
-
     /// The first weight block parallel to edge block `f` (two weight blocks per edge block), when
     /// weights are read.
     fn weights_of(&self, f: u64) -> Option<u64> {
@@ -205,6 +201,15 @@ impl Lay<'_> {
             }),
         }
     }
+}
+
+/// A list a fetch wants: its vertex, index entry and (ByBlock) first edge block, relative.
+#[derive(Clone, Copy)]
+struct Wanted {
+    block: u64,
+    v: u32,
+    start: u64,
+    deg: u32,
 }
 
 /// Consecutive non-empty lists (in vertex order) with the same span of edge blocks: `lists` of
@@ -706,9 +711,8 @@ impl<'s> Batch<'s> {
 
     /// Takes the list budget for the long lists among `vs` before they are admitted; `false`
     /// when this call must first finish the long lists it holds.
-    fn take_lists(&mut self, vs: impl Iterator<Item = u32>) -> bool {
-        let bytes: u64 = vs
-            .map(|v| self.lay.span(v))
+    fn take_lists(&mut self, spans: impl Iterator<Item = Span>) -> bool {
+        let bytes: u64 = spans
             .filter(|s| s.deg > 0 && s.e_first != s.e_last)
             .map(|s| assembly_bytes(s.deg, s.w.is_some()))
             .sum();
@@ -729,16 +733,26 @@ impl<'s> Batch<'s> {
         self.store.lists.give(bytes);
     }
 
-    /// Starts fetching `v`'s list; visits it at once when everything is at hand.
-    fn admit<F>(&mut self, v: u32, visit: &mut F) -> Result<()>
+    /// Starts fetching `v`'s list (at `span`); visits it at once when everything is at hand.
+    fn admit<F>(&mut self, v: u32, span: Span, visit: &mut F) -> Result<()>
     where
         F: FnMut(u32, &[u32], Option<&[f64]>),
     {
-        let span = self.lay.span(v);
         let want_w = span.w.is_some();
         if span.deg == 0 {
             visit(v, &[], want_w.then_some(&[]));
             return Ok(());
+        }
+        let small = span.e_first == span.e_last;
+        // A spreading call's short unweighted list in a block it keeps: visited at once.
+        if small && !want_w {
+            if let Some(r) = self.kept.as_ref().and_then(|k| k.get(&span.e_first)) {
+                let off = (span.start % SLOTS) as usize;
+                let nbrs = &r.as_u32s()[off..off + span.deg as usize];
+                self.store.check_list(v, nbrs)?;
+                visit(v, nbrs, None);
+                return Ok(());
+            }
         }
         let id = match self.free.pop() {
             Some(i) => i,
@@ -747,7 +761,6 @@ impl<'s> Batch<'s> {
                 self.jobs.len() - 1
             }
         };
-        let small = span.e_first == span.e_last;
         let mut job = Job {
             v,
             span,
@@ -776,14 +789,12 @@ impl<'s> Batch<'s> {
                 }
             },
         };
-        let mut blocks: Vec<u64> = (span.e_first..=span.e_last).collect();
-        if let Some((a, b)) = span.w {
-            blocks.extend(a..=b);
-        }
+        let weight_blocks = span.w.map_or(1..=0, |(a, b)| a..=b);
+        let block_count = span.e_last - span.e_first + 1 + weight_blocks.clone().count() as u64;
         // Missing blocks are read in runs of consecutive blocks.
         let mut run: Option<(u64, u64)> = None;
-        let cache_run = small || blocks.len() as u64 <= self.cacheable_run;
-        for b in blocks {
+        let cache_run = small || block_count <= self.cacheable_run;
+        for b in (span.e_first..=span.e_last).chain(weight_blocks) {
             if let Some(r) = self.kept.as_ref().and_then(|k| k.get(&b)) {
                 let r = r.clone();
                 deliver(&mut job, &self.lay, b, Some(&r), r.as_bytes());
@@ -1064,15 +1075,21 @@ impl OutOfCoreStore {
         }
         let lay = self.lay(dir, want_weights);
         let by_block = order == FetchOrder::ByBlock;
-        // (first edge block, vertex), ByBlock sorted and admitted a block's worth at a time.
-        let mut sorted: Vec<(u64, u32)> = if by_block {
-            let mut s: Vec<(u64, u32)> =
-                vertices.iter().map(|&v| (lay.idx.block_of(v), v)).collect();
-            s.sort_unstable();
-            s
-        } else {
-            vertices.iter().map(|&v| (0, v)).collect()
+        // The wanted lists with their index entries, each looked up once; ByBlock sorted by
+        // first edge block and admitted a block's worth at a time.
+        let wanted = |v: u32| {
+            let (start, deg) = lay.idx.entry(v);
+            Wanted {
+                block: if by_block { start / SLOTS } else { 0 },
+                v,
+                start,
+                deg,
+            }
         };
+        let mut sorted: Vec<Wanted> = vertices.iter().map(|&v| wanted(v)).collect();
+        if by_block {
+            sorted.sort_unstable_by_key(|w| (w.block, w.v));
+        }
         let more = std::cell::RefCell::new(Vec::new());
         let mut visit = |v: u32, ns: &[u32], ws: Option<&[f64]>| {
             visit(v, ns, ws, &mut more.borrow_mut());
@@ -1085,19 +1102,20 @@ impl OutOfCoreStore {
         let max_jobs = 64 * self.engine.depth() as usize + 256;
         let mut cursor = 0usize;
         let mut done: Vec<Completion> = Vec::new();
+        let mut added: Vec<Wanted> = Vec::new();
         loop {
             let mut grown = more.borrow_mut();
             if !grown.is_empty() {
                 // Group what was added by block, after the blocks still to come.
-                let mut added: Vec<(u64, u32)> = Vec::with_capacity(grown.len());
+                added.clear();
                 for v in grown.drain(..) {
                     self.check_vertex(v)?;
-                    added.push((if by_block { b.lay.idx.block_of(v) } else { 0 }, v));
+                    added.push(wanted(v));
                 }
                 if by_block {
-                    added.sort_unstable();
+                    added.sort_unstable_by_key(|w| (w.block, w.v));
                 }
-                sorted.extend(added);
+                sorted.extend_from_slice(&added);
             }
             drop(grown);
             while !b.queue.is_empty() && session.has_room() {
@@ -1107,20 +1125,21 @@ impl OutOfCoreStore {
             // Admit the next vertex (ByBlock: the next group), unless its long list must wait
             // for the ones this call holds.
             if b.queue.is_empty() && cursor < sorted.len() && b.live < max_jobs {
-                if by_block {
-                    let g = sorted[cursor].0;
-                    let end = cursor + sorted[cursor..].iter().take_while(|x| x.0 == g).count();
-                    if b.take_lists(sorted[cursor..end].iter().map(|x| x.1)) {
-                        b.advance_group(g);
-                        for &(_, v) in &sorted[cursor..end] {
-                            b.admit(v, &mut visit)?;
-                        }
-                        cursor = end;
-                        continue;
+                let end = if by_block {
+                    let g = sorted[cursor].block;
+                    cursor + sorted[cursor..].iter().take_while(|x| x.block == g).count()
+                } else {
+                    cursor + 1
+                };
+                let group = &sorted[cursor..end];
+                if b.take_lists(group.iter().map(|w| lay.span_of((w.start, w.deg)))) {
+                    if by_block {
+                        b.advance_group(sorted[cursor].block);
                     }
-                } else if b.take_lists(std::iter::once(sorted[cursor].1)) {
-                    b.admit(sorted[cursor].1, &mut visit)?;
-                    cursor += 1;
+                    for w in &sorted[cursor..end] {
+                        b.admit(w.v, lay.span_of((w.start, w.deg)), &mut visit)?;
+                    }
+                    cursor = end;
                     continue;
                 }
             }
