@@ -269,36 +269,55 @@ pub fn run(
     make_room(s, &plan, &meta);
     let started = Instant::now();
     let before = Counters::read(&store, mode == RunMode::Profile);
-    let (table, members) = execute(s, pos, &store, &plan, &meta);
+    let (pending, members) = execute(s, pos, &store, &plan, &meta);
     // Read right after the algorithm, so that the busy share is of about its time.
     let busy = before.busy_share(&store);
     if let Some(w) = &s.watcher {
         w.run_done();
     }
-    let table = exec::pipeline::finish(table?, &plan).map_err(|e| exec_error(pos, e))?;
+    // The rows are built batch by batch as the clauses and the output take them: LIMIT stops
+    // building once it has its rows, a limited ORDER BY keeps the best so far, a file is written
+    // a batch at a time.
+    let pending = pending?;
+    let rows = pending.rows().map_err(|e| exec_error(pos, e))?;
+    let rows = exec::pipeline::finish_rows(rows, &plan).map_err(|e| exec_error(pos, e))?;
     let is_key = |name: &str| plan.holds_vertices(name);
-    let table = with_store!(&*store, st => exec::vertex_keys::with_keys(table, &is_key, st))
-        .map_err(|e| exec_error(pos, e))?;
-    let elapsed = started.elapsed();
-    let profile = match mode {
-        RunMode::Profile => profile_section(s, &table, &store, &before, busy, &members, &meta),
-        _ => Vec::new(),
-    };
-    let summaries = exec::result::summary_lines(&table.summaries);
+    let rows = with_store!(&*store, st => exec::vertex_keys::with_keys_rows(rows, &is_key, st));
     let mut outputs = Vec::new();
     match &into {
         Some(dest) => {
             let at = run.into_pos.unwrap_or(pos);
-            outputs.push(write_rows(&table, dest, &plan, elapsed, at)?);
+            // The run's time up to its first row written; building the rows counts as writing.
+            let elapsed = started.elapsed();
+            outputs.push(write_rows(
+                rows,
+                &pending.info,
+                dest,
+                &plan,
+                elapsed,
+                pos,
+                at,
+            )?);
         }
-        None => outputs.push(Output::Rows { table, elapsed }),
+        None => {
+            let schema = rows.schema.clone();
+            let batches = rows.collect().map_err(|e| exec_error(pos, e))?;
+            let table = pending.info.with_rows(schema, batches);
+            let elapsed = started.elapsed();
+            outputs.push(Output::Rows { table, elapsed });
+        }
     }
+    let info = &pending.info;
+    let profile = match mode {
+        RunMode::Profile => profile_section(s, info, &store, &before, busy, &members, &meta),
+        _ => Vec::new(),
+    };
+    let summaries = exec::result::summary_lines(&info.summaries);
     outputs.extend(summaries.into_iter().map(Output::Status));
     outputs.extend(profile);
     Ok(outputs)
 }
 
-/// EXPLAIN RUN: plans from the superblock and the vertex index alone, never reading edge data.
 fn explain_run(
     s: &mut Session,
     pos: Pos,
@@ -440,15 +459,16 @@ fn make_room(s: &Session, plan: &RunPlan, meta: &GraphMeta) {
 }
 
 /// Runs the plan: split over compute nodes for a DM graph when `compute_nodes` is set, in
-/// this process otherwise. Also returns the compute nodes' reports (empty when not split).
-fn execute(
+/// this process otherwise, its rows left to be built as they are taken. Also returns the
+/// compute nodes' reports (empty when not split).
+fn execute<'s>(
     s: &Session,
     pos: Pos,
-    store: &OpenStore,
+    store: &'s OpenStore,
     plan: &RunPlan,
     meta: &GraphMeta,
 ) -> (
-    Result<exec::ResultTable, StatementError>,
+    Result<exec::result::PendingResult<'s>, StatementError>,
     Vec<crate::compute_run::MemberReport>,
 ) {
     let cfg = exec::RunConfig {
@@ -464,12 +484,12 @@ fn execute(
     match store {
         OpenStore::Dm(d) if !s.settings.compute_nodes.is_empty() => {
             match run_split(s, pos, d, plan, &cfg, meta) {
-                Ok((table, members)) => (Ok(table), members),
+                Ok((table, members)) => (Ok(exec::result::PendingResult::built(table)), members),
                 Err(e) => (Err(e), Vec::new()),
             }
         }
         _ => (
-            with_store!(store, st => exec::pipeline::run_all(st, plan, &cfg))
+            with_store!(store, st => exec::pipeline::run_all_pending(st, plan, &cfg))
                 .map_err(|e| exec_error(pos, e)),
             Vec::new(),
         ),
@@ -548,17 +568,29 @@ fn profile_section(
     profile
 }
 
-/// Writes the rows to `dest` and says what was written (`at`: the INTO clause, for errors).
+/// Writes the rows to `dest` a batch at a time, as they are built, and says what was written
+/// (`info`: the run's summaries for the file's metadata; `pos`: the statement, for errors
+/// building the rows; `at`: the INTO clause, for errors writing them). A failure leaves no
+/// file behind.
 fn write_rows(
-    table: &exec::ResultTable,
+    rows: exec::result::RowStream<'_>,
+    info: &exec::ResultTable,
     dest: &exec::sink::Destination,
     plan: &RunPlan,
     elapsed: Duration,
+    pos: Pos,
     at: Pos,
 ) -> Result<Output, StatementError> {
-    let meta_out = result_meta(plan, elapsed);
-    let summary = exec::sink::write_result(table, dest, plan.into_format, &meta_out)
-        .map_err(|e| StatementError::at(at, e.to_string()))?;
+    let meta_out = exec::sink::with_summaries(&result_meta(plan, elapsed), &info.summaries);
+    let sink_error = |e: exec::sink::SinkError| StatementError::at(at, e.to_string());
+    let mut sink =
+        exec::sink::ResultSink::for_result(dest, plan.into_format, &rows.schema, &meta_out)
+            .map_err(sink_error)?;
+    for batch in rows.batches {
+        let batch = batch.map_err(|e| exec_error(pos, e))?;
+        sink.write(&batch).map_err(sink_error)?;
+    }
+    let summary = sink.finish(&meta_out).map_err(sink_error)?;
     Ok(Output::Status(format!(
         "wrote {} rows ({}, {}) to {}: run {:.3} s, write {:.3} s",
         summary.rows,

@@ -13,7 +13,7 @@ use planner::AlgoCall;
 use storage::GraphStore;
 
 use crate::error::ExecError;
-use crate::result::BATCH_ROWS;
+use crate::result::{BatchIter, BATCH_ROWS};
 
 /// The columns `call` produces, as the registry declares them.
 pub fn output_schema(call: &AlgoCall) -> SchemaRef {
@@ -46,16 +46,27 @@ pub(crate) fn per_vertex_batches<S: GraphStore>(
     schema: &SchemaRef,
     values: impl Fn(&[u32]) -> Vec<ArrayRef>,
 ) -> Result<Vec<RecordBatch>, ExecError> {
-    let n = store.shape().vertices as usize;
-    let mut batches = Vec::with_capacity(n.div_ceil(BATCH_ROWS));
+    per_vertex_rows(store, schema, values).collect()
+}
+
+/// The batches of [`per_vertex_batches`], each built only when pulled: a consumer that stops
+/// early (LIMIT) or keeps a batch at a time (a bounded ORDER BY, a file) never holds every row.
+pub(crate) fn per_vertex_rows<'a, S: GraphStore>(
+    store: &'a S,
+    schema: &SchemaRef,
+    values: impl Fn(&[u32]) -> Vec<ArrayRef> + 'a,
+) -> BatchIter<'a> {
+    let schema = schema.clone();
     let mut order = key_order(store);
     let (mut vertices, mut ids) = (Vec::new(), Vec::new());
-    while order.next_batch(BATCH_ROWS, &mut vertices, &mut ids) {
+    Box::new(std::iter::from_fn(move || {
+        if !order.next_batch(BATCH_ROWS, &mut vertices, &mut ids) {
+            return None;
+        }
         let mut cols: Vec<ArrayRef> = vec![Arc::new(UInt64Array::from(std::mem::take(&mut ids)))];
         cols.extend(values(&vertices));
-        batches.push(RecordBatch::try_new(schema.clone(), cols)?);
-    }
-    Ok(batches)
+        Some(RecordBatch::try_new(schema.clone(), cols).map_err(ExecError::from))
+    }))
 }
 
 /// `values[v]` for each vertex `v` of `vertices`, in that order.
@@ -73,8 +84,10 @@ pub fn key_order<S: GraphStore>(store: &S) -> KeyOrder<impl Fn(u32) -> u64 + '_>
 
 /// A merge of runs of vertices whose input ids (`id_of`) ascend within each run: one run (key
 /// order) is a plain count; under `LAYOUT degree` (at most 33 runs) a heap of cursors; under
-/// `LAYOUT locality` (a run per cluster, more than [`MERGED_RUNS_MAX`]) the vertices sorted
-/// once by input id.
+/// `LAYOUT locality` (a run per cluster, more than [`MERGED_RUNS_MAX`]) a heap of cursors for
+/// the first [`MERGED_FIRST`] vertices, then the vertices sorted once by input id. A consumer
+/// that takes only the first rows (LIMIT) then never pays for the sort's table of a vertex
+/// id each; one that takes them all pays a dozen heap levels for those first vertices only.
 pub struct KeyOrder<F> {
     id_of: F,
     /// Each run's next input id, next vertex and end, smallest input id on top.
@@ -82,23 +95,30 @@ pub struct KeyOrder<F> {
     /// Every vertex in key order and how many were given, when there are too many runs to
     /// merge.
     sorted: Option<(Vec<u32>, usize)>,
+    /// Too many runs to merge them all: the runs, the vertices the heap gave so far, and how
+    /// many it gives before the rest come from a sort.
+    to_sort: Option<(Vec<Range<u32>>, usize, usize)>,
 }
 
-/// The most runs [`KeyOrder`] merges with a heap; more are sorted, which costs a pass and four
-/// bytes a vertex, where a heap of a run per cluster costs a dozen levels a vertex.
+/// The most runs [`KeyOrder`] merges with a heap throughout; past that, it merges only the
+/// first [`MERGED_FIRST`] vertices and sorts the rest, which costs a pass and four bytes a
+/// vertex, where a heap of a run per cluster costs a dozen levels a vertex.
 pub const MERGED_RUNS_MAX: usize = 64;
+
+/// How many vertices [`KeyOrder`] merges with a heap over more than [`MERGED_RUNS_MAX`] runs
+/// before it sorts the rest: two batches of rows.
+pub const MERGED_FIRST: usize = 2 * BATCH_ROWS;
 
 impl<F: Fn(u32) -> u64> KeyOrder<F> {
     pub fn new(runs: Vec<Range<u32>>, id_of: F) -> KeyOrder<F> {
+        KeyOrder::merging_first(runs, id_of, MERGED_FIRST)
+    }
+
+    /// [`KeyOrder::new`] whose heap gives the first `merged_first` vertices of more than
+    /// [`MERGED_RUNS_MAX`] runs (whole batches: the sort takes over between batches).
+    fn merging_first(runs: Vec<Range<u32>>, id_of: F, merged_first: usize) -> KeyOrder<F> {
         let runs: Vec<Range<u32>> = runs.into_iter().filter(|r| !r.is_empty()).collect();
-        if runs.len() > MERGED_RUNS_MAX {
-            let sorted = sorted_by_key(&runs, &id_of);
-            return KeyOrder {
-                id_of,
-                heap: BinaryHeap::new(),
-                sorted: Some((sorted, 0)),
-            };
-        }
+        let to_sort = (runs.len() > MERGED_RUNS_MAX).then(|| (runs.clone(), 0, merged_first));
         let heap = runs
             .into_iter()
             .map(|r| Reverse((id_of(r.start), r.start, r.end)))
@@ -107,7 +127,22 @@ impl<F: Fn(u32) -> u64> KeyOrder<F> {
             id_of,
             heap,
             sorted: None,
+            to_sort,
         }
+    }
+
+    /// Past the vertices the heap gives, sorts every vertex once and continues after those
+    /// already given (the heap gave them in the same, ascending input id, order).
+    fn sort_when_due(&mut self, now: bool) {
+        let Some((runs, given, first)) = &self.to_sort else {
+            return;
+        };
+        if !now && given < first {
+            return;
+        }
+        self.sorted = Some((sorted_by_key(runs, &self.id_of), *given));
+        self.heap = BinaryHeap::new();
+        self.to_sort = None;
     }
 
     /// Replaces `vertices` and `ids` with the next (up to) `max` vertices in key order and
@@ -115,6 +150,7 @@ impl<F: Fn(u32) -> u64> KeyOrder<F> {
     pub fn next_batch(&mut self, max: usize, vertices: &mut Vec<u32>, ids: &mut Vec<u64>) -> bool {
         vertices.clear();
         ids.clear();
+        self.sort_when_due(false);
         if let Some((sorted, given)) = &mut self.sorted {
             let stop = sorted.len().min(*given + max);
             vertices.extend_from_slice(&sorted[*given..stop]);
@@ -137,6 +173,9 @@ impl<F: Fn(u32) -> u64> KeyOrder<F> {
                 ids.push(id);
             }
         }
+        if let Some((_, given, _)) = &mut self.to_sort {
+            *given += vertices.len();
+        }
         !vertices.is_empty()
     }
 
@@ -155,6 +194,7 @@ impl<F: Fn(u32) -> u64> KeyOrder<F> {
     /// Calls `visit` for every remaining vertex, in key order (one run is counted through
     /// without looking up any input id).
     pub fn for_each_vertex(mut self, mut visit: impl FnMut(u32)) {
+        self.sort_when_due(true);
         if let Some((sorted, given)) = self.sorted {
             sorted[given..].iter().for_each(|&v| visit(v));
             return;
@@ -248,7 +288,8 @@ mod tests {
         assert!(!order.next_batch(100, &mut vs, &mut got_ids));
     }
 
-    /// More runs than a heap merges (a run per cluster) are sorted: key order all the same,
+    /// More runs than a heap merges throughout (a run per cluster) are merged for their first
+    /// vertices and sorted for the rest: key order all the same, wherever the sort takes over,
     /// for contiguous ids and ids with holes (placed) and thinly spread ones (sorted).
     #[test]
     fn many_runs_come_in_key_order() {
@@ -265,12 +306,29 @@ mod tests {
             assert!(runs.len() > MERGED_RUNS_MAX);
             let mut want: Vec<(u64, u32)> = ids.iter().copied().zip(0..).collect();
             want.sort_unstable();
-            let mut order = KeyOrder::new(runs.clone(), |v| ids[v as usize]);
-            let (mut vs, mut got_ids, mut got) = (Vec::new(), Vec::new(), Vec::new());
-            while order.next_batch(333, &mut vs, &mut got_ids) {
-                got.extend(got_ids.iter().copied().zip(vs.iter().copied()));
+            // The heap gives the first vertices (none, some, all), the sort the rest.
+            for merged_first in [0, 1, 333, 1000, 4999, 5000, usize::MAX] {
+                let mut order =
+                    KeyOrder::merging_first(runs.clone(), |v| ids[v as usize], merged_first);
+                let (mut vs, mut got_ids, mut got) = (Vec::new(), Vec::new(), Vec::new());
+                while order.next_batch(333, &mut vs, &mut got_ids) {
+                    got.extend(got_ids.iter().copied().zip(vs.iter().copied()));
+                }
+                assert_eq!(got, want, "ids every {spread}, {merged_first} merged");
+                // Visiting the rest after a batch picks up where the batch ended.
+                let mut order =
+                    KeyOrder::merging_first(runs.clone(), |v| ids[v as usize], merged_first);
+                let mut visited = Vec::new();
+                if order.next_batch(333, &mut vs, &mut got_ids) {
+                    visited.extend_from_slice(&vs);
+                }
+                order.for_each_vertex(|v| visited.push(v));
+                let want_vertices: Vec<u32> = want.iter().map(|&(_, v)| v).collect();
+                assert_eq!(
+                    visited, want_vertices,
+                    "ids every {spread}, {merged_first} merged"
+                );
             }
-            assert_eq!(got, want, "ids every {spread}");
             let mut visited = Vec::new();
             KeyOrder::new(runs, |v| ids[v as usize]).for_each_vertex(|v| visited.push(v));
             let want_vertices: Vec<u32> = want.iter().map(|&(_, v)| v).collect();

@@ -1,5 +1,10 @@
 //! The result of a run: Arrow record batches with the algorithm's declared columns, plus the
 //! statistics PROFILE prints. Sinks (terminal, Parquet, Arrow IPC, CSV, Graphalytics text) read it.
+//!
+//! A run's rows can also be taken before they are all built: [`PendingResult`] keeps what the
+//! kernel computed, and [`PendingResult::rows`] builds its rows batch by batch as a
+//! [`RowStream`] is pulled, so LIMIT, a bounded ORDER BY and a file sink hold a batch or a few at
+//! a time rather than every row.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -7,6 +12,8 @@ use std::time::Duration;
 use arrow_array::RecordBatch;
 use arrow_schema::SchemaRef;
 use planner::registry::Operator;
+
+use crate::error::ExecError;
 
 /// What one iteration (one EdgeMap round) did.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -168,3 +175,93 @@ impl ResultTable {
 
 /// Shared handle to a result, for sinks running while the next statement parses.
 pub type SharedResult = Arc<ResultTable>;
+
+/// Record batches as they are built, in output order; each is built when pulled.
+pub type BatchIter<'a> = Box<dyn Iterator<Item = Result<RecordBatch, ExecError>> + 'a>;
+
+/// Rows with their schema, produced one batch at a time.
+pub struct RowStream<'a> {
+    pub schema: SchemaRef,
+    pub batches: BatchIter<'a>,
+}
+
+impl<'a> RowStream<'a> {
+    /// Batches already built, handed out one at a time.
+    pub fn from_batches(schema: SchemaRef, batches: Vec<RecordBatch>) -> RowStream<'a> {
+        RowStream {
+            schema,
+            batches: Box::new(batches.into_iter().map(Ok)),
+        }
+    }
+
+    /// Every remaining batch (the first error stops the stream).
+    pub fn collect(self) -> Result<Vec<RecordBatch>, ExecError> {
+        self.batches.collect()
+    }
+}
+
+/// Builds a result's rows on demand from what its kernel computed.
+pub(crate) trait RowSource {
+    /// The rows in output order, built as they are pulled.
+    fn rows(&self, schema: &SchemaRef) -> Result<BatchIter<'_>, ExecError>;
+}
+
+impl RowSource for Vec<RecordBatch> {
+    fn rows(&self, _schema: &SchemaRef) -> Result<BatchIter<'_>, ExecError> {
+        Ok(Box::new(self.iter().cloned().map(Ok)))
+    }
+}
+
+/// A run whose rows are not built yet: the statistics and summaries of [`ResultTable`] (in
+/// `info`, whose `batches` stay empty) and what the kernel computed, from which
+/// [`PendingResult::rows`] builds the rows batch by batch. `'s` is the store's borrow.
+pub struct PendingResult<'s> {
+    /// The schema, statistics and summaries; no batches.
+    pub info: ResultTable,
+    source: Box<dyn RowSource + 's>,
+}
+
+impl<'s> PendingResult<'s> {
+    pub(crate) fn new(info: ResultTable, source: Box<dyn RowSource + 's>) -> PendingResult<'s> {
+        debug_assert!(info.batches.is_empty());
+        PendingResult { info, source }
+    }
+
+    /// A result whose rows are already built (a join, a run split over compute nodes).
+    pub fn built(mut table: ResultTable) -> PendingResult<'s> {
+        let batches = std::mem::take(&mut table.batches);
+        PendingResult {
+            info: table,
+            source: Box::new(batches),
+        }
+    }
+
+    /// The rows, built batch by batch as the stream is pulled; a stream dropped early builds
+    /// no more.
+    pub fn rows(&self) -> Result<RowStream<'_>, ExecError> {
+        Ok(RowStream {
+            schema: self.info.schema.clone(),
+            batches: self.source.rows(&self.info.schema)?,
+        })
+    }
+
+    /// Every row built, as a table.
+    pub fn into_table(self) -> Result<ResultTable, ExecError> {
+        let batches = self.rows()?.collect()?;
+        Ok(self.info.with_rows(self.info.schema.clone(), batches))
+    }
+}
+
+impl ResultTable {
+    /// This table's statistics and summaries with `batches` of `schema` as its rows.
+    pub fn with_rows(&self, schema: SchemaRef, batches: Vec<RecordBatch>) -> ResultTable {
+        ResultTable {
+            schema,
+            batches,
+            iterations: self.iterations.clone(),
+            algorithm_time: self.algorithm_time,
+            operators: self.operators.clone(),
+            summaries: self.summaries.clone(),
+        }
+    }
+}

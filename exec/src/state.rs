@@ -575,9 +575,11 @@ impl<T: StateValue> VertexArray<T> {
             self.free()?;
             return Ok(Vec::new());
         }
-        match &self.place {
-            Place::Local(c) => Ok(c.iter().map(T::load).collect()),
-            Place::Remote(r) => {
+        match self.place {
+            // Cells and values have one size, so the collect reuses the cells' allocation:
+            // the values never exist beside a copy of themselves.
+            Place::Local(cells) => Ok(cells.into_iter().map(|c| T::load(&c)).collect()),
+            Place::Remote(ref r) => {
                 let n = r.len();
                 let mut out = Vec::with_capacity(n as usize);
                 let mut buf = vec![0u64; PIECE];

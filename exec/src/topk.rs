@@ -10,6 +10,11 @@
 //! computed key is evaluated one batch at a time just before that batch's rows meet the heap, so
 //! it costs O(batch) memory, not a column of |V| values.
 //! OFFSET m widens the heap to k + m rows and drops the first m.
+//!
+//! Over rows still being built ([`order_and_limit_rows`]), LIMIT without ORDER BY pulls batches
+//! only until it has its rows, and a limited ORDER BY keeps the best k rows so far and takes
+//! the next batches in windows of max(k, [`BATCH_ROWS`]) rows, so it holds about 2k rows plus a
+//! batch instead of every row.
 
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
@@ -22,7 +27,8 @@ use arrow_array::types::{
 use arrow_array::{Array, ArrayRef, ArrowPrimitiveType, RecordBatch};
 use arrow_schema::{ArrowError, DataType};
 
-use crate::result::{ResultTable, BATCH_ROWS};
+use crate::error::ExecError;
+use crate::result::{ResultTable, RowStream, BATCH_ROWS};
 
 /// Why ORDER BY / LIMIT could not be applied.
 #[derive(Debug, thiserror::Error)]
@@ -156,6 +162,146 @@ pub fn order_and_limit_by(
     } else {
         ordered
     })
+}
+
+/// [`order_and_limit_by`] over rows as they are built. Without keys, LIMIT and OFFSET slice
+/// the batches as they come and stop pulling once the limit is reached; with keys and a limit,
+/// the best rows so far are kept and merged with each window of new batches
+/// ([`top_rows`]); with keys and no limit every row is gathered and sorted. The rows, their
+/// order and their batches are those of [`order_and_limit_by`] over the whole table.
+pub fn order_and_limit_rows<'a>(
+    rows: RowStream<'a>,
+    keys: &[(SortKey<'_>, bool)],
+    limit_rows: Option<u64>,
+    offset_rows: Option<u64>,
+) -> Result<RowStream<'a>, ExecError> {
+    ordered_rows(rows, keys, limit_rows, offset_rows, BATCH_ROWS)
+}
+
+/// [`order_and_limit_rows`] whose windows of new rows hold at least `min_window` rows (and at
+/// least k).
+fn ordered_rows<'a>(
+    rows: RowStream<'a>,
+    keys: &[(SortKey<'_>, bool)],
+    limit_rows: Option<u64>,
+    offset_rows: Option<u64>,
+    min_window: usize,
+) -> Result<RowStream<'a>, ExecError> {
+    let to_usize = |n: u64| usize::try_from(n).unwrap_or(usize::MAX);
+    let skip = offset_rows.map_or(0, to_usize);
+    let k = limit_rows.map(|n| to_usize(n).saturating_add(skip));
+    let ordered = match (keys, k) {
+        ([], k) => return Ok(limit_and_offset(rows, k, skip)),
+        (keys, None) => {
+            let table = ResultTable {
+                batches: rows.batches.collect::<Result<_, _>>()?,
+                ..ResultTable::empty(rows.schema)
+            };
+            order_and_limit_by(table, keys, None, None).map_err(key_error)?
+        }
+        (keys, Some(k)) => top_rows(rows, keys, k, k.max(min_window))?,
+    };
+    let ordered = if skip > 0 {
+        offset(&ordered, skip)
+    } else {
+        ordered
+    };
+    Ok(RowStream::from_batches(ordered.schema, ordered.batches))
+}
+
+/// An ORDER BY failure as the run reports it.
+fn key_error(e: TopKError) -> ExecError {
+    ExecError::Other(e.to_string())
+}
+
+/// The first `k` rows (all when `None`) without the first `skip`, as [`limit`] then [`offset`]
+/// slice them; batches are pulled only until `k` rows were seen.
+fn limit_and_offset(rows: RowStream<'_>, k: Option<usize>, skip: usize) -> RowStream<'_> {
+    if k.is_none() && skip == 0 {
+        return rows;
+    }
+    let RowStream {
+        schema,
+        mut batches,
+    } = rows;
+    let (mut left, mut to_skip) = (k, skip);
+    let sliced = std::iter::from_fn(move || loop {
+        if left == Some(0) {
+            return None;
+        }
+        let batch = match batches.next()? {
+            Ok(b) => b,
+            Err(e) => return Some(Err(e)),
+        };
+        let batch = match &mut left {
+            Some(left) => {
+                let take = (*left).min(batch.num_rows());
+                *left -= take;
+                if take < batch.num_rows() {
+                    batch.slice(0, take)
+                } else {
+                    batch
+                }
+            }
+            None => batch,
+        };
+        if skip == 0 {
+            return Some(Ok(batch));
+        }
+        // As `offset`: batches wholly within the skipped rows (and empty ones) are dropped.
+        if to_skip >= batch.num_rows() {
+            to_skip -= batch.num_rows();
+            continue;
+        }
+        let kept = batch.slice(to_skip, batch.num_rows() - to_skip);
+        to_skip = 0;
+        return Some(Ok(kept));
+    });
+    RowStream {
+        schema,
+        batches: Box::new(sliced),
+    }
+}
+
+/// The best `k` rows of `rows` by `keys`, in order, batched as [`order_by`] /
+/// [`order_by_keys`] batch them. The rows kept so far come first and stay ordered by key
+/// and, among equal keys, by their place in the input; every new row comes after them in the
+/// input. So ordering the kept rows followed by a window of new batches keeps, and orders,
+/// exactly the rows that ordering the whole input would. A window is ordered once it holds at
+/// least `window` new rows.
+fn top_rows(
+    rows: RowStream<'_>,
+    keys: &[(SortKey<'_>, bool)],
+    k: usize,
+    window: usize,
+) -> Result<ResultTable, ExecError> {
+    let schema = rows.schema;
+    let best = |batches: Vec<RecordBatch>| -> Result<ResultTable, ExecError> {
+        let table = ResultTable {
+            batches,
+            ..ResultTable::empty(schema.clone())
+        };
+        match keys {
+            [(SortKey::Column(column), descending)] => {
+                order_by(&table, column, *descending, Some(k))
+            }
+            keys => order_by_keys(&table, keys, Some(k)),
+        }
+        .map_err(key_error)
+    };
+    // The kept rows' batches, then the window's.
+    let mut batches = Vec::new();
+    let mut window_rows = 0;
+    for batch in rows.batches {
+        let batch = batch?;
+        window_rows += batch.num_rows();
+        batches.push(batch);
+        if window_rows >= window {
+            batches = best(std::mem::take(&mut batches))?.batches;
+            window_rows = 0;
+        }
+    }
+    best(batches)
 }
 
 /// `table` without its first `n` rows, without copying any data.
@@ -862,5 +1008,111 @@ mod tests {
         let t = order_and_limit(keyed(), &[("vertex", true)], Some(2), Some(1)).unwrap();
         let got: Vec<u64> = rows(&t).iter().map(|r| r.0).collect();
         assert_eq!(got, [6, 5]);
+    }
+
+    /// A table of batches of uneven sizes (some empty) with many ties, nulls and NaN.
+    fn uneven(seed: u64) -> ResultTable {
+        let mut rng = crate::rng::Xoshiro256::new(seed);
+        let mut id = 0;
+        let batches: Vec<(Vec<u64>, Vec<Option<f64>>)> = (0..12)
+            .map(|_| {
+                let len = (rng.next_u64() % 9) as usize;
+                let v = (0..len)
+                    .map(|_| {
+                        id += 1;
+                        id
+                    })
+                    .collect();
+                let r = (0..len)
+                    .map(|_| match rng.next_u64() % 10 {
+                        0 => None,
+                        1 => Some(f64::NAN),
+                        2 => Some(-0.0),
+                        n => Some((n % 4) as f64),
+                    })
+                    .collect();
+                (v, r)
+            })
+            .collect();
+        table(&batches)
+    }
+
+    fn stream(t: &ResultTable) -> RowStream<'static> {
+        RowStream::from_batches(t.schema.clone(), t.batches.clone())
+    }
+
+    /// Over rows as they are built, in windows of any size, ORDER BY / LIMIT / OFFSET give the
+    /// batches the whole table gives: the same rows, order and batching.
+    #[test]
+    fn streamed_rows_match_the_whole_table() {
+        let double = |b: &RecordBatch| -> Result<ArrayRef, TopKError> {
+            Ok(arrow_arith::numeric::add(b.column(1), b.column(1))?)
+        };
+        let key_sets: Vec<Vec<(SortKey<'_>, bool)>> = vec![
+            vec![],
+            vec![(SortKey::Column("rank"), false)],
+            vec![(SortKey::Column("rank"), true)],
+            vec![
+                (SortKey::Column("rank"), true),
+                (SortKey::Column("vertex"), true),
+            ],
+            vec![(SortKey::Computed(&double), false)],
+        ];
+        for seed in 0..20 {
+            let t = uneven(seed);
+            for keys in &key_sets {
+                for limit in [None, Some(0), Some(1), Some(3), Some(10), Some(1000)] {
+                    for offset in [None, Some(0), Some(2), Some(50)] {
+                        let want = order_and_limit_by(t.clone(), keys, limit, offset).unwrap();
+                        for window in [1, 4, 1 << 20] {
+                            let got = ordered_rows(stream(&t), keys, limit, offset, window)
+                                .unwrap()
+                                .collect()
+                                .unwrap();
+                            assert_eq!(
+                                got, want.batches,
+                                "seed {seed} limit {limit:?} offset {offset:?} window {window}"
+                            );
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// LIMIT without ORDER BY pulls batches only until it has its rows.
+    #[test]
+    fn limit_stops_pulling_batches() {
+        let t = sample();
+        let pulled = std::cell::Cell::new(0);
+        let counted = RowStream {
+            schema: t.schema.clone(),
+            batches: Box::new(t.batches.clone().into_iter().map(|b| {
+                pulled.set(pulled.get() + 1);
+                Ok(b)
+            })),
+        };
+        let got = order_and_limit_rows(counted, &[], Some(2), None)
+            .unwrap()
+            .collect()
+            .unwrap();
+        assert_eq!(got.iter().map(|b| b.num_rows()).sum::<usize>(), 2);
+        assert_eq!(pulled.get(), 1, "the second batch is never built");
+    }
+
+    /// An error building a row reaches the consumer.
+    #[test]
+    fn a_failed_batch_stops_the_rows() {
+        let t = sample();
+        let failing = RowStream {
+            schema: t.schema.clone(),
+            batches: Box::new(
+                std::iter::once(Ok(t.batches[0].clone()))
+                    .chain(std::iter::once(Err(ExecError::Other("no row".into())))),
+            ),
+        };
+        let keys = [(SortKey::Column("rank"), true)];
+        let err = order_and_limit_rows(failing, &keys, Some(1), None).err();
+        assert_eq!(err.map(|e| e.to_string()), Some("no row".to_string()));
     }
 }

@@ -14,25 +14,45 @@ use storage::blockfile::keys::VertexKeys;
 use storage::GraphStore;
 
 use crate::error::ExecError;
-use crate::result::ResultTable;
+use crate::result::{ResultTable, RowStream};
 
 /// `table` with its vertex columns (those `is_key` names) holding the vertices' string keys,
 /// when `store`'s graph has string keys; otherwise `table` unchanged.
 pub fn with_keys<S: GraphStore>(
-    table: ResultTable,
+    mut table: ResultTable,
     is_key: &dyn Fn(&str) -> bool,
     store: &S,
 ) -> Result<ResultTable, ExecError> {
-    let Some(keys) = store.vertex_keys() else {
+    if store.vertex_keys().is_none() {
         return Ok(table);
+    }
+    let batches = std::mem::take(&mut table.batches);
+    let rows = with_keys_rows(
+        RowStream::from_batches(table.schema.clone(), batches),
+        is_key,
+        store,
+    );
+    let schema = rows.schema.clone();
+    Ok(table.with_rows(schema, rows.collect()?))
+}
+
+/// [`with_keys`] over rows as they are built: each batch's keys are looked up when it is
+/// pulled.
+pub fn with_keys_rows<'a, S: GraphStore>(
+    rows: RowStream<'a>,
+    is_key: &dyn Fn(&str) -> bool,
+    store: &'a S,
+) -> RowStream<'a> {
+    let Some(keys) = store.vertex_keys() else {
+        return rows;
     };
-    let keyed: Vec<bool> = table
+    let keyed: Vec<bool> = rows
         .schema
         .fields()
         .iter()
         .map(|f| is_key(f.name()))
         .collect();
-    let fields: Vec<Field> = table
+    let fields: Vec<Field> = rows
         .schema
         .fields()
         .iter()
@@ -47,10 +67,11 @@ pub fn with_keys<S: GraphStore>(
         .collect();
     let schema = Arc::new(Schema::new_with_metadata(
         fields,
-        table.schema.metadata().clone(),
+        rows.schema.metadata().clone(),
     ));
-    let mut batches = Vec::with_capacity(table.batches.len());
-    for b in &table.batches {
+    let out = schema.clone();
+    let named = rows.batches.map(move |b| {
+        let b = b?;
         let cols = b
             .columns()
             .iter()
@@ -63,13 +84,12 @@ pub fn with_keys<S: GraphStore>(
                 }
             })
             .collect::<Result<Vec<ArrayRef>, ExecError>>()?;
-        batches.push(RecordBatch::try_new(schema.clone(), cols)?);
-    }
-    Ok(ResultTable {
+        Ok(RecordBatch::try_new(out.clone(), cols)?)
+    });
+    RowStream {
         schema,
-        batches,
-        ..table
-    })
+        batches: Box::new(named),
+    }
 }
 
 /// The keys of a column of key ranks (nulls stay null).

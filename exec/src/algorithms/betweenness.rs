@@ -21,7 +21,7 @@
 
 use std::sync::Arc;
 
-use arrow_array::{ArrayRef, Float64Array, RecordBatch};
+use arrow_array::{ArrayRef, Float64Array};
 use arrow_schema::SchemaRef;
 use planner::registry::{
     AlgorithmSpec, ColumnSpec, ColumnType, Operator, ParamSpec, SampleRule, Step, SummarySpec,
@@ -35,7 +35,8 @@ use super::Algorithm;
 use crate::context::RunContext;
 use crate::edgemap::EdgeMap;
 use crate::error::ExecError;
-use crate::output::{per_vertex_batches, pick};
+use crate::output::{per_vertex_rows, pick};
+use crate::result::BatchIter;
 use crate::result::{ResultTable, SummaryValue};
 use crate::state::VertexArray;
 use crate::subset::VertexSubset;
@@ -124,14 +125,14 @@ impl Algorithm for Betweenness {
         })
     }
 
-    fn batches<S: GraphStore>(
-        store: &S,
+    fn rows<'a, S: GraphStore>(
+        store: &'a S,
         schema: &SchemaRef,
-        out: &Scores,
-    ) -> Result<Vec<RecordBatch>, ExecError> {
-        per_vertex_batches(store, schema, |vertices| {
+        out: &'a Scores,
+    ) -> Result<BatchIter<'a>, ExecError> {
+        Ok(per_vertex_rows(store, schema, move |vertices| {
             vec![Arc::new(Float64Array::from(pick(&out.score, vertices))) as ArrayRef]
-        })
+        }))
     }
 
     fn summaries(out: &Scores) -> Vec<(&'static str, SummaryValue)> {

@@ -12,7 +12,7 @@
 
 use std::sync::Arc;
 
-use arrow_array::{ArrayRef, Int64Array, RecordBatch};
+use arrow_array::{ArrayRef, Int64Array};
 use arrow_schema::SchemaRef;
 use planner::registry::{AlgorithmSpec, ColumnSpec, ColumnType, Operator, SourceRule, Step};
 use planner::AlgoCall;
@@ -22,8 +22,9 @@ use super::{Algorithm, FromVertex};
 use crate::context::RunContext;
 use crate::edgemap::EdgeMap;
 use crate::error::ExecError;
-use crate::output::{per_vertex_batches, pick};
+use crate::output::{per_vertex_rows, pick};
 use crate::reference::{compare, Lists};
+use crate::result::BatchIter;
 use crate::result::ResultTable;
 use crate::spread;
 use crate::subset::VertexSubset;
@@ -101,18 +102,18 @@ impl Algorithm for Bfs {
     }
 
     /// Rows `(vertex, depth)`.
-    fn batches<S: GraphStore>(
-        store: &S,
+    fn rows<'a, S: GraphStore>(
+        store: &'a S,
         schema: &SchemaRef,
-        depth: &Vec<u32>,
-    ) -> Result<Vec<RecordBatch>, ExecError> {
-        per_vertex_batches(store, schema, |vertices| {
+        depth: &'a Vec<u32>,
+    ) -> Result<BatchIter<'a>, ExecError> {
+        Ok(per_vertex_rows(store, schema, move |vertices| {
             let col: Int64Array = pick(depth, vertices)
                 .into_iter()
                 .map(|d| (d != UNREACHED).then_some(d as i64))
                 .collect();
             vec![Arc::new(col) as ArrayRef]
-        })
+        }))
     }
 
     /// Checks depths against a sequential queue-based BFS from the source.

@@ -11,7 +11,7 @@
 
 use std::sync::Arc;
 
-use arrow_array::{ArrayRef, RecordBatch, UInt64Array};
+use arrow_array::{ArrayRef, UInt64Array};
 use arrow_schema::SchemaRef;
 use planner::registry::{AlgorithmSpec, ColumnSpec, ColumnType, Operator, ParamSpec, Step};
 use planner::AlgoCall;
@@ -20,9 +20,10 @@ use storage::{Direction, GraphStore};
 use super::Algorithm;
 use crate::context::RunContext;
 use crate::error::ExecError;
-use crate::output::{per_vertex_batches, pick};
+use crate::output::{per_vertex_rows, pick};
 use crate::reduce::EdgeReduce;
 use crate::reference::{compare, Lists};
+use crate::result::BatchIter;
 use crate::result::ResultTable;
 use crate::vertexmap::vertex_transform;
 
@@ -89,12 +90,12 @@ impl Algorithm for Cdlp {
         compute(ctx, cfg.iterations)
     }
 
-    fn batches<S: GraphStore>(
-        store: &S,
+    fn rows<'a, S: GraphStore>(
+        store: &'a S,
         schema: &SchemaRef,
-        out: &Vec<u64>,
-    ) -> Result<Vec<RecordBatch>, ExecError> {
-        batches(store, schema, out)
+        out: &'a Vec<u64>,
+    ) -> Result<BatchIter<'a>, ExecError> {
+        rows(store, schema, out)
     }
 
     fn verify<S: GraphStore>(store: &S, cfg: &Config, table: &ResultTable) -> Result<(), String> {
@@ -127,14 +128,14 @@ fn compute<S: GraphStore>(ctx: &RunContext<'_, S>, iterations: u32) -> Result<Ve
 }
 
 /// Rows `(vertex, label)`.
-fn batches<S: GraphStore>(
-    store: &S,
+fn rows<'a, S: GraphStore>(
+    store: &'a S,
     schema: &SchemaRef,
-    label: &[u64],
-) -> Result<Vec<RecordBatch>, ExecError> {
-    per_vertex_batches(store, schema, |vertices| {
+    label: &'a [u64],
+) -> Result<BatchIter<'a>, ExecError> {
+    Ok(per_vertex_rows(store, schema, move |vertices| {
         vec![Arc::new(UInt64Array::from(pick(label, vertices))) as ArrayRef]
-    })
+    }))
 }
 
 /// Checks CDLP labels against a sequential computation with a histogram per vertex.

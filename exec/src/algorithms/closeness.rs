@@ -10,7 +10,7 @@
 
 use std::sync::Arc;
 
-use arrow_array::{ArrayRef, Float64Array, RecordBatch};
+use arrow_array::{ArrayRef, Float64Array};
 use arrow_schema::SchemaRef;
 use planner::registry::{AlgorithmSpec, ColumnSpec, ColumnType, Operator, Step};
 use planner::AlgoCall;
@@ -20,8 +20,9 @@ use super::distances::{self, bfs_reference, from_each_source, sample_sources};
 use super::Algorithm;
 use crate::context::RunContext;
 use crate::error::ExecError;
-use crate::output::{per_vertex_batches, pick};
+use crate::output::{per_vertex_rows, pick};
 use crate::reference::{close, compare, Lists};
+use crate::result::BatchIter;
 use crate::result::ResultTable;
 use crate::vertexmap::vertex_transform2;
 
@@ -99,14 +100,14 @@ impl Algorithm for Closeness {
         total.into_vec()
     }
 
-    fn batches<S: GraphStore>(
-        store: &S,
+    fn rows<'a, S: GraphStore>(
+        store: &'a S,
         schema: &SchemaRef,
-        out: &Vec<f64>,
-    ) -> Result<Vec<RecordBatch>, ExecError> {
-        per_vertex_batches(store, schema, |vertices| {
+        out: &'a Vec<f64>,
+    ) -> Result<BatchIter<'a>, ExecError> {
+        Ok(per_vertex_rows(store, schema, move |vertices| {
             vec![Arc::new(Float64Array::from(pick(out, vertices))) as ArrayRef]
-        })
+        }))
     }
 
     /// Checks against sequential searches from the same sources.

@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use arrow_array::{ArrayRef, RecordBatch, UInt64Array};
+use arrow_array::{ArrayRef, UInt64Array};
 use arrow_schema::SchemaRef;
 use planner::registry::{AlgorithmSpec, ColumnSpec, ColumnType, Operator, Step};
 use planner::AlgoCall;
@@ -11,8 +11,9 @@ use storage::{Direction, GraphStore};
 use super::Algorithm;
 use crate::context::RunContext;
 use crate::error::ExecError;
-use crate::output::{per_vertex_batches, pick};
+use crate::output::{per_vertex_rows, pick};
 use crate::reference::{compare, Lists};
+use crate::result::BatchIter;
 use crate::result::ResultTable;
 use crate::vertexmap::vertex_values;
 
@@ -56,17 +57,17 @@ impl Algorithm for Degree {
     }
 
     /// Rows `(vertex, out_degree, in_degree)`; undirected graphs report the same value twice.
-    fn batches<S: GraphStore>(
-        store: &S,
+    fn rows<'a, S: GraphStore>(
+        store: &'a S,
         schema: &SchemaRef,
-        d: &Degrees,
-    ) -> Result<Vec<RecordBatch>, ExecError> {
-        per_vertex_batches(store, schema, |vertices| {
+        d: &'a Degrees,
+    ) -> Result<BatchIter<'a>, ExecError> {
+        Ok(per_vertex_rows(store, schema, move |vertices| {
             vec![
                 Arc::new(UInt64Array::from(pick(&d.out, vertices))) as ArrayRef,
                 Arc::new(UInt64Array::from(pick(&d.inn, vertices))) as ArrayRef,
             ]
-        })
+        }))
     }
 
     /// Checks the degrees against the lengths of the lists.

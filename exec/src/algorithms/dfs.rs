@@ -9,7 +9,7 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
-use arrow_array::{ArrayRef, RecordBatch, UInt64Array};
+use arrow_array::{ArrayRef, UInt64Array};
 use arrow_schema::SchemaRef;
 use planner::registry::{AlgorithmSpec, ColumnSpec, ColumnType, Operator, SourceRule, Step};
 use planner::AlgoCall;
@@ -19,7 +19,8 @@ use super::{Algorithm, FromVertex};
 use crate::bitmap::AtomicBitmap;
 use crate::context::RunContext;
 use crate::error::ExecError;
-use crate::output::{per_vertex_batches, pick};
+use crate::output::{per_vertex_rows, pick};
+use crate::result::BatchIter;
 use crate::result::ResultTable;
 use crate::stacks::depth_first;
 use crate::state::StateValue;
@@ -131,12 +132,12 @@ impl Algorithm for Dfs {
 
     /// Rows `(vertex, discovered, parent)`; both null for undiscovered vertices, parent null for
     /// the source.
-    fn batches<S: GraphStore>(
-        store: &S,
+    fn rows<'a, S: GraphStore>(
+        store: &'a S,
         schema: &SchemaRef,
-        d: &Discovery,
-    ) -> Result<Vec<RecordBatch>, ExecError> {
-        per_vertex_batches(store, schema, |vertices| {
+        d: &'a Discovery,
+    ) -> Result<BatchIter<'a>, ExecError> {
+        Ok(per_vertex_rows(store, schema, move |vertices| {
             let order: UInt64Array = pick(&d.order, vertices)
                 .into_iter()
                 .map(|o| (o != UNDISCOVERED).then_some(o))
@@ -149,7 +150,7 @@ impl Algorithm for Dfs {
                 })
                 .collect();
             vec![Arc::new(order) as ArrayRef, Arc::new(parent) as ArrayRef]
-        })
+        }))
     }
 
     fn verify<S: GraphStore>(

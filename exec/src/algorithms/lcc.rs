@@ -7,7 +7,7 @@
 
 use std::sync::Arc;
 
-use arrow_array::{ArrayRef, Float64Array, RecordBatch};
+use arrow_array::{ArrayRef, Float64Array};
 use arrow_schema::SchemaRef;
 use planner::registry::{AlgorithmSpec, ColumnSpec, ColumnType, Operator, Step};
 use planner::AlgoCall;
@@ -17,8 +17,9 @@ use super::Algorithm;
 use crate::context::RunContext;
 use crate::error::ExecError;
 use crate::intersect::{neighbour_arcs, Count};
-use crate::output::{per_vertex_batches, pick};
+use crate::output::{per_vertex_rows, pick};
 use crate::reference::{close, compare, Lists};
+use crate::result::BatchIter;
 use crate::result::ResultTable;
 
 /// Local clustering coefficient.
@@ -53,12 +54,12 @@ impl Algorithm for Lcc {
         compute(ctx)
     }
 
-    fn batches<S: GraphStore>(
-        store: &S,
+    fn rows<'a, S: GraphStore>(
+        store: &'a S,
         schema: &SchemaRef,
-        out: &Vec<f64>,
-    ) -> Result<Vec<RecordBatch>, ExecError> {
-        batches(store, schema, out)
+        out: &'a Vec<f64>,
+    ) -> Result<BatchIter<'a>, ExecError> {
+        rows(store, schema, out)
     }
 
     fn verify<S: GraphStore>(store: &S, _: &(), table: &ResultTable) -> Result<(), String> {
@@ -90,14 +91,14 @@ fn coefficient(t: u64, d: usize) -> f64 {
 }
 
 /// Rows `(vertex, coefficient)`.
-fn batches<S: GraphStore>(
-    store: &S,
+fn rows<'a, S: GraphStore>(
+    store: &'a S,
     schema: &SchemaRef,
-    coef: &[f64],
-) -> Result<Vec<RecordBatch>, ExecError> {
-    per_vertex_batches(store, schema, |vertices| {
+    coef: &'a [f64],
+) -> Result<BatchIter<'a>, ExecError> {
+    Ok(per_vertex_rows(store, schema, move |vertices| {
         vec![Arc::new(Float64Array::from(pick(coef, vertices))) as ArrayRef]
-    })
+    }))
 }
 
 /// Checks LCC coefficients against a sequential count over every ordered neighbour pair.

@@ -36,7 +36,7 @@ use storage::GraphStore;
 
 use crate::context::RunContext;
 use crate::error::ExecError;
-use crate::result::{ResultTable, Summary, SummaryValue};
+use crate::result::{BatchIter, ResultTable, RowSource, Summary, SummaryValue};
 
 /// An algorithm: its declaration and its kernel.
 pub trait Algorithm {
@@ -56,12 +56,28 @@ pub trait Algorithm {
         cfg: &Self::Config,
     ) -> Result<Self::Output, ExecError>;
 
-    /// The result rows, in the declared columns (not timed).
+    /// The result rows, in the declared columns (not timed). An algorithm implements this or
+    /// [`Algorithm::rows`]; each one's default is the other.
     fn batches<S: GraphStore>(
         store: &S,
         schema: &SchemaRef,
         out: &Self::Output,
-    ) -> Result<Vec<RecordBatch>, ExecError>;
+    ) -> Result<Vec<RecordBatch>, ExecError> {
+        Self::rows(store, schema, out)?.collect()
+    }
+
+    /// The rows of [`Algorithm::batches`], each batch built when it is pulled, so that a
+    /// consumer which stops early (LIMIT) or keeps a batch at a time never holds them all. By
+    /// default every batch is built first.
+    fn rows<'a, S: GraphStore>(
+        store: &'a S,
+        schema: &SchemaRef,
+        out: &'a Self::Output,
+    ) -> Result<BatchIter<'a>, ExecError> {
+        Ok(Box::new(
+            Self::batches(store, schema, out)?.into_iter().map(Ok),
+        ))
+    }
 
     /// The scalars the run reports besides its rows, by the names `SPEC.summaries` declares
     /// (none unless declared).
@@ -96,19 +112,36 @@ impl FromVertex {
     }
 }
 
-/// What one call produced: the algorithm time, the rows and the summaries.
-pub(crate) struct Computed {
+/// What one call produced: the algorithm time, what its rows are built from and the
+/// summaries.
+pub(crate) struct Computed<'s> {
     pub elapsed: Duration,
-    pub batches: Vec<RecordBatch>,
+    pub rows: Box<dyn RowSource + 's>,
     pub summaries: Vec<Summary>,
 }
 
-/// Computes `call` with `A`'s kernel and builds its rows and summaries.
-fn run_as<A: Algorithm, S: GraphStore>(
+/// A kernel's output over its store, from which [`Algorithm::rows`] builds the rows.
+struct KernelOutput<'s, A: Algorithm, S> {
+    store: &'s S,
+    out: A::Output,
+}
+
+impl<A: Algorithm, S: GraphStore> RowSource for KernelOutput<'_, A, S> {
+    fn rows(&self, schema: &SchemaRef) -> Result<BatchIter<'_>, ExecError> {
+        A::rows(self.store, schema, &self.out)
+    }
+}
+
+/// Computes `call` with `A`'s kernel and keeps its output (what the rows are built from) and
+/// its summaries.
+fn run_as<'s, A: Algorithm + 's, S: GraphStore>(
     ctx: &RunContext<'_, S>,
+    store: &'s S,
     call: &AlgoCall,
-    schema: &SchemaRef,
-) -> Result<Computed, ExecError> {
+) -> Result<Computed<'s>, ExecError>
+where
+    A::Output: 's,
+{
     let started = Instant::now();
     // In one process the kernel's own thread is one of the pool's workers: its parallel steps
     // are then split among the workers it wakes, instead of being handed over while it waits.
@@ -129,7 +162,7 @@ fn run_as<A: Algorithm, S: GraphStore>(
     {
         return Ok(Computed {
             elapsed,
-            batches: Vec::new(),
+            rows: Box::new(Vec::<RecordBatch>::new()),
             summaries: Vec::new(),
         });
     }
@@ -149,7 +182,7 @@ fn run_as<A: Algorithm, S: GraphStore>(
     }
     Ok(Computed {
         elapsed,
-        batches: A::batches(ctx.store, schema, &out)?,
+        rows: Box::new(KernelOutput::<A, S> { store, out }),
         summaries,
     })
 }
@@ -161,14 +194,15 @@ macro_rules! algorithms {
         pub static REGISTRY: Registry =
             Registry::new(&[$(&<$module::$kind as Algorithm>::SPEC),*]);
 
-        /// Runs `call`'s kernel over the context's store.
-        pub(crate) fn dispatch<S: GraphStore>(
+        /// Runs `call`'s kernel over the context's store, `store` (whose borrow the rows
+        /// keep).
+        pub(crate) fn dispatch<'s, S: GraphStore>(
             ctx: &RunContext<'_, S>,
+            store: &'s S,
             call: &AlgoCall,
-            schema: &SchemaRef,
-        ) -> Result<Computed, ExecError> {
+        ) -> Result<Computed<'s>, ExecError> {
             $(if call.spec.name == <$module::$kind as Algorithm>::SPEC.name {
-                return run_as::<$module::$kind, S>(ctx, call, schema);
+                return run_as::<$module::$kind, S>(ctx, store, call);
             })*
             Err(ExecError::Other(format!("no kernel is registered for `{}`", call.spec.name)))
         }

@@ -19,7 +19,7 @@
 
 use std::sync::Arc;
 
-use arrow_array::{ArrayRef, Float64Array, RecordBatch};
+use arrow_array::{ArrayRef, Float64Array};
 use arrow_schema::SchemaRef;
 use planner::registry::{
     AlgorithmSpec, ColumnSpec, ColumnType, Operator, ParamSpec, SourceRule, Step,
@@ -30,8 +30,9 @@ use storage::{Direction, GraphStore};
 use super::Algorithm;
 use crate::context::RunContext;
 use crate::error::ExecError;
-use crate::output::{per_vertex_batches, pick};
+use crate::output::{per_vertex_rows, pick};
 use crate::reduce::EdgeReduce;
+use crate::result::BatchIter;
 use crate::result::ResultTable;
 use crate::state::VertexArray;
 use crate::vertexmap::{vertex_sum2, vertex_transform, vertex_transform2};
@@ -111,12 +112,12 @@ impl Algorithm for PageRank {
         compute(ctx, cfg)
     }
 
-    fn batches<S: GraphStore>(
-        store: &S,
+    fn rows<'a, S: GraphStore>(
+        store: &'a S,
         schema: &SchemaRef,
-        out: &Vec<f64>,
-    ) -> Result<Vec<RecordBatch>, ExecError> {
-        batches(store, schema, out)
+        out: &'a Vec<f64>,
+    ) -> Result<BatchIter<'a>, ExecError> {
+        rows(store, schema, out)
     }
 
     fn verify<S: GraphStore>(store: &S, cfg: &Config, table: &ResultTable) -> Result<(), String> {
@@ -196,12 +197,12 @@ fn compute<S: GraphStore>(ctx: &RunContext<'_, S>, cfg: &Config) -> Result<Vec<f
 }
 
 /// Rows `(vertex, rank)`.
-fn batches<S: GraphStore>(
-    store: &S,
+fn rows<'a, S: GraphStore>(
+    store: &'a S,
     schema: &SchemaRef,
-    rank: &[f64],
-) -> Result<Vec<RecordBatch>, ExecError> {
-    per_vertex_batches(store, schema, |vertices| {
+    rank: &'a [f64],
+) -> Result<BatchIter<'a>, ExecError> {
+    Ok(per_vertex_rows(store, schema, move |vertices| {
         vec![Arc::new(Float64Array::from(pick(rank, vertices))) as ArrayRef]
-    })
+    }))
 }

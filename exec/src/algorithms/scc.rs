@@ -34,7 +34,7 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
-use arrow_array::{ArrayRef, RecordBatch, UInt64Array};
+use arrow_array::{ArrayRef, UInt64Array};
 use arrow_schema::SchemaRef;
 use planner::registry::{AlgorithmSpec, ColumnSpec, ColumnType, Operator, Step};
 use planner::AlgoCall;
@@ -44,7 +44,8 @@ use super::Algorithm;
 use crate::context::RunContext;
 use crate::edgemap::{EdgeFunc, EdgeMap};
 use crate::error::ExecError;
-use crate::output::{per_vertex_batches, pick};
+use crate::output::{per_vertex_rows, pick};
+use crate::result::BatchIter;
 use crate::result::ResultTable;
 use crate::state::VertexArray;
 use crate::subset::VertexSubset;
@@ -127,15 +128,15 @@ impl Algorithm for Scc {
         Ok(root)
     }
 
-    fn batches<S: GraphStore>(
-        store: &S,
+    fn rows<'a, S: GraphStore>(
+        store: &'a S,
         schema: &SchemaRef,
-        root: &Vec<u64>,
-    ) -> Result<Vec<RecordBatch>, ExecError> {
-        per_vertex_batches(store, schema, |vertices| {
+        root: &'a Vec<u64>,
+    ) -> Result<BatchIter<'a>, ExecError> {
+        Ok(per_vertex_rows(store, schema, move |vertices| {
             let ids: UInt64Array = pick(root, vertices).into();
             vec![Arc::new(ids) as ArrayRef]
-        })
+        }))
     }
 
     fn verify<S: GraphStore>(store: &S, _: &(), table: &ResultTable) -> Result<(), String> {

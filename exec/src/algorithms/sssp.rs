@@ -14,7 +14,7 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
-use arrow_array::{ArrayRef, Float64Array, RecordBatch};
+use arrow_array::{ArrayRef, Float64Array};
 use arrow_schema::SchemaRef;
 use planner::registry::{AlgorithmSpec, ColumnSpec, ColumnType, Operator, SourceRule, Step};
 use planner::{AlgoCall, Mode};
@@ -25,8 +25,9 @@ use crate::context::RunContext;
 use crate::delta;
 use crate::edgemap::EdgeMap;
 use crate::error::ExecError;
-use crate::output::{per_vertex_batches, pick};
+use crate::output::{per_vertex_rows, pick};
 use crate::reference::{close, compare, Lists};
+use crate::result::BatchIter;
 use crate::result::ResultTable;
 use crate::spread;
 use crate::subset::VertexSubset;
@@ -77,12 +78,12 @@ impl Algorithm for Sssp {
         compute(ctx, cfg.source)
     }
 
-    fn batches<S: GraphStore>(
-        store: &S,
+    fn rows<'a, S: GraphStore>(
+        store: &'a S,
         schema: &SchemaRef,
-        dist: &Vec<f64>,
-    ) -> Result<Vec<RecordBatch>, ExecError> {
-        batches(store, schema, dist)
+        dist: &'a Vec<f64>,
+    ) -> Result<BatchIter<'a>, ExecError> {
+        rows(store, schema, dist)
     }
 
     fn verify<S: GraphStore>(
@@ -201,18 +202,18 @@ fn bellman_ford<S: GraphStore>(
 }
 
 /// Rows `(vertex, distance)`.
-fn batches<S: GraphStore>(
-    store: &S,
+fn rows<'a, S: GraphStore>(
+    store: &'a S,
     schema: &SchemaRef,
-    dist: &[f64],
-) -> Result<Vec<RecordBatch>, ExecError> {
-    per_vertex_batches(store, schema, |vertices| {
+    dist: &'a [f64],
+) -> Result<BatchIter<'a>, ExecError> {
+    Ok(per_vertex_rows(store, schema, move |vertices| {
         let col: Float64Array = pick(dist, vertices)
             .into_iter()
             .map(|d| (d != f64::INFINITY).then_some(d))
             .collect();
         vec![Arc::new(col) as ArrayRef]
-    })
+    }))
 }
 
 /// Checks an SSSP result against a sequential Bellman-Ford from `source`.

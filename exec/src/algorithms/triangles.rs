@@ -6,7 +6,7 @@
 
 use std::sync::Arc;
 
-use arrow_array::{ArrayRef, RecordBatch, UInt64Array};
+use arrow_array::{ArrayRef, UInt64Array};
 use arrow_schema::SchemaRef;
 use planner::registry::{AlgorithmSpec, ColumnSpec, ColumnType, Operator, Step, SummarySpec};
 use planner::AlgoCall;
@@ -16,8 +16,9 @@ use super::Algorithm;
 use crate::context::RunContext;
 use crate::error::ExecError;
 use crate::intersect::{neighbour_arcs, Count};
-use crate::output::{per_vertex_batches, pick};
+use crate::output::{per_vertex_rows, pick};
 use crate::reference::{compare, Lists};
+use crate::result::BatchIter;
 use crate::result::{ResultTable, SummaryValue};
 
 /// Triangles through every vertex.
@@ -65,14 +66,14 @@ impl Algorithm for Triangles {
         count.into_vec()
     }
 
-    fn batches<S: GraphStore>(
-        store: &S,
+    fn rows<'a, S: GraphStore>(
+        store: &'a S,
         schema: &SchemaRef,
-        count: &Vec<u64>,
-    ) -> Result<Vec<RecordBatch>, ExecError> {
-        per_vertex_batches(store, schema, |vertices| {
+        count: &'a Vec<u64>,
+    ) -> Result<BatchIter<'a>, ExecError> {
+        Ok(per_vertex_rows(store, schema, move |vertices| {
             vec![Arc::new(UInt64Array::from(pick(count, vertices))) as ArrayRef]
-        })
+        }))
     }
 
     fn summaries(count: &Vec<u64>) -> Vec<(&'static str, SummaryValue)> {

@@ -12,7 +12,7 @@
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::Arc;
 
-use arrow_array::{ArrayRef, RecordBatch, UInt64Array};
+use arrow_array::{ArrayRef, UInt64Array};
 use arrow_schema::SchemaRef;
 use planner::registry::{AlgorithmSpec, ColumnSpec, ColumnType, Operator, Step};
 use planner::AlgoCall;
@@ -23,8 +23,9 @@ use crate::context::RunContext;
 use crate::edgemap::EdgeMap;
 use crate::error::ExecError;
 use crate::link::link_components;
-use crate::output::{per_vertex_batches, pick};
+use crate::output::{per_vertex_rows, pick};
 use crate::reference::{compare, Lists};
+use crate::result::BatchIter;
 use crate::result::ResultTable;
 use crate::vertexmap::vertex_transform;
 
@@ -65,12 +66,12 @@ impl Algorithm for Wcc {
         compute(ctx)
     }
 
-    fn batches<S: GraphStore>(
-        store: &S,
+    fn rows<'a, S: GraphStore>(
+        store: &'a S,
         schema: &SchemaRef,
-        out: &Vec<u64>,
-    ) -> Result<Vec<RecordBatch>, ExecError> {
-        batches(store, schema, out)
+        out: &'a Vec<u64>,
+    ) -> Result<BatchIter<'a>, ExecError> {
+        rows(store, schema, out)
     }
 
     fn verify<S: GraphStore>(store: &S, _: &(), table: &ResultTable) -> Result<(), String> {
@@ -129,14 +130,14 @@ fn propagate_labels<S: GraphStore>(ctx: &RunContext<'_, S>) -> Result<Vec<u64>, 
 }
 
 /// Rows `(vertex, component)`.
-fn batches<S: GraphStore>(
-    store: &S,
+fn rows<'a, S: GraphStore>(
+    store: &'a S,
     schema: &SchemaRef,
-    label: &[u64],
-) -> Result<Vec<RecordBatch>, ExecError> {
-    per_vertex_batches(store, schema, |vertices| {
+    label: &'a [u64],
+) -> Result<BatchIter<'a>, ExecError> {
+    Ok(per_vertex_rows(store, schema, move |vertices| {
         vec![Arc::new(UInt64Array::from(pick(label, vertices))) as ArrayRef]
-    })
+    }))
 }
 
 /// Checks WCC labels against sequential min-label propagation over both directions.

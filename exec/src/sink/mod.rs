@@ -25,7 +25,7 @@ use arrow_array::RecordBatch;
 use arrow_schema::{ArrowError, SchemaRef};
 use grammar::ast::OutputFormat;
 
-use crate::result::ResultTable;
+use crate::result::{ResultTable, Summary};
 pub use atomic_file::AtomicFile;
 pub use destination::{Destination, WriteMode};
 pub use output_file::OutputFile;
@@ -277,18 +277,34 @@ pub fn write_result(
     format: Option<OutputFormat>,
     meta: &ResultMeta,
 ) -> Result<WriteSummary, SinkError> {
-    let mut meta = meta.clone();
-    meta.summaries.extend(
-        table
-            .summaries
-            .iter()
-            .map(|s| (s.key(), s.value.to_string())),
-    );
-    let mut sink = ResultSink::create(dest, format, with_provenance(&table.schema, &meta))?;
+    let meta = with_summaries(meta, &table.summaries);
+    let mut sink = ResultSink::for_result(dest, format, &table.schema, &meta)?;
     for batch in &table.batches {
         sink.write(batch)?;
     }
     sink.finish(&meta)
+}
+
+/// `meta` with a run's summaries added as `frontier.<scope>.<name>` entries.
+pub fn with_summaries(meta: &ResultMeta, summaries: &[Summary]) -> ResultMeta {
+    let mut meta = meta.clone();
+    meta.summaries
+        .extend(summaries.iter().map(|s| (s.key(), s.value.to_string())));
+    meta
+}
+
+impl ResultSink {
+    /// A sink for rows of `schema` whose file carries `meta` (see [`with_summaries`]) in its
+    /// schema's metadata; [`ResultSink::finish`] with the same `meta` completes it. Rows are
+    /// then written a batch at a time, as they are built.
+    pub fn for_result(
+        dest: &Destination,
+        format: Option<OutputFormat>,
+        schema: &SchemaRef,
+        meta: &ResultMeta,
+    ) -> Result<ResultSink, SinkError> {
+        ResultSink::create(dest, format, with_provenance(schema, meta))
+    }
 }
 
 /// `schema` carrying the run's `frontier.*` metadata, so the Arrow schema of Parquet and Arrow
