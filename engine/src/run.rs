@@ -318,6 +318,7 @@ pub fn run(
     Ok(outputs)
 }
 
+/// EXPLAIN RUN: plans from the superblock and the vertex index alone, never reading edge data.
 fn explain_run(
     s: &mut Session,
     pos: Pos,
