@@ -459,40 +459,62 @@ pub(super) fn first_level<S: GraphStore>(
         0.0
     };
 
-    // Local moving over the store.
+    // Local moving: over plain arrays with the vertices' own ids when the lists and the run
+    // arrays are in memory, else over the store with chunk-local copies of the state.
     let order = shuffled(n, rng);
-    let mut local = LocalIds::new(n);
     let mut active = Active::all(n);
     let mut ws = Workspace::new();
-    let mut moved_any = false;
-    if m2 > 0.0 {
-        for _ in 0..cfg.sweeps {
-            let start = ctx.begin();
-            let (mut moves, mut entries, mut visited) = (0u64, 0u64, 0u64);
-            active.visit(&order, CHUNK, |active, chunk| {
-                ctx.check()?;
-                let (m, e) = move_chunk(
-                    ctx,
-                    chunk,
-                    &degree,
-                    &total,
-                    &community,
-                    (&mut local, active, &mut ws),
-                    m2,
-                    cfg.resolution,
-                )?;
-                moves += m;
-                entries += e;
-                visited += chunk.len() as u64;
-                Ok::<(), ExecError>(())
-            })?;
-            ctx.finish(start, visited, entries, "local moves", Some(cfg.sweeps))?;
-            moved_any |= moves > 0;
-            if moves == 0 || !active.any() {
-                break;
+    if lists_in_memory(ctx.store).is_some() && !community.is_remote() {
+        let degree = degree.into_vec()?;
+        let mut tot = total.into_vec()?;
+        let mut comm = community.into_vec()?;
+        let moved_any = sweeps(ctx, cfg, m2, &order, &mut active, |active, chunk| {
+            let (lists, entries) = neighbourhoods(ctx, chunk)?;
+            let movers: Vec<Mover<'_>> = (0..chunk.len())
+                .map(|i| Mover {
+                    vertex: chunk[i],
+                    degree: degree[chunk[i] as usize],
+                    row: lists.row(i),
+                })
+                .collect();
+            let mut state = MoveState {
+                comm: &mut comm,
+                tot: &mut tot,
+                m2,
+                resolution: cfg.resolution,
+            };
+            let moved = moves::move_chunk(&ctx.pool, &movers, &mut state, &mut ws);
+            for &i in &moved {
+                let v = chunk[i as usize];
+                for &(u, _) in lists.row(i as usize) {
+                    if u != v {
+                        active.mark(u);
+                    }
+                }
             }
-        }
+            Ok((moved.len() as u64, entries))
+        })?;
+        return Ok(FirstLevel {
+            community: comm,
+            kept: keep.then_some((degree, order)),
+            m2,
+            singletons,
+            moved_any,
+        });
     }
+    let mut local = LocalIds::new(n);
+    let moved_any = sweeps(ctx, cfg, m2, &order, &mut active, |active, chunk| {
+        move_chunk(
+            ctx,
+            chunk,
+            &degree,
+            &total,
+            &community,
+            (&mut local, active, &mut ws),
+            m2,
+            cfg.resolution,
+        )
+    })?;
     drop((local, active, ws));
     total.free()?;
     let kept = if keep {
@@ -509,6 +531,39 @@ pub(super) fn first_level<S: GraphStore>(
         singletons,
         moved_any,
     })
+}
+
+/// Sweeps of local moving over the chunks of `order` that `active` still holds, each chunk
+/// moved by `move_chunk` (which returns the moves made and the list entries read), at most
+/// `cfg.sweeps`, until a sweep moves nothing; whether any vertex moved. None when `m2` is 0.
+fn sweeps<S: GraphStore>(
+    ctx: &RunContext<'_, S>,
+    cfg: &Config,
+    m2: f64,
+    order: &[u32],
+    active: &mut Active,
+    mut move_chunk: impl FnMut(&mut Active, &[u32]) -> Result<(u64, u64), ExecError>,
+) -> Result<bool, ExecError> {
+    let mut moved_any = false;
+    let sweeps = if m2 > 0.0 { cfg.sweeps } else { 0 };
+    for _ in 0..sweeps {
+        let start = ctx.begin();
+        let (mut moves, mut entries, mut visited) = (0u64, 0u64, 0u64);
+        active.visit(order, CHUNK, |active, chunk| {
+            ctx.check()?;
+            let (m, e) = move_chunk(active, chunk)?;
+            moves += m;
+            entries += e;
+            visited += chunk.len() as u64;
+            Ok::<(), ExecError>(())
+        })?;
+        ctx.finish(start, visited, entries, "local moves", Some(cfg.sweeps))?;
+        moved_any |= moves > 0;
+        if moves == 0 || !active.any() {
+            break;
+        }
+    }
+    Ok(moved_any)
 }
 
 /// The lists of the undirected view when the store holds them in memory.
