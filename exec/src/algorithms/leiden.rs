@@ -250,7 +250,7 @@ fn compute<S: GraphStore>(ctx: &RunContext<'_, S>, cfg: &Config) -> Result<Commu
             Ok(0)
         })?;
         let (node, count) = renumber(&refined);
-        let next = graph.aggregate(&node, count);
+        let next = graph.aggregate(&ctx.pool, &node, count);
         ctx.finish(
             start,
             graph.len() as u64,

@@ -36,7 +36,7 @@ use planner::registry::{
 };
 use planner::AlgoCall;
 use rayon::prelude::*;
-use storage::{Direction, GraphStore};
+use storage::{CsrView, Direction, GraphStore, WeightSlice};
 
 use super::Algorithm;
 use crate::context::RunContext;
@@ -47,7 +47,7 @@ use crate::result::{ResultTable, SummaryValue};
 use crate::state::VertexArray;
 use active::Active;
 use coarse::Coarse;
-use moves::{MoveState, Mover};
+use moves::{MoveState, Mover, Workspace};
 
 /// Louvain community detection.
 pub struct Louvain;
@@ -254,6 +254,12 @@ pub(super) fn neighbourhoods<S: GraphStore>(
 ) -> Result<(Rows, u64), ExecError> {
     let store = ctx.store;
     let directed = store.shape().directed;
+    if let Some(lists) = lists_in_memory(store) {
+        ctx.record(planner::registry::Operator::ListFetch);
+        let rows = rows_in_memory(ctx, &lists, directed, vertices);
+        let read = rows.entries.len() as u64;
+        return Ok((rows, read));
+    }
     let mut at: Vec<(u32, u32)> = vertices.iter().copied().zip(0..).collect();
     at.sort_unstable();
     let mut entries = Vec::new();
@@ -304,6 +310,66 @@ pub(super) fn neighbourhoods<S: GraphStore>(
         rows.end.push(rows.entries.len());
     }
     Ok((rows, read))
+}
+
+/// [`neighbourhoods`] from lists in memory: the rows' ends from the degrees, then the
+/// entries copied in parallel, each worker a run of rows of about equal length.
+fn rows_in_memory<S: GraphStore>(
+    ctx: &RunContext<'_, S>,
+    lists: &[CsrView<'_>],
+    directed: bool,
+    vertices: &[u32],
+) -> Rows {
+    /// Entries below which one thread copies the rows.
+    const PARALLEL_MIN: usize = 1 << 15;
+    let n = ctx.n();
+    let mut end = Vec::with_capacity(vertices.len());
+    let mut total = 0usize;
+    for &v in vertices {
+        if v < n {
+            total += lists.iter().map(|l| l.degrees[v as usize] as usize).sum::<usize>();
+        }
+        end.push(total);
+    }
+    let mut entries = vec![(0u32, 0.0f64); total];
+    let fill = |vertices: &[u32], out: &mut [(u32, f64)]| {
+        let mut at = 0;
+        for &v in vertices.iter().filter(|&&v| v < n) {
+            each_entry(lists, directed, v, |u, w| {
+                out[at] = (u, w);
+                at += 1;
+            });
+        }
+    };
+    let parts = (ctx.pool.threads() * 4).min(total / PARALLEL_MIN + 1);
+    if parts <= 1 {
+        fill(vertices, &mut entries);
+        return Rows { entries, end };
+    }
+    // Cut the rows where the entries before pass each part's share.
+    let mut pieces: Vec<(&[u32], &mut [(u32, f64)])> = Vec::with_capacity(parts);
+    let (mut rest, mut rest_vertices, mut done, mut first) = (&mut entries[..], vertices, 0, 0);
+    for p in 1..=parts {
+        let share = total * p / parts;
+        let mut last = first;
+        while last < vertices.len() && end[last] <= share {
+            last += 1;
+        }
+        if p == parts {
+            last = vertices.len();
+        }
+        let upto = if last == 0 { 0 } else { end[last - 1] };
+        let (head, tail) = rest.split_at_mut(upto - done);
+        let (vs, vtail) = rest_vertices.split_at(last - first);
+        pieces.push((vs, head));
+        (rest, rest_vertices, done, first) = (tail, vtail, upto, last);
+    }
+    ctx.pool.install(|| {
+        pieces
+            .into_par_iter()
+            .for_each(|(vertices, out)| fill(vertices, out))
+    });
+    Rows { entries, end }
 }
 
 /// The vertices `0..n` in chunks of [`CHUNK`], in order.
@@ -393,40 +459,63 @@ pub(super) fn first_level<S: GraphStore>(
         0.0
     };
 
-    // Local moving over the store.
+    // Local moving: over plain arrays with the vertices' own ids when the lists and the run
+    // arrays are in memory, else over the store with chunk-local copies of the state.
     let order = shuffled(n, rng);
-    let mut local = LocalIds::new(n);
     let mut active = Active::all(n);
-    let mut moved_any = false;
-    if m2 > 0.0 {
-        for _ in 0..cfg.sweeps {
-            let start = ctx.begin();
-            let (mut moves, mut entries, mut visited) = (0u64, 0u64, 0u64);
-            active.visit(&order, CHUNK, |active, chunk| {
-                ctx.check()?;
-                let (m, e) = move_chunk(
-                    ctx,
-                    chunk,
-                    &degree,
-                    &total,
-                    &community,
-                    (&mut local, active),
-                    m2,
-                    cfg.resolution,
-                )?;
-                moves += m;
-                entries += e;
-                visited += chunk.len() as u64;
-                Ok::<(), ExecError>(())
-            })?;
-            ctx.finish(start, visited, entries, "local moves", Some(cfg.sweeps))?;
-            moved_any |= moves > 0;
-            if moves == 0 || !active.any() {
-                break;
+    let mut ws = Workspace::new();
+    if lists_in_memory(ctx.store).is_some() && !community.is_remote() {
+        let degree = degree.into_vec()?;
+        let mut tot = total.into_vec()?;
+        let mut comm = community.into_vec()?;
+        let moved_any = sweeps(ctx, cfg, m2, &order, &mut active, |active, chunk| {
+            let (lists, entries) = neighbourhoods(ctx, chunk)?;
+            let movers: Vec<Mover<'_>> = (0..chunk.len())
+                .map(|i| Mover {
+                    vertex: chunk[i],
+                    degree: degree[chunk[i] as usize],
+                    row: lists.row(i),
+                })
+                .collect();
+            let mut state = MoveState {
+                comm: &mut comm,
+                tot: &mut tot,
+                m2,
+                resolution: cfg.resolution,
+            };
+            let moved = moves::move_chunk(&ctx.pool, &movers, &mut state, &mut ws);
+            for &i in &moved {
+                let v = chunk[i as usize];
+                for &(u, _) in lists.row(i as usize) {
+                    if u != v {
+                        active.mark(u);
+                    }
+                }
             }
-        }
+            Ok((moved.len() as u64, entries))
+        })?;
+        return Ok(FirstLevel {
+            community: comm,
+            kept: keep.then_some((degree, order)),
+            m2,
+            singletons,
+            moved_any,
+        });
     }
-    drop((local, active));
+    let mut local = LocalIds::new(n);
+    let moved_any = sweeps(ctx, cfg, m2, &order, &mut active, |active, chunk| {
+        move_chunk(
+            ctx,
+            chunk,
+            &degree,
+            &total,
+            &community,
+            (&mut local, active, &mut ws),
+            m2,
+            cfg.resolution,
+        )
+    })?;
+    drop((local, active, ws));
     total.free()?;
     let kept = if keep {
         Some((degree.into_vec()?, order))
@@ -444,14 +533,94 @@ pub(super) fn first_level<S: GraphStore>(
     })
 }
 
+/// Sweeps of local moving over the chunks of `order` that `active` still holds, each chunk
+/// moved by `move_chunk` (which returns the moves made and the list entries read), at most
+/// `cfg.sweeps`, until a sweep moves nothing; whether any vertex moved. None when `m2` is 0.
+fn sweeps<S: GraphStore>(
+    ctx: &RunContext<'_, S>,
+    cfg: &Config,
+    m2: f64,
+    order: &[u32],
+    active: &mut Active,
+    mut move_chunk: impl FnMut(&mut Active, &[u32]) -> Result<(u64, u64), ExecError>,
+) -> Result<bool, ExecError> {
+    let mut moved_any = false;
+    let sweeps = if m2 > 0.0 { cfg.sweeps } else { 0 };
+    for _ in 0..sweeps {
+        let start = ctx.begin();
+        let (mut moves, mut entries, mut visited) = (0u64, 0u64, 0u64);
+        active.visit(order, CHUNK, |active, chunk| {
+            ctx.check()?;
+            let (m, e) = move_chunk(active, chunk)?;
+            moves += m;
+            entries += e;
+            visited += chunk.len() as u64;
+            Ok::<(), ExecError>(())
+        })?;
+        ctx.finish(start, visited, entries, "local moves", Some(cfg.sweeps))?;
+        moved_any |= moves > 0;
+        if moves == 0 || !active.any() {
+            break;
+        }
+    }
+    Ok(moved_any)
+}
+
+/// The lists of the undirected view when the store holds them in memory.
+fn lists_in_memory<S: GraphStore>(store: &S) -> Option<Vec<CsrView<'_>>> {
+    directions(store).iter().map(|&dir| store.csr(dir)).collect()
+}
+
+/// Calls `f(u, w)` on each entry of `v`'s undirected-view neighbourhood from lists in memory,
+/// as [`neighbourhoods`] gives it: out before in, an undirected self-loop twice.
+#[inline]
+fn each_entry(lists: &[CsrView<'_>], directed: bool, v: u32, mut f: impl FnMut(u32, f64)) {
+    let loops = |u: u32| if u == v && !directed { 2.0 } else { 1.0 };
+    for csr in lists {
+        let ns = csr.neighbours(v);
+        match csr.weights_of(v) {
+            Some(WeightSlice::Wide(ws)) => {
+                for (&u, &w) in ns.iter().zip(ws) {
+                    f(u, w * loops(u));
+                }
+            }
+            Some(WeightSlice::Narrow(ws)) => {
+                for (&u, &w) in ns.iter().zip(ws) {
+                    f(u, f64::from(w) * loops(u));
+                }
+            }
+            None => {
+                for &u in ns {
+                    f(u, loops(u));
+                }
+            }
+        }
+    }
+}
+
 /// The graph of the vertices' groups `node_of` (dense ids below `count`) in memory, from one
-/// pass over the store.
+/// pass over the store (rows made in parallel when the store holds the lists in memory).
 pub(super) fn aggregated<S: GraphStore>(
     ctx: &RunContext<'_, S>,
     node_of: &[u32],
     count: u32,
 ) -> Result<Coarse, ExecError> {
     let start = ctx.begin();
+    if let Some(lists) = lists_in_memory(ctx.store) {
+        ctx.record(planner::registry::Operator::ListFetch);
+        ctx.check()?;
+        let directed = ctx.store.shape().directed;
+        let graph = coarse::aggregate_by_node(
+            &ctx.pool,
+            &node_of[..ctx.n() as usize],
+            count,
+            |v| lists.iter().map(|l| l.degrees[v as usize] as u64).sum(),
+            |v, sums| each_entry(&lists, directed, v, |u, w| sums.add(node_of[u as usize], w)),
+        );
+        let entries = graph_entries_read(&lists);
+        ctx.finish(start, ctx.n() as u64, entries, "aggregate", None)?;
+        return Ok(graph);
+    }
     let mut graph = Coarse::builder(count);
     let mut entries = 0u64;
     for chunk in in_order(ctx.n()) {
@@ -468,6 +637,14 @@ pub(super) fn aggregated<S: GraphStore>(
     let graph = graph.finish();
     ctx.finish(start, ctx.n() as u64, entries, "aggregate", None)?;
     Ok(graph)
+}
+
+/// The entries of all lists in memory.
+fn graph_entries_read(lists: &[CsrView<'_>]) -> u64 {
+    lists
+        .iter()
+        .map(|l| l.degrees.iter().map(|&d| d as u64).sum::<u64>())
+        .sum()
 }
 
 /// The whole run: the first level through the store, the others in memory.
@@ -502,7 +679,7 @@ fn compute<S: GraphStore>(ctx: &RunContext<'_, S>, cfg: &Config) -> Result<Commu
         )?;
         levels += 1;
         let (renumbered, count) = coarse::renumber(&communities);
-        let next = graph.aggregate(&renumbered, count);
+        let next = graph.aggregate(&ctx.pool, &renumbered, count);
         ctx.finish(
             start,
             graph.len() as u64,
@@ -607,7 +784,7 @@ fn move_chunk<S: GraphStore>(
     degree: &VertexArray<f64>,
     total: &VertexArray<f64>,
     community: &VertexArray<u32>,
-    (local, active): (&mut LocalIds, &mut Active),
+    (local, active, ws): (&mut LocalIds, &mut Active, &mut Workspace),
     m2: f64,
     resolution: f64,
 ) -> Result<(u64, u64), ExecError> {
@@ -657,7 +834,7 @@ fn move_chunk<S: GraphStore>(
         m2,
         resolution,
     };
-    let moved = moves::move_chunk(&ctx.pool, &movers, &mut state);
+    let moved = moves::move_chunk(&ctx.pool, &movers, &mut state, ws);
     if moved.is_empty() {
         return Ok((0, entries));
     }

@@ -55,10 +55,11 @@ struct Scratch {
 }
 
 impl Scratch {
-    fn new(communities: usize) -> Scratch {
-        Scratch {
-            weight: vec![0.0; communities],
-            touched: Vec::new(),
+    /// Scratch for `communities` ids, growing the weights kept from earlier chunks (they are
+    /// zero again after every choice, so they are reused as they are).
+    fn fit(&mut self, communities: usize) {
+        if self.weight.len() < communities {
+            self.weight.resize(communities, 0.0);
         }
     }
 }
@@ -66,8 +67,17 @@ impl Scratch {
 /// Where `m` moves given `comm` and `tot`: the neighbouring community of largest modularity
 /// gain over staying, the smallest id on a tie, its own when no move gains (networkx's rule,
 /// every gain multiplied by `m`). Leaves the communities it looked at, its own first, in
-/// `s.touched`, and `s.weight` zero again.
-fn choose(m: Mover<'_>, comm: &[u32], tot: &[f64], m2: f64, res: f64, s: &mut Scratch) -> u32 {
+/// `s.touched`, and `s.weight` zero again; `keep` receives the weight to each community of
+/// `s.touched`, in that order.
+fn choose(
+    m: Mover<'_>,
+    comm: &[u32],
+    tot: &[f64],
+    m2: f64,
+    res: f64,
+    s: &mut Scratch,
+    keep: Option<&mut Vec<f64>>,
+) -> u32 {
     let own = comm[m.vertex as usize];
     s.touched.clear();
     s.touched.push(own);
@@ -85,55 +95,142 @@ fn choose(m: Mover<'_>, comm: &[u32], tot: &[f64], m2: f64, res: f64, s: &mut Sc
         }
         *slot += w;
     }
-    let k = m.degree;
-    let stay = s.weight[own as usize] - res * (tot[own as usize] - k) * k / m2;
+    if let Some(keep) = keep {
+        keep.extend(s.touched.iter().map(|&c| s.weight[c as usize]));
+    }
+    let best = best_of(
+        m.degree,
+        &s.touched,
+        |_, c| s.weight[c as usize],
+        tot,
+        m2,
+        res,
+    );
+    for &c in &s.touched {
+        s.weight[c as usize] = 0.0;
+    }
+    best
+}
+
+/// The choice of [`choose`] from the communities looked at (`looked`, the vertex's own first)
+/// and the weight to each (`weight` of its position in `looked` and its id), for a vertex of
+/// degree `k`, with the totals `tot`.
+#[inline]
+fn best_of(
+    k: f64,
+    looked: &[u32],
+    weight: impl Fn(usize, u32) -> f64,
+    tot: &[f64],
+    m2: f64,
+    res: f64,
+) -> u32 {
+    let own = looked[0];
+    let stay = weight(0, own) - res * (tot[own as usize] - k) * k / m2;
     let mut best = (own, 0.0);
-    for &c in &s.touched[1..] {
-        let gain = s.weight[c as usize] - res * tot[c as usize] * k / m2 - stay;
+    for (j, &c) in looked.iter().enumerate().skip(1) {
+        let gain = weight(j, c) - res * tot[c as usize] * k / m2 - stay;
         if gain > best.1 || (gain == best.1 && best.0 != own && c < best.0) {
             best = (c, gain);
         }
     }
-    for &c in &s.touched {
-        s.weight[c as usize] = 0.0;
-    }
     best.0
 }
 
-/// A proposal of the parallel pass: the move and the communities it looked at.
+/// The proposals of one part of a batch, computed in parallel: per vertex its move, the
+/// communities it looked at and the weight to each.
+#[derive(Default)]
 struct Proposals {
     target: Vec<u32>,
     looked_end: Vec<u32>,
     looked: Vec<u32>,
+    weight: Vec<f64>,
 }
 
-/// Proposals for `movers` over the state as it is, computed on one thread.
-fn propose(movers: &[Mover<'_>], state: &MoveState<'_>) -> Proposals {
-    let mut s = Scratch::new(state.tot.len());
-    let mut p = Proposals {
-        target: Vec::with_capacity(movers.len()),
-        looked_end: Vec::with_capacity(movers.len()),
-        looked: Vec::new(),
-    };
-    for &m in movers {
-        p.target.push(choose(
-            m,
-            state.comm,
-            state.tot,
-            state.m2,
-            state.resolution,
-            &mut s,
-        ));
-        p.looked.extend_from_slice(&s.touched);
-        p.looked_end.push(p.looked.len() as u32);
+/// One worker's part of the parallel pass: its scratch and its proposals.
+struct Part {
+    scratch: Scratch,
+    proposals: Proposals,
+}
+
+impl Part {
+    fn new() -> Part {
+        Part {
+            scratch: Scratch {
+                weight: Vec::new(),
+                touched: Vec::new(),
+            },
+            proposals: Proposals::default(),
+        }
     }
-    p
+
+    /// Proposals for `movers` over the state as it is.
+    fn propose(&mut self, movers: &[Mover<'_>], state: &MoveState<'_>) {
+        let (s, p) = (&mut self.scratch, &mut self.proposals);
+        s.fit(state.tot.len());
+        p.target.clear();
+        p.looked_end.clear();
+        p.looked.clear();
+        p.weight.clear();
+        for &m in movers {
+            p.target.push(choose(
+                m,
+                state.comm,
+                state.tot,
+                state.m2,
+                state.resolution,
+                s,
+                Some(&mut p.weight),
+            ));
+            p.looked.extend_from_slice(&s.touched);
+            p.looked_end.push(p.looked.len() as u32);
+        }
+    }
+}
+
+/// What moving chunks keeps from one chunk to the next so as not to allocate it again: the
+/// workers' scratch and proposals, and per community and per vertex the marks of the batch.
+pub(crate) struct Workspace {
+    parts: Vec<Part>,
+    /// Per community, whether some vertex of the batch left or joined it so far.
+    changed: Vec<bool>,
+    /// The communities marked in `changed`.
+    dirty: Vec<u32>,
+    /// Per vertex, whether a neighbour of it moved in the batch so far.
+    near_move: Vec<bool>,
+    /// The vertices marked in `near_move`.
+    near: Vec<u32>,
+}
+
+impl Workspace {
+    pub(crate) fn new() -> Workspace {
+        Workspace {
+            parts: Vec::new(),
+            changed: Vec::new(),
+            dirty: Vec::new(),
+            near_move: Vec::new(),
+            near: Vec::new(),
+        }
+    }
 }
 
 /// Moves `movers` one after another in their order (each vertex at most once in a chunk),
 /// using the pool for the proposals; returns the indices into `movers` of those that moved.
-pub(crate) fn move_chunk(pool: &Pool, movers: &[Mover<'_>], state: &mut MoveState<'_>) -> Vec<u32> {
-    let mut s = Scratch::new(state.tot.len());
+///
+/// A proposal is taken as it is when none of the communities it looked at changed since the
+/// batch's start. When some did but no neighbour of the vertex moved, its neighbours'
+/// communities and the weight to each are those of the proposal, and only the totals
+/// differ: the choice is made again from the proposal's weights with the current totals,
+/// which is what `choose` gives over the current state. Otherwise it is recomputed in full.
+pub(crate) fn move_chunk(
+    pool: &Pool,
+    movers: &[Mover<'_>],
+    state: &mut MoveState<'_>,
+    ws: &mut Workspace,
+) -> Vec<u32> {
+    if ws.parts.is_empty() {
+        ws.parts.push(Part::new());
+    }
+    ws.parts[0].scratch.fit(state.tot.len());
     let mut moved = Vec::new();
     let mut move_one = |i: usize, target: u32, state: &mut MoveState<'_>| {
         let m = movers[i];
@@ -147,37 +244,63 @@ pub(crate) fn move_chunk(pool: &Pool, movers: &[Mover<'_>], state: &mut MoveStat
         own
     };
     if movers.len() < PARALLEL_MIN || pool.threads() == 1 {
+        let s = &mut ws.parts[0].scratch;
         for (i, &m) in movers.iter().enumerate() {
-            let target = choose(m, state.comm, state.tot, state.m2, state.resolution, &mut s);
+            let target = choose(m, state.comm, state.tot, state.m2, state.resolution, s, None);
             move_one(i, target, state);
         }
         return moved;
     }
-    // Communities some vertex of the batch left or joined so far, and the list of them.
-    let mut changed = vec![false; state.tot.len()];
-    let mut dirty: Vec<u32> = Vec::new();
+    let workers = pool.threads() * 2;
+    while ws.parts.len() < workers + 1 {
+        ws.parts.push(Part::new());
+    }
+    if ws.changed.len() < state.tot.len() {
+        ws.changed.resize(state.tot.len(), false);
+    }
+    if ws.near_move.len() < state.comm.len() {
+        ws.near_move.resize(state.comm.len(), false);
+    }
+    // The last part's scratch recomputes stale proposals on the calling thread.
+    let (parts, own) = ws.parts.split_at_mut(workers);
+    let s = &mut own[0].scratch;
+    s.fit(state.tot.len());
+    let (changed, dirty) = (&mut ws.changed, &mut ws.dirty);
+    let (near_move, near) = (&mut ws.near_move, &mut ws.near);
     for (first, batch) in (0..).step_by(BATCH).zip(movers.chunks(BATCH)) {
-        let part = batch.len().div_ceil(pool.threads() * 2);
+        let size = batch.len().div_ceil(workers);
         let shared: &MoveState<'_> = state;
-        let parts: Vec<Proposals> = pool.install(|| {
-            batch
-                .par_chunks(part)
-                .map(|movers| propose(movers, shared))
-                .collect()
+        pool.install(|| {
+            parts
+                .par_iter_mut()
+                .zip(batch.par_chunks(size))
+                .for_each(|(part, movers)| part.propose(movers, shared))
         });
         let mut i = first;
-        for p in &parts {
+        for part in parts.iter().take(batch.len().div_ceil(size)) {
+            let p = &part.proposals;
             let mut start = 0usize;
             for (&proposed, &end) in p.target.iter().zip(&p.looked_end) {
                 let end = end as usize;
-                let stale = p.looked[start..end].iter().any(|&c| changed[c as usize]);
-                start = end;
-                let target = if stale {
-                    let m = movers[i];
-                    choose(m, state.comm, state.tot, state.m2, state.resolution, &mut s)
-                } else {
+                let looked = &p.looked[start..end];
+                let stale = looked.iter().any(|&c| changed[c as usize]);
+                let m = movers[i];
+                let target = if !stale {
                     proposed
+                } else if near_move[m.vertex as usize] {
+                    choose(m, state.comm, state.tot, state.m2, state.resolution, s, None)
+                } else {
+                    let weight = &p.weight[start..end];
+                    best_of(
+                        m.degree,
+                        looked,
+                        |j, _| weight[j],
+                        state.tot,
+                        state.m2,
+                        state.resolution,
+                    )
                 };
+                start = end;
                 let own = move_one(i, target, state);
                 if target != own {
                     for c in [own, target] {
@@ -186,12 +309,21 @@ pub(crate) fn move_chunk(pool: &Pool, movers: &[Mover<'_>], state: &mut MoveStat
                             dirty.push(c);
                         }
                     }
+                    for &(u, _) in m.row {
+                        if !near_move[u as usize] {
+                            near_move[u as usize] = true;
+                            near.push(u);
+                        }
+                    }
                 }
                 i += 1;
             }
         }
         for c in dirty.drain(..) {
             changed[c as usize] = false;
+        }
+        for u in near.drain(..) {
+            near_move[u as usize] = false;
         }
     }
     moved
@@ -209,7 +341,12 @@ mod tests {
             degree,
             row,
         };
-        choose(mover, comm, tot, 20.0, 1.0, &mut Scratch::new(tot.len()))
+        let mut s = Scratch {
+            weight: Vec::new(),
+            touched: Vec::new(),
+        };
+        s.fit(tot.len());
+        choose(mover, comm, tot, 20.0, 1.0, &mut s, None)
     }
 
     #[test]
@@ -250,6 +387,7 @@ mod tests {
         let m2: f64 = k.iter().sum();
         let mut comm: Vec<u32> = (0..rows.len() as u32).collect();
         let mut tot = k.clone();
+        let mut ws = Workspace::new();
         let mut order: Vec<u32> = (0..rows.len() as u32).collect();
         order.reverse();
         for _ in 0..3 {
@@ -268,7 +406,7 @@ mod tests {
                     m2,
                     resolution: 1.0,
                 };
-                move_chunk(&pool, &movers, &mut state);
+                move_chunk(&pool, &movers, &mut state, &mut ws);
             }
         }
         (comm, tot)
