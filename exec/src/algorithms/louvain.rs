@@ -327,7 +327,10 @@ fn rows_in_memory<S: GraphStore>(
     let mut total = 0usize;
     for &v in vertices {
         if v < n {
-            total += lists.iter().map(|l| l.degrees[v as usize] as usize).sum::<usize>();
+            total += lists
+                .iter()
+                .map(|l| l.degrees[v as usize] as usize)
+                .sum::<usize>();
         }
         end.push(total);
     }
@@ -568,7 +571,10 @@ fn sweeps<S: GraphStore>(
 
 /// The lists of the undirected view when the store holds them in memory.
 fn lists_in_memory<S: GraphStore>(store: &S) -> Option<Vec<CsrView<'_>>> {
-    directions(store).iter().map(|&dir| store.csr(dir)).collect()
+    directions(store)
+        .iter()
+        .map(|&dir| store.csr(dir))
+        .collect()
 }
 
 /// Calls `f(u, w)` on each entry of `v`'s undirected-view neighbourhood from lists in memory,

@@ -246,7 +246,15 @@ pub(crate) fn move_chunk(
     if movers.len() < PARALLEL_MIN || pool.threads() == 1 {
         let s = &mut ws.parts[0].scratch;
         for (i, &m) in movers.iter().enumerate() {
-            let target = choose(m, state.comm, state.tot, state.m2, state.resolution, s, None);
+            let target = choose(
+                m,
+                state.comm,
+                state.tot,
+                state.m2,
+                state.resolution,
+                s,
+                None,
+            );
             move_one(i, target, state);
         }
         return moved;
@@ -288,7 +296,15 @@ pub(crate) fn move_chunk(
                 let target = if !stale {
                     proposed
                 } else if near_move[m.vertex as usize] {
-                    choose(m, state.comm, state.tot, state.m2, state.resolution, s, None)
+                    choose(
+                        m,
+                        state.comm,
+                        state.tot,
+                        state.m2,
+                        state.resolution,
+                        s,
+                        None,
+                    )
                 } else {
                     let weight = &p.weight[start..end];
                     best_of(
