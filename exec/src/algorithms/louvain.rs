@@ -312,6 +312,9 @@ pub(super) fn neighbourhoods<S: GraphStore>(
     Ok((rows, read))
 }
 
+/// The vertices of one part of the rows and the entries they fill.
+type RowPiece<'a> = (&'a [u32], &'a mut [(u32, f64)]);
+
 /// [`neighbourhoods`] from lists in memory: the rows' ends from the degrees, then the
 /// entries copied in parallel, each worker a run of rows of about equal length.
 fn rows_in_memory<S: GraphStore>(
@@ -350,7 +353,7 @@ fn rows_in_memory<S: GraphStore>(
         return Rows { entries, end };
     }
     // Cut the rows where the entries before pass each part's share.
-    let mut pieces: Vec<(&[u32], &mut [(u32, f64)])> = Vec::with_capacity(parts);
+    let mut pieces: Vec<RowPiece<'_>> = Vec::with_capacity(parts);
     let (mut rest, mut rest_vertices, mut done, mut first) = (&mut entries[..], vertices, 0, 0);
     for p in 1..=parts {
         let share = total * p / parts;

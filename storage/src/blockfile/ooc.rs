@@ -789,8 +789,8 @@ impl<'s> Batch<'s> {
                 }
             },
         };
-        let weight_blocks = span.w.map_or(1..=0, |(a, b)| a..=b);
-        let block_count = span.e_last - span.e_first + 1 + weight_blocks.clone().count() as u64;
+        let weight_blocks = span.w.into_iter().flat_map(|(a, b)| a..=b);
+        let block_count = span.e_last - span.e_first + 1 + span.w.map_or(0, |(a, b)| b - a + 1);
         // Missing blocks are read in runs of consecutive blocks.
         let mut run: Option<(u64, u64)> = None;
         let cache_run = small || block_count <= self.cacheable_run;
