@@ -829,9 +829,9 @@ impl<'c, 'a, S: GraphStore> EdgeMap<'c, 'a, S> {
     }
 
     /// A push block by block in which a worker carries an improvement on at once, in the same
-    /// store call, when the destination's list is in a block of the worker's share of the
-    /// frontier (read by that call, so at hand) and `f` lets it ([`EdgeFunc::carry`]); any
-    /// other joins the next frontier. On a clustered graph a round thus crosses whole clusters
+    /// store call, when `f` lets it ([`EdgeFunc::carry`]) and the store has the destination's
+    /// list at hand (out of core: in a block of the worker's share of the frontier, read by
+    /// that call); any other joins the next frontier. On a clustered graph a round thus crosses whole clusters
     /// where a level crosses one vertex's width, and reads a block about once, not once per
     /// level crossing it. Carrying on into blocks beyond the share was tried: calls then
     /// wander over more blocks than the cache keeps and read them again. The updates are
@@ -856,24 +856,13 @@ impl<'c, 'a, S: GraphStore> EdgeMap<'c, 'a, S> {
             self.seen = Some(AtomicBitmap::new(n));
         }
         let seen = self.seen.as_ref().expect("made above");
-        // Each chunk's blocks, from the keys the frontier was sorted by.
-        let mut at = 0;
-        let chunks: Vec<(&[u32], Vec<u64>)> = chunks
-            .into_iter()
-            .map(|c| {
-                let mut blocks: Vec<u64> = keyed[at..at + c.len()].iter().map(|k| k.0).collect();
-                blocks.dedup();
-                at += c.len();
-                (c, blocks)
-            })
-            .collect();
         let parts = ctx.pool.install(|| {
             chunks
                 .par_iter()
-                .map(|(chunk, blocks)| {
+                .map(|chunk| {
                     ctx.check()?;
-                    let mine = |v: u32| blocks.binary_search(&store.edge_block(dir, v)).is_ok();
                     let mut out = Vec::new();
+                    let mut left = Vec::new();
                     let mut edges = 0u64;
                     store.for_each_list_spreading(
                         dir,
@@ -885,7 +874,7 @@ impl<'c, 'a, S: GraphStore> EdgeMap<'c, 'a, S> {
                                 if f.cond(dst) && f.update_atomic(src, dst, w) {
                                     // A negative weight is never followed within the call, so a
                                     // negative cycle cannot keep it going.
-                                    if w >= 0.0 && mine(dst) && f.carry(dst) {
+                                    if w >= 0.0 && f.carry(dst) {
                                         more.push(dst);
                                     } else if seen.set(dst) {
                                         out.push(dst);
@@ -899,7 +888,10 @@ impl<'c, 'a, S: GraphStore> EdgeMap<'c, 'a, S> {
                                 _ => ns.iter().for_each(|&d| emit(d, 1.0)),
                             }
                         },
+                        &mut left,
                     )?;
+                    // What the store did not carry on waits for the next round.
+                    out.extend(left.into_iter().filter(|&v| seen.set(v)));
                     Ok((out, edges))
                 })
                 .collect::<Result<Vec<_>, ExecError>>()

@@ -181,19 +181,24 @@ pub trait GraphStore: Send + Sync {
         F: FnMut(u32, &[u32], Option<&[f64]>);
 
     /// As [`GraphStore::for_each_list`] by block, and `visit` may push more vertices onto its
-    /// last argument: their lists are visited in the same call (again and again if pushed
-    /// again). A traversal uses it to carry on through the blocks it has just read instead of
-    /// waiting a round for them; a store whose reads are cheap needs no more than this default.
+    /// last argument to carry them on in the same call (again and again if pushed again). A
+    /// traversal uses it to carry on through the blocks it has just read instead of waiting a
+    /// round for them. A store visits the pushed vertices it holds at hand (out of core: those
+    /// whose lists start in a block of the vertices it was handed) and appends the others to
+    /// `left`, unvisited, for the caller's next round; a store whose reads are cheap visits
+    /// them all, as this default does.
     fn for_each_list_spreading<F>(
         &self,
         dir: Direction,
         vertices: &[u32],
         want_weights: bool,
         mut visit: F,
+        left: &mut Vec<u32>,
     ) -> Result<(), StoreError>
     where
         F: FnMut(u32, &[u32], Option<&[f64]>, &mut Vec<u32>),
     {
+        let _ = left;
         let mut todo = vertices.to_vec();
         let mut more = Vec::new();
         while !todo.is_empty() {

@@ -562,7 +562,14 @@ struct Batch<'s> {
     /// A spreading call's blocks, kept until it returns: the lists it is handed next are
     /// mostly in them, and a cache smaller than the call's blocks would have let them go.
     /// At most the cache's number of blocks (or [`KEPT_FLOOR`]).
-    kept: Option<HashMap<u64, BlockRef>>,
+    kept: Option<HashMap<u64, Kept>>,
+}
+
+/// A block a spreading call keeps; `checked`: its slots were found to hold only vertices (or
+/// filler), so the short lists visited from it need no check of their own.
+struct Kept {
+    r: BlockRef,
+    checked: bool,
 }
 
 /// Blocks a spreading call may keep however small the cache: a few lists' worth.
@@ -627,9 +634,26 @@ impl<'s> Batch<'s> {
         let most = self.store.cache.slots().max(KEPT_FLOOR);
         if let Some(kept) = &mut self.kept {
             if kept.len() < most {
-                kept.entry(b).or_insert_with(|| r.clone());
+                kept.entry(b).or_insert_with(|| Kept {
+                    r: r.clone(),
+                    checked: false,
+                });
             }
         }
+    }
+
+    /// The neighbours of the short list at `start` (`deg` of them, all in kept edge block `b`),
+    /// when the call keeps `b`; the block's slots are checked the first time.
+    fn kept_list(&mut self, b: u64, start: u64, deg: u32) -> Result<Option<&[u32]>> {
+        let Some(k) = self.kept.as_mut().and_then(|k| k.get_mut(&b)) else {
+            return Ok(None);
+        };
+        if !k.checked {
+            self.store.check_slots(b, k.r.as_u32s())?;
+            k.checked = true;
+        }
+        let off = (start % SLOTS) as usize;
+        Ok(Some(&k.r.as_u32s()[off..off + deg as usize]))
     }
 
     /// Looks `b` up in the cache; with `claim`, a miss claims the block in the cache's in-flight
@@ -746,10 +770,7 @@ impl<'s> Batch<'s> {
         let small = span.e_first == span.e_last;
         // A spreading call's short unweighted list in a block it keeps: visited at once.
         if small && !want_w {
-            if let Some(r) = self.kept.as_ref().and_then(|k| k.get(&span.e_first)) {
-                let off = (span.start % SLOTS) as usize;
-                let nbrs = &r.as_u32s()[off..off + span.deg as usize];
-                self.store.check_list(v, nbrs)?;
+            if let Some(nbrs) = self.kept_list(span.e_first, span.start, span.deg)? {
                 visit(v, nbrs, None);
                 return Ok(());
             }
@@ -795,7 +816,7 @@ impl<'s> Batch<'s> {
         let mut run: Option<(u64, u64)> = None;
         let cache_run = small || block_count <= self.cacheable_run;
         for b in (span.e_first..=span.e_last).chain(weight_blocks) {
-            if let Some(r) = self.kept.as_ref().and_then(|k| k.get(&b)) {
+            if let Some(r) = self.kept.as_ref().and_then(|k| k.get(&b)).map(|k| &k.r) {
                 let r = r.clone();
                 deliver(&mut job, &self.lay, b, Some(&r), r.as_bytes());
                 continue;
@@ -1054,14 +1075,15 @@ fn deliver(job: &mut Job, lay: &Lay<'_>, b: u64, r: Option<&BlockRef>, bytes: &[
 impl OutOfCoreStore {
     /// The body of `for_each_list` and `for_each_list_spreading`: the vertices `visit` pushes
     /// onto its last argument join the call's queue (by block after what it was given), so
-    /// the blocks just read are found in the cache.
+    /// the blocks just read are found in the cache. With `left` (spreading), only those whose
+    /// lists start in a block of the vertices given join; the others go to `left`.
     fn fetch<F>(
         &self,
         dir: Direction,
         vertices: &[u32],
         order: FetchOrder,
         want_weights: bool,
-        spreading: bool,
+        mut left: Option<&mut Vec<u32>>,
         mut visit: F,
     ) -> Result<()>
     where
@@ -1090,6 +1112,14 @@ impl OutOfCoreStore {
         if by_block {
             sorted.sort_unstable_by_key(|w| (w.block, w.v));
         }
+        let spreading = left.is_some();
+        // A spreading call carries vertices on within the blocks of those it was given
+        // (relative, ascending): the blocks it reads first and keeps.
+        let mut home: Vec<u64> = Vec::new();
+        if spreading {
+            home = sorted.iter().map(|w| w.block).collect();
+            home.dedup();
+        }
         let more = std::cell::RefCell::new(Vec::new());
         let mut visit = |v: u32, ns: &[u32], ws: Option<&[f64]>| {
             visit(v, ns, ws, &mut more.borrow_mut());
@@ -1110,7 +1140,11 @@ impl OutOfCoreStore {
                 added.clear();
                 for v in grown.drain(..) {
                     self.check_vertex(v)?;
-                    added.push(wanted(v));
+                    let w = wanted(v);
+                    match &mut left {
+                        Some(left) if home.binary_search(&w.block).is_err() => left.push(v),
+                        _ => added.push(w),
+                    }
                 }
                 if by_block {
                     added.sort_unstable_by_key(|w| (w.block, w.v));
@@ -1121,6 +1155,18 @@ impl OutOfCoreStore {
             while !b.queue.is_empty() && session.has_room() {
                 let read = b.queue.pop_front().expect("queue is not empty");
                 session.submit(read.into_request())?;
+            }
+            // A spreading call's next list, when short, unweighted and in a block it keeps, is
+            // visited at once.
+            if spreading && !want_weights && cursor < sorted.len() {
+                let w = sorted[cursor];
+                if w.deg > 0 && w.start % SLOTS + w.deg as u64 <= SLOTS {
+                    if let Some(nbrs) = b.kept_list(lay.e0 + w.block, w.start, w.deg)? {
+                        visit(w.v, nbrs, None);
+                        cursor += 1;
+                        continue;
+                    }
+                }
             }
             // Admit the next vertex (ByBlock: the next group), unless its long list must wait
             // for the ones this call holds.
@@ -1584,7 +1630,7 @@ impl GraphStore for OutOfCoreStore {
         F: FnMut(u32, &[u32], Option<&[f64]>),
     {
         let mut visit = visit;
-        self.fetch(dir, vertices, order, want_weights, false, |v, ns, ws, _| {
+        self.fetch(dir, vertices, order, want_weights, None, |v, ns, ws, _| {
             visit(v, ns, ws)
         })
     }
@@ -1595,6 +1641,7 @@ impl GraphStore for OutOfCoreStore {
         vertices: &[u32],
         want_weights: bool,
         visit: F,
+        left: &mut Vec<u32>,
     ) -> Result<(), StoreError>
     where
         F: FnMut(u32, &[u32], Option<&[f64]>, &mut Vec<u32>),
@@ -1604,7 +1651,7 @@ impl GraphStore for OutOfCoreStore {
             vertices,
             FetchOrder::ByBlock,
             want_weights,
-            true,
+            Some(left),
             visit,
         )
     }

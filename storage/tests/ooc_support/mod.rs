@@ -154,23 +154,35 @@ pub fn fetch<S: GraphStore>(
     seen
 }
 
-/// Visits the lists of everything reachable from `seeds` in one spreading call (each vertex
-/// pushed once, when first met), checking each list is visited once per push.
+/// Visits the lists of everything reachable from `seeds` by spreading calls (each vertex
+/// pushed once, when first met; what a call leaves is handed to the next), checking each list
+/// is visited once per push.
 pub fn spread<S: GraphStore>(store: &S, dir: Direction, seeds: &[u32], want_weights: bool) -> Seen {
     let mut seen = Seen::new();
     let mut met: std::collections::HashSet<u32> = seeds.iter().copied().collect();
     let mut visits = 0usize;
-    store
-        .for_each_list_spreading(dir, seeds, want_weights, |v, ns, ws, more| {
-            visits += 1;
-            seen.insert(v, (ns.to_vec(), ws.map(|w| w.to_vec())));
-            for &d in ns {
-                if met.insert(d) {
-                    more.push(d);
-                }
-            }
-        })
-        .unwrap();
+    let mut todo = seeds.to_vec();
+    while !todo.is_empty() {
+        let mut left = Vec::new();
+        store
+            .for_each_list_spreading(
+                dir,
+                &todo,
+                want_weights,
+                |v, ns, ws, more| {
+                    visits += 1;
+                    seen.insert(v, (ns.to_vec(), ws.map(|w| w.to_vec())));
+                    for &d in ns {
+                        if met.insert(d) {
+                            more.push(d);
+                        }
+                    }
+                },
+                &mut left,
+            )
+            .unwrap();
+        todo = left;
+    }
     assert_eq!(
         visits,
         met.len(),
