@@ -157,6 +157,8 @@ pub struct EdgeMap<'c, 'a, S: GraphStore> {
     /// Remote min-updates: the previous round's changed vertices, sorted, with the value each
     /// was given (as words).
     carried: Vec<(u32, u64)>,
+    /// Spreading rounds take their blocks in descending order (a sweep back) every other round.
+    sweep_back: bool,
 }
 
 impl<'c, 'a, S: GraphStore> EdgeMap<'c, 'a, S> {
@@ -165,6 +167,7 @@ impl<'c, 'a, S: GraphStore> EdgeMap<'c, 'a, S> {
         EdgeMap {
             ctx,
             seen: None,
+            sweep_back: false,
             sent: None,
             owners: None,
             carried: Vec::new(),
@@ -851,7 +854,13 @@ impl<'c, 'a, S: GraphStore> EdgeMap<'c, 'a, S> {
         };
         let (keyed, sorted) = by_block(store, dir, &list);
         let chunk = ctx.pool.chunk_len(sorted.len(), 16, 1024);
-        let chunks = block_chunks(&sorted, &keyed, chunk);
+        let mut chunks = block_chunks(&sorted, &keyed, chunk);
+        // Every other round sweeps the blocks back: it starts where the last round ended, on
+        // the blocks the cache took last.
+        if self.sweep_back {
+            chunks.reverse();
+        }
+        self.sweep_back = !self.sweep_back;
         if self.seen.is_none() {
             self.seen = Some(AtomicBitmap::new(n));
         }
@@ -1208,24 +1217,26 @@ impl<T: StateValue> EdgeFunc for Add<'_, T> {
 }
 
 /// `list` keyed by the edge block its lists start in and sorted so, and the vertices in that
-/// order: a push's frontier read block by block.
-fn by_block<S: GraphStore>(store: &S, dir: Direction, list: &[u32]) -> (Vec<(u64, u32)>, Vec<u32>) {
-    let mut keyed: Vec<(u64, u32)> = list
+/// order: a push's frontier read block by block. A key is the block in the high half and the
+/// vertex in the low (one `u64` sorts faster than a pair); blocks past 2^32 - 1 (a 16 TiB file)
+/// share the last key, which only splits their reads between chunks.
+fn by_block<S: GraphStore>(store: &S, dir: Direction, list: &[u32]) -> (Vec<u64>, Vec<u32>) {
+    let mut keyed: Vec<u64> = list
         .iter()
-        .map(|&v| (store.edge_block(dir, v), v))
+        .map(|&v| store.edge_block(dir, v).min(u64::from(u32::MAX)) << 32 | u64::from(v))
         .collect();
     keyed.par_sort_unstable();
-    let sorted = keyed.iter().map(|&(_, v)| v).collect();
+    let sorted = keyed.iter().map(|&k| k as u32).collect();
     (keyed, sorted)
 }
 
 /// Splits a frontier sorted by block into chunks of about `target` vertices that never split
 /// one block's vertices, so each block is fetched by one chunk only.
-fn block_chunks<'l>(list: &'l [u32], keyed: &[(u64, u32)], target: usize) -> Vec<&'l [u32]> {
+fn block_chunks<'l>(list: &'l [u32], keyed: &[u64], target: usize) -> Vec<&'l [u32]> {
     let mut out = Vec::new();
     let mut start = 0;
     for i in 1..=list.len() {
-        let cut = i == list.len() || (i - start >= target && keyed[i].0 != keyed[i - 1].0);
+        let cut = i == list.len() || (i - start >= target && keyed[i] >> 32 != keyed[i - 1] >> 32);
         if cut {
             out.push(&list[start..i]);
             start = i;
@@ -1332,8 +1343,8 @@ mod tests {
 
     #[test]
     fn block_chunks_never_split_a_block() {
-        let keyed: Vec<(u64, u32)> = (0..100u32).map(|v| ((v / 7) as u64, v)).collect();
-        let list: Vec<u32> = keyed.iter().map(|k| k.1).collect();
+        let keyed: Vec<u64> = (0..100u64).map(|v| (v / 7) << 32 | v).collect();
+        let list: Vec<u32> = keyed.iter().map(|&k| k as u32).collect();
         let chunks = block_chunks(&list, &keyed, 10);
         assert_eq!(chunks.iter().map(|c| c.len()).sum::<usize>(), 100);
         for w in chunks.windows(2) {

@@ -81,7 +81,7 @@ impl Algorithm for Bfs {
         let mut frontier = VertexSubset::single(n, source);
         let mut edge_map = EdgeMap::new(ctx);
         if edge_map.spreads_min(Direction::Out, &depth) {
-            let width = spread::cluster_hops(ctx.store, Direction::Out);
+            let per_hop = 1.0 / spread::cluster_hops(ctx.store, Direction::Out);
             spread::spread_min(
                 &mut edge_map,
                 &depth,
@@ -89,7 +89,7 @@ impl Algorithm for Bfs {
                 Direction::Out,
                 false,
                 |d: u32, _| d.checked_add(1),
-                |d: u32| (f64::from(d) / width) as u64,
+                |d: u32| (f64::from(d) * per_hop) as u64,
             )?;
             return depth.into_vec();
         }

@@ -562,7 +562,7 @@ struct Batch<'s> {
     /// A spreading call's blocks, kept until it returns: the lists it is handed next are
     /// mostly in them, and a cache smaller than the call's blocks would have let them go.
     /// At most the cache's number of blocks (or [`KEPT_FLOOR`]).
-    kept: Option<HashMap<u64, Kept>>,
+    kept: Option<KeptBlocks>,
 }
 
 /// A block a spreading call keeps; `checked`: its slots were found to hold only vertices (or
@@ -570,6 +570,44 @@ struct Batch<'s> {
 struct Kept {
     r: BlockRef,
     checked: bool,
+}
+
+/// The blocks a spreading call keeps, by block number. Lists are visited grouped by block, so
+/// the block found last is remembered and asked for again without a lookup.
+#[derive(Default)]
+struct KeptBlocks {
+    at: HashMap<u64, usize>,
+    blocks: Vec<Kept>,
+    /// The block found last and its place in `blocks`.
+    last: Option<(u64, usize)>,
+}
+
+impl KeptBlocks {
+    fn len(&self) -> usize {
+        self.blocks.len()
+    }
+
+    fn insert(&mut self, b: u64, r: &BlockRef) {
+        if let std::collections::hash_map::Entry::Vacant(e) = self.at.entry(b) {
+            e.insert(self.blocks.len());
+            self.blocks.push(Kept {
+                r: r.clone(),
+                checked: false,
+            });
+        }
+    }
+
+    fn get(&mut self, b: u64) -> Option<&mut Kept> {
+        let i = match self.last {
+            Some((last, i)) if last == b => i,
+            _ => {
+                let i = *self.at.get(&b)?;
+                self.last = Some((b, i));
+                i
+            }
+        };
+        Some(&mut self.blocks[i])
+    }
 }
 
 /// Blocks a spreading call may keep however small the cache: a few lists' worth.
@@ -634,10 +672,7 @@ impl<'s> Batch<'s> {
         let most = self.store.cache.slots().max(KEPT_FLOOR);
         if let Some(kept) = &mut self.kept {
             if kept.len() < most {
-                kept.entry(b).or_insert_with(|| Kept {
-                    r: r.clone(),
-                    checked: false,
-                });
+                kept.insert(b, r);
             }
         }
     }
@@ -645,7 +680,7 @@ impl<'s> Batch<'s> {
     /// The neighbours of the short list at `start` (`deg` of them, all in kept edge block `b`),
     /// when the call keeps `b`; the block's slots are checked the first time.
     fn kept_list(&mut self, b: u64, start: u64, deg: u32) -> Result<Option<&[u32]>> {
-        let Some(k) = self.kept.as_mut().and_then(|k| k.get_mut(&b)) else {
+        let Some(k) = self.kept.as_mut().and_then(|k| k.get(b)) else {
             return Ok(None);
         };
         if !k.checked {
@@ -816,8 +851,12 @@ impl<'s> Batch<'s> {
         let mut run: Option<(u64, u64)> = None;
         let cache_run = small || block_count <= self.cacheable_run;
         for b in (span.e_first..=span.e_last).chain(weight_blocks) {
-            if let Some(r) = self.kept.as_ref().and_then(|k| k.get(&b)).map(|k| &k.r) {
-                let r = r.clone();
+            if let Some(r) = self
+                .kept
+                .as_mut()
+                .and_then(|k| k.get(b))
+                .map(|k| k.r.clone())
+            {
                 deliver(&mut job, &self.lay, b, Some(&r), r.as_bytes());
                 continue;
             }
@@ -1126,7 +1165,7 @@ impl OutOfCoreStore {
         };
         let mut b = Batch::new(self, lay, by_block);
         if spreading {
-            b.kept = Some(HashMap::default());
+            b.kept = Some(KeptBlocks::default());
         }
         let mut session = self.engine.session()?;
         let max_jobs = 64 * self.engine.depth() as usize + 256;
