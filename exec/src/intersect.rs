@@ -11,6 +11,7 @@
 //! neighbourhoods, then fetches the out-lists of their union in one batched `for_each_list`, so
 //! every list the chunk needs is read once and many reads stay in flight.
 
+use std::ops::Range;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
 
@@ -331,21 +332,32 @@ fn count_ordered<S: GraphStore, L: Lists>(
         let above = Above { lists: nbhd, from };
         (count_above(ctx, &above, tagged_arcs, count)?, None)
     };
+    each_chunk(ctx, n, |chunk| {
+        let first = chunk.start;
+        let counts: Vec<(u64, usize)> = chunk
+            .map(|v| {
+                let at = pos.as_ref().map_or(v, |p| p[v as usize]);
+                let tv = t[at as usize].load(Ordering::Relaxed);
+                (tv, degree[v as usize] as usize)
+            })
+            .collect();
+        emit(first, &counts)
+    })
+}
+
+/// Runs `f` on the workers over `0..n` in ranges of [`CHUNK`] vertices, stopping at the first
+/// error.
+fn each_chunk<S, F>(ctx: &RunContext<'_, S>, n: u32, f: F) -> Result<(), ExecError>
+where
+    S: GraphStore,
+    F: Fn(Range<u32>) -> Result<(), ExecError> + Sync,
+{
     ctx.pool.install(|| {
         (0..n)
             .step_by(CHUNK)
             .collect::<Vec<u32>>()
             .into_par_iter()
-            .try_for_each(|first| {
-                let counts: Vec<(u64, usize)> = (first..(first + CHUNK as u32).min(n))
-                    .map(|v| {
-                        let at = pos.as_ref().map_or(v, |p| p[v as usize]);
-                        let tv = t[at as usize].load(Ordering::Relaxed);
-                        (tv, degree[v as usize] as usize)
-                    })
-                    .collect();
-                emit(first, &counts)
-            })
+            .try_for_each(|first| f(first..(first + CHUNK as u32).min(n)))
     })
 }
 
@@ -402,73 +414,67 @@ fn merge_all<S: GraphStore, L: Lists, const TAGGED: bool>(
     let scratch: Vec<Mutex<(Vec<u64>, Vec<u32>, Vec<u64>)>> = (0..=ctx.pool.threads())
         .map(|_| Mutex::new((Vec::new(), Vec::new(), Vec::new())))
         .collect();
-    ctx.pool.install(|| {
-        (0..n)
-            .step_by(CHUNK)
-            .collect::<Vec<u32>>()
-            .into_par_iter()
-            .try_for_each(|first| {
-                ctx.check()?;
-                let worker = rayon::current_thread_index()
-                    .unwrap_or(usize::MAX)
-                    .min(scratch.len() - 1);
-                let mut guard = scratch[worker]
-                    .lock()
-                    .map_err(|_| ExecError::Other("a counting worker panicked".into()))?;
-                let (bits, mark, hits) = &mut *guard;
-                if mark.len() < n as usize {
-                    mark.resize(n as usize, 0);
-                    bits.resize((n as usize).div_ceil(64), 0);
-                }
-                for a in first..(first + CHUNK as u32).min(n) {
-                    let (ha, ta) = higher.of(a);
-                    let Some(&last) = ha.last() else { continue };
-                    if ha.len() < 2 {
-                        continue;
+    each_chunk(ctx, n, |chunk| {
+        ctx.check()?;
+        let worker = rayon::current_thread_index()
+            .unwrap_or(usize::MAX)
+            .min(scratch.len() - 1);
+        let mut guard = scratch[worker]
+            .lock()
+            .map_err(|_| ExecError::Other("a counting worker panicked".into()))?;
+        let (bits, mark, hits) = &mut *guard;
+        if mark.len() < n as usize {
+            mark.resize(n as usize, 0);
+            bits.resize((n as usize).div_ceil(64), 0);
+        }
+        for a in chunk {
+            let (ha, ta) = higher.of(a);
+            let Some(&last) = ha.last() else { continue };
+            if ha.len() < 2 {
+                continue;
+            }
+            for (x, &c) in ha.iter().enumerate() {
+                bits[c as usize / 64] |= 1 << (c % 64);
+                mark[c as usize] = x as u32;
+            }
+            hits.clear();
+            hits.resize(ha.len(), 0);
+            let mut own = 0u64;
+            let mut next = higher.of(ha[0]);
+            for i in 0..ha.len() - 1 {
+                let (hb, tb) = next;
+                // Look up the next list now, so its first read is under way while
+                // this one is scanned.
+                next = higher.of(ha[i + 1]);
+                std::hint::black_box(next.0.first());
+                let ab = weight(ta, i);
+                let mut for_b = 0u64;
+                for (y, &c) in hb.iter().enumerate() {
+                    if c > last {
+                        break;
                     }
-                    for (x, &c) in ha.iter().enumerate() {
-                        bits[c as usize / 64] |= 1 << (c % 64);
-                        mark[c as usize] = x as u32;
-                    }
-                    hits.clear();
-                    hits.resize(ha.len(), 0);
-                    let mut own = 0u64;
-                    let mut next = higher.of(ha[0]);
-                    for i in 0..ha.len() - 1 {
-                        let (hb, tb) = next;
-                        // Look up the next list now, so its first read is under way while
-                        // this one is scanned.
-                        next = higher.of(ha[i + 1]);
-                        std::hint::black_box(next.0.first());
-                        let ab = weight(ta, i);
-                        let mut for_b = 0u64;
-                        for (y, &c) in hb.iter().enumerate() {
-                            if c > last {
-                                break;
-                            }
-                            if bits[c as usize / 64] & (1 << (c % 64)) != 0 {
-                                let x = mark[c as usize] as usize;
-                                hits[x] += ab;
-                                for_b += weight(ta, x);
-                                own += weight(tb, y);
-                            }
-                        }
-                        if for_b > 0 {
-                            t[ha[i] as usize].fetch_add(for_b, Ordering::Relaxed);
-                        }
-                    }
-                    for (&c, &h) in ha.iter().zip(hits.iter()) {
-                        bits[c as usize / 64] = 0;
-                        if h > 0 {
-                            t[c as usize].fetch_add(h, Ordering::Relaxed);
-                        }
-                    }
-                    if own > 0 {
-                        t[a as usize].fetch_add(own, Ordering::Relaxed);
+                    if bits[c as usize / 64] & (1 << (c % 64)) != 0 {
+                        let x = mark[c as usize] as usize;
+                        hits[x] += ab;
+                        for_b += weight(ta, x);
+                        own += weight(tb, y);
                     }
                 }
-                Ok::<(), ExecError>(())
-            })
+                if for_b > 0 {
+                    t[ha[i] as usize].fetch_add(for_b, Ordering::Relaxed);
+                }
+            }
+            for (&c, &h) in ha.iter().zip(hits.iter()) {
+                bits[c as usize / 64] = 0;
+                if h > 0 {
+                    t[c as usize].fetch_add(h, Ordering::Relaxed);
+                }
+            }
+            if own > 0 {
+                t[a as usize].fetch_add(own, Ordering::Relaxed);
+            }
+        }
+        Ok(())
     })?;
     Ok(t)
 }

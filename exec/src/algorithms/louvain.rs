@@ -43,6 +43,7 @@ use crate::context::RunContext;
 use crate::error::ExecError;
 use crate::lists;
 use crate::output::{key_order, per_vertex_batches, pick};
+use crate::pool::Pool;
 use crate::result::{ResultTable, SummaryValue};
 use crate::state::VertexArray;
 use active::Active;
@@ -242,6 +243,28 @@ impl Rows {
 
     pub(super) fn iter(&self) -> impl Iterator<Item = &[(u32, f64)]> {
         (0..self.end.len()).map(|i| self.row(i))
+    }
+
+    /// Moves the rows' vertices (row `i` is `vertex_degree(i)`'s neighbourhood) between the
+    /// communities of `state`; returns the rows whose vertex moved.
+    fn move_vertices(
+        &self,
+        pool: &Pool,
+        vertex_degree: impl Fn(usize) -> (u32, f64),
+        state: &mut MoveState<'_>,
+        ws: &mut Workspace,
+    ) -> Vec<u32> {
+        let movers: Vec<Mover<'_>> = (0..self.end.len())
+            .map(|i| {
+                let (vertex, degree) = vertex_degree(i);
+                Mover {
+                    vertex,
+                    degree,
+                    row: self.row(i),
+                }
+            })
+            .collect();
+        moves::move_chunk(pool, &movers, state, ws)
     }
 }
 
@@ -476,20 +499,14 @@ pub(super) fn first_level<S: GraphStore>(
         let mut comm = community.into_vec()?;
         let moved_any = sweeps(ctx, cfg, m2, &order, &mut active, |active, chunk| {
             let (lists, entries) = neighbourhoods(ctx, chunk)?;
-            let movers: Vec<Mover<'_>> = (0..chunk.len())
-                .map(|i| Mover {
-                    vertex: chunk[i],
-                    degree: degree[chunk[i] as usize],
-                    row: lists.row(i),
-                })
-                .collect();
             let mut state = MoveState {
                 comm: &mut comm,
                 tot: &mut tot,
                 m2,
                 resolution: cfg.resolution,
             };
-            let moved = moves::move_chunk(&ctx.pool, &movers, &mut state, &mut ws);
+            let vertex_degree = |i: usize| (chunk[i], degree[chunk[i] as usize]);
+            let moved = lists.move_vertices(&ctx.pool, vertex_degree, &mut state, &mut ws);
             for &i in &moved {
                 let v = chunk[i as usize];
                 for &(u, _) in lists.row(i as usize) {
@@ -830,20 +847,13 @@ fn move_chunk<S: GraphStore>(
     let before = total.read_at(&cids)?;
     let mut tot = before.clone();
 
-    let movers: Vec<Mover<'_>> = (0..chunk.len())
-        .map(|i| Mover {
-            vertex: member[i],
-            degree: k[i],
-            row: lists.row(i),
-        })
-        .collect();
     let mut state = MoveState {
         comm: &mut comm,
         tot: &mut tot,
         m2,
         resolution,
     };
-    let moved = moves::move_chunk(&ctx.pool, &movers, &mut state, ws);
+    let moved = lists.move_vertices(&ctx.pool, |i| (member[i], k[i]), &mut state, ws);
     if moved.is_empty() {
         return Ok((0, entries));
     }
