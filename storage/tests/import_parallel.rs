@@ -140,3 +140,65 @@ fn compressed_inputs_are_cut_into_chunks_after_decompression() {
         assert_eq!(s.bytes_read, text.len() as u64, "{name}");
     }
 }
+
+/// A weighted input of many duplicates (about 120 of each pair, both ways round), self-loops
+/// among them, with weights whose sums depend on the order they are added in.
+fn duplicated_edges() -> Vec<(u64, u64, f64)> {
+    let weights = [1e16, 1.0, -1e16, 0.1, 3.0, 1e-3];
+    (0..300_000u64)
+        .map(|i| {
+            let (a, b) = ((i * 7919) % 61, (i * 104_729) % 41);
+            let (a, b) = if i % 2 == 0 { (a, b) } else { (b, a) };
+            (a, b, weights[(i % 6) as usize] * (1 + i % 5) as f64)
+        })
+        .collect()
+}
+
+#[test]
+fn a_merge_held_in_memory_imports_as_one_merged_from_disk() {
+    let edges = duplicated_edges();
+    for directed in [false, true] {
+        for policy in ["first", "sum"] {
+            let mut got = Vec::new();
+            // Enough memory to sort every edge at once (the merge runs on the threads, many
+            // rounds of pieces), and too little (sorted runs merged from disk, edge by edge).
+            for budget in [64u64 << 20, 1 << 20] {
+                let dir = tempfile::tempdir().unwrap();
+                let src = dir.path().join("e.el");
+                write_edgelist(&src, &edges, true);
+                let mut r = request(
+                    &src,
+                    InputFormat::Edgelist,
+                    &dir.path().join("g"),
+                    &dir.path().join("tmp"),
+                );
+                r.directed = Some(directed);
+                r.weighted = true;
+                r.memory_budget = budget;
+                r.options = vec![("duplicates".to_string(), policy.to_string())];
+                let s = run(&r).unwrap();
+                assert_eq!(s.runs_spilled > 0, budget < 64 << 20, "{budget}");
+                let store = storage::blockfile::memory::MemoryStore::load(&r.dest).unwrap();
+                let back = read_back(&store);
+                if policy == "first" {
+                    let (out, inn, n) = expected(&edges, directed, true);
+                    assert_eq!(back.1, out, "directed {directed}, budget {budget}");
+                    if directed {
+                        assert_eq!(back.2, inn);
+                    }
+                    assert_eq!(s.edges, n);
+                }
+                got.push((
+                    back,
+                    s.edges,
+                    s.duplicates_dropped,
+                    s.report.self_loop_count,
+                ));
+            }
+            assert!(
+                got[0] == got[1],
+                "directed {directed}, {policy}: in memory and from disk differ"
+            );
+        }
+    }
+}

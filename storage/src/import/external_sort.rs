@@ -364,6 +364,52 @@ impl<R: Record> Sorter<R> {
         Ok(next)
     }
 
+    /// [`Sorter::remap`] for a sorter that spilled nothing, on its pool's threads: every record
+    /// is renamed in place (no second buffer), `f` called on slices of records in no particular
+    /// order, and the sorter is named `name` and sorts from now on. False (nothing done) when
+    /// runs were spilled: they are read in order by [`Sorter::remap`] instead.
+    pub fn remap_in_memory(&mut self, name: &str, f: impl Fn(R) -> R + Sync) -> bool {
+        if !self.runs.is_empty() || self.next_run != 0 {
+            return false;
+        }
+        let (buf, f) = (&mut self.buf, &f);
+        let mut rename = move || {
+            use rayon::prelude::*;
+            buf.par_chunks_mut(1 << 16)
+                .for_each(|c| c.iter_mut().for_each(|r| *r = f(*r)));
+        };
+        match &self.pool {
+            Some(pool) => pool.install(rename),
+            None => rename(),
+        }
+        self.name = name.to_string();
+        self.sorts = true;
+        true
+    }
+
+    /// Appends `records` as if each were [`Sorter::push`]ed: copied a slice at a time, spilling
+    /// where a push would.
+    pub fn extend_from_slice(&mut self, mut records: &[R]) -> Result<()> {
+        while !records.is_empty() {
+            if self.buf.len() >= self.cap {
+                self.spill()?;
+            }
+            let room = self.cap - self.buf.len();
+            let take = room.min(records.len());
+            if self.buf.capacity() - self.buf.len() < take {
+                // Grows as pushes would: doubling (from 64 Ki records) but never past the
+                // budget.
+                let len = self.buf.len();
+                let grow = len.max(1 << 16).min(self.cap.saturating_sub(len)).max(take);
+                self.buf.reserve_exact(grow);
+            }
+            self.buf.extend_from_slice(&records[..take]);
+            self.total += take as u64;
+            records = &records[take..];
+        }
+        Ok(())
+    }
+
     /// Calls `f` on every record pushed so far (spilled runs first, then the buffer), leaving
     /// them where they are.
     pub fn for_each(&self, mut f: impl FnMut(&R)) -> Result<()> {
@@ -475,10 +521,22 @@ impl<R: Record> Sorter<R> {
             ));
         }
         if self.runs.is_empty() {
-            self.sort_buf();
-            let mut mem = std::mem::take(&mut self.buf);
-            // Taken from the end, so that the buffer can give memory back as it empties.
-            mem.reverse();
+            // Taken from the end, so that the buffer can give memory back as it empties: sorted
+            // descending. An unstable sort sorts so directly (its order among equal keys is
+            // unspecified either way); a stable one sorts ascending and reverses, so that equal
+            // keys still come out in input order.
+            if self.stable {
+                self.sort_buf();
+                self.buf.reverse();
+            } else {
+                let buf = &mut self.buf;
+                let mut sort = move || buf.par_sort_unstable_by_key(|r| Reverse(r.key()));
+                match &self.pool {
+                    Some(pool) => pool.install(sort),
+                    None => sort(),
+                }
+            }
+            let mem = std::mem::take(&mut self.buf);
             return Ok(Merged {
                 mem,
                 heap: BinaryHeap::new(),
@@ -606,6 +664,19 @@ impl<R: Record> Merged<R> {
             run: i,
         }));
         Ok(())
+    }
+
+    /// The records left of a sort that fit in memory, in reverse order (the next record last),
+    /// or `None` when runs are merged from disk.
+    pub fn in_memory(&self) -> Option<&[R]> {
+        self.readers.is_empty().then_some(&self.mem[..])
+    }
+
+    /// Consumes the in-memory records from the end down to the first `keep` (what
+    /// [`Merged::next`] would have returned), giving their memory back.
+    pub fn consume_in_memory(&mut self, keep: usize) {
+        self.mem.truncate(keep);
+        release_popped(&mut self.mem);
     }
 
     /// The next record in key order, or `None` at the end.

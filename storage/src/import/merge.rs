@@ -4,6 +4,9 @@
 //! internal-id order, every other arc goes to a sorter that orders it again.
 
 use std::path::Path;
+use std::sync::atomic::{AtomicU32, Ordering};
+
+use rayon::prelude::*;
 
 use super::external_sort::{ArcRecord, EdgeRecord, Merged, Sorter};
 use super::lists::{ListBuf, ListFiles};
@@ -42,9 +45,11 @@ pub(super) struct ArcRouter<'m, A: ArcRecord> {
     weighted: bool,
     arcs: Routed<A>,
     /// Both directions' degrees by key-order id, kept when the vertices are renumbered: they
-    /// choose and compute the order.
-    degrees: Vec<u32>,
+    /// choose and compute the order. Atomic, so that workers count them in parallel.
+    degrees: Vec<AtomicU32>,
     counts: MergeCounts,
+    /// The import's threads: an in-memory merge's edges are mapped and routed on them.
+    pool: std::sync::Arc<rayon::ThreadPool>,
 }
 
 impl<'m, A: ArcRecord> ArcRouter<'m, A> {
@@ -100,11 +105,12 @@ impl<'m, A: ArcRecord> ArcRouter<'m, A> {
                 out_written,
             },
             degrees: if layout.renumbers() {
-                vec![0; n as usize]
+                (0..n).map(|_| AtomicU32::new(0)).collect()
             } else {
                 Vec::new()
             },
             counts: MergeCounts::default(),
+            pool: job.pool.clone(),
         })
     }
 
@@ -122,9 +128,11 @@ impl<'m, A: ArcRecord> ArcRouter<'m, A> {
         let a = self.mapper.map(src).ok_or_else(|| unknown(src))?;
         let b = self.mapper.map(dst).ok_or_else(|| unknown(dst))?;
         if !self.degrees.is_empty() {
-            self.degrees[a as usize] = self.degrees[a as usize].saturating_add(1);
+            let d = self.degrees[a as usize].get_mut();
+            *d = d.saturating_add(1);
             if a != b || self.directed {
-                self.degrees[b as usize] = self.degrees[b as usize].saturating_add(1);
+                let d = self.degrees[b as usize].get_mut();
+                *d = d.saturating_add(1);
             }
         }
         self.arcs.push(a, b, weight, self.weighted)
@@ -132,8 +140,121 @@ impl<'m, A: ArcRecord> ArcRouter<'m, A> {
 
     /// The routed arcs, the degrees (empty unless the vertices are renumbered) and the counts.
     pub(super) fn finish(self) -> (Routed<A>, Vec<u32>, MergeCounts) {
-        (self.arcs, self.degrees, self.counts)
+        let degrees = self
+            .degrees
+            .into_iter()
+            .map(AtomicU32::into_inner)
+            .collect();
+        (self.arcs, degrees, self.counts)
     }
+
+    /// What a worker needs to map and route a piece of the merge.
+    fn piece_router(&self) -> PieceRouter<'_> {
+        PieceRouter {
+            mapper: self.mapper,
+            directed: self.directed,
+            weighted: self.weighted,
+            degrees: &self.degrees,
+            split_out: self.arcs.out_again.is_some(),
+        }
+    }
+}
+
+/// Maps and routes a piece of an in-memory merge on a worker, as [`ArcRouter::edge`] and
+/// [`Routed::push`] do one edge: the arcs are collected in the order they would have been
+/// pushed and handed to the sorters in input order afterwards.
+struct PieceRouter<'m> {
+    mapper: &'m InternalIds,
+    directed: bool,
+    weighted: bool,
+    degrees: &'m [AtomicU32],
+    /// A directed graph's out-arcs go to a sorter of their own.
+    split_out: bool,
+}
+
+/// What a worker made of a piece of an in-memory merge.
+struct Piece<A> {
+    /// Arcs for [`Routed::again`], and for [`Routed::out_again`] when it is kept.
+    again: Vec<A>,
+    out: Vec<A>,
+    counts: MergeCounts,
+    /// The first edge whose id did not map: the piece stops there.
+    error: Option<StoreError>,
+}
+
+impl PieceRouter<'_> {
+    /// Merges the duplicates of `records` (a piece of the merge in reverse order, no key
+    /// straddling its ends) and maps and routes the distinct edges.
+    fn piece<E: EdgeRecord, A: ArcRecord>(
+        &self,
+        records: &[E],
+        policy: DuplicatePolicy,
+    ) -> Piece<A> {
+        let mut p = Piece {
+            again: Vec::with_capacity(2 * records.len()),
+            out: Vec::with_capacity(if self.split_out { records.len() } else { 0 }),
+            counts: MergeCounts::default(),
+            error: None,
+        };
+        let mut pending: Option<E> = None;
+        for &e in records.iter().rev() {
+            if let Some(q) = &mut pending {
+                if q.key() == e.key() {
+                    p.counts.duplicates += 1;
+                    q.set_weight(policy.combine(q.weight(), e.weight()));
+                    continue;
+                }
+            }
+            if let Some(q) = pending.replace(e) {
+                if let Err(err) = self.edge(q, &mut p) {
+                    p.error = Some(err);
+                    return p;
+                }
+            }
+        }
+        if let Some(q) = pending {
+            if let Err(err) = self.edge(q, &mut p) {
+                p.error = Some(err);
+            }
+        }
+        p
+    }
+
+    #[inline]
+    fn edge<E: EdgeRecord, A: ArcRecord>(&self, e: E, p: &mut Piece<A>) -> Result<()> {
+        let (src, dst, weight) = (e.src(), e.dst(), e.weight());
+        p.counts.edges += 1;
+        if src == dst {
+            p.counts.self_loops_kept += 1;
+        }
+        if self.weighted && weight < 0.0 {
+            p.counts.negative_weights += 1;
+        }
+        let a = self.mapper.map(src).ok_or_else(|| unknown(src))?;
+        let b = self.mapper.map(dst).ok_or_else(|| unknown(dst))?;
+        if !self.degrees.is_empty() {
+            add_degree(&self.degrees[a as usize]);
+            if a != b || self.directed {
+                add_degree(&self.degrees[b as usize]);
+            }
+        }
+        if self.split_out {
+            p.out.push(A::arc(a, b, weight));
+            p.again.push(A::arc(b, a, weight));
+        } else {
+            p.again.push(A::arc(a, b, weight));
+            if a != b {
+                p.again.push(A::arc(b, a, weight));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// One more arc at a vertex, saturating at `u32::MAX` as the sequential count does.
+#[inline]
+fn add_degree(d: &AtomicU32) {
+    let _ = d.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |x| x.checked_add(1));
 }
 
 impl<A: ArcRecord> Routed<A> {
@@ -169,6 +290,11 @@ pub(super) fn merge_duplicates<E: EdgeRecord, A: ArcRecord>(
     router: &mut ArcRouter<'_, A>,
     progress: &mut Progress<'_>,
 ) -> Result<()> {
+    // Out-lists written as merged are assembled one edge at a time; every other arc goes to a
+    // sorter, so a merge held in memory is mapped and routed on the import's threads.
+    if router.arcs.out_written.is_none() && merged.in_memory().is_some() {
+        return merge_in_memory(merged, policy, router, progress);
+    }
     let mut merged_count = 0u64;
     // The edge being merged with its duplicates.
     let mut pending: Option<E> = None;
@@ -190,4 +316,82 @@ pub(super) fn merge_duplicates<E: EdgeRecord, A: ArcRecord>(
         router.edge(p)?;
     }
     Ok(())
+}
+
+/// Records of an in-memory merge taken at a time: their arcs wait in the workers' buffers (a few
+/// MiB) before they are handed to the sorters, and the records' memory is given back after.
+const ROUND_RECORDS: usize = 1 << 17;
+
+/// Records a worker takes at a time within a round.
+const PIECE_RECORDS: usize = 1 << 14;
+
+/// [`merge_duplicates`] of a sort that fit in memory: a round at a time, cut where keys change,
+/// pieces of the round are merged, mapped and routed on the import's threads, and their arcs,
+/// counts and degrees are those of the one-edge-at-a-time merge (the arcs pushed in the same
+/// order, the first error the same).
+fn merge_in_memory<E: EdgeRecord, A: ArcRecord>(
+    mut merged: Merged<E>,
+    policy: DuplicatePolicy,
+    router: &mut ArcRouter<'_, A>,
+    progress: &mut Progress<'_>,
+) -> Result<()> {
+    let pool = router.pool.clone();
+    let mut merged_count = 0u64;
+    while let Some(mem) = merged.in_memory() {
+        if mem.is_empty() {
+            break;
+        }
+        // The records come from the end: the round is the tail of `mem`, its start moved down
+        // past records of the key it would cut.
+        let start = key_cut(mem, mem.len().saturating_sub(ROUND_RECORDS));
+        let round = &mem[start..];
+        let mut cuts = vec![round.len()];
+        while let Some(&hi) = cuts.last() {
+            if hi == 0 {
+                break;
+            }
+            cuts.push(key_cut(round, hi.saturating_sub(PIECE_RECORDS)));
+        }
+        let pieces: Vec<Piece<A>> = {
+            let r = router.piece_router();
+            pool.install(|| {
+                cuts.par_windows(2)
+                    .map(|w| r.piece(&round[w[1]..w[0]], policy))
+                    .collect()
+            })
+        };
+        let taken = round.len() as u64;
+        for p in pieces {
+            router.counts.edges += p.counts.edges;
+            router.counts.duplicates += p.counts.duplicates;
+            router.counts.self_loops_kept += p.counts.self_loops_kept;
+            router.counts.negative_weights += p.counts.negative_weights;
+            router.arcs.again.extend_from_slice(&p.again)?;
+            if let Some(out) = &mut router.arcs.out_again {
+                out.extend_from_slice(&p.out)?;
+            }
+            if let Some(e) = p.error {
+                return Err(e);
+            }
+        }
+        merged.consume_in_memory(start);
+        // Reports as the record-at-a-time merge does, every REPORT_EVERY records.
+        let before = merged_count;
+        merged_count += taken;
+        let mut at = (before / super::REPORT_EVERY + 1) * super::REPORT_EVERY;
+        while at <= merged_count {
+            progress.record(ImportPhase::Sorting, at)?;
+            at += super::REPORT_EVERY;
+        }
+    }
+    Ok(())
+}
+
+/// The first index at or below `at` where the key of `records` changes (records of one key never
+/// on both sides of it), or 0.
+fn key_cut<E: EdgeRecord>(records: &[E], mut at: usize) -> usize {
+    while at > 0 && at < records.len() && records[at - 1].key() == records[at].key() {
+        at -= 1;
+    }
+    at
 }

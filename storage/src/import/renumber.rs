@@ -123,6 +123,19 @@ fn relabel<A: ArcRecord>(
     progress: &mut Progress<'_>,
     runs_spilled: &mut u64,
 ) -> Result<Sorter<A>> {
+    // Arcs that never left memory are renamed where they lie, on the import's threads.
+    let mut s = s;
+    if s.remap_in_memory(name, |a| {
+        A::arc(
+            new_id[a.from() as usize],
+            new_id[a.to() as usize],
+            a.weight(),
+        )
+    }) {
+        progress.report(ImportPhase::Renumbering, s.len());
+        progress.check_cancel()?;
+        return Ok(s);
+    }
     let mut count = 0u64;
     s.remap(name, runs_spilled, |a| {
         count += 1;
