@@ -199,7 +199,7 @@ impl SegmentedPull {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::list_sum::list_sum;
+    use crate::list_sum::{list_sum, Cut};
     use planner::blocking::{segment_width, SEGMENT_VERTICES};
     use std::sync::atomic::Ordering;
 
@@ -252,7 +252,7 @@ mod tests {
             vec![s, s],
         ];
         let got = run(&lists, &values).expect("three segments");
-        let cut = segment_width(n as u64).map(|w| w as u32);
+        let cut = segment_width(n as u64).and_then(|w| Cut::new(w as u32));
         for (l, g) in lists.iter().zip(&got) {
             let sum = list_sum(l, &cells(&values), cut);
             assert_eq!(g.to_bits(), (sum + 0.5).to_bits(), "list {l:?}");

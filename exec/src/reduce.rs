@@ -38,7 +38,7 @@ use crate::collab::{self, UpdateStrategy, Windows};
 use crate::context::RunContext;
 use crate::error::ExecError;
 use crate::gather::SegmentedPull;
-use crate::list_sum::list_sum;
+use crate::list_sum::{list_sum, Cut};
 use crate::lists::{each_list, pass_name, range_lists};
 use crate::state::{StateValue, VertexArray};
 
@@ -346,7 +346,7 @@ fn pull_local<S: GraphStore>(
     let value = |u: u32| values.get(u as usize).map_or(0.0, f64::load);
     // Where the blocked pull would cut the lists: the same order of additions, the same bits.
     let cut = planner::blocking::segment_width(values.len() as u64)
-        .map(|w| w.min(u32::MAX as u64) as u32);
+        .and_then(|w| Cut::new(w.min(u32::MAX as u64) as u32));
     // Ranges hold equal work, not equal vertex counts (hubs may come first); the sums do not
     // depend on the cutting.
     let Some(csr) = csr else {
@@ -370,8 +370,13 @@ fn pull_local<S: GraphStore>(
                         *slot.get_mut() = finish(sum).to_bits();
                     }
                 } else {
-                    for (i, slot) in out.iter_mut().enumerate() {
-                        let sum = list_sum(csr.neighbours(first + i as u32), values, cut);
+                    // The range's index entries as slices: one bounds check a range, not two
+                    // a vertex.
+                    let span = r.start as usize..r.end as usize;
+                    let (starts, degrees) = (&csr.starts[span.clone()], &csr.degrees[span]);
+                    for ((slot, &s), &d) in out.iter_mut().zip(starts).zip(degrees) {
+                        let s = s as usize;
+                        let sum = list_sum(&csr.targets[s..s + d as usize], values, cut);
                         *slot.get_mut() = finish(sum).to_bits();
                     }
                 }
@@ -389,7 +394,7 @@ fn pull_scans<S: GraphStore>(
     values: &[<f64 as StateValue>::Cell],
     out: &mut [<f64 as StateValue>::Cell],
     weighted: bool,
-    cut: Option<u32>,
+    cut: Option<Cut>,
     finish: &(impl Fn(f64) -> f64 + Sync),
 ) -> Result<(), ExecError> {
     let store = ctx.store;

@@ -67,7 +67,7 @@ where
 
 /// Vertices per local transform chunk (fixed, so the returned sum is added in the same order
 /// whatever the thread count).
-const TRANSFORM_CHUNK: usize = 4096;
+pub(crate) const TRANSFORM_CHUNK: usize = 4096;
 
 /// `out[v] = f(v, input[v]).0` for every vertex; returns the sum of the `.1` parts, added chunk
 /// by chunk in vertex order. Local arrays are walked in place, remote ones range by range (one

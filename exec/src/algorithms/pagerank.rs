@@ -34,8 +34,9 @@ use crate::output::{per_vertex_rows, pick};
 use crate::reduce::EdgeReduce;
 use crate::result::BatchIter;
 use crate::result::ResultTable;
-use crate::state::VertexArray;
-use crate::vertexmap::{vertex_sum2, vertex_transform, vertex_transform2};
+use crate::state::{StateValue, VertexArray};
+use crate::vertexmap::{vertex_sum2, vertex_transform, vertex_transform2, TRANSFORM_CHUNK};
+use rayon::prelude::*;
 
 /// PageRank.
 pub struct PageRank;
@@ -127,7 +128,6 @@ impl Algorithm for PageRank {
 
 /// Ranks after `cfg.iterations` rounds, or fewer once they converge.
 fn compute<S: GraphStore>(ctx: &RunContext<'_, S>, cfg: &Config) -> Result<Vec<f64>, ExecError> {
-    let store = ctx.store;
     let n = ctx.n();
     if n == 0 {
         return Ok(Vec::new());
@@ -154,12 +154,7 @@ fn compute<S: GraphStore>(ctx: &RunContext<'_, S>, cfg: &Config) -> Result<Vec<f
         ctx.check()?;
         let start = ctx.begin();
         let sink = match &out_weight {
-            None => vertex_transform(ctx, &rank, &contrib, |v, r: f64| {
-                match store.degree(Direction::Out, v) {
-                    0 => (0.0, r),
-                    d => (r / d as f64, 0.0),
-                }
-            })?,
+            None => contributions(ctx, &rank, &contrib)?,
             Some(w) => vertex_transform2(ctx, &rank, w, &contrib, |_, r, w| {
                 if w > 0.0 {
                     (r / w, 0.0)
@@ -194,6 +189,59 @@ fn compute<S: GraphStore>(ctx: &RunContext<'_, S>, cfg: &Config) -> Result<Vec<f
         w.free()?;
     }
     rank.into_vec()
+}
+
+/// `contrib[v] = rank[v] / outdeg(v)` for every vertex, 0 for a sink; returns the rank the
+/// sinks hold, summed as [`vertex_transform`] sums it (in vertex order within each
+/// [`TRANSFORM_CHUNK`], then the chunks in order), so the bits do not depend on the path.
+/// Local arrays over an in-memory graph are walked beside its out-degree array; anything else
+/// goes through [`vertex_transform`].
+fn contributions<S: GraphStore>(
+    ctx: &RunContext<'_, S>,
+    rank: &VertexArray<f64>,
+    contrib: &VertexArray<f64>,
+) -> Result<f64, ExecError> {
+    let store = ctx.store;
+    let n = ctx.n() as usize;
+    let local = match (rank.local(), contrib.local(), store.csr(Direction::Out)) {
+        (Some(r), Some(c), Some(csr)) if r.len() >= n && c.len() >= n && csr.degrees.len() >= n => {
+            Some((&r[..n], &c[..n], &csr.degrees[..n]))
+        }
+        _ => None,
+    };
+    let Some((rank, contrib, degrees)) = local else {
+        return vertex_transform(ctx, rank, contrib, |v, r: f64| {
+            match store.degree(Direction::Out, v) {
+                0 => (0.0, r),
+                d => (r / d as f64, 0.0),
+            }
+        });
+    };
+    ctx.record(Operator::VertexMap);
+    ctx.check()?;
+    let parts: Vec<f64> = ctx.pool.install(|| {
+        contrib
+            .par_chunks(TRANSFORM_CHUNK)
+            .zip(rank.par_chunks(TRANSFORM_CHUNK))
+            .zip(degrees.par_chunks(TRANSFORM_CHUNK))
+            .map(|((contrib, rank), degrees)| {
+                // Ranks are never negative, so the sum starts at +0 and never is -0: leaving
+                // out the other vertices' zero terms leaves the bits as they were.
+                let mut sink = 0.0;
+                for ((c, r), &d) in contrib.iter().zip(rank).zip(degrees) {
+                    let r = f64::load(r);
+                    if d == 0 {
+                        sink += r;
+                        f64::store(c, 0.0);
+                    } else {
+                        f64::store(c, r / f64::from(d));
+                    }
+                }
+                sink
+            })
+            .collect()
+    });
+    ctx.split().sum_f64(parts.iter().sum())
 }
 
 /// Rows `(vertex, rank)`.
