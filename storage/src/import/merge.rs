@@ -38,6 +38,29 @@ pub(super) struct MergeCounts {
     pub(super) negative_weights: u64,
 }
 
+impl MergeCounts {
+    /// Counts distinct edge `e` and maps its ids: its arc `(a, b, weight)` in internal ids.
+    #[inline]
+    fn map_edge<E: EdgeRecord>(
+        &mut self,
+        e: E,
+        mapper: &InternalIds,
+        weighted: bool,
+    ) -> Result<(u32, u32, f64)> {
+        let (src, dst, weight) = (e.src(), e.dst(), e.weight());
+        self.edges += 1;
+        if src == dst {
+            self.self_loops_kept += 1;
+        }
+        if weighted && weight < 0.0 {
+            self.negative_weights += 1;
+        }
+        let a = mapper.map(src).ok_or_else(|| unknown(src))?;
+        let b = mapper.map(dst).ok_or_else(|| unknown(dst))?;
+        Ok((a, b, weight))
+    }
+}
+
 /// Takes each distinct edge of the merge, maps its ids and routes its arcs.
 pub(super) struct ArcRouter<'m, A: ArcRecord> {
     mapper: &'m InternalIds,
@@ -117,16 +140,7 @@ impl<'m, A: ArcRecord> ArcRouter<'m, A> {
     /// One distinct edge, its duplicates merged: counts it, maps its ids and passes its arcs on.
     #[inline]
     fn edge<E: EdgeRecord>(&mut self, e: E) -> Result<()> {
-        let (src, dst, weight) = (e.src(), e.dst(), e.weight());
-        self.counts.edges += 1;
-        if src == dst {
-            self.counts.self_loops_kept += 1;
-        }
-        if self.weighted && weight < 0.0 {
-            self.counts.negative_weights += 1;
-        }
-        let a = self.mapper.map(src).ok_or_else(|| unknown(src))?;
-        let b = self.mapper.map(dst).ok_or_else(|| unknown(dst))?;
+        let (a, b, weight) = self.counts.map_edge(e, self.mapper, self.weighted)?;
         if !self.degrees.is_empty() {
             let d = self.degrees[a as usize].get_mut();
             *d = d.saturating_add(1);
@@ -198,14 +212,7 @@ impl PieceRouter<'_> {
         };
         let mut pending: Option<E> = None;
         for &e in records.iter().rev() {
-            if let Some(q) = &mut pending {
-                if q.key() == e.key() {
-                    p.counts.duplicates += 1;
-                    q.set_weight(policy.combine(q.weight(), e.weight()));
-                    continue;
-                }
-            }
-            if let Some(q) = pending.replace(e) {
+            if let Some(q) = next_distinct(&mut pending, e, policy, &mut p.counts) {
                 if let Err(err) = self.edge(q, &mut p) {
                     p.error = Some(err);
                     return p;
@@ -222,16 +229,7 @@ impl PieceRouter<'_> {
 
     #[inline]
     fn edge<E: EdgeRecord, A: ArcRecord>(&self, e: E, p: &mut Piece<A>) -> Result<()> {
-        let (src, dst, weight) = (e.src(), e.dst(), e.weight());
-        p.counts.edges += 1;
-        if src == dst {
-            p.counts.self_loops_kept += 1;
-        }
-        if self.weighted && weight < 0.0 {
-            p.counts.negative_weights += 1;
-        }
-        let a = self.mapper.map(src).ok_or_else(|| unknown(src))?;
-        let b = self.mapper.map(dst).ok_or_else(|| unknown(dst))?;
+        let (a, b, weight) = p.counts.map_edge(e, self.mapper, self.weighted)?;
         if !self.degrees.is_empty() {
             add_degree(&self.degrees[a as usize]);
             if a != b || self.directed {
@@ -278,6 +276,26 @@ impl<A: ArcRecord> Routed<A> {
     }
 }
 
+/// Takes the next sorted edge `e`: a duplicate of `pending` is folded into it (its weight
+/// combined by `policy`); otherwise `e` becomes pending and the edge it replaces, now complete,
+/// is returned.
+#[inline]
+fn next_distinct<E: EdgeRecord>(
+    pending: &mut Option<E>,
+    e: E,
+    policy: DuplicatePolicy,
+    counts: &mut MergeCounts,
+) -> Option<E> {
+    if let Some(q) = pending {
+        if q.key() == e.key() {
+            counts.duplicates += 1;
+            q.set_weight(policy.combine(q.weight(), e.weight()));
+            return None;
+        }
+    }
+    pending.replace(e)
+}
+
 fn unknown(id: u64) -> StoreError {
     StoreError::Other(format!("import: vertex {id} missing from the id map"))
 }
@@ -301,14 +319,7 @@ pub(super) fn merge_duplicates<E: EdgeRecord, A: ArcRecord>(
     while let Some(e) = merged.next()? {
         merged_count += 1;
         progress.record(ImportPhase::Sorting, merged_count)?;
-        if let Some(p) = &mut pending {
-            if p.key() == e.key() {
-                router.counts.duplicates += 1;
-                p.set_weight(policy.combine(p.weight(), e.weight()));
-                continue;
-            }
-        }
-        if let Some(p) = pending.replace(e) {
+        if let Some(p) = next_distinct(&mut pending, e, policy, &mut router.counts) {
             router.edge(p)?;
         }
     }
