@@ -228,3 +228,51 @@ fn an_out_of_core_scan_names_a_flipped_edge_or_weight_block() {
         );
     }
 }
+
+#[test]
+fn a_spreading_call_refuses_a_stray_id_or_filler_inside_a_list_it_carries_on() {
+    use storage::blockfile::format::SLOTS_PER_BLOCK;
+    use storage::blockfile::ooc::OutOfCoreStore;
+    use storage::{Direction, GraphStore};
+    let dir = tempfile::tempdir().unwrap();
+    let g = make(dir.path());
+    let good = std::fs::read(&g).unwrap();
+    let n = GraphFile::open(&g).unwrap().superblock.vertices as u32;
+    let bad = dir.path().join("bad.frontier");
+    // The list rewritten starts at slot 0; the others of its block are the seeds, and the
+    // first visit pushes it, so it is carried on from the block the call keeps.
+    let ooc = OutOfCoreStore::open(&g, 64 << 10, &Default::default()).unwrap();
+    let in_block_0 = |v: &u32| {
+        ooc.degree(Direction::Out, *v) > 0
+            && ooc.list_offset(Direction::Out, *v).unwrap() < SLOTS_PER_BLOCK as u64
+    };
+    let first = (0..n)
+        .find(|v| in_block_0(v) && ooc.list_offset(Direction::Out, *v) == Some(0))
+        .unwrap();
+    let seeds: Vec<u32> = (0..n).filter(|v| in_block_0(v) && *v != first).collect();
+    assert!(!seeds.is_empty());
+    for id in [n, u32::MAX - 1, u32::MAX] {
+        with_first_slot(&good, id, &bad);
+        let ooc = OutOfCoreStore::open(&bad, 64 << 10, &Default::default()).unwrap();
+        let mut pushed = false;
+        let mut visited_bad = false;
+        let mut left = Vec::new();
+        let spread = ooc.for_each_list_spreading(
+            Direction::Out,
+            &seeds,
+            false,
+            |_, ns, _, more| {
+                visited_bad |= ns.iter().any(|&u| u >= n);
+                if !pushed {
+                    more.push(first);
+                    pushed = true;
+                }
+            },
+            &mut left,
+        );
+        let err = spread.unwrap_err().to_string();
+        assert!(err.contains(&format!("holds {id}, not a vertex")), "{err}");
+        assert!(!visited_bad, "a list with {id} was visited");
+        assert!(left.is_empty(), "the pushed list was not carried on");
+    }
+}

@@ -32,7 +32,7 @@ use std::sync::Arc;
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
 use crate::blockfile::compact::{CompactFile, CompactIndex};
-use crate::blockfile::format::{IdOrder, BLOCK_SIZE, SLOTS_PER_BLOCK};
+use crate::blockfile::format::{IdOrder, BLOCK_SIZE, EMPTY_SLOT, SLOTS_PER_BLOCK};
 use crate::blockfile::ids_check::{first_outside, first_stray_slot};
 use crate::blockfile::keys::VertexKeys;
 use crate::blockfile::list_budget::{try_filled, ListBudget};
@@ -565,11 +565,13 @@ struct Batch<'s> {
     kept: Option<KeptBlocks>,
 }
 
-/// A block a spreading call keeps; `checked`: its slots were found to hold only vertices (or
-/// filler), so the short lists visited from it need no check of their own.
+/// A block a spreading call keeps. Once `checked`, its slots are known to hold only vertices
+/// or filler, and the slots before `clean` only vertices: a list within them needs no check of
+/// its own (lists are packed from a block's start; a list reaching past `clean` is checked).
 struct Kept {
     r: BlockRef,
     checked: bool,
+    clean: usize,
 }
 
 /// The blocks a spreading call keeps, by block number. Lists are visited grouped by block, so
@@ -593,6 +595,7 @@ impl KeptBlocks {
             self.blocks.push(Kept {
                 r: r.clone(),
                 checked: false,
+                clean: 0,
             });
         }
     }
@@ -677,18 +680,28 @@ impl<'s> Batch<'s> {
         }
     }
 
-    /// The neighbours of the short list at `start` (`deg` of them, all in kept edge block `b`),
-    /// when the call keeps `b`; the block's slots are checked the first time.
-    fn kept_list(&mut self, b: u64, start: u64, deg: u32) -> Result<Option<&[u32]>> {
+    /// The neighbours of `v`'s short list at `start` (`deg` of them, all in kept edge block
+    /// `b`), when the call keeps `b`, checked: the block's slots the first time, the list
+    /// itself only when it reaches the block's filler.
+    fn kept_list(&mut self, v: u32, b: u64, start: u64, deg: u32) -> Result<Option<&[u32]>> {
         let Some(k) = self.kept.as_mut().and_then(|k| k.get(b)) else {
             return Ok(None);
         };
+        let slots = k.r.as_u32s();
         if !k.checked {
-            self.store.check_slots(b, k.r.as_u32s())?;
+            self.store.check_slots(b, slots)?;
+            k.clean = slots
+                .iter()
+                .position(|&x| x == EMPTY_SLOT)
+                .unwrap_or(slots.len());
             k.checked = true;
         }
         let off = (start % SLOTS) as usize;
-        Ok(Some(&k.r.as_u32s()[off..off + deg as usize]))
+        let nbrs = &slots[off..off + deg as usize];
+        if off + nbrs.len() > k.clean {
+            self.store.check_list(v, nbrs)?;
+        }
+        Ok(Some(nbrs))
     }
 
     /// Looks `b` up in the cache; with `claim`, a miss claims the block in the cache's in-flight
@@ -805,7 +818,7 @@ impl<'s> Batch<'s> {
         let small = span.e_first == span.e_last;
         // A spreading call's short unweighted list in a block it keeps: visited at once.
         if small && !want_w {
-            if let Some(nbrs) = self.kept_list(span.e_first, span.start, span.deg)? {
+            if let Some(nbrs) = self.kept_list(v, span.e_first, span.start, span.deg)? {
                 visit(v, nbrs, None);
                 return Ok(());
             }
@@ -1200,7 +1213,7 @@ impl OutOfCoreStore {
             if spreading && !want_weights && cursor < sorted.len() {
                 let w = sorted[cursor];
                 if w.deg > 0 && w.start % SLOTS + w.deg as u64 <= SLOTS {
-                    if let Some(nbrs) = b.kept_list(lay.e0 + w.block, w.start, w.deg)? {
+                    if let Some(nbrs) = b.kept_list(w.v, lay.e0 + w.block, w.start, w.deg)? {
                         visit(w.v, nbrs, None);
                         cursor += 1;
                         continue;
