@@ -613,6 +613,21 @@ impl KeptBlocks {
     }
 }
 
+/// How many of a block's slots, from its start, hold no filler: the slots before its trailing
+/// filler, or 0 when filler also lies among them (a file no writer of ours makes, whose lists
+/// are then all checked). Branch-free, so the search over a whole block vectorises.
+fn clean_prefix(slots: &[u32]) -> usize {
+    let end = slots.len() - slots.iter().rev().take_while(|&&x| x == EMPTY_SLOT).count();
+    let inner = slots[..end]
+        .iter()
+        .fold(false, |any, &x| any | (x == EMPTY_SLOT));
+    if inner {
+        0
+    } else {
+        end
+    }
+}
+
 /// Blocks a spreading call may keep however small the cache: a few lists' worth.
 const KEPT_FLOOR: usize = 16;
 
@@ -690,10 +705,7 @@ impl<'s> Batch<'s> {
         let slots = k.r.as_u32s();
         if !k.checked {
             self.store.check_slots(b, slots)?;
-            k.clean = slots
-                .iter()
-                .position(|&x| x == EMPTY_SLOT)
-                .unwrap_or(slots.len());
+            k.clean = clean_prefix(slots);
             k.checked = true;
         }
         let off = (start % SLOTS) as usize;
@@ -1840,6 +1852,16 @@ impl GraphStore for OutOfCoreStore {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_clean_prefix_ends_at_the_trailing_filler_or_is_empty() {
+        let e = EMPTY_SLOT;
+        assert_eq!(clean_prefix(&[1, 2, 3]), 3);
+        assert_eq!(clean_prefix(&[1, 2, e, e]), 2);
+        assert_eq!(clean_prefix(&[e, e]), 0);
+        assert_eq!(clean_prefix(&[1, e, 2, e]), 0);
+        assert_eq!(clean_prefix(&[]), 0);
+    }
 
     #[test]
     fn scan_reads_are_powers_of_two_that_fit_the_buffers_eight_times() {
